@@ -1,0 +1,30 @@
+/* Shared by the moeflow subcommands: exit codes and the command table. */
+#ifndef MOEFLOW_CLI_H
+#define MOEFLOW_CLI_H
+
+#include <stdio.h>
+
+#include "error.h"
+
+/* Documented in moeflow(1); scripts depend on them. */
+enum moe_exit {
+    MOE_EXIT_OK = 0,
+    MOE_EXIT_USAGE = 1,
+    MOE_EXIT_INVALID_INPUT = 2,
+    MOE_EXIT_INFEASIBLE = 3,
+    MOE_EXIT_SYSTEM = 4,
+};
+
+struct moe_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+};
+
+/* commands.c: the table main() dispatches over, ended by a NULL name. */
+extern const struct moe_command moe_commands[];
+
+/* Prints "moeflow: <formatted error>" to stderr. */
+void moe_cli_report(const struct moe_error *err);
+
+#endif

@@ -1,0 +1,14 @@
+#include "config.h"
+
+#include "cli.h"
+
+const struct moe_command moe_commands[] = {
+    { NULL, NULL, NULL },
+};
+
+void moe_cli_report(const struct moe_error *err)
+{
+    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+
+    fprintf(stderr, "moeflow: %s\n", moe_error_format(err, buf, sizeof(buf)));
+}

@@ -1,0 +1,31 @@
+/* Errors are values: library functions return -1 or NULL and fill a
+ * moe_error that the front end (CLI or plugin) prints the way it must. */
+#ifndef MOEFLOW_ERROR_H
+#define MOEFLOW_ERROR_H
+
+#include <stddef.h>
+
+#define MOE_ERROR_TEXT_MAX 512
+#define MOE_ERROR_SOURCE_MAX 256
+
+struct moe_error {
+    char source[MOE_ERROR_SOURCE_MAX]; /* file name or argument, may be empty */
+    int line;                          /* 1-based; 0 when not applicable */
+    int column;                        /* 1-based; 0 when not applicable */
+    char text[MOE_ERROR_TEXT_MAX];
+};
+
+void moe_error_clear(struct moe_error *err);
+
+/* Sets text only; source/line/column are left untouched. err may be NULL. */
+void moe_error_set(struct moe_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Sets source, position and text in one call. */
+void moe_error_at(struct moe_error *err, const char *source, int line, int column,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* "source:line:column: text", dropping the parts that are unset. */
+const char *moe_error_format(const struct moe_error *err, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,91 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jobopts.h"
+
+void moe_jobopts_init(struct moe_jobopts *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->stage = MOE_STAGE_NONE;
+}
+
+int moe_jobopts_set_stage(struct moe_jobopts *opts, const char *value, struct moe_error *err)
+{
+    enum moe_stage stage = moe_stage_parse(value);
+
+    if (stage == MOE_STAGE_NONE) {
+        moe_error_set(err, "invalid --moe-stage '%s': valid stages are %s",
+                      value ? value : "", moe_stage_choices());
+        return -1;
+    }
+    opts->stage = stage;
+    return 0;
+}
+
+int moe_jobopts_set_study(struct moe_jobopts *opts, const char *value, struct moe_error *err)
+{
+    if (!value || !value[0]) {
+        moe_error_set(err, "--moe-study needs a path to a study file or study directory");
+        return -1;
+    }
+    if (strlen(value) >= sizeof(opts->study)) {
+        moe_error_set(err, "--moe-study path is longer than %zu characters", sizeof(opts->study) - 1);
+        return -1;
+    }
+    snprintf(opts->study, sizeof(opts->study), "%s", value);
+    return 0;
+}
+
+static bool candidate_char_ok(char c, bool first)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return true;
+    return !first && (c == '.' || c == '_' || c == '-');
+}
+
+bool moe_candidate_id_valid(const char *id)
+{
+    size_t len;
+
+    if (!id)
+        return false;
+    len = strlen(id);
+    if (len == 0 || len > MOE_CANDIDATE_ID_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!candidate_char_ok(id[i], i == 0))
+            return false;
+    return true;
+}
+
+int moe_jobopts_set_candidate(struct moe_jobopts *opts, const char *value, struct moe_error *err)
+{
+    if (!moe_candidate_id_valid(value)) {
+        moe_error_set(err,
+                      "invalid --moe-candidate '%s': a candidate id is 1-%d characters of "
+                      "[A-Za-z0-9._-] starting with a letter or digit (e.g. c03, ep8-tp2)",
+                      value ? value : "", MOE_CANDIDATE_ID_MAX);
+        return -1;
+    }
+    snprintf(opts->candidate, sizeof(opts->candidate), "%s", value);
+    return 0;
+}
+
+int moe_study_path_check(const char *path, struct moe_error *err)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0) {
+        moe_error_set(err, "--moe-study '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        moe_error_set(err, "--moe-study '%s' is neither a study file nor a study directory", path);
+        return -1;
+    }
+    return 0;
+}

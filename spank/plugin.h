@@ -1,0 +1,38 @@
+/* State shared by the per-context files of spank_moeflow.so.  SPANK loads
+ * one copy of the plugin per process, so one static state is enough. */
+#ifndef MOEFLOW_SPANK_PLUGIN_H
+#define MOEFLOW_SPANK_PLUGIN_H
+
+#include <slurm/spank.h>
+
+#include "error.h"
+#include "jobopts.h"
+#include "plugin_config.h"
+
+#define MOE_LOG_PREFIX "moeflow: "
+
+struct moe_plugin {
+    struct moe_plugin_config config;
+    struct moe_jobopts opts;
+    /* A problem found where failing would drain the node (plugin init in
+     * slurmstepd, user_init): kept here and reported from task_init. */
+    int deferred_rc;
+    char deferred_msg[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+};
+
+extern struct moe_plugin moe_plugin;
+
+void moe_plugin_defer_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* args.c: the user options. */
+int moe_args_register(spank_t sp);
+int moe_args_recover(spank_t sp);
+
+/* Per-context handlers; each returns 0 or -1 (never a positive ESPANK_*). */
+int moe_alloc_post_opt(spank_t sp);
+int moe_srun_post_opt(spank_t sp);
+int moe_stepd_post_opt(spank_t sp);
+int moe_stepd_user_init(spank_t sp);
+int moe_stepd_task_init(spank_t sp);
+
+#endif

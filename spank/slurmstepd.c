@@ -1,0 +1,72 @@
+/* slurmstepd (remote context): runs as root with euid = the job user in
+ * user_init, and as the user in task_init, right before exec. */
+#include "config.h"
+
+#include <stdint.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "plugin.h"
+
+static bool is_batch_step(spank_t sp)
+{
+    uint32_t stepid = 0;
+
+    if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+        return false;
+    return stepid == SLURM_BATCH_SCRIPT;
+}
+
+int moe_stepd_post_opt(spank_t sp)
+{
+    return moe_args_recover(sp);
+}
+
+int moe_stepd_user_init(spank_t sp)
+{
+    (void)sp;
+    return 0;
+}
+
+static int export_var(spank_t sp, const char *name, const char *value)
+{
+    spank_err_t rc;
+
+    if (value && value[0])
+        rc = spank_setenv(sp, name, value, 1);
+    else
+        rc = spank_unsetenv(sp, name);
+    if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_NOEXIST) {
+        slurm_error(MOE_LOG_PREFIX "cannot set %s: %s", name, spank_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* What the plugin itself saw, so jobs and tests need not trust inherited env. */
+static int export_options(spank_t sp)
+{
+    const char *stage = moe_stage_name(moe_plugin.opts.stage);
+
+    if (export_var(sp, "MOEFLOW_STAGE", stage) != 0 ||
+        export_var(sp, "MOEFLOW_STUDY", moe_plugin.opts.study) != 0 ||
+        export_var(sp, "MOEFLOW_CANDIDATE", moe_plugin.opts.candidate) != 0)
+        return -1;
+    return 0;
+}
+
+int moe_stepd_task_init(spank_t sp)
+{
+    bool batch = is_batch_step(sp);
+
+    if (moe_plugin.deferred_rc) {
+        slurm_error(MOE_LOG_PREFIX "%s", moe_plugin.deferred_msg);
+        /* A batch step failure drains the node: report, never fail there. */
+        if (!batch)
+            return -1;
+    }
+    if (export_options(sp) != 0 && !batch)
+        return -1;
+    return 0;
+}

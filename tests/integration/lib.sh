@@ -1,0 +1,111 @@
+# Shared by the integration tests: TAP output and a private local cluster.
+# Each test script sources this file, calls cluster_up, and the EXIT trap
+# tears the cluster down by PID and tag.
+
+: "${MOEFLOW_SRCDIR:?run through make check}"
+: "${MOEFLOW_BUILDDIR:?run through make check}"
+
+TAP_N=0
+TAP_FAILED=0
+
+tap_plan() { echo "1..$1"; }
+
+tap_ok() {  # tap_ok CONDITION_RC DESCRIPTION
+    TAP_N=$((TAP_N + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $TAP_N - $2"
+    else
+        echo "not ok $TAP_N - $2"
+        TAP_FAILED=$((TAP_FAILED + 1))
+    fi
+}
+
+ok() {  # ok DESCRIPTION COMMAND...
+    local desc=$1; shift
+    "$@"
+    tap_ok $? "$desc"
+}
+
+# Shows what a failed check looked at, as TAP diagnostics.
+diag() { sed 's/^/# /' >&2; }
+
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+require_root() {
+    [ "$(id -u)" = 0 ] || skip_all "needs root to run slurmd and munged"
+}
+
+LC=$MOEFLOW_SRCDIR/tests/cluster/localcluster.sh
+LC_PREFIX=""
+
+cluster_up() {  # cluster_up NAME [extra localcluster args]
+    local name=$1; shift
+    LC_PREFIX=/tmp/mfit-$name-$$
+    trap cluster_down EXIT
+    if ! "$LC" up --prefix "$LC_PREFIX" --plugin "$MOEFLOW_PLUGIN" "$@" 2>&1 | diag; then
+        echo "Bail out! local cluster did not come up"
+        exit 1
+    fi
+    # shellcheck disable=SC1091
+    . "$LC_PREFIX/env"
+    WORK=$LC_PREFIX/work
+    mkdir -p "$WORK"
+    chmod 0777 "$WORK"
+}
+
+cluster_down() {
+    [ -n "$LC_PREFIX" ] || return 0
+    "$LC" down --prefix "$LC_PREFIX" 2>&1 | diag
+    rm -rf "$LC_PREFIX"
+}
+
+# Waits until a job has left the queue (at most $2 seconds, default 30).
+wait_job() {
+    local job=$1 limit=${2:-30} i
+    for i in $(seq $((limit * 10))); do
+        [ -z "$(squeue -h -j "$job" -o %i 2>/dev/null)" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# Submits with sbatch --parsable, waits, and echoes the job id.
+run_batch() {
+    local job
+    job=$(sbatch --parsable "$@") || return 1
+    wait_job "$job" || return 1
+    echo "$job"
+}
+
+queue_empty() { [ -z "$(squeue -h -o %i)" ]; }
+
+nodes_all_idle() {
+    local states
+    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
+    [ "$states" = "idle " ] || { echo "node states: $states" | diag; return 1; }
+}
+
+# Nothing the cluster started may survive its teardown.
+teardown_leaves_nothing() {
+    local left
+    "$LC" down --prefix "$LC_PREFIX" 2>&1 | diag
+    left=$("$LC" pids --prefix "$LC_PREFIX")
+    [ -z "$left" ] || { echo "left behind: $left" | diag; return 1; }
+}
+
+# grep -q that shows the haystack on failure.
+has() {  # has FILE PATTERN
+    grep -qE -- "$2" "$1" && return 0
+    { echo "no match for /$2/ in $1:"; cat "$1"; } | diag
+    return 1
+}
+
+hasnt() {
+    grep -qE -- "$2" "$1" || return 0
+    { echo "unexpected /$2/ in $1:"; cat "$1"; } | diag
+    return 1
+}
+
+tap_done() {
+    [ "$TAP_FAILED" -eq 0 ]
+}
