@@ -3,6 +3,7 @@
 #include "cli.h"
 
 const struct moe_command moe_commands[] = {
+    { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },
     { NULL, NULL, NULL },
 };
 
