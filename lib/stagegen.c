@@ -363,7 +363,7 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
                                                     "run", 0));
             continue;
         }
-        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:s++}", "stage",
+        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:s+}", "stage",
                                                 moe_stage_name(st), "summary",
                                                 json_object_get(so.context, "summary"),
                                                 "chunks", json_object_get(so.context, "chunks"),
