@@ -218,6 +218,11 @@ int cmd_gen(int argc, char **argv)
                  "/templates");
         opts.templates_dir = templates;
     }
+    if (!dry && access(dir, F_OK) == 0) {
+        moe_error_at(&err, dir, 0, 0, "already exists; remove it or choose another -o");
+        moe_cli_report(&err);
+        return MOE_EXIT_USAGE;
+    }
     if (!(text = slurp(argv[optind], &err))) {
         moe_cli_report(&err);
         return MOE_EXIT_INVALID_INPUT;

@@ -288,11 +288,15 @@ static char *tsv(const json_t *stages)
 
     if (!f)
         return NULL;
-    fprintf(f, "stage\tindex\tid\tvariable\tvalue\tlabel\tbottleneck\tnodes\ttasks_per_node\n");
+    fprintf(f, "stage\tindex\tid\tvariable\tvalue\tlabel\tbottleneck\tnodes\ttasks_per_node"
+               "\trank\n");
     json_array_foreach(stages, i, st) {
         json_array_foreach(json_object_get(st, "candidates"), j, c) {
-            char buf[512];
-            fprintf(f, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%lld\t%lld\n",
+            char buf[512], rank[32] = "";
+            if (json_object_get(c, "rank"))
+                snprintf(rank, sizeof(rank), "%lld",
+                         (long long)json_integer_value(json_object_get(c, "rank")));
+            fprintf(f, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%lld\t%lld\t%s\n",
                     json_string_value(json_object_get(c, "stage")), j,
                     json_string_value(json_object_get(c, "id")),
                     json_string_value(json_object_get(c, "variable")),
@@ -300,7 +304,7 @@ static char *tsv(const json_t *stages)
                     json_string_value(json_object_get(c, "label")),
                     json_string_value(json_object_get(c, "bottleneck")),
                     (long long)json_integer_value(json_object_get(c, "nodes")),
-                    (long long)json_integer_value(json_object_get(c, "tasks_per_node")));
+                    (long long)json_integer_value(json_object_get(c, "tasks_per_node")), rank);
         }
     }
     fclose(f);

@@ -19,7 +19,9 @@ sed "s|command: python pretrain_gpt.py|command: $FAKE|" \
 ok "the study names the test double as its trainer" has "$STUDY" "fake-megatron"
 
 OUTDIR=$WORK/tiny
-MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates "$MOEFLOW_BIN" gen "$STUDY" -o "$OUTDIR" 2>&1 | diag
+# Arrays of at most 4 tasks: retune (13 candidates) runs as 4 chunks with offsets.
+MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates "$MOEFLOW_BIN" gen "$STUDY" -o "$OUTDIR" \
+    --max-array-size 4 2>&1 | diag
 ok "moeflow gen writes the study directory" test -x "$OUTDIR/submit.sh"
 
 rc=0
