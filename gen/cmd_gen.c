@@ -66,10 +66,20 @@ static char *slurp(const char *path, struct moe_error *err)
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
 {
-    char path[4200];
+    char path[4400];
     int fd;
 
     snprintf(path, sizeof(path), "%.4096s/%s", dir, f->name);
+    if (strchr(f->name, '/')) {
+        /* one level of subfolder (contracts/) */
+        char sub[4200];
+        snprintf(sub, sizeof(sub), "%.4096s/%.*s", dir, (int)(strchr(f->name, '/') - f->name),
+                 f->name);
+        if (mkdir(sub, 0755) < 0 && errno != EEXIST) {
+            moe_error_at(err, sub, 0, 0, "cannot create: %s", strerror(errno));
+            return -1;
+        }
+    }
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode);
     if (fd < 0 || write(fd, f->data, f->len) != (ssize_t)f->len || fsync(fd) < 0) {
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
@@ -87,13 +97,15 @@ static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_
 
 static void remove_tree(const char *dir, const struct moe_gen_output *out)
 {
-    char path[4200];
+    char path[4400];
 
     for (int i = 0; i < out->n; i++) {
         snprintf(path, sizeof(path), "%.4096s/%s", dir, out->files[i].name);
         unlink(path);
     }
     snprintf(path, sizeof(path), "%.4096s/logs", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%.4096s/contracts", dir);
     rmdir(path);
     rmdir(dir);
 }
@@ -140,6 +152,24 @@ static int write_atomically(const char *dir, const struct moe_gen_output *out,
     return 0;
 }
 
+/* The absolute path DIR will have, for --moe-study: the plugin resolves it
+ * in sbatch and again in slurmstepd, where the working directory differs. */
+static int absolute_target(const char *dir, char *out, size_t len, struct moe_error *err)
+{
+    char *d1 = strdup(dir), *d2 = strdup(dir), parent[4096];
+    int rc = 0;
+
+    if (!d1 || !d2 || !realpath(dirname(d1), parent)) {
+        moe_error_at(err, dir, 0, 0, "cannot resolve the parent folder: %s", strerror(errno));
+        rc = -1;
+    } else {
+        snprintf(out, len, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, basename(d2));
+    }
+    free(d1);
+    free(d2);
+    return rc;
+}
+
 static void dry_run(const char *dir, const struct moe_gen_output *out)
 {
     printf("would create %s/ with:\n", dir);
@@ -160,9 +190,9 @@ int cmd_gen(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION };
+    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION, NULL };
     const char *dir = NULL;
-    char templates[4096], *text = NULL, *end;
+    char templates[4096], study_dir[4200], *text = NULL, *end;
     struct moe_study study;
     struct moe_gen_output out;
     struct moe_error err;
@@ -233,6 +263,13 @@ int cmd_gen(int argc, char **argv)
         return MOE_EXIT_INVALID_INPUT;
     }
     opts.study_text = text;
+    if (absolute_target(dir, study_dir, sizeof(study_dir), &err) < 0) {
+        moe_cli_report(&err);
+        moe_study_free(&study);
+        free(text);
+        return MOE_EXIT_USAGE;
+    }
+    opts.study_dir = study_dir;
     rc = MOE_EXIT_OK;
     if (moe_gen_build(&study, &opts, &out, &err) < 0) {
         moe_cli_report(&err);
