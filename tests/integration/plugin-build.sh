@@ -20,12 +20,7 @@ ok "the plugin is not linked against libslurm" hasnt "$tmp/dyn" 'NEEDED.*libslur
 
 make -s -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 tap_ok $? "make install DESTDIR=... succeeds"
-plugindir=$(sed -n 's/^SLURM_PLUGINDIR = //p' "$MOEFLOW_BUILDDIR/Makefile")
-bindir=$(sed -n 's/^bindir = //p' "$MOEFLOW_BUILDDIR/Makefile")
-prefix=$(sed -n 's/^prefix = //p' "$MOEFLOW_BUILDDIR/Makefile")
-bindir=${bindir/\$\{exec_prefix\}/$prefix}
-sysconfdir=$(sed -n 's/^sysconfdir = //p' "$MOEFLOW_BUILDDIR/Makefile")
-sysconfdir=${sysconfdir/\$\{prefix\}/$prefix}
+eval "$(make -s -C "$MOEFLOW_BUILDDIR" print-install-dirs)"
 ok "spank_moeflow.so lands in Slurm's PluginDir ($plugindir)" test -f "$tmp/root$plugindir/spank_moeflow.so"
 ok "moeflow lands in bindir ($bindir)" test -x "$tmp/root$bindir/moeflow"
 conf=$tmp/root$sysconfdir/plugstack.conf.d/moeflow.conf
