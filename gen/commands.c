@@ -3,6 +3,7 @@
 #include "cli.h"
 
 const struct moe_command moe_commands[] = {
+    { "contract", "show, compare, verify or freeze a measurement contract", cmd_contract },
     { NULL, NULL, NULL },
 };
 

@@ -12,7 +12,7 @@ const char *const moe_contract_sections[] = {
     "environment", "hardware", "workload", "semantics", "parallel", "tuning", "timing", NULL,
 };
 
-static const char *const optional_sections[] = { "profiling", "sources", "validation", NULL };
+static const char *const optional_sections[] = { "profiling", "sources", "validation", "run", NULL };
 
 static int in_list(const char *key, const char *const *list)
 {

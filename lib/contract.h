@@ -2,8 +2,9 @@
  * identity.  Sections: environment, hardware, workload, semantics, parallel,
  * tuning, timing (all required), plus optional "profiling" (switches only the
  * profile stage may turn on), "validation" ({"combination": [winner digests]}
- * for a validate run of several winners together) and "sources" (where each
- * value came from; kept for people, ignored by comparisons). */
+ * for a validate run of several winners together), "sources" (where each
+ * value came from) and "run" (stage, candidate, job of one run); the last two
+ * are kept for people and ignored by comparisons. */
 #ifndef MOEFLOW_CONTRACT_H
 #define MOEFLOW_CONTRACT_H
 

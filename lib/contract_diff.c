@@ -7,6 +7,12 @@
 #include "contract.h"
 #include "contract_diff.h"
 
+/* Sections that describe a contract rather than belong to it. */
+static int is_annotation(const char *section)
+{
+    return strcmp(section, "sources") == 0 || strcmp(section, "run") == 0;
+}
+
 /* Flattens objects into path → leaf; the map borrows no references. */
 static int flatten(const json_t *node, const char *prefix, json_t *map)
 {
@@ -24,7 +30,7 @@ static int flatten(const json_t *node, const char *prefix, json_t *map)
 
         if (!path)
             return -1;
-        if (!prefix[0] && strcmp(key, "sources") == 0) {
+        if (!prefix[0] && is_annotation(key)) {
             free(path);
             continue;
         }

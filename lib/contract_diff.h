@@ -18,7 +18,7 @@ struct moe_contract_diff {
     size_t count;
 };
 
-/* The "sources" section is provenance, not content: it is never compared. */
+/* The "sources" and "run" sections annotate, they are never compared. */
 int moe_contract_diff(const json_t *frozen, const json_t *requested,
                       struct moe_contract_diff *diff, struct moe_error *err);
 

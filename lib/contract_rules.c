@@ -153,7 +153,8 @@ static int merge_winner(json_t *expected, const json_t *frozen, const json_t *wi
         const char *k2;
         json_t *v2;
 
-        if (!json_is_object(value) || !section || strcmp(key, "sources") == 0)
+        if (!json_is_object(value) || !section || strcmp(key, "sources") == 0 ||
+            strcmp(key, "run") == 0)
             continue;
         json_object_foreach(value, k2, v2) {
             json_t *base = json_object_get(json_object_get(frozen, key), k2);

@@ -190,7 +190,7 @@ static json_t *parse_canonical(const char *text, const char *name,
         return NULL;
     }
     canon = moe_contract_dump(doc);
-    same = canon && strlen(text) == strlen(canon) + 1 && strncmp(text, canon, strlen(canon)) == 0;
+    same = canon && strcmp(text, canon) == 0;
     if (!same || moe_contract_check_shape(doc, err) != 0 ||
         moe_sha256_hex(canon, strlen(canon), digest, err) != 0) {
         if (!same)
@@ -257,14 +257,13 @@ static int seal(int cfd, const char *digest, struct moe_error *err)
 static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN + 1],
                      struct moe_error *err)
 {
-    char *canon = moe_contract_dump(doc), *text = NULL, theirs[MOE_SHA256_HEX_LEN + 1];
+    char *canon = moe_contract_dump(doc), theirs[MOE_SHA256_HEX_LEN + 1];
     json_t *existing;
     int rc = -1;
 
-    if (!canon || moe_sha256_hex(canon, strlen(canon), digest, err) != 0 ||
-        asprintf(&text, "%s\n", canon) < 0)
+    if (!canon || moe_sha256_hex(canon, strlen(canon), digest, err) != 0)
         goto out;
-    rc = write_once(cfd, "frozen.json", text, err);
+    rc = write_once(cfd, "frozen.json", canon, err);
     if (rc == 0)
         rc = seal(cfd, digest, err);
     else if (rc == 1) {
@@ -284,7 +283,6 @@ static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN 
     }
 out:
     free(canon);
-    free(text);
     return rc;
 }
 
@@ -331,7 +329,7 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
 int moe_contract_record_run(const char *study, const char *run_id, const json_t *doc,
                             struct moe_error *err)
 {
-    char *canon = NULL, *text = NULL;
+    char *canon = NULL;
     int sfd, runs = -1, run = -1, rc = -1;
 
     sfd = open_study(study, err);
@@ -341,10 +339,9 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     if (runs >= 0)
         run = open_owned_subdir(runs, run_id, study, err);
     canon = run >= 0 ? moe_contract_dump(doc) : NULL;
-    if (canon && asprintf(&text, "%s\n", canon) >= 0)
-        rc = write_once(run, "contract.json", text, err);
+    if (canon)
+        rc = write_once(run, "contract.json", canon, err);
     free(canon);
-    free(text);
     if (run >= 0)
         close(run);
     if (runs >= 0)

@@ -1,6 +1,8 @@
 /* Where contracts live on disk, written once and never overwritten:
  *   <study>/contract/frozen.json (+ frozen.json.sha256, sha256sum format)
  *   <study>/runs/<run-id>/contract.json
+ * A contract file holds exactly its canonical text, so its SHA-256 is the
+ * contract's identity and `sha256sum -c frozen.json.sha256` checks it.
  * Files appear atomically (O_TMPFILE + linkat), are mode 0444, and are never
  * written as root or through a symlink another user owns. */
 #ifndef MOEFLOW_CONTRACT_STORE_H
