@@ -41,7 +41,7 @@ static json_t *load_plain(const char *path, struct moe_error *err)
         return NULL;
     }
     if (moe_contract_check_shape(doc, err) != 0) {
-        snprintf(err->source, sizeof(err->source), "%s", path);
+        moe_error_locate(err, path, 0, 0);
         json_decref(doc);
         return NULL;
     }
