@@ -23,7 +23,9 @@ cp "$WORK/job.sh" "$WORK/job-export-none.sh"
 sed 's/^#SBATCH -N 2 --gpus-per-node=8$/#SBATCH -N 2 --gpus-per-node=8 --moe-stage=validate --moe-candidate=c07/' \
     "$WORK/job.sh" > "$WORK/job-directive.sh"
 chmod 0755 "$WORK"/*.sh
-mkdir -p "$WORK/study"
+# A study file, not a generated study directory: no contract to enforce here
+# (tests/integration/plugin-contract.sh covers that).
+touch "$WORK/study.yaml"
 cd "$WORK" || exit 1
 
 # --- help ---------------------------------------------------------------
@@ -33,12 +35,12 @@ ok "sbatch --help lists --moe-study" has help.out '--moe-study=PATH'
 ok "sbatch --help lists --moe-candidate" has help.out '--moe-candidate=ID'
 
 # --- command-line options reach batch step and srun tasks on two nodes ----
-job=$(run_batch -o "$WORK/cli-%j.out" --moe-stage=retune --moe-study="$WORK/study" \
+job=$(run_batch -o "$WORK/cli-%j.out" --moe-stage=retune --moe-study="$WORK/study.yaml" \
       --moe-candidate=c03 job.sh)
 tap_ok $? "sbatch --moe-stage=retune job.sh runs to completion"
 out=$WORK/cli-$job.out
 ok "batch step sees the plugin's MOEFLOW_STAGE/STUDY/CANDIDATE" \
-    has "$out" "^batch node=n1 stage=retune study=$WORK/study cand=c03\$"
+    has "$out" "^batch node=n1 stage=retune study=$WORK/study.yaml cand=c03\$"
 ok "srun step on n1 sees stage=retune from the plugin" has "$out" '^step node=n1 stage=retune cand=c03$'
 ok "srun step on n2 sees stage=retune from the plugin" has "$out" '^step node=n2 stage=retune cand=c03$'
 ok "the job COMPLETED with exit code 0:0" job_completed "$job"
