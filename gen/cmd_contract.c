@@ -1,6 +1,7 @@
 /* moeflow contract show|diff|verify|freeze: the measurement contract by hand. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static const char usage_text[] =
     "       moeflow contract diff A B [--stage STAGE] [--json]\n"
     "       moeflow contract verify STUDY|RUN_DIR\n"
     "       moeflow contract freeze STUDY --from FILE\n"
+    "       moeflow contract winner STUDY RUN_DIR\n"
     "\n"
     "A and B are contract files or study directories (their frozen baseline).\n"
     "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
@@ -148,15 +150,67 @@ out:
     return rc;
 }
 
+/* A run directory sits at <study>/runs/<id>: check it against the baseline
+ * with the rule of the stage it ran as. */
+static int verify_run(const char *run_dir, const json_t *run)
+{
+    const char *stage_name = json_string_value(json_object_get(json_object_get(run, "run"), "stage"));
+    char study[4096];
+    int rc;
+
+    if (!stage_name) {
+        fprintf(stderr, "moeflow: %s/contract.json does not say which stage it ran\n", run_dir);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    snprintf(study, sizeof(study), "%s/../..", run_dir);
+    rc = cmd_diff(study, run_dir, stage_name, false);
+    return rc;
+}
+
 static int cmd_verify(const char *path)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1];
+    char digest[MOE_SHA256_HEX_LEN + 1], file[4096];
     json_t *doc = load_any(path, digest);
+    int rc = MOE_EXIT_OK;
 
     if (!doc)
         return MOE_EXIT_INVALID_INPUT;
     printf("%s: intact, sha256 %s\n", path, digest);
+    snprintf(file, sizeof(file), "%s/contract.json", path);
+    if (is_dir(path) && access(file, F_OK) == 0)
+        rc = verify_run(path, doc);
     json_decref(doc);
+    return rc;
+}
+
+/* A retune run that won becomes a recorded winner, which validate accepts
+ * alone or in a declared combination. */
+static int cmd_winner(const char *study, const char *run_dir)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], winners[4096], path[4200];
+    json_t *doc = load_any(run_dir, digest);
+    struct moe_error err;
+    int rc;
+
+    if (!doc)
+        return MOE_EXIT_INVALID_INPUT;
+    moe_error_clear(&err);
+    json_object_del(doc, "run");
+    snprintf(winners, sizeof(winners), "%s/winners", study);
+    if (mkdir(winners, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "moeflow: %s: %s\n", winners, strerror(errno));
+        json_decref(doc);
+        return MOE_EXIT_SYSTEM;
+    }
+    moe_contract_digest(doc, digest, &err);
+    snprintf(path, sizeof(path), "%s/%s.json", winners, digest);
+    rc = moe_contract_write_file(path, doc, &err);
+    json_decref(doc);
+    if (rc < 0) {
+        moe_cli_report(&err);
+        return MOE_EXIT_SYSTEM;
+    }
+    printf("%s winner %s\n", rc == 0 ? "recorded" : "already recorded", path);
     return MOE_EXIT_OK;
 }
 
@@ -213,6 +267,8 @@ int cmd_contract(int argc, char **argv)
         return cmd_diff(argv[0], argv[1], stage, json);
     if (strcmp(verb, "verify") == 0 && argc == 1)
         return cmd_verify(argv[0]);
+    if (strcmp(verb, "winner") == 0 && argc == 2)
+        return cmd_winner(argv[0], argv[1]);
     if (strcmp(verb, "freeze") == 0 && argc == 1 && from)
         return cmd_freeze(argv[0], from);
     fputs(usage_text, stderr);

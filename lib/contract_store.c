@@ -362,3 +362,30 @@ json_t *moe_contract_load_file(const char *path, struct moe_error *err)
     free(text);
     return doc;
 }
+
+int moe_contract_write_file(const char *path, const json_t *doc, struct moe_error *err)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    char *canon;
+    int dfd, rc = -1;
+
+    if (geteuid() == 0) {
+        moe_error_set(err, "refusing to write contracts as root: they belong to the job user");
+        return -1;
+    }
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (check_path_links(dir, err) != 0)
+        return -1;
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        moe_error_set(err, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    canon = moe_contract_dump(doc);
+    if (canon)
+        rc = write_once(dfd, slash ? slash + 1 : path, canon, err);
+    free(canon);
+    close(dfd);
+    return rc;
+}

@@ -27,6 +27,10 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
 int moe_contract_record_run(const char *study, const char *run_id, const json_t *doc,
                             struct moe_error *err);
 
+/* Writes doc's canonical text to path once (mode 0444, no symlinks, never
+ * as root); 1 when the file already exists. */
+int moe_contract_write_file(const char *path, const json_t *doc, struct moe_error *err);
+
 /* Loads and checks one contract file (any path); NULL with err. */
 json_t *moe_contract_load_file(const char *path, struct moe_error *err);
 

@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 28
+tap_plan 33
 cluster_up contract
 
 U=slurmtest
@@ -71,6 +71,19 @@ wait_job "$job"
 ok "and runs to completion" job_completed "$job"
 ok "its step ran" has "$S/logs/$job.out" '^step ran stage=retune$'
 ok "the retune run is recorded" has "$S/runs/$job/contract.json" '"dispatcher":"flex"'
+
+"$MOEFLOW_BIN" contract verify "$S/runs/$job" > verify.out 2>&1
+ok "moeflow contract verify re-checks the run with its stage's rule" \
+    has verify.out "allowed by rule retune-one-variable: changes one tuning variable: dispatcher"
+as_user "$MOEFLOW_BIN" contract winner "$S" "$S/runs/$job" > winner.out 2>&1
+ok "the winning retune run is recorded as a winner by its user" has winner.out "^recorded winner "
+job=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=validate \
+      --moe-candidate=r1 step.sh)
+tap_ok $? "validate of the recorded winner is accepted"
+wait_job "$job"
+ok "and runs to completion" job_completed "$job"
+as_user sbatch --moe-study="$S" --moe-stage=validate --moe-candidate=r2 step.sh > val2.out 2>&1
+ok "validate of an unrecorded change is refused" has val2.out "refused by rule validate-equal"
 
 before=$(squeue -h -o %i | wc -l)
 as_user sbatch --moe-study="$S" --moe-stage=retune --moe-candidate=r2 step.sh > two.out 2>&1
