@@ -6,7 +6,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
   libyaml-dev libhwloc-dev hwloc libjansson-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev
   libcmocka-dev
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
-  iproute2 procps"
+  iproute2 procps
+  shellcheck"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -1,0 +1,510 @@
+/* Each stage's candidates.  Retune follows the catalogue in DESIGN.md: one
+ * change from the baseline each, checked against the study, the dialect and
+ * Megatron's validity rules; whatever cannot run is listed as skipped with
+ * its reason instead of being emitted broken. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "candidates.h"
+#include "megatron_args.h"
+
+struct plan_ctx {
+    const struct moe_study *s;
+    struct moe_stage_plan *plan;
+};
+
+static const char *label_of(const struct moe_study *s)
+{
+    /* Forced balance changes routing, so its numbers do not transfer. */
+    return s->workload.routing == MOE_ROUTING_FORCE_BALANCE ? "benchmark-only"
+                                                            : "training-equivalent";
+}
+
+static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    json_array_append_new(c->plan->skipped, json_pack("{s:s, s:o, s:s}", "variable", variable,
+                                                      "value", value, "reason", reason));
+}
+
+/* Adds a candidate; shape is nodes x tasks_per_node, rank >= 0 only for fit. */
+static void emit(struct plan_ctx *c, const struct moe_run *run, const char *variable,
+                 json_t *value, const char *bottleneck, int nodes, int tasks_per_node, int rank,
+                 const char *note)
+{
+    const struct moe_study *s = c->s;
+    char id[65];
+    json_t *cand = json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s}",
+                             "stage", moe_stage_name(c->plan->stage), "variable", variable,
+                             "value", value, "label", label_of(s), "bottleneck", bottleneck,
+                             "argv", moe_megatron_argv(s, run), "env", moe_megatron_env(s, run),
+                             "nodes", nodes, "tasks_per_node", tasks_per_node,
+                             "world_size", moe_study_world_size(s), "note", note ? note : "");
+
+    if (rank >= 0)
+        json_object_set_new(cand, "rank", json_integer(rank));
+    moe_json_sha256(cand, id);
+    json_object_set_new(cand, "id", json_string(id));
+    json_array_append_new(c->plan->candidates, cand);
+}
+
+static int screen_iters(const struct moe_study *s)
+{
+    return s->measure.warmup + s->measure.screen_steps;
+}
+
+static void emit_baseline(struct plan_ctx *c, const struct moe_run *run, const char *bottleneck)
+{
+    const struct moe_study *s = c->s;
+
+    emit(c, run, "baseline", json_string("baseline"), bottleneck, s->cluster.nodes,
+         s->cluster.gpus_per_node, -1, NULL);
+}
+
+/* ---- fit: one GPU stands in for a rank of the full job ---- */
+
+static void fit_variant(struct plan_ctx *c, struct moe_run *run, const char *variable,
+                        json_t *value, const char *note)
+{
+    const struct moe_layout *l = &run->cfg.layout;
+    int world = moe_study_world_size(c->s);
+    /* The first pipeline stage holds the embedding and the most in-flight
+     * micro-batches; the last holds the output layer and the loss. */
+    int ranks[2] = { 0, (l->pp - 1) * (world / l->pp) };
+
+    for (int i = 0; i < (l->pp > 1 ? 2 : 1); i++)
+        emit(c, run, variable, json_incref(value), "memory", 1, 1, ranks[i], note);
+    json_decref(value);
+}
+
+static void fit_plan(struct plan_ctx *c)
+{
+    const struct moe_study *s = c->s;
+    struct moe_run run;
+    const char *note = NULL;
+    static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
+
+    moe_run_from_baseline(&run, s, s->measure.warmup + 2);
+    run.fake_process_group = true;
+    if (run.cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP ||
+        run.cfg.dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
+        /* The flex dispatcher's kernels need real peers. */
+        run.cfg.dispatcher = MOE_DISPATCH_ALLTOALL;
+        note = "flex dispatcher cannot run on a fake process group: alltoall stands in, "
+               "DeepEP/HybridEP buffers are not counted";
+    }
+    if (run.cfg.ep_overlap || run.cfg.delay_wgrad) {
+        run.cfg.ep_overlap = run.cfg.delay_wgrad = false;
+        note = "EP overlap needs real peers: measured without it";
+    }
+    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), note);
+    /* Selective recompute before full recompute: add one module at a time. */
+    for (int i = 0; selective_steps[i]; i++) {
+        struct moe_strlist *m = &run.cfg.recompute_modules;
+        bool have = false;
+        for (int j = 0; j < m->n; j++)
+            have |= strcmp(m->v[j], selective_steps[i]) == 0;
+        if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
+            continue;
+        snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", selective_steps[i]);
+        run.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
+        json_t *mods = json_array();
+        for (int j = 0; j < m->n; j++)
+            json_array_append_new(mods, json_string(m->v[j]));
+        fit_variant(c, &run, "recompute_modules", mods, note);
+    }
+    if (s->baseline.recompute != MOE_RECOMPUTE_FULL && !s->baseline.ep_overlap) {
+        moe_run_from_baseline(&run, s, s->measure.warmup + 2);
+        run.fake_process_group = true;
+        if (note)
+            run.cfg.dispatcher = MOE_DISPATCH_ALLTOALL;
+        run.cfg.recompute = MOE_RECOMPUTE_FULL;
+        run.cfg.recompute_modules.n = 0;
+        fit_variant(c, &run, "recompute", json_string("full"), note);
+    }
+}
+
+/* ---- scale: the baseline and its neighbouring layouts ---- */
+
+static const char *layout_problem(const struct moe_study *s, const struct moe_baseline *b)
+{
+    static char why[256];
+    const struct moe_layout *l = &b->layout;
+    int world = moe_study_world_size(s), dp;
+
+    if (world % (l->tp * l->cp * l->pp) || world % (l->ep * l->etp * l->pp))
+        return "does not divide the GPU count";
+    if (s->model.num_experts % l->ep)
+        return "EP does not divide the expert count";
+    if (s->model.num_heads % l->tp ||
+        (s->model.attention == MOE_ATTN_GQA && s->model.num_query_groups % l->tp))
+        return "TP does not divide the attention heads or query groups";
+    if (l->tp > s->cluster.nvlink_domain)
+        return "TP would leave the NVLink domain";
+    if (b->pipeline_layout[0] && l->pp != s->baseline.layout.pp)
+        return "baseline.pipeline_layout is written for the baseline PP";
+    if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
+        return "layers do not split evenly over PP x VPP";
+    if (b->ep_overlap && l->pp > 1 && l->vpp == 1)
+        return "EP overlap with PP needs VPP";
+    dp = world / (l->tp * l->cp * l->pp);
+    if (s->workload.gbs % (s->workload.mbs * dp)) {
+        snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %d", s->workload.gbs,
+                 s->workload.mbs * dp);
+        return why;
+    }
+    return NULL;
+}
+
+static void scale_plan(struct plan_ctx *c)
+{
+    const struct moe_study *s = c->s;
+    struct moe_run run;
+    static const char *const axes[] = { "ep", "tp", "pp" };
+
+    moe_run_from_baseline(&run, s, screen_iters(s));
+    emit_baseline(c, &run, "communication");
+    for (int a = 0; a < 3; a++)
+        for (int f = 0; f < 2; f++) {
+            struct moe_run r = run;
+            int *v = a == 0 ? &r.cfg.layout.ep : a == 1 ? &r.cfg.layout.tp : &r.cfg.layout.pp;
+            const char *why;
+            char name[16];
+
+            if (f == 0 && *v == 1)
+                continue;
+            *v = f == 0 ? *v / 2 : *v * 2;
+            if (a == 2 && *v == 1)
+                r.cfg.layout.vpp = 1;
+            snprintf(name, sizeof(name), "layout.%s", axes[a]);
+            if ((why = layout_problem(s, &r.cfg))) {
+                skip(c, name, json_integer(*v), "%s", why);
+                continue;
+            }
+            r.cfg.layout.dp = moe_study_world_size(s) /
+                              (r.cfg.layout.tp * r.cfg.layout.cp * r.cfg.layout.pp);
+            r.cfg.layout.edp = moe_study_world_size(s) /
+                               (r.cfg.layout.ep * r.cfg.layout.etp * r.cfg.layout.pp);
+            emit(c, &r, name, json_integer(*v), "communication", s->cluster.nodes,
+                 s->cluster.gpus_per_node, -1, NULL);
+        }
+}
+
+/* ---- retune: the catalogue ---- */
+
+static bool axis_on(const struct moe_study *s, const char *axis)
+{
+    for (int i = 0; i < s->retune_axes.n; i++)
+        if (strcmp(s->retune_axes.v[i], axis) == 0)
+            return true;
+    return false;
+}
+
+static void retune_emit(struct plan_ctx *c, const struct moe_run *r, const char *variable,
+                        json_t *value, const char *bottleneck)
+{
+    emit(c, r, variable, value, bottleneck, c->s->cluster.nodes, c->s->cluster.gpus_per_node,
+         -1, NULL);
+}
+
+static void retune_dispatcher(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+    static const enum moe_dispatcher order[] = { MOE_DISPATCH_ALLTOALL, MOE_DISPATCH_FLEX_DEEPEP,
+                                                 MOE_DISPATCH_FLEX_HYBRIDEP };
+
+    for (int i = 0; i < 3; i++) {
+        struct moe_run r = *base;
+        enum moe_dispatcher d = order[i];
+        const char *name = moe_dispatcher_name(d);
+
+        if (d == base->cfg.dispatcher)
+            continue;
+        if (d == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep) {
+            skip(c, "dispatcher", json_string(name), "the container has no DeepEP");
+            continue;
+        }
+        if (d == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep) {
+            skip(c, "dispatcher", json_string(name), "the container has no HybridEP");
+            continue;
+        }
+        if (base->cfg.layout.ep == 1) {
+            skip(c, "dispatcher", json_string(name), "EP is 1: no token exchange to change");
+            continue;
+        }
+        r.cfg.dispatcher = d;
+        retune_emit(c, &r, "dispatcher", json_string(name), "communication");
+    }
+}
+
+/* Why turning a boolean overlap on is impossible here, or NULL. */
+static const char *overlap_problem(const struct moe_study *s, const char *axis,
+                                   const struct moe_baseline *b)
+{
+    const struct moe_layout *l = &b->layout;
+
+    if (strcmp(axis, "ep_overlap") == 0) {
+        if (l->ep == 1)
+            return "EP is 1";
+        if (b->dispatcher == MOE_DISPATCH_ALLGATHER)
+            return "needs the alltoall or flex dispatcher";
+        if (l->pp > 1 && l->vpp == 1)
+            return "with PP > 1 Megatron needs VPP for EP overlap";
+        if (b->recompute == MOE_RECOMPUTE_FULL)
+            return "does not work with full recompute";
+        if (b->shared_expert_overlap)
+            return "the baseline has shared-expert overlap, which EP overlap replaces";
+    } else if (strcmp(axis, "shared_expert_overlap") == 0) {
+        if (!s->model.shared_expert_ffn)
+            return "the model has no shared expert";
+        if (b->ep_overlap)
+            return "EP overlap already overlaps the shared expert";
+        if (b->dispatcher == MOE_DISPATCH_ALLGATHER)
+            return "needs the alltoall or flex dispatcher";
+    } else if (strcmp(axis, "delay_wgrad") == 0) {
+        if (!b->ep_overlap)
+            return "measured relative to EP overlap: the baseline needs ep_overlap: true";
+    } else if (strcmp(axis, "overlap_grad_reduce") == 0) {
+        if (l->dp == 1 && l->edp == 1)
+            return "DP and expert DP are 1: no gradient reduction to overlap";
+    } else if (strcmp(axis, "tp_comm_overlap") == 0) {
+        if (l->tp == 1)
+            return "TP is 1";
+        if (!s->software.transformer_engine[0])
+            return "needs Transformer Engine";
+    }
+    return NULL;
+}
+
+static bool *flag_of(struct moe_baseline *b, const char *axis)
+{
+    if (strcmp(axis, "ep_overlap") == 0)
+        return &b->ep_overlap;
+    if (strcmp(axis, "shared_expert_overlap") == 0)
+        return &b->shared_expert_overlap;
+    if (strcmp(axis, "delay_wgrad") == 0)
+        return &b->delay_wgrad;
+    if (strcmp(axis, "overlap_grad_reduce") == 0)
+        return &b->overlap_grad_reduce;
+    if (strcmp(axis, "tp_comm_overlap") == 0)
+        return &b->tp_comm_overlap;
+    return &b->manual_gc;
+}
+
+static void retune_flag(struct plan_ctx *c, const struct moe_run *base, const char *axis,
+                        const char *bottleneck)
+{
+    struct moe_run r = *base;
+    bool *flag = flag_of(&r.cfg, axis);
+    const char *why = overlap_problem(c->s, axis, &base->cfg);
+
+    if (*flag) {
+        skip(c, axis, json_true(), "already on in the baseline");
+        return;
+    }
+    if (why) {
+        skip(c, axis, json_true(), "%s", why);
+        return;
+    }
+    *flag = true;
+    retune_emit(c, &r, axis, json_true(), bottleneck);
+}
+
+static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+    static const char *const mods[] = { "moe_act", "layernorm", "core_attn", "mla_up_proj",
+                                        "mlp", "shared_experts", NULL };
+
+    if (base->cfg.recompute == MOE_RECOMPUTE_FULL) {
+        skip(c, "recompute_modules", json_null(), "the baseline uses full recompute");
+        return;
+    }
+    for (int i = 0; mods[i]; i++) {
+        struct moe_run r = *base;
+        struct moe_strlist *m = &r.cfg.recompute_modules;
+        bool have = false;
+        json_t *value;
+
+        for (int j = 0; j < m->n; j++)
+            have |= strcmp(m->v[j], mods[i]) == 0;
+        if (have)
+            continue;
+        if (strcmp(mods[i], "mla_up_proj") == 0 && s->model.attention != MOE_ATTN_MLA) {
+            skip(c, "recompute_modules", json_string(mods[i]), "needs MLA attention");
+            continue;
+        }
+        if (strcmp(mods[i], "mlp") == 0 && !s->model.first_dense_layers) {
+            skip(c, "recompute_modules", json_string(mods[i]), "the model has no dense layer");
+            continue;
+        }
+        if (strcmp(mods[i], "shared_experts") == 0 && !s->model.shared_expert_ffn) {
+            skip(c, "recompute_modules", json_string(mods[i]), "the model has no shared expert");
+            continue;
+        }
+        snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", mods[i]);
+        r.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
+        value = json_array();
+        for (int j = 0; j < m->n; j++)
+            json_array_append_new(value, json_string(m->v[j]));
+        retune_emit(c, &r, "recompute_modules", value, "memory");
+    }
+}
+
+static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+
+    for (int p = MOE_PREC_FP8_TENSORWISE; p <= MOE_PREC_NVFP4; p++) {
+        struct moe_run r = *base;
+        const char *name = moe_precision_name((enum moe_precision)p);
+        bool blackwell_only = p == MOE_PREC_MXFP8 || p == MOE_PREC_NVFP4;
+
+        if ((enum moe_precision)p == base->cfg.precision)
+            continue;
+        if (blackwell_only && !moe_gpu_is_blackwell(s->cluster.gpu)) {
+            skip(c, "precision", json_string(name), "needs Blackwell, the study runs on %s",
+                 moe_gpu_name(s->cluster.gpu));
+            continue;
+        }
+        if (!blackwell_only && !moe_gpu_is_hopper(s->cluster.gpu)) {
+            skip(c, "precision", json_string(name), "FP8 recipes are for Hopper here, not %s",
+                 moe_gpu_name(s->cluster.gpu));
+            continue;
+        }
+        if (!s->software.transformer_engine[0]) {
+            skip(c, "precision", json_string(name), "needs Transformer Engine");
+            continue;
+        }
+        r.cfg.precision = (enum moe_precision)p;
+        retune_emit(c, &r, "precision", json_string(name), "compute");
+    }
+}
+
+/* Smallest scope first: the router, then MoE preprocessing, then attention. */
+static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+    static const char *const chain[] = { "moe_router", "moe_preprocess", "attn" };
+    int have = base->cfg.cuda_graph_modules.n;
+
+    if (!s->software.transformer_engine[0]) {
+        skip(c, "cuda_graph_modules", json_null(), "TE CUDA graphs need Transformer Engine");
+        return;
+    }
+    if (base->cfg.recompute == MOE_RECOMPUTE_FULL) {
+        skip(c, "cuda_graph_modules", json_null(), "graphs do not capture full recompute");
+        return;
+    }
+    for (int n = 1; n <= 3; n++) {
+        struct moe_run r = *base;
+        struct moe_strlist *m = &r.cfg.cuda_graph_modules;
+        json_t *value = json_array();
+
+        if (n <= have)
+            continue;
+        m->n = 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", chain[i]);
+            json_array_append_new(value, json_string(chain[i]));
+        }
+        retune_emit(c, &r, "cuda_graph_modules", value, "host");
+    }
+}
+
+static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)
+{
+    for (int i = 0; i < c->s->retune_mbs_n; i++) {
+        struct moe_run r = *base;
+
+        if (c->s->retune_mbs[i] == base->mbs)
+            continue;
+        r.mbs = c->s->retune_mbs[i];
+        retune_emit(c, &r, "mbs", json_integer(r.mbs), "compute");
+    }
+}
+
+static void retune_plan(struct plan_ctx *c)
+{
+    const struct moe_study *s = c->s;
+    struct moe_run base;
+    static const struct { const char *axis, *bottleneck; } flags[] = {
+        { "ep_overlap", "communication" }, { "shared_expert_overlap", "communication" },
+        { "delay_wgrad", "communication" }, { "overlap_grad_reduce", "communication" },
+        { "tp_comm_overlap", "communication" }, { "manual_gc", "host" },
+    };
+
+    moe_run_from_baseline(&base, s, screen_iters(s));
+    if (axis_on(s, "dispatcher"))
+        retune_dispatcher(c, &base);
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (axis_on(s, flags[i].axis))
+            retune_flag(c, &base, flags[i].axis, flags[i].bottleneck);
+    if (axis_on(s, "recompute"))
+        retune_recompute(c, &base);
+    if (axis_on(s, "precision"))
+        retune_precision(c, &base);
+    if (axis_on(s, "cuda_graph"))
+        retune_graphs(c, &base);
+    if (axis_on(s, "mbs"))
+        retune_mbs(c, &base);
+}
+
+int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
+                         struct moe_stage_plan *plan, struct moe_error *err)
+{
+    struct plan_ctx c = { s, plan };
+    struct moe_run run;
+
+    plan->stage = stage;
+    plan->candidates = json_array();
+    plan->skipped = json_array();
+    switch (stage) {
+    case MOE_STAGE_CONTRACT:
+        moe_run_from_baseline(&run, s, screen_iters(s));
+        emit(&c, &run, "baseline", json_string("baseline"), "none", 1, 1, -1,
+             "captures versions, hardware and topology of one node");
+        break;
+    case MOE_STAGE_FIT:
+        fit_plan(&c);
+        break;
+    case MOE_STAGE_SCALE:
+        scale_plan(&c);
+        break;
+    case MOE_STAGE_PROFILE:
+        moe_run_from_baseline(&run, s, screen_iters(s));
+        run.profile = true;
+        emit_baseline(&c, &run, "unknown");
+        break;
+    case MOE_STAGE_RETUNE:
+        retune_plan(&c);
+        break;
+    case MOE_STAGE_VALIDATE:
+        moe_run_from_baseline(&run, s, s->measure.validate_steps);
+        emit_baseline(&c, &run, "none");
+        break;
+    default:
+        moe_error_set(err, "no such stage %d", (int)stage);
+        moe_stage_plan_free(plan);
+        return -1;
+    }
+    return 0;
+}
+
+void moe_stage_plan_free(struct moe_stage_plan *plan)
+{
+    json_decref(plan->candidates);
+    json_decref(plan->skipped);
+    plan->candidates = plan->skipped = NULL;
+}

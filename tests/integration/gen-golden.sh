@@ -1,0 +1,57 @@
+#!/bin/bash
+# moeflow gen without a cluster: every example study generates exactly its
+# reviewed golden directory (tests/data/golden/NAME), every generated script
+# passes bash -n and shellcheck, and the output directory appears whole or
+# not at all.
+. "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+[ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
+command -v shellcheck > /dev/null || skip_all "shellcheck not installed (build-aux/install-deps.sh)"
+export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
+T=$(mktemp -d /tmp/moeflow-gen-golden.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+STUDIES="qwen3-30b-a3b-16xh100 qwen3-235b-a22b-256xh100 deepseek-v3-1024xh100 mixtral-8x7b-16xh100 tiny-moe-2gpu"
+tap_plan 22
+
+for n in $STUDIES; do
+    # Run from the study folder so that messages and copies name it the same
+    # way the golden files were made.
+    (cd "$MOEFLOW_SRCDIR/etc/studies" && "$MOEFLOW_BIN" gen "$n.yaml" -o "$T/$n") 2>&1 | diag
+    rmdir "$T/$n/logs"
+    diff -ru "$MOEFLOW_SRCDIR/tests/data/golden/$n" "$T/$n" > "$T/$n.diff"
+    tap_ok $? "$n: output matches tests/data/golden/$n"
+    [ -s "$T/$n.diff" ] && head -40 "$T/$n.diff" | diag
+    rc=0
+    for s in "$T/$n"/*.sbatch "$T/$n"/*.sh; do
+        bash -n "$s" 2>&1 | diag || rc=1
+        shellcheck "$s" 2>&1 | diag || rc=1
+    done
+    tap_ok $rc "$n: every script passes bash -n and shellcheck"
+    for s in "$T/$n"/*.sbatch "$T/$n"/*.sh; do [ -x "$s" ] || rc=1; done
+    tap_ok $rc "$n: scripts are executable"
+done
+
+study=$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml
+"$MOEFLOW_BIN" gen "$study" -o "$T/tiny-moe-2gpu" 2> "$T/exists.err"
+tap_ok $(( $? == 1 ? 0 : 1 )) "an existing output directory is refused (exit 1, usage)"
+ok "... and the message says why" has "$T/exists.err" "already exists"
+
+rc=0
+"$MOEFLOW_BIN" gen "$study" -o "$T/dry" --dry-run > "$T/dry.out" || rc=1
+[ -e "$T/dry" ] && rc=1
+tap_ok $rc "--dry-run writes nothing"
+ok "--dry-run lists the files" has "$T/dry.out" "retune.sbatch"
+
+mkdir "$T/broken-templates"
+cp "$MOEFLOW_SRCDIR"/templates/* "$T/broken-templates/"
+echo "{{no_such_variable}}" >> "$T/broken-templates/validate.sbatch.in"
+rc=1
+"$MOEFLOW_BIN" gen "$study" -o "$T/broken" --templates "$T/broken-templates" 2> "$T/broken.err" \
+    || rc=0
+[ -e "$T/broken" ] && rc=1
+tap_ok $rc "a template error leaves no output directory"
+ok "... and names the template file and line" has "$T/broken.err" \
+    "validate.sbatch.in:[0-9]+: undefined template variable 'no_such_variable'"
+left=$(find "$T" -maxdepth 1 -name 'broken.tmp-*' | wc -l)
+tap_ok "$left" "... nor a temporary directory"
+tap_done

@@ -1,0 +1,456 @@
+/* Candidates and their Megatron arguments: every flag and choice exists in
+ * the dialect's real argparse dump (tests/data/megatron), ids are the
+ * SHA-256 of the canonical JSON, each retune candidate changes exactly its
+ * one variable, and the environment follows Megatron's rules. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidates.h"
+#include "megatron_args.h"
+#include "study.h"
+#include "unit.h"
+
+static char srcdir[4096];
+
+static const char *const examples[] = {
+    "qwen3-30b-a3b-16xh100.yaml", "qwen3-235b-a22b-256xh100.yaml",
+    "deepseek-v3-1024xh100.yaml", "mixtral-8x7b-16xh100.yaml", "tiny-moe-2gpu.yaml", NULL,
+};
+
+static void load(const char *name, struct moe_study *s)
+{
+    char path[4200], buf[1024];
+    struct moe_error e;
+
+    snprintf(path, sizeof(path), "%s/etc/studies/%s", srcdir, name);
+    if (moe_study_load(s, path, &e) < 0)
+        fail_msg("%s", moe_error_format(&e, buf, sizeof(buf)));
+}
+
+/* ---- a reader for the argparse dumps: option -> nargs, choices, type ---- */
+
+struct flagspec {
+    char opt[96];
+    char nargs[16];
+    char choices[1024];   /* "|a|b|" or "" for none */
+    char type[64];
+};
+
+struct dump {
+    struct flagspec *f;
+    int n;
+};
+
+static void field(const char *line, const char *key, const char *next, char *out, size_t len)
+{
+    const char *a = strstr(line, key), *b;
+
+    out[0] = '\0';
+    if (!a || !(b = strstr(a, next)))
+        return;
+    a += strlen(key);
+    snprintf(out, len, "%.*s", (int)(b - a), a);
+}
+
+static void load_dump(const char *file, struct dump *d)
+{
+    char path[4200], line[8192];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/tests/data/megatron/%s", srcdir, file);
+    assert_non_null(f = fopen(path, "r"));
+    d->f = NULL;
+    d->n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char opts[1024], choices[2048], nargs[16], type[64], *save = NULL;
+
+        if (line[0] != '[')
+            continue;
+        snprintf(opts, sizeof(opts), "%.*s", (int)(strchr(line, ']') - line - 1), line + 1);
+        field(line, " choices= ", " nargs= ", choices, sizeof(choices));
+        field(line, " nargs= ", " type= ", nargs, sizeof(nargs));
+        field(line, " type= ", " action= ", type, sizeof(type));
+        for (char *o = strtok_r(opts, ", ", &save); o; o = strtok_r(NULL, ", ", &save)) {
+            struct flagspec *fs;
+            d->f = realloc(d->f, (size_t)(d->n + 1) * sizeof(*d->f));
+            fs = &d->f[d->n++];
+            snprintf(fs->opt, sizeof(fs->opt), "%.*s", (int)strlen(o) - 2, o + 1);
+            snprintf(fs->nargs, sizeof(fs->nargs), "%s", nargs);
+            snprintf(fs->type, sizeof(fs->type), "%s", type);
+            fs->choices[0] = '\0';
+            if (strcmp(choices, "None") != 0) {
+                /* ['a', 'b'] -> |a|b| */
+                size_t k = 0;
+                fs->choices[k++] = '|';
+                for (const char *c = choices; *c && k + 2 < sizeof(fs->choices); c++) {
+                    if (*c == '[' || *c == ']' || *c == '\'' || *c == ' ')
+                        continue;
+                    fs->choices[k++] = *c == ',' ? '|' : *c;
+                }
+                fs->choices[k++] = '|';
+                fs->choices[k] = '\0';
+            }
+        }
+    }
+    fclose(f);
+    assert_true(d->n > 500);
+}
+
+static const struct flagspec *find(const struct dump *d, const char *opt)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->f[i].opt, opt) == 0)
+            return &d->f[i];
+    return NULL;
+}
+
+static const char *dump_file(enum moe_dialect dl)
+{
+    return dl == MOE_DIALECT_CORE_0_16   ? "argparse-core_v0.16.0.txt"
+           : dl == MOE_DIALECT_CORE_0_19 ? "argparse-core_v0.19.0.txt"
+                                         : "argparse-bridge-pin-2a75ac12.txt";
+}
+
+/* Parses argv as argparse would; fails the test with the first problem. */
+static void check_argv(const struct dump *d, const json_t *argv, const char *where)
+{
+    size_t n = json_array_size(argv), i = 0;
+
+    while (i < n) {
+        const char *opt = json_string_value(json_array_get(argv, i++));
+        const struct flagspec *fs = find(d, opt);
+        int values = 0;
+
+        if (!fs)
+            fail_msg("%s: %s is not in the dump", where, opt);
+        while (i < n && strncmp(json_string_value(json_array_get(argv, i)), "--", 2) != 0) {
+            const char *v = json_string_value(json_array_get(argv, i++));
+            char needle[256];
+            snprintf(needle, sizeof(needle), "|%s|", v);
+            if (fs->choices[0] && !strstr(fs->choices, needle))
+                fail_msg("%s: %s %s: not one of %s", where, opt, v, fs->choices);
+            if (strcmp(fs->type, "int") == 0 && strspn(v, "-0123456789") != strlen(v))
+                fail_msg("%s: %s %s: not an int", where, opt, v);
+            values++;
+        }
+        if ((strcmp(fs->nargs, "0") == 0 && values != 0) ||
+            (strcmp(fs->nargs, "None") == 0 && values != 1) ||
+            (strcmp(fs->nargs, "+") == 0 && values < 1))
+            fail_msg("%s: %s takes nargs=%s, got %d values", where, opt, fs->nargs, values);
+    }
+}
+
+/* Every flag and choice of every candidate of every example study exists in
+ * the argparse dump of the study's Megatron dialect. */
+static void flags_exist_in_dialect(void **state)
+{
+    (void)state;
+    for (int k = 0; examples[k]; k++) {
+        struct moe_study s;
+        struct dump d;
+        struct moe_error e;
+
+        load(examples[k], &s);
+        load_dump(dump_file(s.software.dialect), &d);
+        for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+            struct moe_stage_plan p;
+            size_t i;
+            json_t *c;
+            char where[256];
+
+            assert_int_equal(moe_candidates_build(&s, (enum moe_stage)st, &p, &e), 0);
+            json_array_foreach(p.candidates, i, c) {
+                snprintf(where, sizeof(where), "%s %s #%zu", examples[k],
+                         moe_stage_name((enum moe_stage)st), i);
+                check_argv(&d, json_object_get(c, "argv"), where);
+            }
+            moe_stage_plan_free(&p);
+        }
+        free(d.f);
+        moe_study_free(&s);
+    }
+}
+
+/* The dumps really differ where the generator switches flags by dialect. */
+static void dialect_switches(void **state)
+{
+    struct dump d16, d19;
+
+    (void)state;
+    load_dump("argparse-core_v0.16.0.txt", &d16);
+    load_dump("argparse-core_v0.19.0.txt", &d19);
+    assert_null(find(&d16, "--cuda-graph-modules"));
+    assert_non_null(find(&d19, "--cuda-graph-modules"));
+    assert_non_null(find(&d16, "--fake-process-group"));
+    assert_null(find(&d16, "--fake-init-process-group"));
+    assert_non_null(strstr(find(&d16, "--moe-flex-dispatcher-backend")->choices, "|hybridep|"));
+    free(d16.f);
+    free(d19.f);
+}
+
+static json_t *stage(const struct moe_study *s, enum moe_stage st, json_t **skipped)
+{
+    struct moe_stage_plan p;
+    struct moe_error e;
+
+    assert_int_equal(moe_candidates_build(s, st, &p, &e), 0);
+    if (skipped)
+        *skipped = p.skipped;
+    else
+        json_decref(p.skipped);
+    return p.candidates;
+}
+
+/* A candidate's id is the SHA-256 of its canonical JSON without the id, and
+ * ids are unique across the whole study. */
+static void ids_are_content_hashes(void **state)
+{
+    struct moe_study s;
+    json_t *seen = json_object();
+
+    (void)state;
+    load("deepseek-v3-1024xh100.yaml", &s);
+    for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+        json_t *cands = stage(&s, (enum moe_stage)st, NULL), *c;
+        size_t i;
+
+        json_array_foreach(cands, i, c) {
+            json_t *copy = json_deep_copy(c);
+            char h[65];
+            const char *id = json_string_value(json_object_get(c, "id"));
+
+            json_object_del(copy, "id");
+            assert_int_equal(moe_json_sha256(copy, h), 0);
+            assert_string_equal(h, id);
+            assert_null(json_object_get(seen, id));
+            json_object_set_new(seen, id, json_true());
+            json_decref(copy);
+        }
+        json_decref(cands);
+    }
+    assert_int_equal(json_object_size(seen), 35);   /* 1+10+5+1+17+1, counted in the manifest */
+    json_decref(seen);
+    moe_study_free(&s);
+}
+
+/* flag -> its values joined, for comparing two argument lists. */
+static json_t *argmap(const json_t *argv)
+{
+    json_t *m = json_object();
+    const char *cur = NULL;
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(argv, i, v) {
+        const char *t = json_string_value(v);
+        if (strncmp(t, "--", 2) == 0) {
+            cur = t;
+            json_object_set_new(m, cur, json_string(""));
+        } else {
+            json_object_set_new(m, cur, json_sprintf("%s %s",
+                                                     json_string_value(json_object_get(m, cur)), t));
+        }
+    }
+    return m;
+}
+
+static const char *allowed_for(const char *variable)
+{
+    static const struct { const char *var, *flags; } map[] = {
+        { "dispatcher", "|--moe-token-dispatcher-type|--moe-flex-dispatcher-backend|" },
+        { "ep_overlap", "|--overlap-moe-expert-parallel-comm|" },
+        { "shared_expert_overlap", "|--moe-shared-expert-overlap|" },
+        { "delay_wgrad", "|--delay-wgrad-compute|" },
+        { "overlap_grad_reduce", "|--overlap-grad-reduce|" },
+        { "tp_comm_overlap", "|--tp-comm-overlap|" },
+        { "manual_gc", "|--manual-gc|--manual-gc-interval|" },
+        { "recompute_modules", "|--recompute-granularity|--recompute-modules|" },
+        { "precision", "|--fp8-format|--fp8-recipe|--fp4-format|--fp4-recipe|" },
+        { "cuda_graph_modules",
+          "|--cuda-graph-impl|--cuda-graph-scope|--cuda-graph-modules|--te-rng-tracker|" },
+        { "mbs", "|--micro-batch-size|" },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(map[i].var, variable) == 0)
+            return map[i].flags;
+    return "";
+}
+
+/* Each retune candidate differs from the baseline (same step count) in the
+ * flags of its own variable and in nothing else. */
+static void retune_changes_one_variable(void **state)
+{
+    (void)state;
+    for (int k = 0; examples[k]; k++) {
+        struct moe_study s;
+        json_t *base, *cands, *c, *bm;
+        size_t i;
+
+        load(examples[k], &s);
+        base = stage(&s, MOE_STAGE_SCALE, NULL);   /* index 0: the baseline layout */
+        bm = argmap(json_object_get(json_array_get(base, 0), "argv"));
+        cands = stage(&s, MOE_STAGE_RETUNE, NULL);
+        json_array_foreach(cands, i, c) {
+            json_t *cm = argmap(json_object_get(c, "argv")), *v;
+            const char *flag, *var = json_string_value(json_object_get(c, "variable"));
+            const char *allowed = allowed_for(var);
+            int changed = 0;
+
+            json_object_foreach(cm, flag, v) {
+                json_t *b = json_object_get(bm, flag);
+                char needle[128];
+                if (b && json_equal(b, v))
+                    continue;
+                snprintf(needle, sizeof(needle), "|%s|", flag);
+                if (!strstr(allowed, needle))
+                    fail_msg("%s: retune %s also changes %s", examples[k], var, flag);
+                changed++;
+            }
+            json_object_foreach(bm, flag, v) {
+                char needle[128];
+                snprintf(needle, sizeof(needle), "|%s|", flag);
+                if (!json_object_get(cm, flag) && !strstr(allowed, needle))
+                    fail_msg("%s: retune %s drops %s", examples[k], var, flag);
+                changed += !json_object_get(cm, flag);
+            }
+            if (!changed)
+                fail_msg("%s: retune %s changes nothing", examples[k], var);
+            json_decref(cm);
+        }
+        json_decref(bm);
+        json_decref(base);
+        json_decref(cands);
+        moe_study_free(&s);
+    }
+}
+
+/* CUDA_DEVICE_MAX_CONNECTIONS: 1 before Blackwell with TP or CP > 1 unless
+ * EP overlap is on; 32 for flex and Blackwell; 8 otherwise. */
+static void max_connections_rules(void **state)
+{
+    struct moe_study s;
+    struct moe_baseline b;
+
+    (void)state;
+    load("mixtral-8x7b-16xh100.yaml", &s);   /* H100, TP2, alltoall */
+    b = s.baseline;
+    assert_int_equal(moe_cuda_max_connections(&s, &b), 1);
+    b.ep_overlap = true;
+    assert_int_equal(moe_cuda_max_connections(&s, &b), 8);
+    b = s.baseline;
+    b.layout.tp = 1;
+    assert_int_equal(moe_cuda_max_connections(&s, &b), 8);
+    b.layout.cp = 2;
+    assert_int_equal(moe_cuda_max_connections(&s, &b), 1);
+    b.layout.cp = 1;
+    b.dispatcher = MOE_DISPATCH_FLEX_DEEPEP;
+    assert_int_equal(moe_cuda_max_connections(&s, &b), 32);
+    b = s.baseline;
+    s.cluster.gpu = MOE_GPU_B200;
+    assert_int_equal(moe_cuda_max_connections(&s, &b), 32);   /* Blackwell, even with TP2 */
+    moe_study_free(&s);
+}
+
+/* Qwen3-30B: HybridEP with EP16 in 8-GPU NVLink domains gets 8 ranks per
+ * domain and no MNNVL; its TE graphs set NCCL_GRAPH_REGISTER=0. */
+static void environment(void **state)
+{
+    struct moe_study s;
+    json_t *cands, *env;
+
+    (void)state;
+    load("qwen3-30b-a3b-16xh100.yaml", &s);
+    cands = stage(&s, MOE_STAGE_VALIDATE, NULL);
+    env = json_object_get(json_array_get(cands, 0), "env");
+    assert_string_equal(json_string_value(json_object_get(env, "CUDA_DEVICE_MAX_CONNECTIONS")),
+                        "32");
+    assert_string_equal(
+        json_string_value(json_object_get(env, "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN")), "8");
+    assert_null(json_object_get(env, "USE_MNNVL"));
+    assert_string_equal(json_string_value(json_object_get(env, "NCCL_GRAPH_REGISTER")), "0");
+    json_decref(cands);
+    moe_study_free(&s);
+}
+
+/* Fit: one GPU, fake process group, ranks 0 and the first of the last
+ * pipeline stage (7 x 1024/8 = 896) for DeepSeek-V3; a flex baseline falls
+ * back to alltoall and says so. */
+static void fit_candidates(void **state)
+{
+    struct moe_study s;
+    json_t *cands, *c;
+
+    (void)state;
+    load("deepseek-v3-1024xh100.yaml", &s);
+    cands = stage(&s, MOE_STAGE_FIT, NULL);
+    assert_int_equal(json_array_size(cands), 10);
+    c = json_array_get(cands, 0);
+    assert_int_equal(json_integer_value(json_object_get(c, "rank")), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(cands, 1), "rank")), 896);
+    assert_int_equal(json_integer_value(json_object_get(c, "nodes")), 1);
+    assert_int_equal(json_integer_value(json_object_get(c, "tasks_per_node")), 1);
+    assert_int_equal(json_integer_value(json_object_get(c, "world_size")), 1024);
+    assert_non_null(json_object_get(argmap(json_object_get(c, "argv")), "--fake-process-group"));
+    json_decref(cands);
+    moe_study_free(&s);
+
+    load("qwen3-30b-a3b-16xh100.yaml", &s);
+    cands = stage(&s, MOE_STAGE_FIT, NULL);
+    c = json_array_get(cands, 0);
+    assert_string_equal(
+        json_string_value(json_object_get(argmap(json_object_get(c, "argv")),
+                                          "--moe-token-dispatcher-type")), " alltoall");
+    assert_non_null(strstr(json_string_value(json_object_get(c, "note")), "flex dispatcher"));
+    json_decref(cands);
+    moe_study_free(&s);
+}
+
+/* Skipped catalogue entries carry their reason; nothing broken is emitted. */
+static void skipped_with_reasons(void **state)
+{
+    struct moe_study s;
+    json_t *cands, *skipped, *k;
+    size_t i;
+    int found = 0;
+
+    (void)state;
+    load("tiny-moe-2gpu.yaml", &s);
+    cands = stage(&s, MOE_STAGE_RETUNE, &skipped);
+    json_array_foreach(skipped, i, k) {
+        const char *var = json_string_value(json_object_get(k, "variable"));
+        const char *why = json_string_value(json_object_get(k, "reason"));
+        if (strcmp(var, "tp_comm_overlap") == 0)
+            found += strcmp(why, "TP is 1") == 0;
+        if (strcmp(var, "delay_wgrad") == 0)
+            found += strstr(why, "ep_overlap") != NULL;
+        if (strcmp(var, "precision") == 0 &&
+            strcmp(json_string_value(json_object_get(k, "value")), "nvfp4") == 0)
+            found += strstr(why, "Blackwell") != NULL;
+    }
+    assert_int_equal(found, 3);
+    assert_int_equal(json_array_size(cands), 13);
+    json_decref(cands);
+    json_decref(skipped);
+    moe_study_free(&s);
+}
+
+int main(void)
+{
+    const char *src = getenv("MOEFLOW_SRCDIR");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(flags_exist_in_dialect),
+        cmocka_unit_test(dialect_switches),
+        cmocka_unit_test(ids_are_content_hashes),
+        cmocka_unit_test(retune_changes_one_variable),
+        cmocka_unit_test(max_connections_rules),
+        cmocka_unit_test(environment),
+        cmocka_unit_test(fit_candidates),
+        cmocka_unit_test(skipped_with_reasons),
+    };
+
+    snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
+    return MOE_RUN_TESTS(tests);
+}
