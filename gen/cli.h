@@ -24,6 +24,8 @@ struct moe_command {
 /* commands.c: the table main() dispatches over, ended by a NULL name. */
 extern const struct moe_command moe_commands[];
 
+/* Subcommands, one file each. */
+int cmd_contract(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 
 /* Prints "moeflow: <formatted error>" to stderr. */

@@ -4,6 +4,7 @@
 
 const struct moe_command moe_commands[] = {
     { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },
+    { "contract", "show, compare, verify or freeze a measurement contract", cmd_contract },
     { NULL, NULL, NULL },
 };
 

@@ -38,6 +38,15 @@ void moe_error_at(struct moe_error *err, const char *source, int line, int colum
     va_end(ap);
 }
 
+void moe_error_locate(struct moe_error *err, const char *source, int line, int column)
+{
+    if (!err)
+        return;
+    snprintf(err->source, sizeof(err->source), "%s", source ? source : "");
+    err->line = line;
+    err->column = column;
+}
+
 const char *moe_error_format(const struct moe_error *err, char *buf, size_t len)
 {
     if (!err->source[0])

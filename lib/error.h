@@ -25,6 +25,9 @@ void moe_error_set(struct moe_error *err, const char *fmt, ...)
 void moe_error_at(struct moe_error *err, const char *source, int line, int column,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* Attaches a source and position to an error whose text is already set. */
+void moe_error_locate(struct moe_error *err, const char *source, int line, int column);
+
 /* "source:line:column: text", dropping the parts that are unset. */
 const char *moe_error_format(const struct moe_error *err, char *buf, size_t len);
 

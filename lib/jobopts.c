@@ -6,11 +6,26 @@
 #include <sys/stat.h>
 
 #include "jobopts.h"
+#include "plugin_config.h"
 
 void moe_jobopts_init(struct moe_jobopts *opts)
 {
     memset(opts, 0, sizeof(*opts));
     opts->stage = MOE_STAGE_NONE;
+    opts->enforce = -1;
+}
+
+int moe_jobopts_set_enforce(struct moe_jobopts *opts, const char *value, struct moe_error *err)
+{
+    enum moe_enforce_mode mode;
+
+    if (!value || moe_enforce_mode_parse(value, &mode) != 0) {
+        moe_error_set(err, "invalid --moe-enforce '%s': valid values are strict, warn",
+                      value ? value : "");
+        return -1;
+    }
+    opts->enforce = (int)mode;
+    return 0;
 }
 
 int moe_jobopts_set_stage(struct moe_jobopts *opts, const char *value, struct moe_error *err)

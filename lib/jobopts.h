@@ -15,6 +15,7 @@ struct moe_jobopts {
     enum moe_stage stage;                       /* MOE_STAGE_NONE when not given */
     char study[PATH_MAX];                       /* empty when not given */
     char candidate[MOE_CANDIDATE_ID_MAX + 1];   /* empty when not given */
+    int enforce;                                /* enum moe_enforce_mode, -1 = admin default */
 };
 
 void moe_jobopts_init(struct moe_jobopts *opts);
@@ -24,6 +25,7 @@ void moe_jobopts_init(struct moe_jobopts *opts);
 int moe_jobopts_set_stage(struct moe_jobopts *opts, const char *value, struct moe_error *err);
 int moe_jobopts_set_study(struct moe_jobopts *opts, const char *value, struct moe_error *err);
 int moe_jobopts_set_candidate(struct moe_jobopts *opts, const char *value, struct moe_error *err);
+int moe_jobopts_set_enforce(struct moe_jobopts *opts, const char *value, struct moe_error *err);
 
 /* Candidate ids end up in file names and job names: [A-Za-z0-9][A-Za-z0-9._-]*,
  * at most 64 characters, never "." or "..". */

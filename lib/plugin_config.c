@@ -39,17 +39,52 @@ static int apply_affinity(struct moe_plugin_config *cfg, const char *value, stru
     return -1;
 }
 
-static int apply_override(struct moe_plugin_config *cfg, const char *value, struct moe_error *err)
+static int parse_allow(bool *dst, const char *value, struct moe_error *err)
 {
     if (strcmp(value, "allow") == 0)
-        cfg->affinity_user_override = true;
+        *dst = true;
     else if (strcmp(value, "deny") == 0)
-        cfg->affinity_user_override = false;
+        *dst = false;
     else {
         moe_error_set(err, "valid values are allow, deny");
         return -1;
     }
     return 0;
+}
+
+static int apply_override(struct moe_plugin_config *cfg, const char *value, struct moe_error *err)
+{
+    return parse_allow(&cfg->affinity_user_override, value, err);
+}
+
+int moe_enforce_mode_parse(const char *s, enum moe_enforce_mode *mode)
+{
+    if (strcmp(s, "strict") == 0)
+        *mode = MOE_ENFORCE_STRICT;
+    else if (strcmp(s, "warn") == 0)
+        *mode = MOE_ENFORCE_WARN;
+    else
+        return -1;
+    return 0;
+}
+
+static int apply_enforce(struct moe_plugin_config *cfg, const char *value, struct moe_error *err)
+{
+    if (moe_enforce_mode_parse(value, &cfg->enforce) == 0)
+        return 0;
+    moe_error_set(err, "valid values are strict, warn");
+    return -1;
+}
+
+static int apply_enforce_override(struct moe_plugin_config *cfg, const char *value,
+                                  struct moe_error *err)
+{
+    return parse_allow(&cfg->enforce_user_override, value, err);
+}
+
+static int apply_auto_freeze(struct moe_plugin_config *cfg, const char *value, struct moe_error *err)
+{
+    return parse_allow(&cfg->auto_freeze, value, err);
 }
 
 static int apply_path(char *dst, size_t size, const char *value, struct moe_error *err)
@@ -81,6 +116,9 @@ static const struct config_key config_keys[] = {
     { "affinity_override", apply_override, "may users choose --moe-affinity: allow|deny" },
     { "hwloc_xml", apply_hwloc_xml, "absolute path of a cached hwloc XML topology" },
     { "topology", apply_topology, "absolute path of the NVLink-domain map or Slurm topology.conf" },
+    { "enforce", apply_enforce, "contract violations: strict (refuse) or warn" },
+    { "enforce_override", apply_enforce_override, "may users pass --moe-enforce=warn: allow|deny" },
+    { "auto_freeze", apply_auto_freeze, "freeze the baseline on a study's first run: allow|deny" },
 };
 #define N_CONFIG_KEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

@@ -1,6 +1,8 @@
-/* sbatch/salloc: the place to refuse a bad submission, because sbatch prints
- * our message and creates no job. */
+/* sbatch/salloc and srun: the place to refuse a bad submission, because the
+ * command prints our message and creates no job. */
 #include "config.h"
+
+#include <stdlib.h>
 
 #include <slurm/spank.h>
 
@@ -22,13 +24,17 @@ static int validate_submission(void)
 int moe_alloc_post_opt(spank_t sp)
 {
     (void)sp;
-    return validate_submission();
+    if (validate_submission() != 0)
+        return -1;
+    return moe_contract_at_submit();
 }
 
-/* srun outside an allocation submits too; inside one it starts a step, and
- * the same checks keep a bad value from reaching the tasks. */
+/* srun outside an allocation submits a job; inside one it starts a step of
+ * a job checked at submission, and task_init checks the step again. */
 int moe_srun_post_opt(spank_t sp)
 {
     (void)sp;
-    return validate_submission();
+    if (validate_submission() != 0)
+        return -1;
+    return getenv("SLURM_JOB_ID") ? 0 : moe_contract_at_submit();
 }

@@ -8,7 +8,7 @@
 
 #include "plugin.h"
 
-enum { OPT_STAGE = 1, OPT_STUDY, OPT_CANDIDATE };
+enum { OPT_STAGE = 1, OPT_STUDY, OPT_CANDIDATE, OPT_ENFORCE };
 
 static int set_option(int val, const char *optarg, struct moe_error *err)
 {
@@ -19,6 +19,8 @@ static int set_option(int val, const char *optarg, struct moe_error *err)
         return moe_jobopts_set_study(&moe_plugin.opts, optarg, err);
     case OPT_CANDIDATE:
         return moe_jobopts_set_candidate(&moe_plugin.opts, optarg, err);
+    case OPT_ENFORCE:
+        return moe_jobopts_set_enforce(&moe_plugin.opts, optarg, err);
     default:
         moe_error_set(err, "internal error: unknown option %d", val);
         return -1;
@@ -49,6 +51,9 @@ static struct spank_option moe_options[] = {
     { "moe-study", "PATH", "moeflow study file or study directory", 1, OPT_STUDY, option_cb },
     { "moe-candidate", "ID", "moeflow candidate id from the study's manifest (e.g. c03)", 1,
       OPT_CANDIDATE, option_cb },
+    { "moe-enforce", "MODE",
+      "moeflow contract checks: strict|warn (warn only where the admin allows it)", 1, OPT_ENFORCE,
+      option_cb },
     SPANK_OPTIONS_TABLE_END
 };
 
@@ -82,6 +87,8 @@ static bool option_is_set(int val)
         return moe_plugin.opts.stage != MOE_STAGE_NONE;
     case OPT_STUDY:
         return moe_plugin.opts.study[0] != '\0';
+    case OPT_ENFORCE:
+        return moe_plugin.opts.enforce >= 0;
     default:
         return moe_plugin.opts.candidate[0] != '\0';
     }

@@ -28,6 +28,10 @@ void moe_plugin_defer_error(const char *fmt, ...) __attribute__((format(printf, 
 int moe_args_register(spank_t sp);
 int moe_args_recover(spank_t sp);
 
+/* contract.c: the measurement contract. */
+int moe_contract_at_submit(void);
+int moe_contract_at_task(spank_t sp, bool batch);
+
 /* Per-context handlers; each returns 0 or -1 (never a positive ESPANK_*). */
 int moe_alloc_post_opt(spank_t sp);
 int moe_srun_post_opt(spank_t sp);

@@ -68,5 +68,5 @@ int moe_stepd_task_init(spank_t sp)
     }
     if (export_options(sp) != 0 && !batch)
         return -1;
-    return 0;
+    return moe_contract_at_task(sp, batch);
 }

@@ -77,6 +77,18 @@ run_batch() {
     echo "$job"
 }
 
+# The job finished in state COMPLETED with ExitCode=0:0 (slurmctld keeps
+# finished jobs for MinJobAge seconds, so no accounting daemon is needed).
+job_completed() {
+    local line
+    line=$(scontrol show job -o "$1" 2>&1)
+    case "$line" in
+        *JobState=COMPLETED*ExitCode=0:0*) return 0 ;;
+    esac
+    echo "$line" | diag
+    return 1
+}
+
 queue_empty() { [ -z "$(squeue -h -o %i)" ]; }
 
 nodes_all_idle() {

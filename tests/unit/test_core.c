@@ -88,18 +88,25 @@ static void plugstack_defaults(void **state)
     assert_int_equal(c.affinity, MOE_AFFINITY_EXCLUSIVE);
     assert_true(c.affinity_user_override);
     assert_string_equal(c.hwloc_xml, "");
+    assert_int_equal(c.enforce, MOE_ENFORCE_STRICT);
+    assert_false(c.enforce_user_override);
+    assert_false(c.auto_freeze);
 }
 
 /* Every known key is applied. */
 static void plugstack_all_keys(void **state)
 {
     char *argv[] = { "affinity=closest", "affinity_override=deny", "hwloc_xml=/etc/node.xml",
-                     "topology=/etc/slurm/topology.conf" };
+                     "topology=/etc/slurm/topology.conf", "enforce=warn", "enforce_override=allow",
+                     "auto_freeze=allow" };
     struct moe_plugin_config c;
     struct moe_error e;
 
     (void)state;
-    assert_int_equal(moe_plugin_config_parse(&c, 4, argv, &e), 0);
+    assert_int_equal(moe_plugin_config_parse(&c, 7, argv, &e), 0);
+    assert_int_equal(c.enforce, MOE_ENFORCE_WARN);
+    assert_true(c.enforce_user_override);
+    assert_true(c.auto_freeze);
     assert_int_equal(c.affinity, MOE_AFFINITY_CLOSEST);
     assert_false(c.affinity_user_override);
     assert_string_equal(c.hwloc_xml, "/etc/node.xml");
@@ -127,7 +134,9 @@ static void plugstack_strict(void **state)
 {
     (void)state;
     expect_config_error("afinity=none", "unknown plugstack key 'afinity'");
-    expect_config_error("afinity=none", "known keys: affinity, affinity_override, hwloc_xml, topology");
+    expect_config_error("afinity=none", "known keys: affinity, affinity_override, hwloc_xml, "
+                                        "topology, enforce, enforce_override, auto_freeze");
+    expect_config_error("enforce=lenient", "valid values are strict, warn");
     expect_config_error("affinity=fast", "valid values are exclusive, closest, none");
     expect_config_error("topology=/b", "given twice");
     expect_config_error("hwloc_xml=node.xml", "absolute path");

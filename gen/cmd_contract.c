@@ -1,0 +1,276 @@
+/* moeflow contract show|diff|verify|freeze: the measurement contract by hand. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "contract.h"
+#include "contract_diff.h"
+#include "contract_rules.h"
+#include "contract_store.h"
+
+static const char usage_text[] =
+    "usage: moeflow contract show STUDY|FILE [--json]\n"
+    "       moeflow contract diff A B [--stage STAGE] [--json]\n"
+    "       moeflow contract verify STUDY|RUN_DIR\n"
+    "       moeflow contract freeze STUDY --from FILE\n"
+    "       moeflow contract winner STUDY RUN_DIR\n"
+    "\n"
+    "A and B are contract files or study directories (their frozen baseline).\n"
+    "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
+    "\n"
+    "example: moeflow contract diff runs/c03 runs/c04 --stage retune\n";
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A hand-written contract: any JSON formatting, checked for its sections. */
+static json_t *load_plain(const char *path, struct moe_error *err)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+
+    if (!doc) {
+        moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
+        return NULL;
+    }
+    if (moe_contract_check_shape(doc, err) != 0) {
+        moe_error_locate(err, path, 0, 0);
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* A study directory means its frozen baseline, a run directory its own
+ * contract.json (both verified); anything else is a contract file. */
+static json_t *load_any(const char *path, char digest[MOE_SHA256_HEX_LEN + 1])
+{
+    struct moe_error err;
+    char file[4096];
+    json_t *doc;
+
+    moe_error_clear(&err);
+    snprintf(file, sizeof(file), "%s/contract.json", path);
+    if (is_dir(path) && access(file, F_OK) != 0)
+        doc = moe_contract_load_frozen(path, digest, &err);
+    else {
+        doc = is_dir(path) ? moe_contract_load_file(file, &err) : load_plain(path, &err);
+        if (doc)
+            moe_contract_digest(doc, digest, &err);
+    }
+    if (!doc)
+        moe_cli_report(&err);
+    return doc;
+}
+
+static int cmd_show(const char *path, bool json)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    json_t *doc = load_any(path, digest);
+
+    if (!doc)
+        return MOE_EXIT_INVALID_INPUT;
+    if (json) {
+        json_t *out = json_pack("{s:s, s:O}", "sha256", digest, "contract", doc);
+        json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+        putchar('\n');
+        json_decref(out);
+    } else {
+        printf("sha256 %s\n", digest);
+        json_dumpf(doc, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+        putchar('\n');
+    }
+    json_decref(doc);
+    return MOE_EXIT_OK;
+}
+
+static int print_diff(const struct moe_contract_diff *d, const struct moe_verdict *v, bool json)
+{
+    if (json) {
+        json_t *out = json_pack("{s:o}", "changes", moe_contract_diff_json(d));
+        if (v->rule[0])
+            json_object_set_new(out, "verdict",
+                                json_pack("{s:b, s:s, s:s}", "allowed", v->allowed, "rule",
+                                          v->rule, "reason", v->reason));
+        json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2));
+        putchar('\n');
+        json_decref(out);
+    } else {
+        char *text = moe_contract_diff_text(d);
+        fputs(d->count ? text : "no differences\n", stdout);
+        free(text);
+        if (v->rule[0])
+            printf("%s by rule %s: %s\n", v->allowed ? "allowed" : "refused", v->rule, v->reason);
+    }
+    return v->rule[0] && !v->allowed ? MOE_EXIT_INFEASIBLE : MOE_EXIT_OK;
+}
+
+static int cmd_diff(const char *a_path, const char *b_path, const char *stage_name, bool json)
+{
+    char da[MOE_SHA256_HEX_LEN + 1], db[MOE_SHA256_HEX_LEN + 1];
+    json_t *a = load_any(a_path, da), *b = a ? load_any(b_path, db) : NULL;
+    struct moe_contract_diff d = { 0 };
+    struct moe_verdict v = { 0 };
+    struct moe_error err;
+    int rc = MOE_EXIT_INVALID_INPUT;
+
+    moe_error_clear(&err);
+    if (!a || !b)
+        goto out;
+    if (stage_name) {
+        enum moe_stage stage = moe_stage_parse(stage_name);
+        if (stage == MOE_STAGE_NONE) {
+            fprintf(stderr, "moeflow: --stage '%s': valid stages are %s\n", stage_name,
+                    moe_stage_choices());
+            rc = MOE_EXIT_USAGE;
+            goto out;
+        }
+        if (moe_contract_check_stage(stage, a, b, NULL, &d, &v, &err) != 0)
+            goto fail;
+    } else if (moe_contract_diff(a, b, &d, &err) != 0)
+        goto fail;
+    rc = print_diff(&d, &v, json);
+    goto out;
+fail:
+    moe_cli_report(&err);
+    rc = MOE_EXIT_SYSTEM;
+out:
+    moe_contract_diff_free(&d);
+    json_decref(a);
+    json_decref(b);
+    return rc;
+}
+
+/* A run directory sits at <study>/runs/<id>: check it against the baseline
+ * with the rule of the stage it ran as. */
+static int verify_run(const char *run_dir, const json_t *run)
+{
+    const char *stage_name = json_string_value(json_object_get(json_object_get(run, "run"), "stage"));
+    char study[4096];
+    int rc;
+
+    if (!stage_name) {
+        fprintf(stderr, "moeflow: %s/contract.json does not say which stage it ran\n", run_dir);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    snprintf(study, sizeof(study), "%s/../..", run_dir);
+    rc = cmd_diff(study, run_dir, stage_name, false);
+    return rc;
+}
+
+static int cmd_verify(const char *path)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], file[4096];
+    json_t *doc = load_any(path, digest);
+    int rc = MOE_EXIT_OK;
+
+    if (!doc)
+        return MOE_EXIT_INVALID_INPUT;
+    printf("%s: intact, sha256 %s\n", path, digest);
+    snprintf(file, sizeof(file), "%s/contract.json", path);
+    if (is_dir(path) && access(file, F_OK) == 0)
+        rc = verify_run(path, doc);
+    json_decref(doc);
+    return rc;
+}
+
+/* A retune run that won becomes a recorded winner, which validate accepts
+ * alone or in a declared combination. */
+static int cmd_winner(const char *study, const char *run_dir)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], winners[4096], path[4200];
+    json_t *doc = load_any(run_dir, digest);
+    struct moe_error err;
+    int rc;
+
+    if (!doc)
+        return MOE_EXIT_INVALID_INPUT;
+    moe_error_clear(&err);
+    json_object_del(doc, "run");
+    snprintf(winners, sizeof(winners), "%s/winners", study);
+    if (mkdir(winners, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "moeflow: %s: %s\n", winners, strerror(errno));
+        json_decref(doc);
+        return MOE_EXIT_SYSTEM;
+    }
+    moe_contract_digest(doc, digest, &err);
+    snprintf(path, sizeof(path), "%s/%s.json", winners, digest);
+    rc = moe_contract_write_file(path, doc, &err);
+    json_decref(doc);
+    if (rc < 0) {
+        moe_cli_report(&err);
+        return MOE_EXIT_SYSTEM;
+    }
+    printf("%s winner %s\n", rc == 0 ? "recorded" : "already recorded", path);
+    return MOE_EXIT_OK;
+}
+
+static int cmd_freeze(const char *study, const char *from)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    struct moe_error err;
+    json_t *doc;
+    int rc;
+
+    moe_error_clear(&err);
+    doc = load_plain(from, &err);
+    if (!doc) {
+        moe_cli_report(&err);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    rc = moe_contract_freeze(study, doc, digest, &err);
+    json_decref(doc);
+    if (rc < 0) {
+        moe_cli_report(&err);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    printf("%s %s/contract/frozen.json sha256 %s\n", rc == 0 ? "froze" : "already frozen", study,
+           digest);
+    return MOE_EXIT_OK;
+}
+
+int cmd_contract(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },   { "stage", required_argument, NULL, 's' },
+        { "from", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *stage = NULL, *from = NULL, *verb;
+    bool json = false;
+    int c;
+
+    while ((c = getopt_long(argc, argv, "js:f:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 's': stage = optarg; break;
+        case 'f': from = optarg; break;
+        case 'h': fputs(usage_text, stdout); return MOE_EXIT_OK;
+        default: fputs(usage_text, stderr); return MOE_EXIT_USAGE;
+        }
+    }
+    verb = optind < argc ? argv[optind] : "";
+    argc -= optind + 1;
+    argv += optind + 1;
+    if (strcmp(verb, "show") == 0 && argc == 1)
+        return cmd_show(argv[0], json);
+    if (strcmp(verb, "diff") == 0 && argc == 2)
+        return cmd_diff(argv[0], argv[1], stage, json);
+    if (strcmp(verb, "verify") == 0 && argc == 1)
+        return cmd_verify(argv[0]);
+    if (strcmp(verb, "winner") == 0 && argc == 2)
+        return cmd_winner(argv[0], argv[1]);
+    if (strcmp(verb, "freeze") == 0 && argc == 1 && from)
+        return cmd_freeze(argv[0], from);
+    fputs(usage_text, stderr);
+    return MOE_EXIT_USAGE;
+}

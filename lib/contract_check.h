@@ -1,0 +1,38 @@
+/* One check of a run against its study's frozen baseline, shared by the
+ * plugin (at submission and at task start) and the CLI.  A generated study
+ * directory holds the declared contracts:
+ *   <study>/contracts/baseline.json, <study>/contracts/<candidate>.json
+ * and recorded winners (validate stage) in <study>/winners/<digest>.json. */
+#ifndef MOEFLOW_CONTRACT_CHECK_H
+#define MOEFLOW_CONTRACT_CHECK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "contract.h"
+#include "error.h"
+#include "stage.h"
+
+struct moe_contract_outcome {
+    bool allowed;
+    bool froze;          /* this check froze the baseline */
+    char rule[64];
+    char reason[512];
+    char *diff_text;     /* "path: frozen → requested" lines; NULL when equal */
+    char frozen_digest[MOE_SHA256_HEX_LEN + 1];
+};
+
+/* The declared contract of a candidate ("" or NULL: the baseline). */
+json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err);
+
+/* runtime: requested already carries this node's facts (task start); else
+ * they are taken from the frozen baseline (submission).  may_freeze: with
+ * nothing frozen yet, freeze the study's baseline (at task start) or let
+ * the submission through; without it, refuse.  -1 only when the check
+ * itself cannot be made (corrupt or tampered baseline, I/O error). */
+int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *requested, bool runtime,
+                         bool may_freeze, struct moe_contract_outcome *out, struct moe_error *err);
+
+void moe_contract_outcome_free(struct moe_contract_outcome *out);
+
+#endif

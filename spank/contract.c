@@ -1,0 +1,164 @@
+/* The measurement contract in the plugin: checked against the frozen
+ * baseline at submission (sbatch/srun, as the user, declared values only)
+ * and at task start (task_init, as the user, with this node's facts). */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <slurm/spank.h>
+
+#include "contract_check.h"
+#include "contract_store.h"
+#include "node_facts.h"
+#include "nvml.h"
+#include "plugin.h"
+
+/* Contracts live in generated study directories; a bare study file has none. */
+static bool contract_applies(void)
+{
+    struct stat st;
+
+    return moe_plugin.opts.stage != MOE_STAGE_NONE && moe_plugin.opts.study[0] &&
+           stat(moe_plugin.opts.study, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool may_freeze(void)
+{
+    return moe_plugin.opts.stage == MOE_STAGE_CONTRACT || moe_plugin.config.auto_freeze;
+}
+
+/* The mode in force, or -1 (with a message) when the user asks for a
+ * downgrade the admin does not allow. */
+static int enforce_mode(enum moe_enforce_mode *mode)
+{
+    *mode = moe_plugin.config.enforce;
+    if (moe_plugin.opts.enforce < 0 || moe_plugin.opts.enforce == (int)*mode)
+        return 0;
+    if (moe_plugin.opts.enforce == MOE_ENFORCE_WARN && !moe_plugin.config.enforce_user_override) {
+        slurm_error(MOE_LOG_PREFIX "--moe-enforce=warn is not allowed on this cluster "
+                    "(plugstack.conf: enforce_override=deny)");
+        return -1;
+    }
+    *mode = (enum moe_enforce_mode)moe_plugin.opts.enforce;
+    return 0;
+}
+
+static void report_refusal(const struct moe_contract_outcome *out, const char *when)
+{
+    const char *line = out->diff_text;
+
+    slurm_error(MOE_LOG_PREFIX "contract %s: refused by rule %s: %s", when, out->rule, out->reason);
+    while (line && *line) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        slurm_error(MOE_LOG_PREFIX "  %.*s", len, line);
+        line = end ? end + 1 : line + len;
+    }
+}
+
+/* -1 to refuse; a violation in warn mode is reported and let through. */
+static int conclude(const struct moe_contract_outcome *out, int rc, const struct moe_error *err,
+                    enum moe_enforce_mode mode, const char *when)
+{
+    if (rc != 0) {
+        char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+        slurm_error(MOE_LOG_PREFIX "contract %s: %s", when, moe_error_format(err, buf, sizeof(buf)));
+        return mode == MOE_ENFORCE_STRICT ? -1 : 0;
+    }
+    if (out->allowed)
+        return 0;
+    report_refusal(out, when);
+    return mode == MOE_ENFORCE_STRICT ? -1 : 0;
+}
+
+int moe_contract_at_submit(void)
+{
+    struct moe_contract_outcome out = { 0 };
+    enum moe_enforce_mode mode;
+    struct moe_error err;
+    json_t *requested;
+    int rc;
+
+    if (!contract_applies())
+        return 0;
+    if (enforce_mode(&mode) != 0)
+        return -1;
+    moe_error_clear(&err);
+    requested = moe_contract_declared(moe_plugin.opts.study, moe_plugin.opts.candidate, &err);
+    rc = requested ? moe_contract_enforce(moe_plugin.opts.study, moe_plugin.opts.stage, requested,
+                                          false, may_freeze(), &out, &err)
+                   : -1;
+    rc = conclude(&out, rc, &err, mode, "check at submission");
+    moe_contract_outcome_free(&out);
+    json_decref(requested);
+    return rc;
+}
+
+static int spank_env(void *ctx, const char *name, char *buf, size_t len)
+{
+    return spank_getenv((spank_t)ctx, name, buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* "<jobid>" or "<array job id>_<array task id>" */
+static void run_id(spank_t sp, char *buf, size_t len)
+{
+    uint32_t job = 0, array = 0, task = 0;
+
+    spank_get_item(sp, S_JOB_ID, &job);
+    if (spank_get_item(sp, S_JOB_ARRAY_ID, &array) == ESPANK_SUCCESS && array != 0 &&
+        spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &task) == ESPANK_SUCCESS)
+        snprintf(buf, len, "%u_%u", array, task);
+    else
+        snprintf(buf, len, "%u", job);
+}
+
+static json_t *runtime_contract(spank_t sp, const char *id, struct moe_error *err)
+{
+    json_t *doc = moe_contract_declared(moe_plugin.opts.study, moe_plugin.opts.candidate, err);
+    struct moe_nvml_report nvml;
+    struct moe_error ignored;
+    bool have_nvml;
+
+    if (!doc)
+        return NULL;
+    have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
+    if (moe_node_facts_apply(doc, NULL, have_nvml ? &nvml : NULL, spank_env, sp, err) != 0) {
+        json_decref(doc);
+        return NULL;
+    }
+    json_object_set_new(doc, "run",
+                        json_pack("{s:s, s:s, s:s}", "stage", moe_stage_name(moe_plugin.opts.stage),
+                                  "candidate", moe_plugin.opts.candidate, "id", id));
+    return doc;
+}
+
+int moe_contract_at_task(spank_t sp, bool batch)
+{
+    struct moe_contract_outcome out = { 0 };
+    enum moe_enforce_mode mode;
+    struct moe_error err;
+    json_t *doc;
+    char id[64];
+    int rc;
+
+    if (!contract_applies())
+        return 0;
+    if (enforce_mode(&mode) != 0)
+        return batch ? 0 : -1;
+    moe_error_clear(&err);
+    run_id(sp, id, sizeof(id));
+    doc = runtime_contract(sp, id, &err);
+    rc = doc ? moe_contract_enforce(moe_plugin.opts.study, moe_plugin.opts.stage, doc, true,
+                                    may_freeze(), &out, &err)
+             : -1;
+    if (rc == 0 && out.allowed && moe_contract_record_run(moe_plugin.opts.study, id, doc, &err) < 0)
+        slurm_error(MOE_LOG_PREFIX "cannot record this run's contract: %s", err.text);
+    rc = conclude(&out, rc, &err, mode, "check at job start");
+    moe_contract_outcome_free(&out);
+    json_decref(doc);
+    /* never fail the batch step: that would drain the node */
+    return batch ? 0 : rc;
+}

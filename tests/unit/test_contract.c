@@ -1,0 +1,296 @@
+/* Contract canonical form, digest, diff and every stage rule. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "contract.h"
+#include "contract_diff.h"
+#include "contract_rules.h"
+#include "unit.h"
+
+static const char *baseline_text =
+    "{\"environment\":{\"megatron\":\"core_v0.16.0\",\"nccl\":\"2.28.9\"},"
+    " \"hardware\":{\"gpu_model\":\"NVIDIA H200\",\"gpus\":16,\"gpus_per_node\":8},"
+    " \"workload\":{\"model\":\"qwen3-30b-a3b\",\"seq_len\":4096,\"mbs\":1,\"gbs\":512},"
+    " \"semantics\":{\"routing\":\"dropless\",\"class\":\"training-equivalent\"},"
+    " \"parallel\":{\"tp\":1,\"pp\":1,\"ep\":16,\"etp\":1,\"cp\":1,\"vpp\":1,\"dp\":16,\"edp\":1},"
+    " \"tuning\":{\"dispatcher\":\"alltoall\",\"dispatcher_backend\":\"none\","
+    "   \"ep_overlap\":false,\"recompute_modules\":[],\"manual_gc\":false},"
+    " \"timing\":{\"warmup\":10,\"window\":[41,50]},"
+    " \"sources\":{\"hardware.gpu_model\":\"nvml\"}}";
+
+static json_t *baseline(void)
+{
+    json_t *doc = json_loads(baseline_text, 0, NULL);
+    assert_non_null(doc);
+    return doc;
+}
+
+/* Sets SECTION.KEY to a JSON value given as text. */
+static void put(json_t *doc, const char *section, const char *key, const char *value)
+{
+    json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+    assert_non_null(v);
+    json_object_set_new(json_object_get(doc, section), key, v);
+}
+
+/* Key order and number spelling do not change the canonical text or digest. */
+static void canonical_is_stable(void **state)
+{
+    json_t *a = json_loads("{\"b\":1.0,\"a\":[1e0,0.1,-0.0,2.5e-1]}", 0, NULL);
+    json_t *b = json_loads("{\"a\":[1,1e-1,0,0.25],\"b\":1}", 0, NULL);
+    char *ta = moe_contract_dump(a), *tb = moe_contract_dump(b);
+    char da[65], db[65];
+
+    (void)state;
+    assert_string_equal(ta, "{\"a\":[1,0.1,0,0.25],\"b\":1}");
+    assert_string_equal(ta, tb);
+    assert_int_equal(moe_contract_digest(a, da, NULL), 0);
+    assert_int_equal(moe_contract_digest(b, db, NULL), 0);
+    assert_string_equal(da, db);
+    free(ta);
+    free(tb);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* SHA-256 comes from libcrypto: the FIPS 180-2 test vector for "abc". */
+static void sha256_known_vector(void **state)
+{
+    char hex[65];
+
+    (void)state;
+    assert_int_equal(moe_sha256_hex("abc", 3, hex, NULL), 0);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+/* A missing or unknown section is named. */
+static void shape_errors_name_the_section(void **state)
+{
+    json_t *doc = baseline();
+    struct moe_error e;
+
+    (void)state;
+    assert_int_equal(moe_contract_check_shape(doc, &e), 0);
+    json_object_set_new(doc, "tunning", json_object());
+    assert_int_equal(moe_contract_check_shape(doc, &e), -1);
+    assert_non_null(strstr(e.text, "'tunning'"));
+    json_object_del(doc, "tunning");
+    json_object_del(doc, "timing");
+    assert_int_equal(moe_contract_check_shape(doc, &e), -1);
+    assert_non_null(strstr(e.text, "'timing'"));
+    json_decref(doc);
+}
+
+/* The diff lists changed leaves in path order, shows absent ones, skips sources. */
+static void diff_lists_changed_leaves(void **state)
+{
+    json_t *a = baseline(), *b = baseline();
+    struct moe_contract_diff d;
+    char *text;
+
+    (void)state;
+    put(b, "tuning", "dispatcher", "\"flex\"");
+    put(b, "parallel", "tp", "2.0");
+    put(b, "parallel", "ep", "16.0"); /* same number, other spelling: no change */
+    put(b, "tuning", "cuda_graph_scope", "[\"moe_router\"]");
+    put(b, "sources", "hardware.gpu_model", "\"hwloc\"");
+    assert_int_equal(moe_contract_diff(a, b, &d, NULL), 0);
+    assert_int_equal(d.count, 3);
+    assert_string_equal(d.items[0].path, "parallel.tp");
+    assert_string_equal(d.items[1].path, "tuning.cuda_graph_scope");
+    assert_null(d.items[1].frozen);
+    assert_string_equal(d.items[2].path, "tuning.dispatcher");
+    text = moe_contract_diff_text(&d);
+    assert_string_equal(text, "parallel.tp: 1 \u2192 2\n"
+                              "tuning.cuda_graph_scope: (absent) \u2192 [\"moe_router\"]\n"
+                              "tuning.dispatcher: \"alltoall\" \u2192 \"flex\"\n");
+    free(text);
+    moe_contract_diff_free(&d);
+    json_decref(a);
+    json_decref(b);
+}
+
+static struct moe_verdict verdict_for(enum moe_stage stage, json_t *frozen, json_t *requested,
+                                      json_t *winners)
+{
+    struct moe_contract_diff d;
+    struct moe_verdict v;
+    struct moe_error e;
+
+    moe_error_clear(&e);
+    assert_int_equal(moe_contract_check_stage(stage, frozen, requested, winners, &d, &v, &e), 0);
+    moe_contract_diff_free(&d);
+    return v;
+}
+
+#define EXPECT(stage, frozen, req, winners, ok, rule_name)                     \
+    do {                                                                       \
+        struct moe_verdict v_ = verdict_for(stage, frozen, req, winners);      \
+        if (v_.allowed != (ok) || strcmp(v_.rule, rule_name) != 0)             \
+            fail_msg("%s: allowed=%d rule=%s (%s)", #stage, v_.allowed,        \
+                     v_.rule, v_.reason);                                      \
+    } while (0)
+
+/* An invariant change is refused at every stage, by the invariant rule. */
+static void invariants_never_change(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    put(r, "hardware", "gpu_model", "\"NVIDIA H100 80GB HBM3\"");
+    for (int s = 0; s < MOE_STAGE_COUNT; s++)
+        EXPECT((enum moe_stage)s, f, r, NULL, false, "invariant");
+    json_decref(r);
+    r = baseline();
+    put(r, "timing", "window", "[31,40]");
+    EXPECT(MOE_STAGE_RETUNE, f, r, NULL, false, "invariant");
+    json_decref(f);
+    json_decref(r);
+}
+
+/* contract: an unchanged re-run passes, any change fails. */
+static void contract_stage(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    EXPECT(MOE_STAGE_CONTRACT, f, r, NULL, true, "stage-scope");
+    put(r, "tuning", "manual_gc", "true");
+    EXPECT(MOE_STAGE_CONTRACT, f, r, NULL, false, "contract-equal");
+    json_decref(f);
+    json_decref(r);
+}
+
+/* fit: layout, recompute and offload may change; the dispatcher may not. */
+static void fit_stage(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    put(r, "parallel", "pp", "2");
+    put(r, "tuning", "recompute_modules", "[\"moe_act\"]");
+    put(r, "tuning", "offload", "\"optimizer\"");
+    EXPECT(MOE_STAGE_FIT, f, r, NULL, true, "stage-scope");
+    put(r, "tuning", "dispatcher", "\"flex\"");
+    EXPECT(MOE_STAGE_FIT, f, r, NULL, false, "fit-scope");
+    json_decref(f);
+    json_decref(r);
+}
+
+/* scale: only the parallel layout may change. */
+static void scale_stage(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    put(r, "parallel", "ep", "8");
+    put(r, "parallel", "dp", "2");
+    EXPECT(MOE_STAGE_SCALE, f, r, NULL, true, "stage-scope");
+    put(r, "tuning", "recompute_modules", "[\"mlp\"]");
+    EXPECT(MOE_STAGE_SCALE, f, r, NULL, false, "scale-scope");
+    json_decref(f);
+    json_decref(r);
+}
+
+/* profile: profiling switches only. */
+static void profile_stage(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    json_object_set_new(r, "profiling", json_pack("{s:s, s:[i,i]}", "tool", "nsys", "steps", 12, 14));
+    EXPECT(MOE_STAGE_PROFILE, f, r, NULL, true, "stage-scope");
+    put(r, "parallel", "tp", "2");
+    EXPECT(MOE_STAGE_PROFILE, f, r, NULL, false, "profile-equal");
+    json_decref(f);
+    json_decref(r);
+}
+
+/* retune: exactly one variable; dispatcher type + backend count as one; MBS is one. */
+static void retune_stage(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    EXPECT(MOE_STAGE_RETUNE, f, r, NULL, false, "retune-one-variable"); /* none */
+    put(r, "tuning", "dispatcher", "\"flex\"");
+    put(r, "tuning", "dispatcher_backend", "\"hybridep\"");
+    EXPECT(MOE_STAGE_RETUNE, f, r, NULL, true, "retune-one-variable");
+    put(r, "tuning", "ep_overlap", "true");
+    EXPECT(MOE_STAGE_RETUNE, f, r, NULL, false, "retune-one-variable");
+    json_decref(r);
+    r = baseline();
+    put(r, "workload", "mbs", "2");
+    EXPECT(MOE_STAGE_RETUNE, f, r, NULL, true, "retune-one-variable");
+    json_decref(r);
+    r = baseline();
+    put(r, "parallel", "ep", "8");
+    EXPECT(MOE_STAGE_RETUNE, f, r, NULL, false, "retune-scope");
+    json_decref(f);
+    json_decref(r);
+}
+
+/* validate: the baseline, a recorded winner, or a declared combination of winners. */
+static void validate_stage(void **state)
+{
+    json_t *f = baseline(), *r = baseline(), *w1 = baseline(), *w2 = baseline();
+    json_t *winners = json_array();
+    char d1[65], d2[65];
+
+    (void)state;
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, true, "validate-equal");
+    put(w1, "tuning", "ep_overlap", "true");
+    put(w2, "tuning", "manual_gc", "true");
+    json_array_append(winners, w1);
+    json_array_append(winners, w2);
+    put(r, "tuning", "ep_overlap", "true");
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, true, "validate-winner");
+    EXPECT(MOE_STAGE_VALIDATE, f, r, NULL, false, "validate-equal");
+    put(r, "tuning", "manual_gc", "true");
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-equal"); /* undeclared combination */
+    assert_int_equal(moe_contract_digest(w1, d1, NULL), 0);
+    assert_int_equal(moe_contract_digest(w2, d2, NULL), 0);
+    json_object_set_new(r, "validation", json_pack("{s:[s,s]}", "combination", d1, d2));
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, true, "validate-combination");
+    put(r, "tuning", "dispatcher", "\"flex\""); /* more than the winners changed */
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-combination");
+    json_decref(f);
+    json_decref(r);
+    json_decref(w1);
+    json_decref(w2);
+    json_decref(winners);
+}
+
+/* The variable a path belongs to. */
+static void variable_names(void **state)
+{
+    char buf[64];
+
+    (void)state;
+    assert_string_equal(moe_contract_variable("tuning.dispatcher_backend", buf, sizeof(buf)), "dispatcher");
+    assert_string_equal(moe_contract_variable("tuning.cuda_graph.scope", buf, sizeof(buf)), "cuda_graph");
+    assert_string_equal(moe_contract_variable("workload.mbs", buf, sizeof(buf)), "mbs");
+    assert_null(moe_contract_variable("workload.gbs", buf, sizeof(buf)));
+    assert_null(moe_contract_variable("parallel.tp", buf, sizeof(buf)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(canonical_is_stable),
+        cmocka_unit_test(sha256_known_vector),
+        cmocka_unit_test(shape_errors_name_the_section),
+        cmocka_unit_test(diff_lists_changed_leaves),
+        cmocka_unit_test(invariants_never_change),
+        cmocka_unit_test(contract_stage),
+        cmocka_unit_test(fit_stage),
+        cmocka_unit_test(scale_stage),
+        cmocka_unit_test(profile_stage),
+        cmocka_unit_test(retune_stage),
+        cmocka_unit_test(validate_stage),
+        cmocka_unit_test(variable_names),
+    };
+    return MOE_RUN_TESTS(tests);
+}
