@@ -81,31 +81,33 @@ static json_t *sorted(json_t *lines)
 }
 
 /* Array chunks of at most max indices, each 0-based with an index offset. */
-static json_t *chunks(const char *script, int n, int max, int throttle)
+/* Array chunks of at most max indices, each 0-based with an index offset.
+ * A chunk is submitted naming its first candidate: the plugin checks that
+ * one against the contract at sbatch time; every array task's srun then
+ * names its own candidate and is checked again when it starts. */
+static json_t *chunks(const char *script, const json_t *cands, int n, int max, int throttle)
 {
     json_t *out = json_array();
 
     for (int off = 0; off < n; off += max) {
         int count = n - off < max ? n - off : max;
-        json_t *c = json_pack("{s:i, s:i}", "offset", off, "count", count);
+        const char *first = json_string_value(json_object_get(json_array_get(cands, off), "id"));
+        json_t *c = json_pack("{s:i, s:i, s:s}", "offset", off, "count", count, "candidate",
+                              first ? first : "");
+        json_t *args;
+
         json_object_set_new(c, "array", json_sprintf("0-%d%%%d", count - 1, throttle));
-        if (off == 0)
-            json_object_set_new(c, "sbatch",
-                                n <= max ? json_sprintf("sbatch %s", script)
-                                         : json_sprintf("sbatch --array=0-%d%%%d %s", count - 1,
-                                                        throttle, script));
+        if (off == 0 && n <= max)
+            args = json_string("");
+        else if (off == 0)
+            args = json_sprintf(" --array=0-%d%%%d", count - 1, throttle);
         else
-            json_object_set_new(c, "sbatch",
-                                json_sprintf("sbatch --array=0-%d%%%d "
-                                             "--export=ALL,MOEFLOW_INDEX_OFFSET=%d %s",
-                                             count - 1, throttle, off, script));
-        json_object_set_new(c, "args",
-                            off == 0 && n <= max
-                                ? json_string("")
-                                : json_sprintf(off ? " --array=0-%d%%%d "
-                                                     "--export=ALL,MOEFLOW_INDEX_OFFSET=%d"
-                                                   : " --array=0-%d%%%d",
-                                               count - 1, throttle, off));
+            args = json_sprintf(" --array=0-%d%%%d --moe-candidate=%s "
+                                "--export=ALL,MOEFLOW_INDEX_OFFSET=%d",
+                                count - 1, throttle, first, off);
+        json_object_set_new(c, "sbatch", json_sprintf("sbatch%s %s", json_string_value(args),
+                                                      script));
+        json_object_set_new(c, "args", args);
         json_array_append_new(out, c);
     }
     return out;
@@ -215,8 +217,9 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
         snprintf(buf, sizeof(buf), "logs/%s-%%A_%%a.out", moe_stage_name(st));
     } else {
         snprintf(buf, sizeof(buf), "logs/%s-%%j.out", moe_stage_name(st));
-        sbatch_line(lines, "moe-candidate", json_string_value(json_object_get(first, "id")));
     }
+    /* arrays: the chunk's first candidate, for the submission check */
+    sbatch_line(lines, "moe-candidate", json_string_value(json_object_get(first, "id")));
     sbatch_line(lines, "output", buf);
     snprintf(buf, sizeof(buf), "%d", st == MOE_STAGE_CONTRACT ? 1 : tasks);
     sbatch_line(lines, "gpus-per-node", st == MOE_STAGE_CONTRACT ? "1" : buf);
@@ -253,7 +256,7 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     throttle = moe_study_world_size(s) / per_job;
     if (throttle < 1)
         throttle = 1;
-    ch = chunks(script, is_array_stage(st) ? n : (n ? 1 : 0), max, throttle);
+    ch = chunks(script, plan.candidates, is_array_stage(st) ? n : (n ? 1 : 0), max, throttle);
     so->manifest = json_pack("{s:s, s:s, s:b, s:O, s:O, s:O}", "stage", name, "script",
                              n ? script : "", "array", is_array_stage(st), "chunks", ch,
                              "candidates", plan.candidates, "skipped", plan.skipped);
@@ -409,12 +412,12 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
                                                     "run", 0));
             continue;
         }
-        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:s+}", "stage",
+        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:b, s:s+}", "stage",
                                                 moe_stage_name(st), "summary",
                                                 json_object_get(so.context, "summary"),
                                                 "chunks", json_object_get(so.context, "chunks"),
-                                                "run", 1, "script", moe_stage_name(st),
-                                                ".sbatch"));
+                                                "run", 1, "wait", st == MOE_STAGE_CONTRACT,
+                                                "script", moe_stage_name(st), ".sbatch"));
         snprintf(tname, sizeof(tname), "%s.sbatch.in", moe_stage_name(st));
         snprintf(tname + 32, 32, "%s.sbatch", moe_stage_name(st));
         if (add_file(out, tname + 32, render(o, tname, so.context, err), 0755, err) < 0) {
