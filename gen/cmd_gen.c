@@ -81,7 +81,7 @@ static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_
         }
     }
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode);
-    if (fd < 0 || write(fd, f->data, f->len) != (ssize_t)f->len || fsync(fd) < 0) {
+    if (fd < 0 || write(fd, f->data, f->len) != (ssize_t)f->len) {
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -92,6 +92,20 @@ static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+static int sync_tree(const char *dir, struct moe_error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0 || syncfs(fd) < 0) {
+        moe_error_at(err, dir, 0, 0, "cannot flush: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
     return 0;
 }
 
@@ -144,8 +158,12 @@ static int write_atomically(const char *dir, const struct moe_gen_output *out,
             remove_tree(tmp, out);
             return -1;
         }
-    if (rename(tmp, dir) < 0) {
-        moe_error_at(err, dir, 0, 0, "cannot rename %s into place: %s", tmp, strerror(errno));
+    /* One flush for the whole tree before it becomes visible, instead of a
+     * fsync per file: a crash never leaves DIR with empty scripts. */
+    if (sync_tree(tmp, err) < 0 || rename(tmp, dir) < 0) {
+        if (!err->text[0])
+            moe_error_at(err, dir, 0, 0, "cannot rename %s into place: %s", tmp,
+                         strerror(errno));
         remove_tree(tmp, out);
         return -1;
     }
