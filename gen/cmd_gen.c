@@ -12,6 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef HAVE_LIBSLURM
+#include <slurm/slurm.h>
+#endif
+
 #include "cli.h"
 #include "stagegen.h"
 #include "study.h"
@@ -27,7 +31,8 @@ static void usage(FILE *out)
             "  -o, --output DIR        directory to create\n"
             "  -s, --stage STAGE       only this stage (%s)\n"
             "  -n, --dry-run           list what would be written; write nothing\n"
-            "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d)\n"
+            "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d;\n"
+            "                          'auto' asks slurmctld through libslurm)\n"
             "  -t, --templates DIR     sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
             "                          %s/templates)\n\n"
             "example:\n"
@@ -188,6 +193,35 @@ static int absolute_target(const char *dir, char *out, size_t len, struct moe_er
     return rc;
 }
 
+/* MaxArraySize from slurmctld, or -1 with err.  libslurm exits the process
+ * when it finds no configuration, so look for one first. */
+static int cluster_max_array_size(struct moe_error *err)
+{
+#ifdef HAVE_LIBSLURM
+    const char *conf = getenv("SLURM_CONF");
+    slurm_conf_t *c = NULL;
+    int v;
+
+    if (!(conf && access(conf, R_OK) == 0) && access("/etc/slurm/slurm.conf", R_OK) != 0) {
+        moe_error_set(err, "--max-array-size=auto: no slurm.conf (set SLURM_CONF)");
+        return -1;
+    }
+    slurm_init(NULL);
+    if (slurm_load_ctl_conf((time_t)0, &c) != SLURM_SUCCESS || !c) {
+        moe_error_set(err, "--max-array-size=auto: cannot ask slurmctld: %s",
+                      slurm_strerror(slurm_get_errno()));
+        return -1;
+    }
+    v = (int)c->max_array_sz;
+    slurm_free_ctl_conf(c);
+    slurm_fini();
+    return v;
+#else
+    moe_error_set(err, "--max-array-size=auto: built without libslurm; give a number");
+    return -1;
+#endif
+}
+
 static void dry_run(const char *dir, const struct moe_gen_output *out)
 {
     printf("would create %s/ with:\n", dir);
@@ -236,6 +270,13 @@ int cmd_gen(int argc, char **argv)
             dry = true;
             break;
         case 'm':
+            if (strcmp(optarg, "auto") == 0) {
+                if ((opts.max_array_size = cluster_max_array_size(&err)) < 1) {
+                    moe_cli_report(&err);
+                    return MOE_EXIT_SYSTEM;
+                }
+                break;
+            }
             v = strtol(optarg, &end, 10);
             if (*end || v < 1 || v > 4000001) {
                 fprintf(stderr, "moeflow gen: --max-array-size wants 1..4000001, not '%s'\n",

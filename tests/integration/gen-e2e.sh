@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 14
+tap_plan 15
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -21,6 +21,12 @@ FAKE="$MOEFLOW_SRCDIR/tests/doubles/fake-megatron $MOEFLOW_SRCDIR/tests/data/meg
 sed "s|command: python pretrain_gpt.py|command: $FAKE|" \
     "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$STUDY"
 ok "the study names the test double as its trainer" has "$STUDY" "fake-megatron"
+
+# MaxArraySize from slurmctld through libslurm (the local cluster keeps 1001).
+MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates "$MOEFLOW_BIN" gen "$STUDY" -o "$WORK/auto" \
+    --max-array-size=auto 2>&1 | diag
+ok "--max-array-size=auto reads MaxArraySize from the cluster" \
+    has "$WORK/auto/manifest.json" '"max_array_size": 1001'
 
 OUTDIR=$WORK/tiny
 # Arrays of at most 4 tasks: retune (13 candidates) runs as 4 chunks with offsets.
