@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "study.h"
+#include "study_pipeline.h"
 #include "study_schema.h"
 #include "unit.h"
 
@@ -248,6 +249,27 @@ static void schema_is_documented(void **state)
     free(man);
 }
 
+/* Pipeline layouts: repeats expand, and stages, decoder layers and MTP
+ * layers are counted (DeepSeek-V3: 1 + 30 x 2 = 61 layers over 32 stages). */
+static void pipeline_layouts(void **state)
+{
+    struct moe_error e;
+
+    (void)state;
+    moe_error_clear(&e);
+    assert_int_equal(moe_pipeline_layout_check("Et|(tt|)*30mL", 32, 61, 1, &e), 0);
+    assert_int_equal(moe_pipeline_layout_check("Ett|(ttt|)*30ttL", 32, 94, 0, &e), 0);
+    assert_int_equal(moe_pipeline_layout_check("Et*3|t*3|t*2L", 3, 8, 0, &e), 0);
+    assert_int_equal(moe_pipeline_layout_check("Et|(tt|)*30mL", 32, 61, 0, &e), -1);
+    assert_string_equal(e.text, "'Et|(tt|)*30mL' places 1 MTP layers, the model has 0");
+    assert_int_equal(moe_pipeline_layout_check("Et|(tt|*30mL", 32, 61, 1, &e), -1);
+    assert_string_equal(e.text, "unbalanced '('");
+    assert_int_equal(moe_pipeline_layout_check("Et|tx|L", 3, 1, 0, &e), -1);
+    assert_string_equal(e.text, "unexpected 'x' (use E, t, m, L, |, ( ) and *N)");
+    assert_int_equal(moe_pipeline_layout_check("t|tL", 2, 2, 0, &e), -1);
+    assert_string_equal(e.text, "'t|tL' must start with E (embedding) and end with L (loss)");
+}
+
 int main(void)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
@@ -260,6 +282,7 @@ int main(void)
         cmocka_unit_test(canonical_form),
         cmocka_unit_test(preset_override),
         cmocka_unit_test(schema_is_documented),
+        cmocka_unit_test(pipeline_layouts),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
