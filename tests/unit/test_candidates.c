@@ -381,7 +381,7 @@ static void environment(void **state)
 static void fit_candidates(void **state)
 {
     struct moe_study s;
-    json_t *cands, *c;
+    json_t *cands, *c, *args;
 
     (void)state;
     load("deepseek-v3-1024xh100.yaml", &s);
@@ -393,16 +393,19 @@ static void fit_candidates(void **state)
     assert_int_equal(json_integer_value(json_object_get(c, "nodes")), 1);
     assert_int_equal(json_integer_value(json_object_get(c, "tasks_per_node")), 1);
     assert_int_equal(json_integer_value(json_object_get(c, "world_size")), 1024);
-    assert_non_null(json_object_get(argmap(json_object_get(c, "argv")), "--fake-process-group"));
+    args = argmap(json_object_get(c, "argv"));
+    assert_non_null(json_object_get(args, "--fake-process-group"));
+    json_decref(args);
     json_decref(cands);
     moe_study_free(&s);
 
     load("qwen3-30b-a3b-16xh100.yaml", &s);
     cands = stage(&s, MOE_STAGE_FIT, NULL);
     c = json_array_get(cands, 0);
-    assert_string_equal(
-        json_string_value(json_object_get(argmap(json_object_get(c, "argv")),
-                                          "--moe-token-dispatcher-type")), " alltoall");
+    args = argmap(json_object_get(c, "argv"));
+    assert_string_equal(json_string_value(json_object_get(args, "--moe-token-dispatcher-type")),
+                        " alltoall");
+    json_decref(args);
     assert_non_null(strstr(json_string_value(json_object_get(c, "note")), "flex dispatcher"));
     json_decref(cands);
     moe_study_free(&s);
