@@ -39,6 +39,58 @@ json_t *moe_contract_declared(const char *study, const char *candidate, struct m
     return doc;
 }
 
+json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct moe_error *err)
+{
+    char path[4096];
+    json_error_t jerr;
+    json_t *manifest, *ids = json_array(), *st, *c;
+    size_t i, j;
+
+    snprintf(path, sizeof(path), "%s/manifest.json", study);
+    if (access(path, F_OK) != 0)
+        return ids;
+    manifest = json_load_file(path, 0, &jerr);
+    if (!manifest) {
+        moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
+        json_decref(ids);
+        return NULL;
+    }
+    json_array_foreach(json_object_get(manifest, "stages"), i, st) {
+        const char *name = json_string_value(json_object_get(st, "stage"));
+        if (!name || strcmp(name, moe_stage_name(stage)) != 0)
+            continue;
+        json_array_foreach(json_object_get(st, "candidates"), j, c)
+            json_array_append(ids, json_object_get(c, "id"));
+    }
+    json_decref(manifest);
+    return ids;
+}
+
+int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, char *id,
+                           size_t len, struct moe_error *err)
+{
+    json_t *ids = moe_manifest_stage_ids(study, stage, err);
+    const char *chosen = NULL;
+
+    if (!ids)
+        return -1;
+    if (index < 0 && json_array_size(ids) == 1)
+        chosen = json_string_value(json_array_get(ids, 0));
+    else if (index >= 0 && (size_t)index < json_array_size(ids))
+        chosen = json_string_value(json_array_get(ids, (size_t)index));
+    if (chosen)
+        snprintf(id, len, "%s", chosen);
+    else if (index < 0)
+        moe_error_set(err, "%s/manifest.json: the %s stage has %zu candidates; pick one with "
+                      "--moe-candidate or run it as a job array", study, moe_stage_name(stage),
+                      json_array_size(ids));
+    else
+        moe_error_set(err, "%s/manifest.json: the %s stage has no candidate at index %ld", study,
+                      moe_stage_name(stage), index);
+    json_decref(ids);
+    return chosen ? 0 : -1;
+}
+
 static json_t *load_winners(const char *study, struct moe_error *err)
 {
     char dir[4096], path[4608];
