@@ -24,6 +24,8 @@ struct moe_command {
 /* commands.c: the table main() dispatches over, ended by a NULL name. */
 extern const struct moe_command moe_commands[];
 
+int cmd_overlap(int argc, char **argv);
+
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);
 

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 const struct moe_command moe_commands[] = {
+    { "overlap", "hidden communication per GPU from nsys / PyTorch-profiler traces", cmd_overlap },
     { NULL, NULL, NULL },
 };
 
