@@ -49,7 +49,7 @@ static void row(const struct moe_overlap_gpu *g, const char *label, int64_t wind
         snprintf(pbuf, sizeof(pbuf), "-");
     else
         snprintf(pbuf, sizeof(pbuf), "%.2f", pct);
-    printf("%-28s %10.3f %10.3f %10.3f %10.3f %8s %10.3f %10.3f %10.3f %6zu %9.3f %9zu\n", label,
+    printf("%-34s %10.3f %10.3f %10.3f %10.3f %8s %10.3f %10.3f %10.3f %6zu %9.3f %9zu\n", label,
            ms(window), ms(g->comm), ms(g->compute), ms(g->hidden), pbuf, ms(g->exposed),
            ms(g->busy), ms(g->idle), g->gaps, ms(g->max_gap), g->kernels);
 }
@@ -58,7 +58,7 @@ static void print_table(const struct moe_overlap *o)
 {
     char label[64];
 
-    printf("%-28s %10s %10s %10s %10s %8s %10s %10s %10s %6s %9s %9s\n", "gpu", "window_ms",
+    printf("%-34s %10s %10s %10s %10s %8s %10s %10s %10s %6s %9s %9s\n", "gpu", "window_ms",
            "comm_ms", "compute_ms", "hidden_ms", "hidden%", "exposed_ms", "busy_ms", "idle_ms",
            "gaps", "maxgap_ms", "kernels");
     for (size_t i = 0; i < o->ngpus; i++) {
@@ -66,7 +66,10 @@ static void print_table(const struct moe_overlap *o)
         const char *base = strrchr(g->trace, '/');
 
         base = base ? base + 1 : g->trace;
-        snprintf(label, sizeof(label), "%.20s:%d", base, g->device);
+        /* Keep the end of long names: that is where the rank usually is. */
+        if (strlen(base) > 30)
+            base += strlen(base) - 30;
+        snprintf(label, sizeof(label), "%s:%d", base, g->device);
         row(g, label, g->hi - g->lo);
     }
     row(&o->total, "total", o->total.hi);
