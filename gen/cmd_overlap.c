@@ -69,7 +69,7 @@ static void print_table(const struct moe_overlap *o)
         /* Keep the end of long names: that is where the rank usually is. */
         if (strlen(base) > 30)
             base += strlen(base) - 30;
-        snprintf(label, sizeof(label), "%s:%d", base, g->device);
+        snprintf(label, sizeof(label), "%.30s:%d", base, g->device);
         row(g, label, g->hi - g->lo);
     }
     row(&o->total, "total", o->total.hi);
