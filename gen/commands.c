@@ -4,6 +4,7 @@
 
 const struct moe_command moe_commands[] = {
     { "overlap", "hidden communication per GPU from nsys / PyTorch-profiler traces", cmd_overlap },
+    { "report", "step-time evidence and A/B verdicts from Megatron logs", cmd_report },
     { NULL, NULL, NULL },
 };
 
