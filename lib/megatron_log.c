@@ -227,7 +227,7 @@ static const char *skip_rank_prefix(const char *line)
     return (p[0] == ':' && p[1] == ' ') ? p + 2 : line;
 }
 
-static int in_args_state(struct moe_log *log, const char *line, int *in_args)
+static int in_args_state(const char *line, int *in_args)
 {
     if (strstr(line, "-- arguments --")) {
         *in_args = 1;
@@ -237,7 +237,6 @@ static int in_args_state(struct moe_log *log, const char *line, int *in_args)
         *in_args = 0;
         return 1;
     }
-    (void)log;
     return 0;
 }
 
@@ -272,7 +271,7 @@ static void step_time(struct moe_log *log, const char *line)
         it->tflops = u;
 }
 
-static int feed(struct moe_log *log, const char *line, int lineno, int *in_args)
+static int feed(struct moe_log *log, const char *line, int lineno)
 {
     const char *end = line + strlen(line), *p, *next;
     long iter, total, after;
@@ -280,9 +279,9 @@ static int feed(struct moe_log *log, const char *line, int lineno, int *in_args)
     double unit;
 
     log->lines++;
-    if (in_args_state(log, line, in_args))
+    if (in_args_state(line, &log->in_args))
         return 0;
-    if (*in_args)
+    if (log->in_args)
         return add_arg(log, skip_rank_prefix(line));
     theoretical(log, line);
     step_time(log, line);
@@ -317,9 +316,7 @@ static int feed(struct moe_log *log, const char *line, int lineno, int *in_args)
 
 int moe_log_feed_line(struct moe_log *log, const char *line, int lineno)
 {
-    int in_args = 0;
-
-    return feed(log, line, lineno, &in_args);
+    return feed(log, line, lineno);
 }
 
 int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err)
@@ -328,7 +325,7 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    int lineno = 0, in_args = 0, rc = 0;
+    int lineno = 0, rc = 0;
 
     if (!f) {
         moe_error_at(err, path, 0, 0, "cannot open log: %s", strerror(errno));
@@ -338,12 +335,13 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
         lineno++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
-        if (feed(log, line, lineno, &in_args) < 0) {
+        if (feed(log, line, lineno) < 0) {
             moe_error_at(err, path, lineno, 0, "out of memory");
             rc = -1;
             break;
         }
     }
+    log->in_args = 0; /* a dump cut short ends with its file */
     if (rc == 0 && ferror(f)) {
         moe_error_at(err, path, 0, 0, "read error: %s", strerror(errno));
         rc = -1;

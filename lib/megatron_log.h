@@ -48,6 +48,7 @@ struct moe_log {
     size_t graph_lines;   /* CUDA graph capture / replay evidence */
     char graph_example[160];
     size_t lines;
+    int in_args; /* inside the argument dump */
 };
 
 void moe_log_init(struct moe_log *log);
