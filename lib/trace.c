@@ -222,6 +222,62 @@ int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, i
     return 0;
 }
 
+/* Appends n elements of size sz from src to *dst (count *nd, capacity
+ * *cap); takes src over when *dst is empty. */
+static int append(void **dst, size_t *nd, size_t *cap, void **src, size_t *ns, size_t *scap,
+                  size_t sz)
+{
+    if (*nd == 0) {
+        free(*dst);
+        *dst = *src;
+        *nd = *ns;
+        *cap = *scap;
+        *src = NULL;
+        *ns = *scap = 0;
+        return 0;
+    }
+    if (grow(dst, cap, *nd + *ns, sz) < 0)
+        return -1;
+    memcpy((char *)*dst + *nd * sz, *src, *ns * sz);
+    *nd += *ns;
+    return 0;
+}
+
+int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub)
+{
+    uint32_t *remap = malloc((sub->nnames + 1) * sizeof(*remap));
+
+    if (!remap)
+        return -1;
+    for (size_t i = 0; i < sub->nnames; i++) {
+        long id = moe_trace_intern(t, sub->names[i].text, strlen(sub->names[i].text));
+
+        if (id < 0) {
+            free(remap);
+            return -1;
+        }
+        remap[i] = (uint32_t)id;
+    }
+    for (size_t i = 0; i < sub->ndevices; i++) {
+        struct moe_trace_device *s = &sub->devices[i], *d = device_get(t, s->id);
+
+        if (!d)
+            goto fail;
+        for (size_t k = 0; k < s->ncomm; k++)
+            s->comm[k].name = remap[s->comm[k].name];
+        if (append((void **)&d->comm, &d->ncomm, &d->capcomm, (void **)&s->comm, &s->ncomm,
+                   &s->capcomm, sizeof(*d->comm)) < 0 ||
+            append((void **)&d->compute, &d->ncompute, &d->capcompute, (void **)&s->compute,
+                   &s->ncompute, &s->capcompute, sizeof(*d->compute)) < 0)
+            goto fail;
+    }
+    free(remap);
+    return 0;
+fail:
+    free(remap);
+    return -1;
+}
+
 int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err)
 {
     static const char sqlite_magic[16] = "SQLite format 3";

@@ -58,6 +58,7 @@ struct moe_trace {
     size_t last_device; /* cache: most kernels follow one on the same device */
     struct moe_step_marker *steps;
     size_t nsteps, capsteps;
+    int threads; /* nsys reader threads; 0 picks by size and CPU count */
 };
 
 /* patterns: NULL for the defaults.  step_prefix: NULL for ProfilerStep#. */
@@ -79,6 +80,11 @@ int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t
  * number; other names are ignored.  Returns -1 only on allocation failure. */
 int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, int64_t end,
                          int gpu);
+
+/* Moves sub's kernels to the end of t's, mapping sub's names onto t's by
+ * text; sub keeps its names and loses its kernels.  Used to join what
+ * parallel readers produced. */
+int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub);
 
 /* The readers, also reachable directly. */
 int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_error *err);

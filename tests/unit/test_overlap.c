@@ -297,6 +297,33 @@ static void nsys_export(void **state)
     free(path);
 }
 
+/* Read by three threads over rowid ranges, the export gives the same
+ * answers: the chunks join in order and their name tables merge by text. */
+static void nsys_export_threads(void **state)
+{
+    char *path = write_nsys(1);
+    struct moe_overlap o;
+    struct moe_trace t;
+    struct moe_window w = { 0 };
+    struct moe_error e;
+
+    (void)state;
+    moe_overlap_init(&o);
+    moe_trace_init(&t, path, NULL, NULL);
+    t.threads = 3;
+    assert_int_equal(moe_trace_load(&t, path, &e), 0);
+    /* Six distinct kernel names (StringIds 1-3 and 5-7), once each, whichever
+     * chunk saw them. */
+    assert_int_equal(t.nnames, 6);
+    assert_int_equal(moe_overlap_add_trace(&o, &t, &w, &e), 0);
+    moe_trace_free(&t);
+    assert_int_equal(moe_overlap_finish(&o, 10, &e), 0);
+    synthetic_whole_trace(&o);
+    moe_overlap_free(&o);
+    unlink(path);
+    free(path);
+}
+
 /* An export without the kernel table says what is missing and why. */
 static void nsys_without_kernels(void **state)
 {
@@ -488,6 +515,7 @@ int main(void)
         cmocka_unit_test(kineto_time_window_edges),
         cmocka_unit_test(kineto_gzip),
         cmocka_unit_test(nsys_export),
+        cmocka_unit_test(nsys_export_threads),
         cmocka_unit_test(nsys_without_kernels),
         cmocka_unit_test(missing_step_is_an_error),
         cmocka_unit_test(gpu_step_markers_preferred),
