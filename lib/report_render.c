@@ -132,11 +132,12 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
                          struct moe_error *err)
 {
     const double W = 800, H = 420, L = 70, R = 170, T = 30, B = 50;
-    double xmin = INFINITY, xmax = -INFINITY, ymax = 0, ys, xs;
+    double xmin = INFINITY, xmax = -INFINITY, ymax = 0, mmax = 0, ys, xs;
     FILE *f;
 
-    /* The first logged interval (compilation, warm-up) would flatten the
-     * rest; the y axis starts at 0 and spans the others. */
+    /* Warm-up iterations can take 30x a steady step and would flatten the
+     * rest: the y axis starts at 0 and stops at twice the largest window
+     * median; slower points are drawn clamped to the top. */
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < runs[i].nseries; k++) {
             const struct moe_report_point *p = &runs[i].series[k];
@@ -149,13 +150,17 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
                 ymax = p->step_ms;
         }
     }
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(runs[i].step_median) && runs[i].step_median > mmax)
+            mmax = runs[i].step_median;
+    if (mmax > 0 && ymax > 2 * mmax)
+        ymax = 2 * mmax;
     if (!isfinite(xmin) || xmax <= xmin)
         xmax = xmin + 1;
     if (!isfinite(xmin))
         xmin = 0, xmax = 1;
     if (ymax <= 0)
         ymax = 1;
-    ymax *= 1.1;
     f = open_out(path, err);
     if (!f)
         return -1;
