@@ -158,6 +158,9 @@ static int event(struct moe_trace *t, json_t *ev)
         json_t *dev = json_object_get(json_object_get(ev, "args"), "device");
         long id;
 
+        /* Kineto before args.device put the device index in pid. */
+        if (!json_is_integer(dev))
+            dev = json_object_get(ev, "pid");
         if (!json_is_integer(dev))
             return 0;
         id = moe_trace_intern(t, name, strlen(name));

@@ -354,7 +354,8 @@ static void write_text(const char *path, const char *text)
     assert_int_equal(fclose(f), 0);
 }
 
-/* GPU-side step annotations win over the CPU-side ones, which run ahead. */
+/* GPU-side step annotations win over the CPU-side ones, which run ahead;
+ * a kernel without args.device takes its device from pid. */
 static void gpu_step_markers_preferred(void **state)
 {
     char *path = tmpname(".json");
@@ -366,10 +367,16 @@ static void gpu_step_markers_preferred(void **state)
                "\"dur\":20},\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":"
                "\"ProfilerStep#1\",\"ts\":10,\"dur\":20,\"args\":{\"device\":0}},\n"
                "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"ts\":0,\"dur\":40,"
-               "\"args\":{\"device\":0,\"stream\":7}}]");
+               "\"args\":{\"device\":0,\"stream\":7}},\n"
+               /* Older Kineto: no args.device, the device index is the pid. */
+               "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":1,\"ts\":0,"
+               "\"dur\":40,\"args\":{\"stream\":7}}]");
     analyse(&o, path, "steps=1");
     assert_int_equal(o.gpus[0].lo, 10 * US);
     assert_int_equal(o.gpus[0].compute, 20 * US);
+    assert_int_equal(o.ngpus, 2);
+    assert_int_equal(o.gpus[1].device, 1);
+    assert_int_equal(o.gpus[1].compute, 20 * US);
     moe_overlap_free(&o);
     unlink(path);
     free(path);
