@@ -20,6 +20,12 @@
 
 #define MAX_EXPECT 64
 
+/* --expect, with the run it is for (NULL: every run). */
+struct expect_arg {
+    const char *run;
+    struct moe_report_expect e;
+};
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -31,9 +37,10 @@ static void usage(FILE *out)
             "as its profile.  The first run is the baseline of the A/B verdicts.\n"
             "  -o DIR            write report.json, report.md and step-time.svg into DIR\n"
             "  --window A-B      iterations to report (default %d-%d)\n"
-            "  --expect K=V      argument value the run was asked for (e.g.\n"
-            "                    moe_token_dispatcher_type=flex, dispatcher=deepep); a\n"
-            "                    different value in the argument dump is flagged\n"
+            "  --expect [RUN:]K=V  argument value the runs (or the run named RUN) were\n"
+            "                    asked for, e.g. moe_token_dispatcher_type=flex or\n"
+            "                    deepep-run:dispatcher=deepep; a different value in the\n"
+            "                    argument dump is flagged\n"
             "  --json            print report.json to stdout\n"
             "\n"
             "example: moeflow report -o out/ runs/baseline runs/deepep\n",
@@ -85,9 +92,11 @@ static int read_profile(struct moe_report_run *r, const char *path, struct moe_e
 
 /* One run: a log file, or a directory of rank logs and profiles. */
 static int load_run(const char *arg, struct moe_report_run *r, long first, long last,
-                    const struct moe_report_expect *ex, size_t nex, struct progress *pg,
+                    const struct expect_arg *all, size_t nall, struct progress *pg,
                     struct moe_error *err)
 {
+    struct moe_report_expect ex[MAX_EXPECT];
+    size_t nex = 0;
     struct dirent **ents = NULL;
     struct moe_log log;
     struct stat st;
@@ -104,6 +113,9 @@ static int load_run(const char *arg, struct moe_report_run *r, long first, long 
         name[strlen(name) - 1] = '\0';
     base = strrchr(name, '/');
     base = base ? base + 1 : name;
+    for (size_t i = 0; i < nall; i++)
+        if (!all[i].run || strcmp(all[i].run, base) == 0)
+            ex[nex++] = all[i].e;
     moe_log_init(&log);
     if (!S_ISDIR(st.st_mode)) {
         rc = moe_log_read_file(&log, arg, err);
@@ -238,7 +250,7 @@ int cmd_report(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct moe_report_expect ex[MAX_EXPECT];
+    struct expect_arg ex[MAX_EXPECT];
     struct moe_report_run *runs;
     struct progress pg = { 0 };
     struct moe_error err;
@@ -263,16 +275,27 @@ int cmd_report(int argc, char **argv)
                 return MOE_EXIT_USAGE;
             }
             break;
-        case 'e':
+        case 'e': {
+            char *colon, *key = optarg;
+
             eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || nex == MAX_EXPECT) {
-                fprintf(stderr, "moeflow report: --expect '%s': expected KEY=VALUE\n", optarg);
+            colon = strchr(optarg, ':');
+            ex[nex].run = NULL;
+            if (colon && eq && colon < eq) {
+                *colon = '\0';
+                ex[nex].run = optarg;
+                key = colon + 1;
+            }
+            if (!eq || eq == key || nex == MAX_EXPECT) {
+                fprintf(stderr, "moeflow report: --expect '%s': expected [RUN:]KEY=VALUE\n",
+                        optarg);
                 return MOE_EXIT_USAGE;
             }
             *eq = '\0';
-            ex[nex].key = optarg;
-            ex[nex++].value = eq + 1;
+            ex[nex].e.key = key;
+            ex[nex++].e.value = eq + 1;
             break;
+        }
         case 'j':
             json = 1;
             break;

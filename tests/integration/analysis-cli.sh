@@ -10,7 +10,7 @@ L=$MOEFLOW_SRCDIR/tests/data/logs
 TMP=$(mktemp -d /tmp/moeflow-analysis-cli.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
-tap_plan 12
+tap_plan 13
 
 "$M" overlap "$T/synthetic-2gpu.json" > "$TMP/ov.txt"
 cmp -s "$TMP/ov.txt" "$T/synthetic-2gpu.overlap.txt"
@@ -60,6 +60,11 @@ tap_ok $? "report -o writes report.json, report.md and step-time.svg"
 grep -q 'MISMATCH: requested dispatcher=deepep, ran with dispatcher=alltoall' "$TMP/ab.txt" &&
     grep -q 'no DeepEP\|no FP8\|"profile"' "$TMP/out/report.json"
 tap_ok $? "requested-vs-ran mismatches are flagged; a run directory's profile is read"
+
+"$M" report --expect run:fp8=e4m3 --expect other:dispatcher=deepep \
+    "$L/h200x2-moe-ep2-alltoall-60it.log" "$TMP/run" > "$TMP/ab2.txt"
+[ "$(grep -c MISMATCH "$TMP/ab2.txt")" -eq 1 ] && grep -q 'requested fp8=e4m3, ran with fp8=None' "$TMP/ab2.txt"
+tap_ok $? "--expect RUN:KEY=VALUE applies to the named run only"
 
 "$M" overlap --json "$T/synthetic-2gpu.json" > "$TMP/ov-all.json"
 "$M" diagnose "$TMP/out" "$TMP/ov-all.json" > "$TMP/diag.txt"
