@@ -227,6 +227,8 @@ int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, i
 static int append(void **dst, size_t *nd, size_t *cap, void **src, size_t *ns, size_t *scap,
                   size_t sz)
 {
+    if (*ns == 0)
+        return 0;
     if (*nd == 0) {
         free(*dst);
         *dst = *src;
