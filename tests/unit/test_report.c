@@ -239,6 +239,31 @@ static void prefixes_glue_and_bad_loss(void **state)
     moe_log_free(&log);
 }
 
+/* Bridge's "Step Time" line fills the throughput its iteration line lacks;
+ * an argument dump behind srun -l prefixes still parses. */
+static void bridge_step_time_and_prefixed_dump(void **state)
+{
+    struct moe_log log;
+
+    (void)state;
+    moe_log_init(&log);
+    assert_int_equal(moe_log_feed_line(&log, "0: ------------------------ arguments ------------------------", 1), 0);
+    assert_int_equal(moe_log_feed_line(&log, "0:   moe_token_dispatcher_type ....................... flex", 2), 0);
+    assert_int_equal(moe_log_feed_line(&log, "0:   data_path ....................................... ./data/x", 3), 0);
+    assert_int_equal(moe_log_feed_line(&log, "0: -------------------- end of arguments ---------------------", 4), 0);
+    assert_int_equal(moe_log_feed_line(&log, "[2025-12-19 10:49:15] iteration        7/      10 | "
+                                             "elapsed time per iteration (ms): 2340.0 | lm loss: "
+                                             "1.258695E+01 |", 5), 0);
+    assert_int_equal(moe_log_feed_line(&log, "Step Time : 2.34s GPU utilization: 45.2MODEL_TFLOP/s/GPU", 6), 0);
+    assert_int_equal(log.nargs, 2);
+    assert_string_equal(moe_log_arg(&log, "moe_token_dispatcher_type"), "flex");
+    assert_string_equal(moe_log_arg(&log, "data_path"), "./data/x");
+    assert_int_equal(log.niters, 1);
+    NEAR(log.iters[0].step_ms, 2340.0);
+    NEAR(log.iters[0].tflops, 45.2);
+    moe_log_free(&log);
+}
+
 /* A synthetic run: iteration 1 at 1000 ms, then `ms` for 2..n except a
  * +-jitter alternation, so the CV is known. */
 static void synth_run(struct moe_log *log, double ms, double jitter, const char *args)
@@ -408,6 +433,7 @@ int main(void)
         cmocka_unit_test(h200_log_records),        cmocka_unit_test(h200_window_41_50),
         cmocka_unit_test(mixtral_2024_format),     cmocka_unit_test(cloudai_2026_format),
         cmocka_unit_test(bridge_memory_lines),     cmocka_unit_test(prefixes_glue_and_bad_loss),
+        cmocka_unit_test(bridge_step_time_and_prefixed_dump),
         cmocka_unit_test(ab_verdicts),             cmocka_unit_test(mismatches_are_flagged),
         cmocka_unit_test(rendered_outputs),
     };
