@@ -159,7 +159,8 @@ int cmd_overlap(int argc, char **argv)
         struct moe_trace t;
 
         moe_trace_init(&t, argv[i], patterns, prefix);
-        if (moe_trace_load(&t, argv[i], &err) < 0 || moe_overlap_add_trace(&o, &t, &win, &err) < 0) {
+        if (moe_trace_load(&t, argv[i], &err) < 0 ||
+            moe_overlap_add_trace(&o, &t, &win, &err) < 0) {
             moe_cli_report(&err);
             rc = MOE_EXIT_INVALID_INPUT;
         }

@@ -8,7 +8,8 @@
 static const char *const names[] = { "memory", "communication", "host", "compute" };
 
 /* The workflow's table (stage 4, retune), by bottleneck. */
-static const char *const memory_c[] = { "selective recompute", "FP8", "offload", "PP layout", NULL };
+static const char *const memory_c[] = { "selective recompute", "FP8", "offload", "PP layout",
+                                        NULL };
 static const char *const comm_c[] = { "DeepEP/HybridEP dispatcher", "EP overlap",
                                       "DP/TP communication overlap", "PP layout", NULL };
 static const char *const host_c[] = { "CUDA graphs", "manual GC", "larger MBS", "CPU affinity",

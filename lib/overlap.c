@@ -58,8 +58,8 @@ int moe_window_parse(const char *text, struct moe_window *w, struct moe_error *e
                 w->last = w->first;
                 return 0;
             }
-        } else if (parse_step(s, dash, &w->first) == 0 && parse_step(dash + 1, end, &w->last) == 0 &&
-                   w->first <= w->last) {
+        } else if (parse_step(s, dash, &w->first) == 0 &&
+                   parse_step(dash + 1, end, &w->last) == 0 && w->first <= w->last) {
             return 0;
         }
     } else if (strncmp(text, "time=", 5) == 0) {

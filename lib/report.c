@@ -196,8 +196,9 @@ static void proof(struct moe_report_run *r, const struct moe_log *log,
                                                                  : moe_log_arg(log, expect[i].key);
 
         if (!v)
-            snprintf(buf, sizeof(buf), "requested %s=%s, but the log has no %s in its argument dump",
-                     expect[i].key, expect[i].value, expect[i].key);
+            snprintf(buf, sizeof(buf),
+                     "requested %s=%s, but the log has no %s in its argument dump", expect[i].key,
+                     expect[i].value, expect[i].key);
         else if (strcmp(v, expect[i].value) != 0)
             snprintf(buf, sizeof(buf), "requested %s=%s, ran with %s=%s", expect[i].key,
                      expect[i].value, expect[i].key, v);
@@ -350,7 +351,8 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
     json_object_set_new(j, "skipped_iterations", json_integer(r->skipped));
     json_object_set_new(j, "nan_iterations", json_integer(r->nan_iters));
     json_object_set_new(j, "peak_max_allocated_mib", num(r->peak_bytes / 1048576.0));
-    json_object_set_new(j, "peak_rank", r->peak_rank >= 0 ? json_integer(r->peak_rank) : json_null());
+    json_object_set_new(j, "peak_rank",
+                        r->peak_rank >= 0 ? json_integer(r->peak_rank) : json_null());
     json_object_set_new(j, "theoretical_total_mb", num(r->theo_total_mb));
     json_object_set_new(j, "in_effect", json_incref(r->in_effect));
     json_object_set_new(j, "mismatches", json_incref(r->mismatches));
@@ -380,8 +382,9 @@ json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n)
         json_array_append_new(arr, run_json(&runs[i], &runs[0]));
     json_object_set_new(root, "runs", arr);
     json_object_set_new(root, "baseline", n ? json_string(runs[0].name) : json_null());
-    json_object_set_new(root, "note", json_string("each A/B compares one candidate with the "
-                                                  "baseline; gains of separate A/Bs do not add up "
-                                                  "and a combination must be measured as its own run"));
+    json_object_set_new(root, "note",
+                        json_string("each A/B compares one candidate with the "
+                                    "baseline; gains of separate A/Bs do not add up "
+                                    "and a combination must be measured as its own run"));
     return root;
 }

@@ -174,7 +174,8 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
         double a = runs[0].first < xmin ? xmin : (double)runs[0].first;
         double b = runs[0].last > xmax ? xmax : (double)runs[0].last;
 
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#eeeeee\"/>\n",
+        fprintf(f,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#eeeeee\"/>\n",
                 X(a), (double)T, X(b) - X(a), H - T - B);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#666\">window "
                    "%ld-%ld</text>\n", (X(a) + X(b)) / 2, T - 8, runs[0].first, runs[0].last);

@@ -168,7 +168,8 @@ static int event(struct moe_trace *t, json_t *ev)
             return -1;
         return moe_trace_add_kernel(t, (int)json_integer_value(dev), (uint32_t)id, start, end);
     }
-    return moe_trace_add_marker(t, name, start, end, cat && strcmp(cat, "gpu_user_annotation") == 0);
+    return moe_trace_add_marker(t, name, start, end,
+                                cat && strcmp(cat, "gpu_user_annotation") == 0);
 }
 
 static int event_array(struct reader *r, struct moe_trace *t)

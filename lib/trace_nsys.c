@@ -325,7 +325,8 @@ int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error 
     struct nsys n = { .path = path, .err = err };
     int rc = -1, k;
 
-    if (sqlite3_open_v2(path, &n.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &n.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
         db_fail(&n, "cannot open the nsys export");
         goto out;
     }

@@ -54,8 +54,9 @@ static void h200_log_records(void **state)
     NEAR(log.iters[59].step_ms, 326.2);
     assert_int_equal(log.nargs, 846); /* lines 37-882 of the log */
     assert_string_equal(moe_log_arg(&log, "moe_token_dispatcher_type"), "alltoall");
-    assert_string_equal(moe_log_arg(&log, "inference_dynamic_batching_cuda_graph_mixed_prefill_count"),
-                        "16"); /* no dots: the key fills the column */
+    assert_string_equal(
+        moe_log_arg(&log, "inference_dynamic_batching_cuda_graph_mixed_prefill_count"),
+        "16"); /* no dots: the key fills the column */
     assert_string_equal(moe_log_arg(&log, "cuda_graph_modules"), "[]");
     assert_null(moe_log_arg(&log, "no_such_argument"));
     assert_int_equal(log.nmems, 2);
@@ -247,14 +248,24 @@ static void bridge_step_time_and_prefixed_dump(void **state)
 
     (void)state;
     moe_log_init(&log);
-    assert_int_equal(moe_log_feed_line(&log, "0: ------------------------ arguments ------------------------", 1), 0);
-    assert_int_equal(moe_log_feed_line(&log, "0:   moe_token_dispatcher_type ....................... flex", 2), 0);
-    assert_int_equal(moe_log_feed_line(&log, "0:   data_path ....................................... ./data/x", 3), 0);
-    assert_int_equal(moe_log_feed_line(&log, "0: -------------------- end of arguments ---------------------", 4), 0);
+    assert_int_equal(moe_log_feed_line(
+                         &log, "0: ------------------------ arguments ------------------------", 1),
+                     0);
+    assert_int_equal(
+        moe_log_feed_line(&log, "0:   moe_token_dispatcher_type ....................... flex", 2),
+        0);
+    assert_int_equal(
+        moe_log_feed_line(&log, "0:   data_path ....................................... ./data/x",
+                          3),
+        0);
+    assert_int_equal(moe_log_feed_line(
+                         &log, "0: -------------------- end of arguments ---------------------", 4),
+                     0);
     assert_int_equal(moe_log_feed_line(&log, "[2025-12-19 10:49:15] iteration        7/      10 | "
                                              "elapsed time per iteration (ms): 2340.0 | lm loss: "
                                              "1.258695E+01 |", 5), 0);
-    assert_int_equal(moe_log_feed_line(&log, "Step Time : 2.34s GPU utilization: 45.2MODEL_TFLOP/s/GPU", 6), 0);
+    assert_int_equal(
+        moe_log_feed_line(&log, "Step Time : 2.34s GPU utilization: 45.2MODEL_TFLOP/s/GPU", 6), 0);
     assert_int_equal(log.nargs, 2);
     assert_string_equal(moe_log_arg(&log, "moe_token_dispatcher_type"), "flex");
     assert_string_equal(moe_log_arg(&log, "data_path"), "./data/x");
@@ -405,12 +416,16 @@ static void rendered_outputs(void **state)
     assert_int_equal(moe_report_run_init(&runs[0], "base", &log, 41, 50, NULL, 0, &e), 0);
     assert_int_equal(moe_report_run_init(&runs[1], "again", &log, 41, 50, NULL, 0, &e), 0);
     moe_log_free(&log);
-    snprintf(md, sizeof(md), "%s/moeflow-test-report-%ld.md", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    snprintf(svg, sizeof(svg), "%s/moeflow-test-report-%ld.svg", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    snprintf(md, sizeof(md), "%s/moeflow-test-report-%ld.md",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    snprintf(svg, sizeof(svg), "%s/moeflow-test-report-%ld.svg",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     assert_int_equal(moe_report_write_md(runs, 2, md, &e), 0);
     assert_int_equal(moe_report_write_svg(runs, 2, svg, &e), 0);
     text = slurp(md);
-    assert_non_null(strstr(text, "| base | 10 | 308.1 | 295.63 | 25.24 | 8.54 | 6.7 | yes | 0 | 0 | 1792 | baseline |"));
+    assert_non_null(strstr(
+        text,
+        "| base | 10 | 308.1 | 295.63 | 25.24 | 8.54 | 6.7 | yes | 0 | 0 | 1792 | baseline |"));
     assert_non_null(strstr(text, "+0.00% (noise ±8.54%) | no change |"));
     free(text);
     text = slurp(svg);
