@@ -262,13 +262,14 @@ static char *write_nsys(int with_kernels)
              "(5, 'elementwise_kernel'), (6, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), "
              "(7, 'ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)'), "
              "(8, 'ProfilerStep#2');"
-             /* Out of start order, as several streams' records can be. */
+             /* Compute and communication rows out of start order, as several
+             * streams' records can be. */
              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
              "demangledName, shortName) VALUES "
              "(30000, 40000, 0, 1, 7, 1, 1), (0, 10000, 0, 1, 7, 1, 1), "
-             "(10000, 20000, 0, 1, 7, 1, 1), (5000, 15000, 0, 1, 20, 2, 2), "
-             "(18000, 32000, 0, 1, 20, 2, 2), (22000, 26000, 0, 1, 21, 3, 4), "
-             "(32000, 35000, 0, 1, 8, 5, 5), (45000, 50000, 0, 1, 20, 6, 6), "
+             "(10000, 20000, 0, 1, 7, 1, 1), (45000, 50000, 0, 1, 20, 6, 6), "
+             "(5000, 15000, 0, 1, 20, 2, 2), (22000, 26000, 0, 1, 21, 3, 4), "
+             "(18000, 32000, 0, 1, 20, 2, 2), (32000, 35000, 0, 1, 8, 5, 5), "
              "(100000, 110000, 1, 2, 7, 1, 1), (110000, 120000, 1, 2, 20, 7, 7), "
              "(120000, 130000, 1, 2, 7, 1, 1);"
              "INSERT INTO NVTX_EVENTS (start, end, eventType, text, textId) VALUES "
