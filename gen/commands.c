@@ -3,9 +3,10 @@
 #include "cli.h"
 
 const struct moe_command moe_commands[] = {
-    { "overlap", "hidden communication per GPU from nsys / PyTorch-profiler traces", cmd_overlap },
+    { "overlap", "hidden communication per GPU from nsys / PyTorch-profiler traces",
+      cmd_overlap },
     { "report", "step-time evidence and A/B verdicts from Megatron logs", cmd_report },
-    { "diagnose", "main bottleneck and its retune candidates from a report and a profile", cmd_diagnose },
+    { "diagnose", "main bottleneck and its retune candidates", cmd_diagnose },
     { NULL, NULL, NULL },
 };
 
