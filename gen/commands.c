@@ -5,6 +5,10 @@
 const struct moe_command moe_commands[] = {
     { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },
     { "contract", "show, compare, verify or freeze a measurement contract", cmd_contract },
+    { "overlap", "hidden communication per GPU from nsys / PyTorch-profiler traces",
+      cmd_overlap },
+    { "report", "step-time evidence and A/B verdicts from Megatron logs", cmd_report },
+    { "diagnose", "main bottleneck and its retune candidates", cmd_diagnose },
     { NULL, NULL, NULL },
 };
 
