@@ -23,7 +23,7 @@ static void resolve_study(spank_t sp, char *buf, size_t len)
 {
     char submit_dir[2048];
 
-    if (moe_plugin.opts.study[0] != '/' && sp &&
+    if (moe_plugin.opts.study[0] && moe_plugin.opts.study[0] != '/' && sp &&
         spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof(submit_dir)) == ESPANK_SUCCESS)
         snprintf(buf, len, "%s/%.2000s", submit_dir, moe_plugin.opts.study);
     else
