@@ -1,0 +1,464 @@
+/* Layout enumeration.  The attention grid (TP, CP -> DP) and the MoE grid
+ * (ETP, EP -> EDP) are independent once PP is fixed, so each is checked
+ * once per PP and a rejected subtree is counted without being walked. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layouts.h"
+
+static const char *const rule_ids[MOE_RULE_COUNT] = {
+    "ok", "layers%pp", "world=tp*cp*dp*pp", "heads%tp", "query_groups%tp", "ffn%tp",
+    "seq%2cp", "seq/cp%tp", "cp-needs-te", "gbs%(mbs*dp)", "world=etp*ep*edp*pp",
+    "experts%ep", "moe_ffn%etp", "tp+ep-needs-sp", "vpp-needs-pp", "layers%(pp*vpp)",
+};
+
+const char *moe_rule_id(enum moe_rule r)
+{
+    return r < MOE_RULE_COUNT ? rule_ids[r] : "?";
+}
+
+static const char *const scale_texts[MOE_SCALE_COUNT] = {
+    "last", "fits in memory", "smaller model-parallel footprint", "larger DP",
+    "TP and EPxETP inside one NVLink domain", "EP preferred over ETP",
+    "PP only across nodes", "CP only for long context", "lighter recompute, less memory",
+};
+
+const char *moe_scale_rule_text(enum moe_scale_rule r)
+{
+    return r < MOE_SCALE_COUNT ? scale_texts[r] : "?";
+}
+
+#define WHY(...) (why ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
+
+static enum moe_rule check_pp(const struct moe_model *m, const struct moe_layout *l,
+                              const struct moe_train *t, char *why, size_t len)
+{
+    if (l->pp > m->num_layers || (!t->uneven_pp && m->num_layers % l->pp != 0)) {
+        WHY("PP=%d does not divide %d layers (give an explicit pipeline layout)", l->pp,
+            m->num_layers);
+        return MOE_RULE_LAYERS_PP;
+    }
+    return MOE_RULE_OK;
+}
+
+static enum moe_rule check_dense(const struct moe_model *m, struct moe_layout *l,
+                                 const struct moe_workload *w, const struct moe_train *t,
+                                 int world, char *why, size_t len)
+{
+    long grid = (long)l->tp * l->cp * l->pp;
+
+    if (world % grid != 0) {
+        WHY("TP*CP*PP = %ld does not divide %d GPUs", grid, world);
+        return MOE_RULE_WORLD_DENSE;
+    }
+    l->dp = (int)(world / grid);
+    if (m->num_heads % l->tp != 0) {
+        WHY("TP=%d does not divide %d attention heads", l->tp, m->num_heads);
+        return MOE_RULE_HEADS_TP;
+    }
+    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp != 0) {
+        WHY("TP=%d does not divide %d query groups", l->tp, m->num_query_groups);
+        return MOE_RULE_GROUPS_TP;
+    }
+    if (m->ffn_hidden % l->tp != 0 || m->shared_expert_ffn % l->tp != 0) {
+        WHY("TP=%d does not divide the FFN size %d / shared-expert size %d", l->tp,
+            m->ffn_hidden, m->shared_expert_ffn);
+        return MOE_RULE_FFN_TP;
+    }
+    if (l->cp > 1 && w->seq_len % (2 * l->cp) != 0) {
+        WHY("sequence %d is not divisible by 2*CP = %d", w->seq_len, 2 * l->cp);
+        return MOE_RULE_SEQ_CP;
+    }
+    if (l->tp > 1 && t->sequence_parallel && (w->seq_len / l->cp) % l->tp != 0) {
+        WHY("sequence shard %d (seq/CP) is not divisible by TP=%d", w->seq_len / l->cp, l->tp);
+        return MOE_RULE_SEQ_TP;
+    }
+    if (l->cp > 1 && t->impl == MOE_IMPL_LOCAL) {
+        WHY("CP=%d needs --transformer-impl transformer_engine", l->cp);
+        return MOE_RULE_CP_IMPL;
+    }
+    if (w->gbs % ((long)w->mbs * l->dp) != 0) {
+        WHY("GBS %d is not divisible by MBS*DP = %ld", w->gbs, (long)w->mbs * l->dp);
+        return MOE_RULE_GBS;
+    }
+    return MOE_RULE_OK;
+}
+
+static enum moe_rule check_expert(const struct moe_model *m, struct moe_layout *l,
+                                  const struct moe_train *t, int world, char *why, size_t len)
+{
+    long grid = (long)l->etp * l->ep * l->pp;
+    int experts = m->num_experts > 0 ? m->num_experts : 1;
+
+    if (world % grid != 0) {
+        WHY("ETP*EP*PP = %ld does not divide %d GPUs", grid, world);
+        return MOE_RULE_WORLD_EXPERT;
+    }
+    l->edp = (int)(world / grid);
+    if (experts % l->ep != 0) {
+        WHY("EP=%d does not divide %d experts", l->ep, experts);
+        return MOE_RULE_EXPERTS_EP;
+    }
+    if (m->moe_ffn_hidden % l->etp != 0) {
+        WHY("ETP=%d does not divide the expert FFN size %d", l->etp, m->moe_ffn_hidden);
+        return MOE_RULE_FFN_ETP;
+    }
+    if (l->tp > 1 && l->ep > 1 && !t->sequence_parallel) {
+        WHY("TP=%d with EP=%d needs --sequence-parallel", l->tp, l->ep);
+        return MOE_RULE_SP;
+    }
+    return MOE_RULE_OK;
+}
+
+static enum moe_rule check_vpp(const struct moe_model *m, const struct moe_layout *l,
+                               const struct moe_train *t, char *why, size_t len)
+{
+    if (l->vpp > 1 && l->pp == 1) {
+        WHY("VPP=%d needs PP > 1", l->vpp);
+        return MOE_RULE_VPP_PP;
+    }
+    int chunks = l->pp * l->vpp;
+    if (chunks > m->num_layers || (!t->uneven_pp && m->num_layers % chunks != 0)) {
+        WHY("PP*VPP = %d does not divide %d layers", chunks, m->num_layers);
+        return MOE_RULE_VPP_LAYERS;
+    }
+    return MOE_RULE_OK;
+}
+
+enum moe_rule moe_layout_check(const struct moe_model *m, struct moe_layout *l,
+                               const struct moe_workload *w, const struct moe_train *t,
+                               int world, char *why, size_t len)
+{
+    enum moe_rule r;
+
+    if (why && len)
+        why[0] = '\0';
+    if (l->vpp < 1)
+        l->vpp = 1;
+    if ((r = check_pp(m, l, t, why, len)) != MOE_RULE_OK)
+        return r;
+    if ((r = check_dense(m, l, w, t, world, why, len)) != MOE_RULE_OK)
+        return r;
+    if ((r = check_expert(m, l, t, world, why, len)) != MOE_RULE_OK)
+        return r;
+    return check_vpp(m, l, t, why, len);
+}
+
+/* ---- enumeration ---- */
+
+struct grid {
+    int a, b;        /* (TP, CP) or (ETP, EP) */
+    enum moe_rule rule;
+    int derived;     /* DP or EDP */
+};
+
+struct builder {
+    struct moe_layout_set *s;
+    size_t cap_valid, cap_rej;
+    bool keep;
+};
+
+static int push_valid(struct builder *b, const struct moe_layout_entry *e)
+{
+    if (b->s->n_valid == b->cap_valid) {
+        size_t cap = b->cap_valid ? 2 * b->cap_valid : 256;
+        void *p = realloc(b->s->valid, cap * sizeof(*e));
+        if (!p)
+            return -1;
+        b->s->valid = p, b->cap_valid = cap;
+    }
+    b->s->valid[b->s->n_valid++] = *e;
+    return 0;
+}
+
+static int reject(struct builder *b, const struct moe_layout *l, enum moe_rule r, size_t count)
+{
+    b->s->rejected_by[r] += count;
+    b->s->considered += count;
+    if (!b->keep)
+        return 0;
+    if (b->s->n_rejected == b->cap_rej) {
+        size_t cap = b->cap_rej ? 2 * b->cap_rej : 256;
+        void *p = realloc(b->s->rejected, cap * sizeof(struct moe_rejected));
+        if (!p)
+            return -1;
+        b->s->rejected = p, b->cap_rej = cap;
+    }
+    b->s->rejected[b->s->n_rejected++] = (struct moe_rejected){ *l, r };
+    return 0;
+}
+
+static int divisors(int n, int *out, int max)
+{
+    int k = 0;
+
+    for (int d = 1; d <= n && k < max; d++)
+        if (n % d == 0)
+            out[k++] = d;
+    return k;
+}
+
+/* Virtual stage counts tried for a PP: 1..layers/PP, and 2 at PP=1 so
+ * that --explain shows the rule. */
+static int vpp_candidates(const struct moe_model *m, int pp, int *out, int max)
+{
+    int k = 0, top = pp == 1 ? 2 : m->num_layers / pp;
+
+    for (int v = 1; v <= top && k < max; v++)
+        out[k++] = v;
+    return k;
+}
+
+/* Attention/MoE share of one layer's activations, to judge CP. */
+static bool cp_justified(const struct moe_layout_entry *e)
+{
+    return e->layout.cp == 1 || e->fit.mem.attn_share >= 0.5;
+}
+
+static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
+{
+    const struct moe_layout *l = &e->layout;
+    int dense = l->tp * l->cp, moe = l->etp * l->ep;
+    int dom = c->gpus_per_domain > 0 ? c->gpus_per_domain : 8;
+
+    e->footprint = (dense > moe ? dense : moe) * l->pp;
+    e->nvlink_ok = l->tp <= dom && moe <= dom;
+    /* Megatron orders ranks tp-cp-(ep)-dp-pp: stages are TP*CP*DP ranks
+     * apart, so a stage boundary inside a domain puts PP on NVLink. */
+    e->pp_ok = l->pp == 1 || (long)l->tp * l->cp * l->dp >= dom;
+    e->cp_ok = cp_justified(e);
+}
+
+static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
+                        const struct moe_train *t, const struct moe_cluster *c, int pp,
+                        const int *divs, int nd, struct builder *b, struct moe_error *err)
+{
+    int vpps[128], nv = vpp_candidates(m, pp, vpps, 128);
+    struct grid *dg = calloc((size_t)nd * nd, sizeof(*dg));
+    struct grid *eg = calloc((size_t)nd * nd, sizeof(*eg));
+    size_t ndg = 0, neg = 0, dense_ok = 0, expert_ok = 0;
+    struct moe_layout l = { .pp = pp, .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
+    int rc = -1;
+
+    if (!dg || !eg)
+        goto out;
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++) {
+            l.tp = divs[i], l.cp = divs[j];
+            dg[ndg].a = l.tp, dg[ndg].b = l.cp;
+            dg[ndg].rule = check_dense(m, &l, w, t, c->gpus, NULL, 0);
+            dg[ndg].derived = l.dp;
+            dense_ok += dg[ndg++].rule == MOE_RULE_OK;
+        }
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++) {
+            l.tp = 1, l.etp = divs[i], l.ep = divs[j];
+            eg[neg].a = l.etp, eg[neg].b = l.ep;
+            eg[neg].rule = check_expert(m, &l, t, c->gpus, NULL, 0);
+            eg[neg].derived = l.edp;
+            expert_ok += eg[neg++].rule == MOE_RULE_OK;
+        }
+    for (size_t i = 0; i < ndg; i++) {
+        l.tp = dg[i].a, l.cp = dg[i].b, l.dp = dg[i].derived;
+        for (size_t j = 0; j < neg; j++) {
+            enum moe_rule r = dg[i].rule;
+            l.etp = eg[j].a, l.ep = eg[j].b, l.edp = eg[j].derived, l.vpp = 1;
+            if (r != MOE_RULE_OK && !b->keep) {
+                /* the whole dense row goes with one count */
+                if (reject(b, &l, r, neg * (size_t)nv) < 0)
+                    goto out;
+                break;
+            }
+            if (r == MOE_RULE_OK) {
+                /* TP>1 with EP>1 depends on both grids */
+                r = eg[j].rule != MOE_RULE_OK ? eg[j].rule
+                                              : check_expert(m, &l, t, c->gpus, NULL, 0);
+            }
+            for (int v = 0; v < nv; v++) {
+                l.vpp = vpps[v];
+                enum moe_rule rv = r != MOE_RULE_OK ? r : check_vpp(m, &l, t, NULL, 0);
+                if (rv != MOE_RULE_OK) {
+                    if (!b->keep && r != MOE_RULE_OK) {
+                        if (reject(b, &l, rv, (size_t)(nv - v)) < 0)
+                            goto out;
+                        break;
+                    }
+                    if (reject(b, &l, rv, 1) < 0)
+                        goto out;
+                    continue;
+                }
+                struct moe_layout_entry e;
+                memset(&e, 0, sizeof(e));
+                e.layout = l;
+                if (moe_fit_layout(m, &l, w, t, c, &e.fit, err) < 0)
+                    goto out;
+                judge(&e, c);
+                b->s->considered++;
+                if (push_valid(b, &e) < 0)
+                    goto out;
+            }
+        }
+    }
+    rc = 0;
+out:
+    if (rc < 0 && err && !err->text[0])
+        moe_error_set(err, "out of memory while enumerating layouts");
+    free(dg);
+    free(eg);
+    return rc;
+}
+
+static int cmp_entries(const void *pa, const void *pb)
+{
+    const struct moe_layout_entry *a = pa, *b = pb;
+    const struct moe_layout *x = &a->layout, *y = &b->layout;
+
+#define KEY(expr_a, expr_b) \
+    do { \
+        if ((expr_a) != (expr_b)) \
+            return (expr_a) < (expr_b) ? -1 : 1; \
+    } while (0)
+    KEY(!a->fit.fits, !b->fit.fits);
+    KEY(a->footprint, b->footprint);
+    KEY(-x->dp, -y->dp);
+    KEY(!a->nvlink_ok, !b->nvlink_ok);
+    KEY(x->etp, y->etp);
+    KEY(!a->pp_ok, !b->pp_ok);
+    KEY(!a->cp_ok, !b->cp_ok);
+    KEY(a->fit.step, b->fit.step);
+    KEY(a->fit.mem.total, b->fit.mem.total);
+    KEY(x->tp, y->tp);
+    KEY(x->cp, y->cp);
+    KEY(x->pp, y->pp);
+    KEY(x->vpp, y->vpp);
+    KEY(x->ep, y->ep);
+#undef KEY
+    return 0;
+}
+
+/* The first scale rule on which a beats b. */
+static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
+                                    const struct moe_layout_entry *b)
+{
+    if (a->fit.fits != b->fit.fits)
+        return MOE_SCALE_FITS;
+    if (a->footprint != b->footprint)
+        return MOE_SCALE_FOOTPRINT;
+    if (a->layout.dp != b->layout.dp)
+        return MOE_SCALE_DP;
+    if (a->nvlink_ok != b->nvlink_ok)
+        return MOE_SCALE_NVLINK;
+    if (a->layout.etp != b->layout.etp)
+        return MOE_SCALE_EP_OVER_ETP;
+    if (a->pp_ok != b->pp_ok)
+        return MOE_SCALE_PP_NODES;
+    if (a->cp_ok != b->cp_ok)
+        return MOE_SCALE_CP_LONG;
+    return MOE_SCALE_CHEAPER_FIT;
+}
+
+int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
+                          const struct moe_train *t, const struct moe_cluster *c,
+                          bool keep_rejected, struct moe_layout_set *out,
+                          struct moe_error *err)
+{
+    int divs[512], nd;
+    struct builder b = { .s = out, .keep = keep_rejected };
+
+    memset(out, 0, sizeof(*out));
+    if (c->gpus < 1) {
+        moe_error_set(err, "--gpus must be at least 1 (got %d)", c->gpus);
+        return -1;
+    }
+    nd = divisors(c->gpus, divs, 512);
+    for (int i = 0; i < nd; i++) {
+        struct moe_layout l = { .pp = divs[i], .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
+        if (check_pp(m, &l, t, NULL, 0) != MOE_RULE_OK) {
+            int vpps[128];
+            size_t nv = (size_t)vpp_candidates(m, divs[i] > m->num_layers ? 1 : divs[i], vpps,
+                                               128);
+            if (reject(&b, &l, MOE_RULE_LAYERS_PP, nv * nd * nd * nd * nd) < 0)
+                goto oom;
+            continue;
+        }
+        if (enumerate_pp(m, w, t, c, divs[i], divs, nd, &b, err) < 0) {
+            moe_layout_set_free(out);
+            return -1;
+        }
+    }
+    qsort(out->valid, out->n_valid, sizeof(*out->valid), cmp_entries);
+    for (size_t i = 0; i < out->n_valid; i++) {
+        out->n_fitting += out->valid[i].fit.fits;
+        out->valid[i].decided_by =
+            i + 1 < out->n_valid ? deciding(&out->valid[i], &out->valid[i + 1]) : MOE_SCALE_NONE;
+    }
+    return 0;
+oom:
+    moe_layout_set_free(out);
+    moe_error_set(err, "out of memory while enumerating layouts");
+    return -1;
+}
+
+void moe_layout_set_free(struct moe_layout_set *s)
+{
+    free(s->valid);
+    free(s->rejected);
+    s->valid = NULL, s->rejected = NULL;
+    s->n_valid = s->n_rejected = 0;
+}
+
+enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
+{
+    enum moe_rule best = MOE_RULE_OK;
+
+    for (int r = 1; r < MOE_RULE_COUNT; r++)
+        if (s->rejected_by[r] > s->rejected_by[best] || best == MOE_RULE_OK)
+            if (s->rejected_by[r] > 0)
+                best = (enum moe_rule)r;
+    return best;
+}
+
+const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_set *s,
+                                                        const struct moe_cluster *c,
+                                                        char *advice, size_t len)
+{
+    const struct moe_layout_entry *best = NULL;
+    double usable = moe_cluster_usable(c);
+
+    for (size_t i = 0; i < s->n_valid; i++)
+        if (!best || s->valid[i].fit.mem.total < best->fit.mem.total)
+            best = &s->valid[i];
+    if (!best) {
+        snprintf(advice, len, "no valid layout: most combinations fail %s",
+                 moe_rule_id(moe_layouts_main_rejection(s)));
+        return NULL;
+    }
+    const struct moe_memory *mm = &best->fit.mem;
+    double over = (mm->total - usable) / MOE_GIB;
+    double state = (mm->weights + mm->grads + mm->optimizer) / MOE_GIB;
+    double act = (mm->activations + mm->transient) / MOE_GIB;
+    if (state >= act)
+        snprintf(advice, len,
+                 "%.1f GiB over; model state is %.1f GiB per GPU: add GPUs so that EP/PP can "
+                 "grow, or raise --gpu-mem-gib", over, state);
+    else
+        snprintf(advice, len,
+                 "%.1f GiB over; activations are %.1f GiB per GPU: lower --mbs or --seq, or "
+                 "add GPUs for CP/TP", over, act);
+    return best;
+}
+
+const char *moe_layout_format_attention(const struct moe_layout *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "Attention: TP%dxCP%dxDP%dxPP%d", l->tp, l->cp, l->dp, l->pp);
+    return buf;
+}
+
+const char *moe_layout_format_moe(const struct moe_layout *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "MoE: ETP%dxEP%dxEDP%dxPP%d", l->etp, l->ep, l->edp, l->pp);
+    return buf;
+}
