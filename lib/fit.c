@@ -108,19 +108,30 @@ const char *moe_fit_describe(const struct moe_fit *f, const struct moe_cluster *
     return buf;
 }
 
+int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
+                   struct moe_train *steps, int max)
+{
+    int n = 0;
+
+    while (n < max && ladder_step(m, base, n, &steps[n]))
+        n++;
+    return n;
+}
+
 int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_workload *w, const struct moe_train *base,
                    const struct moe_cluster *c, struct moe_fit *out, struct moe_error *err)
 {
     double usable = moe_cluster_usable(c);
-    struct moe_train t;
+    struct moe_train steps[MOE_FIT_MAX_STEPS];
+    int n = moe_fit_ladder(m, base, steps, MOE_FIT_MAX_STEPS);
 
     memset(out, 0, sizeof(*out));
-    for (int i = 0; ladder_step(m, base, i, &t); i++) {
+    for (int i = 0; i < n; i++) {
         struct moe_memory mem;
-        if (moe_memory_estimate(m, l, w, &t, &mem, err) < 0)
+        if (moe_memory_estimate(m, l, w, &steps[i], &mem, err) < 0)
             return -1;
-        out->step = i, out->train = t, out->mem = mem;
+        out->step = i, out->train = steps[i], out->mem = mem;
         out->fits = mem.total <= usable;
         if (out->fits)
             break;

@@ -37,6 +37,12 @@ int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_workload *w, const struct moe_train *base,
                    const struct moe_cluster *c, struct moe_fit *out, struct moe_error *err);
 
+/* The ladder from base: steps[0] = base, then the savings in order.
+ * Returns the number of steps (at most max). */
+#define MOE_FIT_MAX_STEPS 16
+int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
+                   struct moe_train *steps, int max);
+
 /* Name of the step taken ("none", "selective", "full", "offload"). */
 const char *moe_fit_step_kind(const struct moe_fit *f);
 

@@ -159,6 +159,17 @@ struct builder {
     struct moe_layout_set *s;
     size_t cap_valid, cap_rej;
     bool keep;
+    struct moe_train steps[MOE_FIT_MAX_STEPS]; /* the fit ladder */
+    int n_steps;
+    struct memo *memo;                         /* [vpp][etp][step][stage] */
+    int memo_nv, memo_ne;
+    unsigned stamp;
+};
+
+/* Activation halves already computed for the current attention grid. */
+struct memo {
+    unsigned stamp;
+    struct moe_stage_act act;
 };
 
 static int push_valid(struct builder *b, const struct moe_layout_entry *e)
@@ -215,7 +226,7 @@ static int vpp_candidates(const struct moe_model *m, int pp, int *out, int max)
 /* Attention/MoE share of one layer's activations, to judge CP. */
 static bool cp_justified(const struct moe_layout_entry *e)
 {
-    return e->layout.cp == 1 || e->fit.mem.attn_share >= 0.5;
+    return e->layout.cp == 1 || e->mem.attn_share >= 0.5;
 }
 
 static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
@@ -230,6 +241,42 @@ static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
      * apart, so a stage boundary inside a domain puts PP on NVLink. */
     e->pp_ok = l->pp == 1 || (long)l->tp * l->cp * l->dp >= dom;
     e->cp_ok = cp_justified(e);
+}
+
+/* moe_fit_layout for the enumerator: the activation half of each ladder
+ * step is computed once per attention grid, VPP and ETP and reused for
+ * every EP (it does not depend on EP or EDP). */
+static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
+                       const struct moe_workload *w, const struct moe_cluster *c,
+                       struct builder *b, unsigned stamp, int vi, int ei,
+                       struct moe_layout_entry *out)
+{
+    double usable = moe_cluster_usable(c);
+    int nst = l->pp > 1 ? 2 : 1;
+    double pd[2], pe[2];
+
+    for (int k = 0; k < nst; k++)
+        moe_memory_stage_params(m, l, k ? l->pp - 1 : 0, &pd[k], &pe[k]);
+    for (int s = 0; s < b->n_steps; s++) {
+        struct moe_memory best;
+        for (int k = 0; k < nst; k++) {
+            int rank = k ? l->pp - 1 : 0;
+            struct memo *mm =
+                &b->memo[(((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s) * 2 + k];
+            struct moe_memory o;
+            if (mm->stamp != stamp) {
+                moe_memory_stage_act(m, l, w, &b->steps[s], rank, &mm->act);
+                mm->stamp = stamp;
+            }
+            moe_memory_stage_total(m, l, w, &b->steps[s], rank, pd[k], pe[k], &mm->act, &o);
+            if (k == 0 || o.total > best.total)
+                best = o;
+        }
+        out->step = s, out->mem = best;
+        out->fits = best.total <= usable;
+        if (out->fits)
+            return;
+    }
 }
 
 static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
@@ -262,6 +309,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
             expert_ok += eg[neg++].rule == MOE_RULE_OK;
         }
     for (size_t i = 0; i < ndg; i++) {
+        unsigned stamp = ++b->stamp;
         l.tp = dg[i].a, l.cp = dg[i].b, l.dp = dg[i].derived;
         for (size_t j = 0; j < neg; j++) {
             enum moe_rule r = dg[i].rule;
@@ -293,8 +341,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                 struct moe_layout_entry e;
                 memset(&e, 0, sizeof(e));
                 e.layout = l;
-                if (moe_fit_layout(m, &l, w, t, c, &e.fit, err) < 0)
-                    goto out;
+                fit_cached(m, &l, w, c, b, stamp, v, (int)(j / (size_t)nd), &e);
                 judge(&e, c);
                 b->s->considered++;
                 if (push_valid(b, &e) < 0)
@@ -321,15 +368,15 @@ static int cmp_entries(const void *pa, const void *pb)
         if ((expr_a) != (expr_b)) \
             return (expr_a) < (expr_b) ? -1 : 1; \
     } while (0)
-    KEY(!a->fit.fits, !b->fit.fits);
+    KEY(!a->fits, !b->fits);
     KEY(a->footprint, b->footprint);
     KEY(-x->dp, -y->dp);
     KEY(!a->nvlink_ok, !b->nvlink_ok);
     KEY(x->etp, y->etp);
     KEY(!a->pp_ok, !b->pp_ok);
     KEY(!a->cp_ok, !b->cp_ok);
-    KEY(a->fit.step, b->fit.step);
-    KEY(a->fit.mem.total, b->fit.mem.total);
+    KEY(a->step, b->step);
+    KEY(a->mem.total, b->mem.total);
     KEY(x->tp, y->tp);
     KEY(x->cp, y->cp);
     KEY(x->pp, y->pp);
@@ -339,11 +386,72 @@ static int cmp_entries(const void *pa, const void *pb)
     return 0;
 }
 
+/* The ranking as one integer (rules 1-7 and the ladder step), then the
+ * memory, then the layout itself, so that sorting 10^5 entries is cheap. */
+struct sort_key {
+    unsigned long long key;
+    double total;
+    size_t idx;
+};
+
+static unsigned long long pack_key(const struct moe_layout_entry *e)
+{
+    unsigned long long k = 0;
+
+    k = (k << 1) | !e->fits;
+    k = (k << 20) | (unsigned)(e->footprint & 0xfffff);
+    k = (k << 20) | (unsigned)(0xfffff - (e->layout.dp & 0xfffff));
+    k = (k << 1) | !e->nvlink_ok;
+    k = (k << 14) | (unsigned)(e->layout.etp & 0x3fff);
+    k = (k << 1) | !e->pp_ok;
+    k = (k << 1) | !e->cp_ok;
+    k = (k << 5) | (unsigned)(e->step & 0x1f);
+    return k;
+}
+
+static int cmp_keys(const void *pa, const void *pb, void *base)
+{
+    const struct sort_key *a = pa, *b = pb;
+    const struct moe_layout_entry *sort_base = base;
+
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->total != b->total)
+        return a->total < b->total ? -1 : 1;
+    return cmp_entries(&sort_base[a->idx], &sort_base[b->idx]);
+}
+
+/* Sorts keys, not the entries: entries are large and there can be 10^5. */
+static int rank_entries(struct moe_layout_set *s)
+{
+    struct sort_key *keys;
+    struct moe_layout_entry *sorted;
+
+    if (s->n_valid == 0)
+        return 0;
+    keys = malloc(s->n_valid * sizeof(*keys));
+    sorted = malloc(s->n_valid * sizeof(*sorted));
+    if (!keys || !sorted) {
+        free(keys);
+        free(sorted);
+        return -1;
+    }
+    for (size_t i = 0; i < s->n_valid; i++)
+        keys[i] = (struct sort_key){ pack_key(&s->valid[i]), s->valid[i].mem.total, i };
+    qsort_r(keys, s->n_valid, sizeof(*keys), cmp_keys, s->valid);
+    for (size_t i = 0; i < s->n_valid; i++)
+        sorted[i] = s->valid[keys[i].idx];
+    free(keys);
+    free(s->valid);
+    s->valid = sorted;
+    return 0;
+}
+
 /* The first scale rule on which a beats b. */
 static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
                                     const struct moe_layout_entry *b)
 {
-    if (a->fit.fits != b->fit.fits)
+    if (a->fits != b->fits)
         return MOE_SCALE_FITS;
     if (a->footprint != b->footprint)
         return MOE_SCALE_FOOTPRINT;
@@ -374,6 +482,13 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         return -1;
     }
     nd = divisors(c->gpus, divs, 512);
+    b.n_steps = moe_fit_ladder(m, t, b.steps, MOE_FIT_MAX_STEPS);
+    memcpy(out->steps, b.steps, sizeof(b.steps));
+    out->n_steps = b.n_steps;
+    b.memo_nv = 128, b.memo_ne = nd;
+    b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * 2, sizeof(*b.memo));
+    if (!b.memo)
+        goto oom;
     for (int i = 0; i < nd; i++) {
         struct moe_layout l = { .pp = divs[i], .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
         if (check_pp(m, &l, t, NULL, 0) != MOE_RULE_OK) {
@@ -385,21 +500,35 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
             continue;
         }
         if (enumerate_pp(m, w, t, c, divs[i], divs, nd, &b, err) < 0) {
+            free(b.memo);
             moe_layout_set_free(out);
             return -1;
         }
     }
-    qsort(out->valid, out->n_valid, sizeof(*out->valid), cmp_entries);
+    free(b.memo);
+    b.memo = NULL;
+    if (rank_entries(out) < 0)
+        goto oom;
     for (size_t i = 0; i < out->n_valid; i++) {
-        out->n_fitting += out->valid[i].fit.fits;
+        out->n_fitting += out->valid[i].fits;
         out->valid[i].decided_by =
             i + 1 < out->n_valid ? deciding(&out->valid[i], &out->valid[i + 1]) : MOE_SCALE_NONE;
     }
     return 0;
 oom:
+    free(b.memo);
     moe_layout_set_free(out);
     moe_error_set(err, "out of memory while enumerating layouts");
     return -1;
+}
+
+void moe_layout_entry_fit(const struct moe_layout_set *s, const struct moe_layout_entry *e,
+                          struct moe_fit *out)
+{
+    out->fits = e->fits;
+    out->step = e->step;
+    out->train = s->steps[e->step];
+    out->mem = e->mem;
 }
 
 void moe_layout_set_free(struct moe_layout_set *s)
@@ -429,14 +558,14 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
     double usable = moe_cluster_usable(c);
 
     for (size_t i = 0; i < s->n_valid; i++)
-        if (!best || s->valid[i].fit.mem.total < best->fit.mem.total)
+        if (!best || s->valid[i].mem.total < best->mem.total)
             best = &s->valid[i];
     if (!best) {
         snprintf(advice, len, "no valid layout: most combinations fail %s",
                  moe_rule_id(moe_layouts_main_rejection(s)));
         return NULL;
     }
-    const struct moe_memory *mm = &best->fit.mem;
+    const struct moe_memory *mm = &best->mem;
     double over = (mm->total - usable) / MOE_GIB;
     double state = (mm->weights + mm->grads + mm->optimizer) / MOE_GIB;
     double act = (mm->activations + mm->transient) / MOE_GIB;

@@ -60,7 +60,9 @@ const char *moe_scale_rule_text(enum moe_scale_rule r);
 
 struct moe_layout_entry {
     struct moe_layout layout;
-    struct moe_fit fit;
+    bool fits;
+    int step;               /* fit ladder step: the set's steps[step] are the settings */
+    struct moe_memory mem;  /* the estimate at that step */
     int footprint;          /* max(TP*CP, ETP*EP) * PP: GPUs per replica block */
     bool nvlink_ok, pp_ok, cp_ok;
     enum moe_scale_rule decided_by; /* why it ranks above the next one */
@@ -79,7 +81,13 @@ struct moe_layout_set {
     size_t rejected_by[MOE_RULE_COUNT];
     struct moe_rejected *rejected;  /* only with keep_rejected */
     size_t n_rejected;
+    struct moe_train steps[MOE_FIT_MAX_STEPS]; /* the fit ladder the entries refer to */
+    int n_steps;
 };
+
+/* The entry as a moe_fit (settings of its ladder step included). */
+void moe_layout_entry_fit(const struct moe_layout_set *s, const struct moe_layout_entry *e,
+                          struct moe_fit *out);
 
 /* Enumerates every TP, CP, PP, VPP, EP, ETP for c->gpus, estimates and fits
  * each valid layout, and ranks them.  -1 with err on allocation failure or

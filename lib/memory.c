@@ -33,29 +33,31 @@ long moe_padded_vocab(int vocab, int tp)
     return (vocab + mult - 1) / mult * mult;
 }
 
-static bool is_moe_layer(const struct moe_model *m, int i)
-{
-    return m->num_experts > 0 && i >= m->first_dense_layers;
-}
-
 /* Which decoder layers pipeline rank r holds: chunk c = v*PP + r covers
- * [c*per, (c+1)*per), the last chunks shorter when the split is uneven. */
+ * [c*per, (c+1)*per), the last chunks shorter when the split is uneven.
+ * Closed form per chunk: the enumerator calls this millions of times. */
 static void stage_layers(const struct moe_model *m, const struct moe_layout *l, int r,
                          int *dense, int *moe)
 {
-    int vpp = l->vpp > 0 ? l->vpp : 1, chunks = l->pp * vpp;
-    int per = (m->num_layers + chunks - 1) / chunks;
+    int vpp = l->vpp > 0 ? l->vpp : 1, chunks = l->pp * vpp, n = m->num_layers;
+    int per = (n + chunks - 1) / chunks;
+    int full = n / per, rem = n % per; /* chunks [0, full) hold per layers, chunk full rem */
+    int first_moe = m->num_experts > 0 ? m->first_dense_layers : n;
+    int held = 0, d = 0;
 
-    *dense = *moe = 0;
-    for (int v = 0; v < vpp; v++) {
-        int c = v * l->pp + r;
-        for (int i = c * per; i < (c + 1) * per && i < m->num_layers; i++) {
-            if (is_moe_layer(m, i))
-                (*moe)++;
-            else
-                (*dense)++;
-        }
+    if (full > r) {
+        int k = (full - r + l->pp - 1) / l->pp;
+        held = (k < vpp ? k : vpp) * per;
     }
+    if (rem && full % l->pp == r && full / l->pp < vpp)
+        held += rem;
+    /* leading dense layers sit in the first few chunks only */
+    for (int c = r; c < chunks && c * per < first_moe; c += l->pp) {
+        int hi = (c + 1) * per < n ? (c + 1) * per : n;
+        d += (first_moe < hi ? first_moe : hi) - c * per;
+    }
+    *dense = d;
+    *moe = held - d;
 }
 
 /* Attention parameters of one layer: TP-sharded part and replicated part. */
@@ -229,12 +231,20 @@ static void stage_activations(const struct moe_model *m, const struct moe_layout
     double tok = (double)w->seq_len / l->cp * w->mbs;
     double sp = (l->tp > 1 && t->sequence_parallel) ? l->tp : 1;
     bool sel = t->recompute.granularity == MOE_RC_SELECTIVE;
-    struct layer_act d = layer_saved(m, l, w, t, false, sel);
-    struct layer_act e = layer_saved(m, l, w, t, true, sel);
-    struct layer_act dfull = layer_saved(m, l, w, t, false, false);
-    struct layer_act efull = layer_saved(m, l, w, t, true, false);
+    struct layer_act d = { 0, 0, 0 }, e = { 0, 0, 0 }, dfull, efull;
 
     stage_layers(m, l, r, &nd, &nm);
+    if (nd > 0)
+        d = layer_saved(m, l, w, t, false, sel);
+    if (nm > 0)
+        e = layer_saved(m, l, w, t, true, sel);
+    dfull = d, efull = e;
+    if (sel) {
+        if (nd > 0)
+            dfull = layer_saved(m, l, w, t, false, false);
+        if (nm > 0)
+            efull = layer_saved(m, l, w, t, true, false);
+    }
     int layers = nd + nm;
     *chunks = in_flight_chunks(l, w, r);
     double per_chunk = layers > 0 ? (double)(*chunks) / vpp : 0;
@@ -310,12 +320,9 @@ static int check_shape(const struct moe_model *m, const struct moe_layout *l,
     return 0;
 }
 
-static void static_bytes(const struct moe_model *m, const struct moe_layout *l,
-                         const struct moe_train *t, int r, struct moe_memory *o)
+static void static_bytes(const struct moe_layout *l, const struct moe_train *t, double pd,
+                         double pe, struct moe_memory *o)
 {
-    double pd, pe;
-
-    stage_params(m, l, r, &pd, &pe);
     o->params_dense = pd, o->params_expert = pe;
     o->weights = 2 * (pd + pe);
     o->grads = (t->grads_fp32 ? 4 : 2) * (pd + pe);
@@ -323,42 +330,63 @@ static void static_bytes(const struct moe_model *m, const struct moe_layout *l,
     o->optimizer = 12 * shard * (1 - t->optimizer_offload);
 }
 
+void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t, int rank,
+                          struct moe_stage_act *out)
+{
+    stage_activations(m, l, w, t, rank, &out->saved, &out->transient, &out->attn_share,
+                      &out->in_flight);
+}
+
+void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l, int rank,
+                             double *dense, double *expert)
+{
+    stage_params(m, l, rank, dense, expert);
+}
+
+void moe_memory_stage_total(const struct moe_model *m, const struct moe_layout *l,
+                            const struct moe_workload *w, const struct moe_train *t, int rank,
+                            double pd, double pe, const struct moe_stage_act *act,
+                            struct moe_memory *o)
+{
+    memset(o, 0, sizeof(*o));
+    static_bytes(l, t, pd, pe, o);
+    o->attn_share = act->attn_share, o->in_flight = act->in_flight;
+    if (t->impl == MOE_IMPL_LOCAL) /* Megatron's global buffer for the scores */
+        o->persistent = 2.0 * w->mbs * (m->num_heads / (double)l->tp) *
+                        ((double)w->seq_len / l->cp) * ((double)w->seq_len / l->cp);
+    /* torch's foreach Adam (no TE/Apex) takes a sqrt copy of the moments */
+    double step = t->impl == MOE_IMPL_LOCAL ? o->optimizer / 3 : 0;
+    o->stage = rank;
+    if (step > act->saved + act->transient) {
+        o->peak_in_optimizer = true;
+        o->transient = step;
+    } else {
+        o->activations = act->saved, o->transient = act->transient;
+    }
+    o->total = o->weights + o->grads + o->optimizer + o->persistent + o->activations +
+               o->transient;
+}
+
 int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
                         const struct moe_workload *w, const struct moe_train *t,
                         struct moe_memory *out, struct moe_error *err)
 {
-    struct moe_memory best;
-    bool have = false;
-
     if (check_shape(m, l, w, err) < 0)
         return -1;
     /* First and last stages are the candidates: embeddings and the most
      * in-flight microbatches on the first, logits on the last. */
     int ranks[2] = { 0, l->pp - 1 };
     for (int i = 0; i < (l->pp > 1 ? 2 : 1); i++) {
+        struct moe_stage_act act;
         struct moe_memory o;
-        double saved, tr;
-        memset(&o, 0, sizeof(o));
-        static_bytes(m, l, t, ranks[i], &o);
-        stage_activations(m, l, w, t, ranks[i], &saved, &tr, &o.attn_share, &o.in_flight);
-        if (t->impl == MOE_IMPL_LOCAL) /* Megatron's global buffer for the scores */
-            o.persistent = 2.0 * w->mbs * (m->num_heads / (double)l->tp) *
-                           ((double)w->seq_len / l->cp) * ((double)w->seq_len / l->cp);
-        /* torch's foreach Adam (no TE/Apex) takes a sqrt copy of the moments */
-        double step = t->impl == MOE_IMPL_LOCAL ? o.optimizer / 3 : 0;
-        o.stage = ranks[i];
-        double base = o.weights + o.grads + o.optimizer + o.persistent;
-        if (step > saved + tr) {
-            o.peak_in_optimizer = true;
-            o.activations = 0, o.transient = step;
-        } else {
-            o.activations = saved, o.transient = tr;
-        }
-        o.total = base + o.activations + o.transient;
-        if (!have || o.total > best.total)
-            best = o, have = true;
+        double pd, pe;
+        stage_params(m, l, ranks[i], &pd, &pe);
+        moe_memory_stage_act(m, l, w, t, ranks[i], &act);
+        moe_memory_stage_total(m, l, w, t, ranks[i], pd, pe, &act, &o);
+        if (i == 0 || o.total > out->total)
+            *out = o;
     }
-    *out = best;
     return 0;
 }
 

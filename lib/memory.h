@@ -81,6 +81,25 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
                         const struct moe_workload *w, const struct moe_train *t,
                         struct moe_memory *out, struct moe_error *err);
 
+/* The two halves of an estimate for one pipeline rank (0 or PP-1), so
+ * that an enumerator can reuse the activation half across MoE grids: it
+ * depends on TP, CP, PP, VPP, ETP and DP, not on EP or EDP. */
+struct moe_stage_act {
+    double saved, transient, attn_share;
+    int in_flight;
+};
+void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t, int rank,
+                          struct moe_stage_act *out);
+/* Parameters on the rank: dense class (TP-sharded or replicated) and
+ * routed experts; they do not change along the fit ladder. */
+void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l, int rank,
+                             double *dense, double *expert);
+void moe_memory_stage_total(const struct moe_model *m, const struct moe_layout *l,
+                            const struct moe_workload *w, const struct moe_train *t, int rank,
+                            double dense, double expert, const struct moe_stage_act *act,
+                            struct moe_memory *out);
+
 /* "core_attn,moe_act" <-> bits; parse returns -1 on an unknown name. */
 int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_error *err);
 const char *moe_recompute_modules_format(unsigned bits, char *buf, unsigned len);

@@ -161,11 +161,11 @@ static void enumeration_counts_add_up(void **state)
         const struct moe_layout *l = &a.valid[i].layout;
         if (l->tp == 1 && l->cp == 1 && l->pp == 1 && l->ep == 16 && l->etp == 1) {
             ep16 = true;
-            assert_true(a.valid[i].fit.fits);
+            assert_true(a.valid[i].fits);
         }
         /* fitting layouts come first */
         if (i > 0)
-            assert_true(a.valid[i - 1].fit.fits || !a.valid[i].fit.fits);
+            assert_true(a.valid[i - 1].fits || !a.valid[i].fits);
     }
     assert_true(ep16);
     /* 6 divisors of 16 for each of TP, CP, EP, ETP, 5 of PP, VPP per PP */
@@ -190,12 +190,12 @@ static void ranking_names_the_deciding_rule(void **state)
     assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, false, &s, NULL), 0);
     assert_true(s.n_fitting > 0);
     const struct moe_layout_entry *top = &s.valid[0];
-    assert_true(top->fit.fits);
+    assert_true(top->fits);
     assert_int_equal(top->layout.etp, 1);         /* EP before ETP */
     assert_int_equal(top->layout.dp, 16);         /* nothing splits attention */
     assert_true(top->decided_by != MOE_SCALE_NONE);
     for (size_t i = 1; i < s.n_valid; i++) {
-        if (!s.valid[i].fit.fits)
+        if (!s.valid[i].fits)
             break;
         assert_true(s.valid[i - 1].footprint <= s.valid[i].footprint);
     }
