@@ -159,9 +159,11 @@ struct builder {
     struct moe_layout_set *s;
     size_t cap_valid, cap_rej;
     bool keep;
+    size_t top;                                /* 0 = rank every layout */
     struct moe_train steps[MOE_FIT_MAX_STEPS]; /* the fit ladder */
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
+    struct layer_memo *lmemo;                  /* [etp][step] */
     int memo_nv, memo_ne;
     unsigned stamp;
 };
@@ -172,16 +174,69 @@ struct memo {
     struct moe_stage_act act;
 };
 
+/* Per-layer activations for the current attention grid, per ETP and step. */
+struct layer_memo {
+    unsigned stamp;
+    struct moe_layer_acts acts;
+};
+
+static int cmp_entries(const void *pa, const void *pb);
+
+/* Max-heap on the ranking: the worst kept entry sits at the root. */
+static void sift_down(struct moe_layout_entry *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && cmp_entries(&h[l], &h[w]) > 0)
+            w = l;
+        if (r < n && cmp_entries(&h[r], &h[w]) > 0)
+            w = r;
+        if (w == i)
+            return;
+        struct moe_layout_entry tmp = h[i];
+        h[i] = h[w], h[w] = tmp;
+        i = w;
+    }
+}
+
+static void sift_up(struct moe_layout_entry *h, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (cmp_entries(&h[i], &h[p]) <= 0)
+            return;
+        struct moe_layout_entry tmp = h[i];
+        h[i] = h[p], h[p] = tmp;
+        i = p;
+    }
+}
+
 static int push_valid(struct builder *b, const struct moe_layout_entry *e)
 {
-    if (b->s->n_valid == b->cap_valid) {
+    struct moe_layout_set *s = b->s;
+
+    if (s->n_valid == 0 || e->mem.total < s->lightest.mem.total)
+        s->lightest = *e;
+    s->n_valid++;
+    s->n_fitting += e->fits;
+    if (b->top > 0 && s->n_ranked == b->top + 1) {
+        /* keep top + 1: the last kept one names the rule of the top-th */
+        if (cmp_entries(e, &s->valid[0]) >= 0)
+            return 0;
+        s->valid[0] = *e;
+        sift_down(s->valid, s->n_ranked, 0);
+        return 0;
+    }
+    if (s->n_ranked == b->cap_valid) {
         size_t cap = b->cap_valid ? 2 * b->cap_valid : 256;
-        void *p = realloc(b->s->valid, cap * sizeof(*e));
+        void *p = realloc(s->valid, cap * sizeof(*e));
         if (!p)
             return -1;
-        b->s->valid = p, b->cap_valid = cap;
+        s->valid = p, b->cap_valid = cap;
     }
-    b->s->valid[b->s->n_valid++] = *e;
+    s->valid[s->n_ranked++] = *e;
+    if (b->top > 0)
+        sift_up(s->valid, s->n_ranked - 1);
     return 0;
 }
 
@@ -251,32 +306,55 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
                        struct builder *b, unsigned stamp, int vi, int ei,
                        struct moe_layout_entry *out)
 {
+    static const struct moe_stage_act none = { 0, 0, 0, 0 };
     double usable = moe_cluster_usable(c);
-    int nst = l->pp > 1 ? 2 : 1;
-    double pd[2], pe[2];
+    int nst = l->pp > 1 ? 2 : 1, s;
+    double pd[2], pe[2], base[2] = { 0, 0 }, step_tr[2] = { 0, 0 };
+    const struct moe_stage_act *acts[2] = { &none, &none };
 
     for (int k = 0; k < nst; k++)
         moe_memory_stage_params(m, l, k ? l->pp - 1 : 0, &pd[k], &pe[k]);
-    for (int s = 0; s < b->n_steps; s++) {
-        struct moe_memory best;
+    for (s = 0; s < b->n_steps; s++) {
+        const struct moe_train *t = &b->steps[s];
+        double worst = 0;
         for (int k = 0; k < nst; k++) {
             int rank = k ? l->pp - 1 : 0;
             struct memo *mm =
                 &b->memo[(((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s) * 2 + k];
-            struct moe_memory o;
             if (mm->stamp != stamp) {
-                moe_memory_stage_act(m, l, w, &b->steps[s], rank, &mm->act);
+                struct layer_memo *lm = &b->lmemo[(size_t)ei * MOE_FIT_MAX_STEPS + s];
+                if (lm->stamp != stamp) {
+                    moe_memory_layer_acts(m, l, w, t, &lm->acts);
+                    lm->stamp = stamp;
+                }
+                moe_memory_stage_act(m, l, w, t, rank, &lm->acts, &mm->act);
                 mm->stamp = stamp;
             }
-            moe_memory_stage_total(m, l, w, &b->steps[s], rank, pd[k], pe[k], &mm->act, &o);
-            if (k == 0 || o.total > best.total)
-                best = o;
+            acts[k] = &mm->act;
+            if (s == 0 || t->optimizer_offload != b->steps[s - 1].optimizer_offload) {
+                /* the state part changes only with optimizer offload */
+                struct moe_memory o;
+                moe_memory_stage_total(m, l, w, t, rank, pd[k], pe[k], &none, &o);
+                base[k] = o.total - o.transient;
+                step_tr[k] = o.transient;
+            }
+            double act = mm->act.saved + mm->act.transient;
+            double tot = base[k] + (act > step_tr[k] ? act : step_tr[k]);
+            if (tot > worst)
+                worst = tot;
         }
-        out->step = s, out->mem = best;
-        out->fits = best.total <= usable;
-        if (out->fits)
-            return;
+        if (worst <= usable || s == b->n_steps - 1)
+            break;
     }
+    out->step = s;
+    for (int k = 0; k < nst; k++) {
+        struct moe_memory o;
+        moe_memory_stage_total(m, l, w, &b->steps[s], k ? l->pp - 1 : 0, pd[k], pe[k], acts[k],
+                               &o);
+        if (k == 0 || o.total > out->mem.total)
+            out->mem = o;
+    }
+    out->fits = out->mem.total <= usable;
 }
 
 static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
@@ -427,19 +505,19 @@ static int rank_entries(struct moe_layout_set *s)
     struct sort_key *keys;
     struct moe_layout_entry *sorted;
 
-    if (s->n_valid == 0)
+    if (s->n_ranked == 0)
         return 0;
-    keys = malloc(s->n_valid * sizeof(*keys));
-    sorted = malloc(s->n_valid * sizeof(*sorted));
+    keys = malloc(s->n_ranked * sizeof(*keys));
+    sorted = malloc(s->n_ranked * sizeof(*sorted));
     if (!keys || !sorted) {
         free(keys);
         free(sorted);
         return -1;
     }
-    for (size_t i = 0; i < s->n_valid; i++)
+    for (size_t i = 0; i < s->n_ranked; i++)
         keys[i] = (struct sort_key){ pack_key(&s->valid[i]), s->valid[i].mem.total, i };
-    qsort_r(keys, s->n_valid, sizeof(*keys), cmp_keys, s->valid);
-    for (size_t i = 0; i < s->n_valid; i++)
+    qsort_r(keys, s->n_ranked, sizeof(*keys), cmp_keys, s->valid);
+    for (size_t i = 0; i < s->n_ranked; i++)
         sorted[i] = s->valid[keys[i].idx];
     free(keys);
     free(s->valid);
@@ -469,12 +547,12 @@ static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
 }
 
 int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
-                          const struct moe_train *t, const struct moe_cluster *c,
+                          const struct moe_train *t, const struct moe_cluster *c, size_t top,
                           bool keep_rejected, struct moe_layout_set *out,
                           struct moe_error *err)
 {
     int divs[512], nd;
-    struct builder b = { .s = out, .keep = keep_rejected };
+    struct builder b = { .s = out, .keep = keep_rejected, .top = top };
 
     memset(out, 0, sizeof(*out));
     if (c->gpus < 1) {
@@ -487,7 +565,8 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
     out->n_steps = b.n_steps;
     b.memo_nv = 128, b.memo_ne = nd;
     b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * 2, sizeof(*b.memo));
-    if (!b.memo)
+    b.lmemo = calloc((size_t)nd * MOE_FIT_MAX_STEPS, sizeof(*b.lmemo));
+    if (!b.memo || !b.lmemo)
         goto oom;
     for (int i = 0; i < nd; i++) {
         struct moe_layout l = { .pp = divs[i], .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
@@ -501,22 +580,26 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         }
         if (enumerate_pp(m, w, t, c, divs[i], divs, nd, &b, err) < 0) {
             free(b.memo);
+    free(b.lmemo);
             moe_layout_set_free(out);
             return -1;
         }
     }
     free(b.memo);
-    b.memo = NULL;
+    free(b.lmemo);
+    b.memo = NULL, b.lmemo = NULL;
     if (rank_entries(out) < 0)
         goto oom;
-    for (size_t i = 0; i < out->n_valid; i++) {
-        out->n_fitting += out->valid[i].fits;
-        out->valid[i].decided_by =
-            i + 1 < out->n_valid ? deciding(&out->valid[i], &out->valid[i + 1]) : MOE_SCALE_NONE;
-    }
+    for (size_t i = 0; i < out->n_ranked; i++)
+        out->valid[i].decided_by = i + 1 < out->n_ranked
+                                       ? deciding(&out->valid[i], &out->valid[i + 1])
+                                       : MOE_SCALE_NONE;
+    if (top > 0 && out->n_ranked > top)
+        out->n_ranked = top;
     return 0;
 oom:
     free(b.memo);
+    free(b.lmemo);
     moe_layout_set_free(out);
     moe_error_set(err, "out of memory while enumerating layouts");
     return -1;
@@ -536,7 +619,7 @@ void moe_layout_set_free(struct moe_layout_set *s)
     free(s->valid);
     free(s->rejected);
     s->valid = NULL, s->rejected = NULL;
-    s->n_valid = s->n_rejected = 0;
+    s->n_valid = s->n_ranked = s->n_rejected = 0;
 }
 
 enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
@@ -554,12 +637,9 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
                                                         const struct moe_cluster *c,
                                                         char *advice, size_t len)
 {
-    const struct moe_layout_entry *best = NULL;
+    const struct moe_layout_entry *best = s->n_valid ? &s->lightest : NULL;
     double usable = moe_cluster_usable(c);
 
-    for (size_t i = 0; i < s->n_valid; i++)
-        if (!best || s->valid[i].mem.total < best->mem.total)
-            best = &s->valid[i];
     if (!best) {
         snprintf(advice, len, "no valid layout: most combinations fail %s",
                  moe_rule_id(moe_layouts_main_rejection(s)));

@@ -74,9 +74,11 @@ struct moe_rejected {
 };
 
 struct moe_layout_set {
-    struct moe_layout_entry *valid; /* ranked, best first */
-    size_t n_valid;
+    struct moe_layout_entry *valid; /* ranked, best first: all, or the top asked for */
+    size_t n_ranked;                /* entries in valid */
+    size_t n_valid;                 /* valid layouts found */
     size_t n_fitting;
+    struct moe_layout_entry lightest; /* the valid layout needing the least memory */
     size_t considered;              /* combinations examined */
     size_t rejected_by[MOE_RULE_COUNT];
     struct moe_rejected *rejected;  /* only with keep_rejected */
@@ -90,10 +92,11 @@ void moe_layout_entry_fit(const struct moe_layout_set *s, const struct moe_layou
                           struct moe_fit *out);
 
 /* Enumerates every TP, CP, PP, VPP, EP, ETP for c->gpus, estimates and fits
- * each valid layout, and ranks them.  -1 with err on allocation failure or
- * bad input (gpus < 1). */
+ * each valid layout, and ranks them; top > 0 keeps only the best top (a
+ * bounded heap, so 10^5 layouts cost no memory).  -1 with err on
+ * allocation failure or bad input (gpus < 1). */
 int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
-                          const struct moe_train *t, const struct moe_cluster *c,
+                          const struct moe_train *t, const struct moe_cluster *c, size_t top,
                           bool keep_rejected, struct moe_layout_set *out,
                           struct moe_error *err);
 

@@ -118,10 +118,6 @@ static void stage_params(const struct moe_model *m, const struct moe_layout *l, 
 /* Bytes one layer saves for backward for one microbatch, per rank.
  * attn/ffn get the attention and the MLP/MoE parts; full = the layer's
  * input alone (what full recompute keeps). */
-struct layer_act {
-    double attn, ffn, input;
-};
-
 static double attention_saved(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_workload *w, const struct moe_train *t,
                               unsigned rc, double tok, double sp)
@@ -189,11 +185,11 @@ static double ffn_saved(const struct moe_model *m, const struct moe_layout *l,
     return ln_out + router + experts + shared + mask;
 }
 
-static struct layer_act layer_saved(const struct moe_model *m, const struct moe_layout *l,
+static struct moe_layer_act layer_saved(const struct moe_model *m, const struct moe_layout *l,
                                     const struct moe_workload *w, const struct moe_train *t,
                                     bool moe, bool selective)
 {
-    struct layer_act a;
+    struct moe_layer_act a;
     double tok = (double)w->seq_len / l->cp * w->mbs;
     double sp = (l->tp > 1 && t->sequence_parallel) ? l->tp : 1;
     unsigned rc = selective ? t->recompute.modules : 0;
@@ -222,29 +218,31 @@ static int in_flight_chunks(const struct moe_layout *l, const struct moe_workloa
 }
 
 /* Activations and transient bytes on pipeline rank r. */
+void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l,
+                           const struct moe_workload *w, const struct moe_train *t,
+                           struct moe_layer_acts *out)
+{
+    bool sel = t->recompute.granularity == MOE_RC_SELECTIVE;
+
+    out->dense = layer_saved(m, l, w, t, false, sel);
+    out->moe = layer_saved(m, l, w, t, true, sel);
+    out->dense_full = sel ? layer_saved(m, l, w, t, false, false) : out->dense;
+    out->moe_full = sel ? layer_saved(m, l, w, t, true, false) : out->moe;
+}
+
 static void stage_activations(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_workload *w, const struct moe_train *t, int r,
-                              double *saved, double *transient, double *attn_share,
-                              int *chunks)
+                              const struct moe_layer_acts *la, double *saved,
+                              double *transient, double *attn_share, int *chunks)
 {
     int nd, nm, vpp = l->vpp > 0 ? l->vpp : 1;
     double tok = (double)w->seq_len / l->cp * w->mbs;
     double sp = (l->tp > 1 && t->sequence_parallel) ? l->tp : 1;
     bool sel = t->recompute.granularity == MOE_RC_SELECTIVE;
-    struct layer_act d = { 0, 0, 0 }, e = { 0, 0, 0 }, dfull, efull;
+    struct moe_layer_act d = la->dense, e = la->moe, dfull = la->dense_full,
+                         efull = la->moe_full;
 
     stage_layers(m, l, r, &nd, &nm);
-    if (nd > 0)
-        d = layer_saved(m, l, w, t, false, sel);
-    if (nm > 0)
-        e = layer_saved(m, l, w, t, true, sel);
-    dfull = d, efull = e;
-    if (sel) {
-        if (nd > 0)
-            dfull = layer_saved(m, l, w, t, false, false);
-        if (nm > 0)
-            efull = layer_saved(m, l, w, t, true, false);
-    }
     int layers = nd + nm;
     *chunks = in_flight_chunks(l, w, r);
     double per_chunk = layers > 0 ? (double)(*chunks) / vpp : 0;
@@ -275,8 +273,8 @@ static void stage_activations(const struct moe_model *m, const struct moe_layout
     *saved = per_chunk * mb;
     if (r == 0 && t->hidden_dropout > 0)
         *saved += *chunks * tok * m->hidden / sp / vpp; /* embedding dropout mask */
-    double la = nm > 0 ? efull.attn : dfull.attn, lf = nm > 0 ? efull.ffn : dfull.ffn;
-    *attn_share = la + lf > 0 ? la / (la + lf) : 0;
+    double at = nm > 0 ? efull.attn : dfull.attn, lf = nm > 0 ? efull.ffn : dfull.ffn;
+    *attn_share = at + lf > 0 ? at / (at + lf) : 0;
 
     /* Transients at the peak: the loss keeps bf16 logits and their fp32
      * softmax; local attention backward holds one s^2 gradient more than
@@ -332,9 +330,15 @@ static void static_bytes(const struct moe_layout *l, const struct moe_train *t, 
 
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t, int rank,
-                          struct moe_stage_act *out)
+                          const struct moe_layer_acts *la, struct moe_stage_act *out)
 {
-    stage_activations(m, l, w, t, rank, &out->saved, &out->transient, &out->attn_share,
+    struct moe_layer_acts own;
+
+    if (!la) {
+        moe_memory_layer_acts(m, l, w, t, &own);
+        la = &own;
+    }
+    stage_activations(m, l, w, t, rank, la, &out->saved, &out->transient, &out->attn_share,
                       &out->in_flight);
 }
 
@@ -382,7 +386,7 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
         struct moe_memory o;
         double pd, pe;
         stage_params(m, l, ranks[i], &pd, &pe);
-        moe_memory_stage_act(m, l, w, t, ranks[i], &act);
+        moe_memory_stage_act(m, l, w, t, ranks[i], NULL, &act);
         moe_memory_stage_total(m, l, w, t, ranks[i], pd, pe, &act, &o);
         if (i == 0 || o.total > out->total)
             *out = o;

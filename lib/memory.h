@@ -88,9 +88,24 @@ struct moe_stage_act {
     double saved, transient, attn_share;
     int in_flight;
 };
+/* Bytes one layer saves for backward per microbatch: attention part, MLP
+ * or MoE part, and its input alone (what full recompute keeps); for a
+ * dense and a MoE layer, with the selective modules and without.  They
+ * depend on TP, CP, ETP and the settings, not on PP, VPP, EP or DP. */
+struct moe_layer_act {
+    double attn, ffn, input;
+};
+struct moe_layer_acts {
+    struct moe_layer_act dense, moe, dense_full, moe_full;
+};
+void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l,
+                           const struct moe_workload *w, const struct moe_train *t,
+                           struct moe_layer_acts *out);
+
+/* la may be NULL (computed here). */
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t, int rank,
-                          struct moe_stage_act *out);
+                          const struct moe_layer_acts *la, struct moe_stage_act *out);
 /* Parameters on the rank: dense class (TP-sharded or replicated) and
  * routed experts; they do not change along the fit ladder. */
 void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l, int rank,

@@ -148,8 +148,8 @@ static void enumeration_counts_add_up(void **state)
     moe_train_defaults(&t);
     moe_cluster_defaults(&c);
     c.gpus = 16;
-    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, false, &a, NULL), 0);
-    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, true, &b, NULL), 0);
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &a, NULL), 0);
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, true, &b, NULL), 0);
     for (int r = 0; r < MOE_RULE_COUNT; r++) {
         rej += a.rejected_by[r];
         assert_int_equal(a.rejected_by[r], b.rejected_by[r]);
@@ -157,7 +157,7 @@ static void enumeration_counts_add_up(void **state)
     assert_int_equal(a.considered, a.n_valid + rej);
     assert_int_equal(b.n_rejected, rej);
     assert_int_equal(a.n_valid, b.n_valid);
-    for (size_t i = 0; i < a.n_valid; i++) {
+    for (size_t i = 0; i < a.n_ranked; i++) {
         const struct moe_layout *l = &a.valid[i].layout;
         if (l->tp == 1 && l->cp == 1 && l->pp == 1 && l->ep == 16 && l->etp == 1) {
             ep16 = true;
@@ -187,18 +187,29 @@ static void ranking_names_the_deciding_rule(void **state)
     moe_train_defaults(&t);
     moe_cluster_defaults(&c);
     c.gpus = 16;
-    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, false, &s, NULL), 0);
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &s, NULL), 0);
     assert_true(s.n_fitting > 0);
     const struct moe_layout_entry *top = &s.valid[0];
     assert_true(top->fits);
     assert_int_equal(top->layout.etp, 1);         /* EP before ETP */
     assert_int_equal(top->layout.dp, 16);         /* nothing splits attention */
     assert_true(top->decided_by != MOE_SCALE_NONE);
-    for (size_t i = 1; i < s.n_valid; i++) {
+    for (size_t i = 1; i < s.n_ranked; i++) {
         if (!s.valid[i].fits)
             break;
         assert_true(s.valid[i - 1].footprint <= s.valid[i].footprint);
     }
+    /* the bounded top-5 is the head of the full ranking, rules included */
+    struct moe_layout_set head;
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 5, false, &head, NULL), 0);
+    assert_int_equal(head.n_ranked, 5);
+    assert_int_equal(head.n_valid, s.n_valid);
+    assert_int_equal(head.n_fitting, s.n_fitting);
+    for (size_t i = 0; i < 5; i++) {
+        assert_memory_equal(&head.valid[i].layout, &s.valid[i].layout, sizeof(struct moe_layout));
+        assert_int_equal(head.valid[i].decided_by, s.valid[i].decided_by);
+    }
+    moe_layout_set_free(&head);
     moe_layout_set_free(&s);
 }
 
@@ -216,8 +227,8 @@ static void nothing_fits_explains(void **state)
     moe_train_defaults(&t);
     moe_cluster_defaults(&c);
     c.gpus = 7; /* 7 divides neither heads, experts, layers nor GBS */
-    assert_int_equal(moe_layouts_enumerate(moe_preset_find("qwen3-30b-a3b"), &w, &t, &c, false,
-                                           &s, NULL), 0);
+    assert_int_equal(moe_layouts_enumerate(moe_preset_find("qwen3-30b-a3b"), &w, &t, &c, 0,
+                                           false, &s, NULL), 0);
     assert_int_equal(s.n_valid, 0);
     assert_null(moe_layouts_nearest_miss(&s, &c, advice, sizeof(advice)));
     assert_non_null(strstr(advice, "no valid layout"));
@@ -225,8 +236,8 @@ static void nothing_fits_explains(void **state)
 
     c.gpus = 8;
     t.uneven_pp = true;
-    assert_int_equal(moe_layouts_enumerate(moe_preset_find("deepseek-v3"), &w, &t, &c, false,
-                                           &s, NULL), 0);
+    assert_int_equal(moe_layouts_enumerate(moe_preset_find("deepseek-v3"), &w, &t, &c, 0,
+                                           false, &s, NULL), 0);
     assert_true(s.n_valid > 0);
     assert_int_equal(s.n_fitting, 0);
     const struct moe_layout_entry *e = moe_layouts_nearest_miss(&s, &c, advice, sizeof(advice));
