@@ -164,6 +164,7 @@ struct builder {
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
     struct layer_memo *lmemo;                  /* [etp][step] */
+    struct moe_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
     int memo_nv, memo_ne;
     unsigned stamp;
 };
@@ -306,19 +307,19 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
                        struct builder *b, unsigned stamp, int vi, int ei,
                        struct moe_layout_entry *out)
 {
-    static const struct moe_stage_act none = { 0, 0, 0, 0 };
     double usable = moe_cluster_usable(c);
     int nst = l->pp > 1 ? 2 : 1, s;
-    double pd[2], pe[2], base[2] = { 0, 0 }, step_tr[2] = { 0, 0 };
-    const struct moe_stage_act *acts[2] = { &none, &none };
+    double pd[2], pe[2];
+    struct moe_memory stat[2];
+    const struct moe_stage_act *acts[2] = { NULL, NULL };
+    const struct moe_stage *st = &b->stages[vi * 2];
 
     for (int k = 0; k < nst; k++)
-        moe_memory_stage_params(m, l, k ? l->pp - 1 : 0, &pd[k], &pe[k]);
+        moe_memory_stage_params(m, l, &st[k], &pd[k], &pe[k]);
     for (s = 0; s < b->n_steps; s++) {
         const struct moe_train *t = &b->steps[s];
         double worst = 0;
         for (int k = 0; k < nst; k++) {
-            int rank = k ? l->pp - 1 : 0;
             struct memo *mm =
                 &b->memo[(((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s) * 2 + k];
             if (mm->stamp != stamp) {
@@ -327,19 +328,16 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
                     moe_memory_layer_acts(m, l, w, t, &lm->acts);
                     lm->stamp = stamp;
                 }
-                moe_memory_stage_act(m, l, w, t, rank, &lm->acts, &mm->act);
+                moe_memory_stage_act(m, l, w, t, &st[k], &lm->acts, &mm->act);
                 mm->stamp = stamp;
             }
             acts[k] = &mm->act;
-            if (s == 0 || t->optimizer_offload != b->steps[s - 1].optimizer_offload) {
-                /* the state part changes only with optimizer offload */
-                struct moe_memory o;
-                moe_memory_stage_total(m, l, w, t, rank, pd[k], pe[k], &none, &o);
-                base[k] = o.total - o.transient;
-                step_tr[k] = o.transient;
-            }
+            /* the state part changes only with optimizer offload */
+            if (s == 0 || t->optimizer_offload != b->steps[s - 1].optimizer_offload)
+                moe_memory_stage_static(m, l, w, t, &st[k], pd[k], pe[k], &stat[k]);
             double act = mm->act.saved + mm->act.transient;
-            double tot = base[k] + (act > step_tr[k] ? act : step_tr[k]);
+            double tot = stat[k].total + (act > stat[k].optimizer_step ? act
+                                                                        : stat[k].optimizer_step);
             if (tot > worst)
                 worst = tot;
         }
@@ -348,11 +346,9 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
     }
     out->step = s;
     for (int k = 0; k < nst; k++) {
-        struct moe_memory o;
-        moe_memory_stage_total(m, l, w, &b->steps[s], k ? l->pp - 1 : 0, pd[k], pe[k], acts[k],
-                               &o);
-        if (k == 0 || o.total > out->mem.total)
-            out->mem = o;
+        moe_memory_apply_act(&stat[k], acts[k]);
+        if (k == 0 || stat[k].total > out->mem.total)
+            out->mem = stat[k];
     }
     out->fits = out->mem.total <= usable;
 }
@@ -386,6 +382,11 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
             eg[neg].derived = l.edp;
             expert_ok += eg[neg++].rule == MOE_RULE_OK;
         }
+    for (int v = 0; v < nv; v++) {
+        l.vpp = vpps[v];
+        moe_memory_stage_init(m, &l, 0, &b->stages[2 * v]);
+        moe_memory_stage_init(m, &l, pp - 1, &b->stages[2 * v + 1]);
+    }
     for (size_t i = 0; i < ndg; i++) {
         unsigned stamp = ++b->stamp;
         l.tp = dg[i].a, l.cp = dg[i].b, l.dp = dg[i].derived;

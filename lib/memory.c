@@ -92,15 +92,14 @@ static double mlp_params(const struct moe_model *m, double ffn)
 
 /* Parameters on pipeline rank r, split into the dense class (sharded by
  * TP, optimizer over DP*CP) and the expert class (EP*ETP, over EDP). */
-static void stage_params(const struct moe_model *m, const struct moe_layout *l, int r,
-                         double *dense, double *expert)
+static void stage_params(const struct moe_model *m, const struct moe_layout *l,
+                         const struct moe_stage *st, double *dense, double *expert)
 {
     double as, ar, h = m->hidden;
-    int nd, nm;
+    int nd = st->dense_layers, nm = st->moe_layers, r = st->rank;
     double vocab = (double)moe_padded_vocab(m->vocab, l->tp);
 
     attn_params(m, &as, &ar);
-    stage_layers(m, l, r, &nd, &nm);
     double layer_dense = as / l->tp + ar + 2.0 * h;
     *dense = nd * (layer_dense + mlp_params(m, m->ffn_hidden) / l->tp) +
              nm * (layer_dense + mlp_params(m, m->shared_expert_ffn) / l->tp +
@@ -231,18 +230,19 @@ void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l
 }
 
 static void stage_activations(const struct moe_model *m, const struct moe_layout *l,
-                              const struct moe_workload *w, const struct moe_train *t, int r,
-                              const struct moe_layer_acts *la, double *saved,
-                              double *transient, double *attn_share, int *chunks)
+                              const struct moe_workload *w, const struct moe_train *t,
+                              const struct moe_stage *st, const struct moe_layer_acts *la,
+                              double *saved, double *transient, double *attn_share,
+                              int *chunks)
 {
-    int nd, nm, vpp = l->vpp > 0 ? l->vpp : 1;
+    int nd = st->dense_layers, nm = st->moe_layers, r = st->rank;
+    int vpp = l->vpp > 0 ? l->vpp : 1;
     double tok = (double)w->seq_len / l->cp * w->mbs;
     double sp = (l->tp > 1 && t->sequence_parallel) ? l->tp : 1;
     bool sel = t->recompute.granularity == MOE_RC_SELECTIVE;
     struct moe_layer_act d = la->dense, e = la->moe, dfull = la->dense_full,
                          efull = la->moe_full;
 
-    stage_layers(m, l, r, &nd, &nm);
     int layers = nd + nm;
     *chunks = in_flight_chunks(l, w, r);
     double per_chunk = layers > 0 ? (double)(*chunks) / vpp : 0;
@@ -328,9 +328,17 @@ static void static_bytes(const struct moe_layout *l, const struct moe_train *t, 
     o->optimizer = 12 * shard * (1 - t->optimizer_offload);
 }
 
+void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
+                           struct moe_stage *st)
+{
+    st->rank = rank;
+    stage_layers(m, l, rank, &st->dense_layers, &st->moe_layers);
+}
+
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
-                          const struct moe_workload *w, const struct moe_train *t, int rank,
-                          const struct moe_layer_acts *la, struct moe_stage_act *out)
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_stage *st, const struct moe_layer_acts *la,
+                          struct moe_stage_act *out)
 {
     struct moe_layer_acts own;
 
@@ -338,38 +346,45 @@ void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
         moe_memory_layer_acts(m, l, w, t, &own);
         la = &own;
     }
-    stage_activations(m, l, w, t, rank, la, &out->saved, &out->transient, &out->attn_share,
+    stage_activations(m, l, w, t, st, la, &out->saved, &out->transient, &out->attn_share,
                       &out->in_flight);
 }
 
-void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l, int rank,
-                             double *dense, double *expert)
+void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
+                             const struct moe_stage *st, double *dense, double *expert)
 {
-    stage_params(m, l, rank, dense, expert);
+    stage_params(m, l, st, dense, expert);
 }
 
-void moe_memory_stage_total(const struct moe_model *m, const struct moe_layout *l,
-                            const struct moe_workload *w, const struct moe_train *t, int rank,
-                            double pd, double pe, const struct moe_stage_act *act,
-                            struct moe_memory *o)
+void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
+                             const struct moe_workload *w, const struct moe_train *t,
+                             const struct moe_stage *st, double pd, double pe,
+                             struct moe_memory *o)
 {
     memset(o, 0, sizeof(*o));
     static_bytes(l, t, pd, pe, o);
-    o->attn_share = act->attn_share, o->in_flight = act->in_flight;
     if (t->impl == MOE_IMPL_LOCAL) /* Megatron's global buffer for the scores */
         o->persistent = 2.0 * w->mbs * (m->num_heads / (double)l->tp) *
                         ((double)w->seq_len / l->cp) * ((double)w->seq_len / l->cp);
     /* torch's foreach Adam (no TE/Apex) takes a sqrt copy of the moments */
-    double step = t->impl == MOE_IMPL_LOCAL ? o->optimizer / 3 : 0;
-    o->stage = rank;
-    if (step > act->saved + act->transient) {
-        o->peak_in_optimizer = true;
-        o->transient = step;
+    o->optimizer_step = t->impl == MOE_IMPL_LOCAL ? o->optimizer / 3 : 0;
+    o->stage = st->rank;
+    o->total = o->weights + o->grads + o->optimizer + o->persistent;
+}
+
+void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act)
+{
+    double base = o->weights + o->grads + o->optimizer + o->persistent;
+
+    o->attn_share = act->attn_share, o->in_flight = act->in_flight;
+    o->peak_in_optimizer = o->optimizer_step > act->saved + act->transient;
+    if (o->peak_in_optimizer) {
+        o->activations = 0;
+        o->transient = o->optimizer_step;
     } else {
         o->activations = act->saved, o->transient = act->transient;
     }
-    o->total = o->weights + o->grads + o->optimizer + o->persistent + o->activations +
-               o->transient;
+    o->total = base + o->activations + o->transient;
 }
 
 int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
@@ -382,12 +397,15 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
      * in-flight microbatches on the first, logits on the last. */
     int ranks[2] = { 0, l->pp - 1 };
     for (int i = 0; i < (l->pp > 1 ? 2 : 1); i++) {
+        struct moe_stage st;
         struct moe_stage_act act;
         struct moe_memory o;
         double pd, pe;
-        stage_params(m, l, ranks[i], &pd, &pe);
-        moe_memory_stage_act(m, l, w, t, ranks[i], NULL, &act);
-        moe_memory_stage_total(m, l, w, t, ranks[i], pd, pe, &act, &o);
+        moe_memory_stage_init(m, l, ranks[i], &st);
+        stage_params(m, l, &st, &pd, &pe);
+        moe_memory_stage_act(m, l, w, t, &st, NULL, &act);
+        moe_memory_stage_static(m, l, w, t, &st, pd, pe, &o);
+        moe_memory_apply_act(&o, &act);
         if (i == 0 || o.total > out->total)
             *out = o;
     }

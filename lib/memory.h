@@ -65,6 +65,7 @@ struct moe_memory {
     double persistent;                  /* long-lived work buffers */
     double activations;                 /* saved for backward at the peak */
     double transient;                   /* short-lived at the peak moment */
+    double optimizer_step;              /* transient of the optimizer step itself */
     double total;                       /* the predicted max allocated */
     double attn_share;                  /* fraction of layer activations in attention */
     int stage;                          /* pipeline rank that holds the peak */
@@ -81,13 +82,20 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
                         const struct moe_workload *w, const struct moe_train *t,
                         struct moe_memory *out, struct moe_error *err);
 
-/* The two halves of an estimate for one pipeline rank (0 or PP-1), so
- * that an enumerator can reuse the activation half across MoE grids: it
- * depends on TP, CP, PP, VPP, ETP and DP, not on EP or EDP. */
+/* The pieces of an estimate for one pipeline rank (0 or PP-1), so that an
+ * enumerator can reuse what does not change: layer counts per (PP, VPP),
+ * per-layer activations per (TP, CP, ETP, settings), parameters per grid. */
+struct moe_stage {
+    int rank, dense_layers, moe_layers;
+};
+void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
+                           struct moe_stage *st);
+
 struct moe_stage_act {
     double saved, transient, attn_share;
     int in_flight;
 };
+
 /* Bytes one layer saves for backward per microbatch: attention part, MLP
  * or MoE part, and its input alone (what full recompute keeps); for a
  * dense and a MoE layer, with the selective modules and without.  They
@@ -104,16 +112,22 @@ void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l
 
 /* la may be NULL (computed here). */
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
-                          const struct moe_workload *w, const struct moe_train *t, int rank,
-                          const struct moe_layer_acts *la, struct moe_stage_act *out);
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_stage *st, const struct moe_layer_acts *la,
+                          struct moe_stage_act *out);
+
 /* Parameters on the rank: dense class (TP-sharded or replicated) and
  * routed experts; they do not change along the fit ladder. */
-void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l, int rank,
-                             double *dense, double *expert);
-void moe_memory_stage_total(const struct moe_model *m, const struct moe_layout *l,
-                            const struct moe_workload *w, const struct moe_train *t, int rank,
-                            double dense, double expert, const struct moe_stage_act *act,
-                            struct moe_memory *out);
+void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
+                             const struct moe_stage *st, double *dense, double *expert);
+
+/* Weights, grads, optimizer state and persistent buffers (total = their
+ * sum); then the peak once the activations are known. */
+void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
+                             const struct moe_workload *w, const struct moe_train *t,
+                             const struct moe_stage *st, double dense, double expert,
+                             struct moe_memory *out);
+void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act);
 
 /* "core_attn,moe_act" <-> bits; parse returns -1 on an unknown name. */
 int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_error *err);
