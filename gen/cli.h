@@ -24,6 +24,10 @@ struct moe_command {
 /* commands.c: the table main() dispatches over, ended by a NULL name. */
 extern const struct moe_command moe_commands[];
 
+/* Subcommands (one file each). */
+int cmd_fit(int argc, char **argv);
+int cmd_layouts(int argc, char **argv);
+
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);
 

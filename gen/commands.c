@@ -3,6 +3,8 @@
 #include "cli.h"
 
 const struct moe_command moe_commands[] = {
+    { "fit", "peak memory per GPU, ours next to Megatron's estimate", cmd_fit },
+    { "layouts", "rank every valid parallel layout by the scale rules", cmd_layouts },
     { NULL, NULL, NULL },
 };
 

@@ -21,7 +21,8 @@ const char *moe_rule_id(enum moe_rule r)
 }
 
 static const char *const scale_texts[MOE_SCALE_COUNT] = {
-    "last", "fits in memory", "smaller model-parallel footprint", "larger DP",
+    "last", "fits in memory (no/selective recompute < full < offload)",
+    "smaller model-parallel footprint", "larger DP",
     "TP and EPxETP inside one NVLink domain", "EP preferred over ETP",
     "PP only across nodes", "CP only for long context", "lighter recompute, less memory",
 };
@@ -181,16 +182,18 @@ struct layer_memo {
     struct moe_layer_acts acts;
 };
 
-static int cmp_entries(const void *pa, const void *pb);
+static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
+                            const struct moe_train *steps);
 
 /* Max-heap on the ranking: the worst kept entry sits at the root. */
-static void sift_down(struct moe_layout_entry *h, size_t n, size_t i)
+static void sift_down(struct moe_layout_entry *h, size_t n, size_t i,
+                      const struct moe_train *steps)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, w = i;
-        if (l < n && cmp_entries(&h[l], &h[w]) > 0)
+        if (l < n && cmp_entries_with(&h[l], &h[w], steps) > 0)
             w = l;
-        if (r < n && cmp_entries(&h[r], &h[w]) > 0)
+        if (r < n && cmp_entries_with(&h[r], &h[w], steps) > 0)
             w = r;
         if (w == i)
             return;
@@ -200,11 +203,11 @@ static void sift_down(struct moe_layout_entry *h, size_t n, size_t i)
     }
 }
 
-static void sift_up(struct moe_layout_entry *h, size_t i)
+static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_train *steps)
 {
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (cmp_entries(&h[i], &h[p]) <= 0)
+        if (cmp_entries_with(&h[i], &h[p], steps) <= 0)
             return;
         struct moe_layout_entry tmp = h[i];
         h[i] = h[p], h[p] = tmp;
@@ -222,10 +225,10 @@ static int push_valid(struct builder *b, const struct moe_layout_entry *e)
     s->n_fitting += e->fits;
     if (b->top > 0 && s->n_ranked == b->top + 1) {
         /* keep top + 1: the last kept one names the rule of the top-th */
-        if (cmp_entries(e, &s->valid[0]) >= 0)
+        if (cmp_entries_with(e, &s->valid[0], b->steps) >= 0)
             return 0;
         s->valid[0] = *e;
-        sift_down(s->valid, s->n_ranked, 0);
+        sift_down(s->valid, s->n_ranked, 0, b->steps);
         return 0;
     }
     if (s->n_ranked == b->cap_valid) {
@@ -237,7 +240,7 @@ static int push_valid(struct builder *b, const struct moe_layout_entry *e)
     }
     s->valid[s->n_ranked++] = *e;
     if (b->top > 0)
-        sift_up(s->valid, s->n_ranked - 1);
+        sift_up(s->valid, s->n_ranked - 1, b->steps);
     return 0;
 }
 
@@ -291,7 +294,9 @@ static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
     int dense = l->tp * l->cp, moe = l->etp * l->ep;
     int dom = c->gpus_per_domain > 0 ? c->gpus_per_domain : 8;
 
-    e->footprint = (dense > moe ? dense : moe) * l->pp;
+    /* EP folds into data parallelism (attention keeps its DP), so it is
+     * not model parallelism; TP, CP, PP and ETP split the model. */
+    e->footprint = dense * l->pp * l->etp;
     e->nvlink_ok = l->tp <= dom && moe <= dom;
     /* Megatron orders ranks tp-cp-(ep)-dp-pp: stages are TP*CP*DP ranks
      * apart, so a stage boundary inside a domain puts PP on NVLink. */
@@ -437,9 +442,22 @@ out:
     return rc;
 }
 
-static int cmp_entries(const void *pa, const void *pb)
+/* Rule 1 with the workflow's order of remedies: fitting as is or with
+ * selective recompute beats full recompute, which beats offload. */
+static int fit_class(const struct moe_layout_entry *e, const struct moe_train *steps)
 {
-    const struct moe_layout_entry *a = pa, *b = pb;
+    const struct moe_train *t = &steps[e->step];
+
+    if (!e->fits)
+        return 3;
+    if (t->optimizer_offload > 0 || t->offload_layers > 0)
+        return 2;
+    return t->recompute.granularity == MOE_RC_FULL ? 1 : 0;
+}
+
+static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
+                            const struct moe_train *steps)
+{
     const struct moe_layout *x = &a->layout, *y = &b->layout;
 
 #define KEY(expr_a, expr_b) \
@@ -447,7 +465,7 @@ static int cmp_entries(const void *pa, const void *pb)
         if ((expr_a) != (expr_b)) \
             return (expr_a) < (expr_b) ? -1 : 1; \
     } while (0)
-    KEY(!a->fits, !b->fits);
+    KEY(fit_class(a, steps), fit_class(b, steps));
     KEY(a->footprint, b->footprint);
     KEY(-x->dp, -y->dp);
     KEY(!a->nvlink_ok, !b->nvlink_ok);
@@ -473,12 +491,13 @@ struct sort_key {
     size_t idx;
 };
 
-static unsigned long long pack_key(const struct moe_layout_entry *e)
+static unsigned long long pack_key(const struct moe_layout_entry *e,
+                                   const struct moe_train *steps)
 {
     unsigned long long k = 0;
 
-    k = (k << 1) | !e->fits;
-    k = (k << 20) | (unsigned)(e->footprint & 0xfffff);
+    k = (k << 2) | (unsigned)fit_class(e, steps);
+    k = (k << 19) | (unsigned)(e->footprint & 0x7ffff);
     k = (k << 20) | (unsigned)(0xfffff - (e->layout.dp & 0xfffff));
     k = (k << 1) | !e->nvlink_ok;
     k = (k << 14) | (unsigned)(e->layout.etp & 0x3fff);
@@ -488,16 +507,16 @@ static unsigned long long pack_key(const struct moe_layout_entry *e)
     return k;
 }
 
-static int cmp_keys(const void *pa, const void *pb, void *base)
+static int cmp_keys(const void *pa, const void *pb, void *set)
 {
     const struct sort_key *a = pa, *b = pb;
-    const struct moe_layout_entry *sort_base = base;
+    const struct moe_layout_set *s = set;
 
     if (a->key != b->key)
         return a->key < b->key ? -1 : 1;
     if (a->total != b->total)
         return a->total < b->total ? -1 : 1;
-    return cmp_entries(&sort_base[a->idx], &sort_base[b->idx]);
+    return cmp_entries_with(&s->valid[a->idx], &s->valid[b->idx], s->steps);
 }
 
 /* Sorts keys, not the entries: entries are large and there can be 10^5. */
@@ -516,8 +535,8 @@ static int rank_entries(struct moe_layout_set *s)
         return -1;
     }
     for (size_t i = 0; i < s->n_ranked; i++)
-        keys[i] = (struct sort_key){ pack_key(&s->valid[i]), s->valid[i].mem.total, i };
-    qsort_r(keys, s->n_ranked, sizeof(*keys), cmp_keys, s->valid);
+        keys[i] = (struct sort_key){ pack_key(&s->valid[i], s->steps), s->valid[i].mem.total, i };
+    qsort_r(keys, s->n_ranked, sizeof(*keys), cmp_keys, s);
     for (size_t i = 0; i < s->n_ranked; i++)
         sorted[i] = s->valid[keys[i].idx];
     free(keys);
@@ -528,9 +547,10 @@ static int rank_entries(struct moe_layout_set *s)
 
 /* The first scale rule on which a beats b. */
 static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
-                                    const struct moe_layout_entry *b)
+                                    const struct moe_layout_entry *b,
+                                    const struct moe_train *steps)
 {
-    if (a->fits != b->fits)
+    if (fit_class(a, steps) != fit_class(b, steps))
         return MOE_SCALE_FITS;
     if (a->footprint != b->footprint)
         return MOE_SCALE_FOOTPRINT;
@@ -593,7 +613,7 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         goto oom;
     for (size_t i = 0; i < out->n_ranked; i++)
         out->valid[i].decided_by = i + 1 < out->n_ranked
-                                       ? deciding(&out->valid[i], &out->valid[i + 1])
+                                       ? deciding(&out->valid[i], &out->valid[i + 1], out->steps)
                                        : MOE_SCALE_NONE;
     if (top > 0 && out->n_ranked > top)
         out->n_ranked = top;
@@ -663,12 +683,12 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
 
 const char *moe_layout_format_attention(const struct moe_layout *l, char *buf, size_t len)
 {
-    snprintf(buf, len, "Attention: TP%dxCP%dxDP%dxPP%d", l->tp, l->cp, l->dp, l->pp);
+    snprintf(buf, len, "Attention: TP%d×CP%d×DP%d×PP%d", l->tp, l->cp, l->dp, l->pp);
     return buf;
 }
 
 const char *moe_layout_format_moe(const struct moe_layout *l, char *buf, size_t len)
 {
-    snprintf(buf, len, "MoE: ETP%dxEP%dxEDP%dxPP%d", l->etp, l->ep, l->edp, l->pp);
+    snprintf(buf, len, "MoE: ETP%d×EP%d×EDP%d×PP%d", l->etp, l->ep, l->edp, l->pp);
     return buf;
 }

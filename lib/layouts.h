@@ -63,7 +63,7 @@ struct moe_layout_entry {
     bool fits;
     int step;               /* fit ladder step: the set's steps[step] are the settings */
     struct moe_memory mem;  /* the estimate at that step */
-    int footprint;          /* max(TP*CP, ETP*EP) * PP: GPUs per replica block */
+    int footprint;          /* TP*CP*PP*ETP: the model parallelism (EP folds into DP) */
     bool nvlink_ok, pp_ok, cp_ok;
     enum moe_scale_rule decided_by; /* why it ranks above the next one */
 };
@@ -111,7 +111,7 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
                                                         const struct moe_cluster *c,
                                                         char *advice, size_t len);
 
-/* "Attention: TP2xCP1xDP4xPP2" / "MoE: ETP1xEP4xEDP2xPP2". */
+/* "Attention: TP2×CP1×DP4×PP2" / "MoE: ETP1×EP4×EDP2×PP2" (UTF-8). */
 const char *moe_layout_format_attention(const struct moe_layout *l, char *buf, size_t len);
 const char *moe_layout_format_moe(const struct moe_layout *l, char *buf, size_t len);
 

@@ -194,11 +194,17 @@ static void ranking_names_the_deciding_rule(void **state)
     assert_int_equal(top->layout.etp, 1);         /* EP before ETP */
     assert_int_equal(top->layout.dp, 16);         /* nothing splits attention */
     assert_true(top->decided_by != MOE_SCALE_NONE);
+    /* among layouts that fit without full recompute or offload, the
+     * footprint (TP*CP*PP*ETP) never shrinks down the ranking */
     for (size_t i = 1; i < s.n_ranked; i++) {
-        if (!s.valid[i].fits)
+        struct moe_fit f;
+        moe_layout_entry_fit(&s, &s.valid[i], &f);
+        if (!f.fits || f.train.recompute.granularity == MOE_RC_FULL ||
+            f.train.optimizer_offload > 0)
             break;
         assert_true(s.valid[i - 1].footprint <= s.valid[i].footprint);
     }
+    assert_int_equal(top->footprint, 1);          /* EP alone splits the model */
     /* the bounded top-5 is the head of the full ranking, rules included */
     struct moe_layout_set head;
     assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 5, false, &head, NULL), 0);
@@ -256,8 +262,8 @@ static void grid_notation(void **state)
 
     (void)state;
     assert_string_equal(moe_layout_format_attention(&l, a, sizeof(a)),
-                        "Attention: TP2xCP1xDP16xPP8");
-    assert_string_equal(moe_layout_format_moe(&l, b, sizeof(b)), "MoE: ETP1xEP32xEDP1xPP8");
+                        "Attention: TP2×CP1×DP16×PP8");
+    assert_string_equal(moe_layout_format_moe(&l, b, sizeof(b)), "MoE: ETP1×EP32×EDP1×PP8");
 }
 
 int main(void)
