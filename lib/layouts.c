@@ -662,8 +662,15 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
     double usable = moe_cluster_usable(c);
 
     if (!best) {
-        snprintf(advice, len, "no valid layout: most combinations fail %s",
-                 moe_rule_id(moe_layouts_main_rejection(s)));
+        size_t used = (size_t)snprintf(advice, len, "no valid layout (rejections:");
+        for (int r = 1; r < MOE_RULE_COUNT && used < len; r++)
+            if (s->rejected_by[r])
+                used += (size_t)snprintf(advice + used, len - used, " %s %zu", moe_rule_id(r),
+                                         s->rejected_by[r]);
+        if (used < len)
+            snprintf(advice + used, len - used,
+                     "); use a GPU count whose factors divide the heads, experts, layers and "
+                     "GBS/MBS");
         return NULL;
     }
     const struct moe_memory *mm = &best->mem;
