@@ -156,6 +156,12 @@ struct grid {
     int derived;     /* DP or EDP */
 };
 
+/* Stage parameters for the current attention grid, per VPP and stage. */
+struct param_memo {
+    unsigned stamp;
+    double dense, expert; /* expert: with EP = ETP = 1 */
+};
+
 struct builder {
     struct moe_layout_set *s;
     size_t cap_valid, cap_rej;
@@ -166,6 +172,7 @@ struct builder {
     struct memo *memo;                         /* [vpp][etp][step][stage] */
     struct layer_memo *lmemo;                  /* [etp][step] */
     struct moe_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
+    struct param_memo pmemo[2 * 128];          /* [vpp][first, last] */
     int memo_nv, memo_ne;
     unsigned stamp;
 };
@@ -319,8 +326,19 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
     const struct moe_stage_act *acts[2] = { NULL, NULL };
     const struct moe_stage *st = &b->stages[vi * 2];
 
-    for (int k = 0; k < nst; k++)
-        moe_memory_stage_params(m, l, &st[k], &pd[k], &pe[k]);
+    for (int k = 0; k < nst; k++) {
+        /* dense parameters depend on TP and the stage, experts scale
+         * with 1/(EP*ETP): computed once per attention grid and VPP */
+        struct param_memo *pm = &b->pmemo[vi * 2 + k];
+        if (pm->stamp != stamp) {
+            struct moe_layout one = *l;
+            one.ep = one.etp = 1;
+            moe_memory_stage_params(m, &one, &st[k], &pm->dense, &pm->expert);
+            pm->stamp = stamp;
+        }
+        pd[k] = pm->dense;
+        pe[k] = pm->expert / ((double)l->ep * l->etp);
+    }
     for (s = 0; s < b->n_steps; s++) {
         const struct moe_train *t = &b->steps[s];
         double worst = 0;
