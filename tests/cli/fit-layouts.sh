@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 10
+tap_plan 11
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -37,4 +37,10 @@ tap_ok $? "a model the GPUs can never hold exits 3 with the nearest miss and the
     >"$out/ex.txt" 2>&1
 ok "--explain gives the first rule for each excluded layout" \
     has "$out/ex.txt" 'TP1 CP1 PP1 VPP2 EP1 ETP1 +vpp-needs-pp +VPP=2 needs PP > 1'
+# Row A of tests/data/memory/h200x2-measured.tsv as a --model-json file:
+# measured max allocated 1791.74 MiB, Megatron's formula 829.77 MiB.
+"$M" fit --model-json "$MOEFLOW_SRCDIR/tests/data/memory/row-a-model.json" --gpus 2 --ep 2 \
+    --seq 1024 --mbs 4 --gbs 32 --transformer-impl local --json >"$out/a.json" &&
+    json_ok "$out/a.json" 'abs(d["memory"]["ours_gib"]["total"] * 1024 / 1791.74 - 1) <= 0.10 and abs(d["memory"]["megatron_mib"]["total"] - 829.77) < 0.01'
+tap_ok $? "--model-json of a measured run: ours within 10%, Megatron's formula as it printed"
 tap_done
