@@ -17,6 +17,7 @@ enum {
     OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,
     OPT_DOMAIN, OPT_IMPL, OPT_RECOMPUTE, OPT_UNEVEN, OPT_MTP, OPT_NO_DISTOPT, OPT_OFFLOAD,
     OPT_TP, OPT_CP, OPT_PP, OPT_VPP, OPT_EP, OPT_ETP, OPT_JSON, OPT_EXPLAIN, OPT_TOP, OPT_HELP,
+    OPT_GROUPS,
 };
 
 static const struct option options[] = {
@@ -43,6 +44,7 @@ static const struct option options[] = {
     { "etp", required_argument, NULL, OPT_ETP },
     { "json", no_argument, NULL, OPT_JSON },
     { "explain", no_argument, NULL, OPT_EXPLAIN },
+    { "rank-groups", no_argument, NULL, OPT_GROUPS },
     { "top", required_argument, NULL, OPT_TOP },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
@@ -60,7 +62,7 @@ static void usage(FILE *out, bool layouts_cmd)
         fprintf(out,
                 "usage: moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
                 "                   --gbs G [--tp N --cp N --pp N --vpp N --ep N --etp N] [--json]\n"
-                "                   [OPTIONS]\n"
+                "                   [--rank-groups] [OPTIONS]\n"
                 "Estimates peak memory per GPU (ours next to Megatron's formula).  Without a\n"
                 "layout it picks the smallest model parallelism that fits.\n");
     fprintf(out,
@@ -195,6 +197,11 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
         } else {
             return bad("--transformer-impl", arg, "expected te or local");
         }
+        return -1;
+    case OPT_GROUPS:
+        if (layouts_cmd)
+            return bad("--rank-groups", "", "only for moeflow fit");
+        a->rank_groups = true;
         return -1;
     case OPT_EXPLAIN:
         if (!layouts_cmd)

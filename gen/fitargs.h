@@ -19,6 +19,7 @@ struct fit_args {
     struct moe_layout layout; /* fit only: the layout to check */
     bool layout_given;
     bool json;
+    bool rank_groups;         /* fit only: print Megatron's process groups */
     bool explain;             /* layouts only */
     int top;                  /* layouts only: rows to print */
 };
@@ -30,7 +31,8 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a);
 
 /* The computations: print text or JSON to stdout; return an exit code. */
 int fit_run(const struct moe_model *m, const struct moe_workload *w, const struct moe_train *t,
-            const struct moe_cluster *c, const struct moe_layout *layout, bool json);
+            const struct moe_cluster *c, const struct moe_layout *layout, bool json,
+            bool rank_groups);
 int layouts_run(const struct moe_model *m, const struct moe_workload *w,
                 const struct moe_train *t, const struct moe_cluster *c, int top, bool explain,
                 bool json);

@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 11
+tap_plan 12
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -43,4 +43,10 @@ ok "--explain gives the first rule for each excluded layout" \
     --seq 1024 --mbs 4 --gbs 32 --transformer-impl local --json >"$out/a.json" &&
     json_ok "$out/a.json" 'abs(d["memory"]["ours_gib"]["total"] * 1024 / 1791.74 - 1) <= 0.10 and abs(d["memory"]["megatron_mib"]["total"] - 829.77) < 0.01'
 tap_ok $? "--model-json of a measured run: ours within 10%, Megatron's formula as it printed"
+# Megatron's own groups for world 16, TP2 PP2 EP4 ETP1, as the CLI prints them.
+"$M" fit --preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256 --gpus 16 --tp 2 --pp 2 --ep 4 \
+    --rank-groups >"$out/groups.txt"
+sed -n '/^world=/,$p' "$out/groups.txt" |
+    diff - "$MOEFLOW_SRCDIR/tests/data/megatron/rank-groups-w16-tp2-pp2-ep4-etp1.txt" | diag
+tap_ok "${PIPESTATUS[1]}" "fit --rank-groups prints Megatron's groups for w16 TP2 PP2 EP4"
 tap_done
