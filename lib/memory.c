@@ -216,7 +216,6 @@ static int in_flight_chunks(const struct moe_layout *l, const struct moe_workloa
     return (int)(warm < m * vpp ? warm : m * vpp);
 }
 
-/* Activations and transient bytes on pipeline rank r. */
 void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l,
                            const struct moe_workload *w, const struct moe_train *t,
                            struct moe_layer_acts *out)
@@ -229,6 +228,7 @@ void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l
     out->moe_full = sel ? layer_saved(m, l, w, t, true, false) : out->moe;
 }
 
+/* Activations and transient bytes on one pipeline rank. */
 static void stage_activations(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_workload *w, const struct moe_train *t,
                               const struct moe_stage *st, const struct moe_layer_acts *la,
