@@ -33,28 +33,28 @@ long moe_padded_vocab(int vocab, int tp)
     return (vocab + mult - 1) / mult * mult;
 }
 
-/* Which decoder layers pipeline rank r holds: chunk c = v*PP + r covers
- * [c*per, (c+1)*per), the last chunks shorter when the split is uneven.
- * Closed form per chunk: the enumerator calls this millions of times. */
+/* Which decoder layers pipeline rank r holds.  Chunk c = v*PP + r; an
+ * uneven split (explicit layout) is balanced: the first L % chunks chunks
+ * take one layer more.  Closed form: the enumerator calls this a lot. */
 static void stage_layers(const struct moe_model *m, const struct moe_layout *l, int r,
                          int *dense, int *moe)
 {
     int vpp = l->vpp > 0 ? l->vpp : 1, chunks = l->pp * vpp, n = m->num_layers;
-    int per = (n + chunks - 1) / chunks;
-    int full = n / per, rem = n % per; /* chunks [0, full) hold per layers, chunk full rem */
+    int base = n / chunks, extra = n % chunks;
     int first_moe = m->num_experts > 0 ? m->first_dense_layers : n;
-    int held = 0, d = 0;
+    int held = vpp * base, d = 0;
 
-    if (full > r) {
-        int k = (full - r + l->pp - 1) / l->pp;
-        held = (k < vpp ? k : vpp) * per;
+    if (extra > r) {
+        int k = (extra - r + l->pp - 1) / l->pp;
+        held += k < vpp ? k : vpp;
     }
-    if (rem && full % l->pp == r && full / l->pp < vpp)
-        held += rem;
     /* leading dense layers sit in the first few chunks only */
-    for (int c = r; c < chunks && c * per < first_moe; c += l->pp) {
-        int hi = (c + 1) * per < n ? (c + 1) * per : n;
-        d += (first_moe < hi ? first_moe : hi) - c * per;
+    for (int c = r; c < chunks; c += l->pp) {
+        int lo = c * base + (c < extra ? c : extra);
+        if (lo >= first_moe)
+            break;
+        int hi = lo + base + (c < extra);
+        d += (first_moe < hi ? first_moe : hi) - lo;
     }
     *dense = d;
     *moe = held - d;
