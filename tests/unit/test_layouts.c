@@ -105,6 +105,16 @@ static void impossible_layouts_name_their_rule(void **state)
                            (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 96 },
                            &t, 48),
                      MOE_RULE_FFN_ETP);             /* 14336 % 3 != 0 */
+    assert_int_equal(check("qwen3-30b-a3b", L(4, 1, 1, 1, 1, 1),
+                           (struct moe_workload){ .seq_len = 4098, .mbs = 1, .gbs = 256 },
+                           &t, 16),
+                     MOE_RULE_SEQ_TP);              /* 4098 tokens over SP 4 */
+    {
+        struct moe_model odd = *moe_preset_find("qwen3-30b-a3b");
+        struct moe_layout l = L(2, 1, 1, 1, 1, 1);
+        odd.ffn_hidden = 6145;                      /* no even TP split */
+        assert_int_equal(moe_layout_check(&odd, &l, &w, &t, 16, NULL, 0), MOE_RULE_FFN_TP);
+    }
     assert_int_equal(check("deepseek-v3", L(2, 1, 8, 4, 64, 1),
                            (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 8192 },
                            &even, 1024),
