@@ -30,6 +30,9 @@ int cmd_gen(int argc, char **argv);
 int cmd_overlap(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+/* Subcommands (one file each). */
+int cmd_fit(int argc, char **argv);
+int cmd_layouts(int argc, char **argv);
 
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);

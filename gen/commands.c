@@ -9,6 +9,8 @@ const struct moe_command moe_commands[] = {
       cmd_overlap },
     { "report", "step-time evidence and A/B verdicts from Megatron logs", cmd_report },
     { "diagnose", "main bottleneck and its retune candidates", cmd_diagnose },
+    { "fit", "peak memory per GPU, ours next to Megatron's estimate", cmd_fit },
+    { "layouts", "rank every valid parallel layout by the scale rules", cmd_layouts },
     { NULL, NULL, NULL },
 };
 
