@@ -12,6 +12,7 @@
 #include "fitargs.h"
 #include "model_json.h"
 #include "presets.h"
+#include "study.h"
 
 enum {
     OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,
@@ -54,17 +55,20 @@ static void usage(FILE *out, bool layouts_cmd)
 {
     if (layouts_cmd)
         fprintf(out,
-                "usage: moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
+                "usage: moeflow layouts STUDY [--top K] [--explain] [--json] [OPTIONS]\n"
+                "       moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
                 "                       --mbs M --gbs G [--top K] [--explain] [--json] [OPTIONS]\n"
                 "Enumerates every valid parallel-folding layout, ranks them by the scale rules\n"
                 "and names the rule that decided each place.\n");
     else
         fprintf(out,
-                "usage: moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
+                "usage: moeflow fit STUDY [--json] [--rank-groups] [OPTIONS]\n"
+                "       moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
                 "                   --gbs G [--tp N --cp N --pp N --vpp N --ep N --etp N] [--json]\n"
                 "                   [--rank-groups] [OPTIONS]\n"
                 "Estimates peak memory per GPU (ours next to Megatron's formula).  Without a\n"
-                "layout it picks the smallest model parallelism that fits.\n");
+                "layout it picks the smallest model parallelism that fits; with a STUDY it\n"
+                "checks the study's baseline layout.  Options override the study.\n");
     fprintf(out,
             "options: --gpu-mem-gib G (80)  --headroom F (0.10)  --nvlink-domain N (8)\n"
             "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n"
@@ -113,7 +117,7 @@ static int parse_double(const char *opt, const char *s, double min, double max, 
     return -1;
 }
 
-static int parse_recompute(const char *s, struct moe_recompute *r)
+static int parse_recompute(const char *s, struct moe_recompute_plan *r)
 {
     struct moe_error e;
 
@@ -222,26 +226,95 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
     }
 }
 
+/* The study's recompute setting in the memory model's terms. */
+static int study_recompute(const struct moe_study *s, struct moe_recompute_plan *r,
+                           struct moe_error *e)
+{
+    char modules[MOE_STUDY_LIST_MAX * (MOE_NAME_MAX + 1)] = "";
+
+    memset(r, 0, sizeof(*r));
+    r->num_layers = 1;
+    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
+        r->granularity = MOE_RC_FULL;
+    if (s->baseline.recompute != MOE_RECOMPUTE_SELECTIVE)
+        return 0;
+    r->granularity = MOE_RC_SELECTIVE;
+    for (int i = 0; i < s->baseline.recompute_modules.n; i++) {
+        strcat(modules, i ? "," : "");
+        strcat(modules, s->baseline.recompute_modules.v[i]);
+    }
+    return moe_recompute_modules_parse(modules, &r->modules, e);
+}
+
+/* A STUDY argument sets everything the options can; options given as well
+ * override it. */
+static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
+{
+    struct moe_study s;
+    struct moe_error e;
+    int rc = -1;
+
+    moe_error_clear(&e);
+    if (moe_study_load(&s, path, &e) != 0 || study_recompute(&s, &a->t.recompute, &e) != 0) {
+        moe_cli_report(&e);
+        if (s.json)
+            moe_study_free(&s);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    a->model = s.model;
+    a->have_model = true;
+    a->w = s.workload;
+    a->c.gpus = moe_study_world_size(&s);
+    a->c.gpus_per_domain = s.cluster.nvlink_domain;
+    a->c.gpu_mem_gib = s.cluster.gpu_memory_gib;
+    a->t.impl = s.software.transformer_engine[0] ? MOE_IMPL_TE : MOE_IMPL_LOCAL;
+    a->t.uneven_pp = s.baseline.pipeline_layout[0] != '\0';
+    if (!layouts_cmd) {
+        a->layout = s.baseline.layout;
+        a->layout_given = true;
+    }
+    moe_study_free(&s);
+    return rc;
+}
+
+/* The first non-option argument, found without acting on any option. */
+static const char *find_study_arg(int argc, char **argv)
+{
+    const char *study = NULL;
+
+    optind = 0;
+    opterr = 0;
+    while (getopt_long(argc, argv, "h", options, NULL) != -1)
+        ;
+    if (optind < argc)
+        study = argv[optind];
+    optind = 0;
+    opterr = 1;
+    return study;
+}
+
 int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
 {
+    const char *study;
     int opt, rc;
 
     memset(a, 0, sizeof(*a));
     moe_train_defaults(&a->t);
-    moe_cluster_defaults(&a->c);
+    moe_machine_defaults(&a->c);
     a->layout = (struct moe_layout){ .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 };
     a->top = 10;
-    optind = 1;
-    opterr = 1;
+    study = find_study_arg(argc, argv);
+    if (study && (rc = load_study(study, layouts_cmd, a)) >= 0)
+        return rc;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (opt == 'h')
             opt = OPT_HELP;
         if ((rc = one_option(opt, optarg, layouts_cmd, a)) >= 0)
             return rc;
     }
-    if (optind < argc)
-        return bad("argument", argv[optind],
-                   "a STUDY file is not read yet; give --preset or --model-json");
+    if (optind + 1 < argc || (optind < argc && argv[optind] != study))
+        return bad("argument", argv[optind + (argv[optind] == study)],
+                   "only one STUDY file is read");
     if (!a->have_model)
         return bad("model", "", "give --preset NAME or --model-json FILE");
     if (a->c.gpus < 1 || a->w.seq_len < 1 || a->w.mbs < 1 || a->w.gbs < 1)

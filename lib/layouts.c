@@ -295,7 +295,7 @@ static bool cp_justified(const struct moe_layout_entry *e)
     return e->layout.cp == 1 || e->mem.attn_share >= 0.5;
 }
 
-static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
+static void judge(struct moe_layout_entry *e, const struct moe_machine *c)
 {
     const struct moe_layout *l = &e->layout;
     int dense = l->tp * l->cp, moe = l->etp * l->ep;
@@ -315,11 +315,11 @@ static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
  * step is computed once per attention grid, VPP and ETP and reused for
  * every EP (it does not depend on EP or EDP). */
 static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
-                       const struct moe_workload *w, const struct moe_cluster *c,
+                       const struct moe_workload *w, const struct moe_machine *c,
                        struct builder *b, unsigned stamp, int vi, int ei,
                        struct moe_layout_entry *out)
 {
-    double usable = moe_cluster_usable(c);
+    double usable = moe_machine_usable(c);
     int nst = l->pp > 1 ? 2 : 1, s;
     double pd[2], pe[2];
     struct moe_memory stat[2];
@@ -377,7 +377,7 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
 }
 
 static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
-                        const struct moe_train *t, const struct moe_cluster *c, int pp,
+                        const struct moe_train *t, const struct moe_machine *c, int pp,
                         const int *divs, int nd, struct builder *b, struct moe_error *err)
 {
     int vpps[128], nv = vpp_candidates(m, pp, vpps, 128);
@@ -586,7 +586,7 @@ static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
 }
 
 int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
-                          const struct moe_train *t, const struct moe_cluster *c, size_t top,
+                          const struct moe_train *t, const struct moe_machine *c, size_t top,
                           bool keep_rejected, struct moe_layout_set *out,
                           struct moe_error *err)
 {
@@ -673,11 +673,11 @@ enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
 }
 
 const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_set *s,
-                                                        const struct moe_cluster *c,
+                                                        const struct moe_machine *c,
                                                         char *advice, size_t len)
 {
     const struct moe_layout_entry *best = s->n_valid ? &s->lightest : NULL;
-    double usable = moe_cluster_usable(c);
+    double usable = moe_machine_usable(c);
 
     if (!best) {
         size_t used = (size_t)snprintf(advice, len, "no valid layout (rejections:");

@@ -28,7 +28,7 @@ enum moe_recompute_module {
 enum moe_recompute_granularity { MOE_RC_NONE = 0, MOE_RC_SELECTIVE, MOE_RC_FULL };
 enum moe_recompute_method { MOE_RC_UNIFORM = 0, MOE_RC_BLOCK };
 
-struct moe_recompute {
+struct moe_recompute_plan {
     enum moe_recompute_granularity granularity;
     unsigned modules;                 /* selective: MOE_RC_* bits */
     enum moe_recompute_method method; /* full only */
@@ -44,7 +44,7 @@ struct moe_train {
     bool sequence_parallel;      /* applied when TP > 1 */
     double hidden_dropout;
     double attention_dropout;
-    struct moe_recompute recompute;
+    struct moe_recompute_plan recompute;
     double optimizer_offload;    /* fraction of the optimizer state kept on the host */
     int offload_layers;          /* activation offload: layers per stage whose activations go to host */
     bool uneven_pp;              /* an explicit pipeline layout allows L % (PP*VPP) != 0 */
