@@ -27,4 +27,8 @@ extern const struct moe_command moe_commands[];
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);
 
+/* Subcommands. */
+int cmd_topo(int argc, char **argv);
+int cmd_place(int argc, char **argv);
+
 #endif

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 const struct moe_command moe_commands[] = {
+    { "topo", "print the CPU affinity plan for a node", cmd_topo },
     { NULL, NULL, NULL },
 };
 

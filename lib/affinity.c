@@ -1,0 +1,256 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "affinity.h"
+
+/* "3" or "0-7" at *p; advances p past it and its comma. */
+static int parse_range(const char **p, long *lo, long *hi)
+{
+    char *end;
+
+    errno = 0;
+    *lo = *hi = strtol(*p, &end, 10);
+    if (end == *p || errno || *lo < 0)
+        return -1;
+    if (*end == '-') {
+        const char *q = end + 1;
+        *hi = strtol(q, &end, 10);
+        if (end == q || errno || *hi < *lo)
+            return -1;
+    }
+    if (*end && *end != ',')
+        return -1;
+    *p = *end ? end + 1 : end;
+    return 0;
+}
+
+int moe_affinity_task_gpus(const char *gpus, int ntasks, int *task_gpu, struct moe_error *err)
+{
+    int list[1024], n = 0;
+    const char *p = gpus;
+
+    for (int r = 0; r < ntasks; r++)
+        task_gpu[r] = -1;
+    if (!gpus || !gpus[0] || strcmp(gpus, "NoDevFiles") == 0)
+        return 0;
+    while (*p) {
+        long lo, hi;
+
+        if (parse_range(&p, &lo, &hi) != 0 || hi > 65535 ||
+            hi - lo >= (long)(sizeof(list) / sizeof(list[0])) - n) {
+            moe_error_set(err, "GPU list '%s' is not a list of device indices", gpus);
+            return -1;
+        }
+        for (long v = lo; v <= hi; v++)
+            list[n++] = (int)v;
+    }
+    for (int r = 0; r < ntasks; r++)
+        task_gpu[r] = list[r % n];
+    return 0;
+}
+
+static void no_bind(struct moe_affinity_task *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void no_bind(struct moe_affinity_task *t, const char *fmt, ...)
+{
+    va_list ap;
+
+    t->bind = false;
+    hwloc_bitmap_zero(t->cpuset);
+    va_start(ap, fmt);
+    vsnprintf(t->why, sizeof(t->why), fmt, ap);
+    va_end(ap);
+}
+
+/* The GPU's locality domain: the cpuset of its nearest non-I/O ancestor. */
+static hwloc_obj_t gpu_domain(const struct moe_nodetopo *nt, int gpu)
+{
+    return hwloc_get_non_io_ancestor_obj(nt->topo, nt->gpus[gpu]);
+}
+
+static int init_tasks(const struct moe_nodetopo *nt, struct moe_affinity_plan *plan,
+                      int ntasks, const int *task_gpu, struct moe_error *err)
+{
+    plan->tasks = calloc((size_t)ntasks, sizeof(*plan->tasks));
+    if (!plan->tasks)
+        goto oom;
+    plan->ntasks = ntasks;
+    for (int r = 0; r < ntasks; r++) {
+        struct moe_affinity_task *t = &plan->tasks[r];
+
+        t->cpuset = hwloc_bitmap_alloc();
+        t->nodeset = hwloc_bitmap_alloc();
+        if (!t->cpuset || !t->nodeset)
+            goto oom;
+        t->gpu = task_gpu ? task_gpu[r] : -1;
+        if (t->gpu >= nt->ngpus) {
+            moe_error_set(err, "local task %d: GPU %d does not exist (node has %d)", r, t->gpu,
+                          nt->ngpus);
+            return -1;
+        }
+        if (t->gpu >= 0) {
+            moe_nodetopo_gpu_busid(nt, t->gpu, t->busid, sizeof(t->busid));
+            hwloc_bitmap_copy(t->nodeset, gpu_domain(nt, t->gpu)->nodeset);
+        }
+    }
+    return 0;
+oom:
+    moe_error_set(err, "out of memory");
+    return -1;
+}
+
+/* Physical cores with at least one allowed PU inside dom, in logical order. */
+static int domain_cores(const struct moe_nodetopo *nt, hwloc_const_bitmap_t dom,
+                        hwloc_obj_t *cores, int max)
+{
+    int n = 0;
+    hwloc_obj_t c = NULL;
+
+    while ((c = hwloc_get_next_obj_by_type(nt->topo, HWLOC_OBJ_CORE, c)) && n < max)
+        if (hwloc_bitmap_intersects(c->cpuset, dom))
+            cores[n++] = c;
+    return n;
+}
+
+/* The k tasks listed in members (local rank order) share dom:
+ * task j gets cores [j*n/k, (j+1)*n/k), so shares differ by at most one. */
+static void split_domain(const struct moe_nodetopo *nt, struct moe_affinity_plan *plan,
+                         const int *members, int k, hwloc_const_bitmap_t dom,
+                         hwloc_obj_t *cores)
+{
+    int n = domain_cores(nt, dom, cores, hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE));
+
+    for (int j = 0; j < k; j++) {
+        struct moe_affinity_task *t = &plan->tasks[members[j]];
+
+        if (n < k) {
+            no_bind(t, "%d tasks share this GPU's domain, which has only %d allowed cores", k, n);
+            continue;
+        }
+        hwloc_bitmap_zero(t->cpuset);
+        for (int c = j * n / k; c < (j + 1) * n / k; c++)
+            hwloc_bitmap_or(t->cpuset, t->cpuset, cores[c]->cpuset);
+        hwloc_bitmap_and(t->cpuset, t->cpuset, dom);
+        t->bind = true;
+    }
+}
+
+/* Groups tasks by identical domain and plans each group once. */
+static int plan_domains(const struct moe_nodetopo *nt, struct moe_affinity_plan *plan,
+                        hwloc_const_bitmap_t allowed, struct moe_error *err)
+{
+    int ntasks = plan->ntasks, rv = -1;
+    int *members = calloc((size_t)ntasks, sizeof(int));
+    bool *done = calloc((size_t)ntasks, sizeof(bool));
+    hwloc_obj_t *cores = calloc((size_t)hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE) + 1,
+                                sizeof(hwloc_obj_t));
+    hwloc_bitmap_t dom = hwloc_bitmap_alloc();
+
+    if (!members || !done || !cores || !dom) {
+        moe_error_set(err, "out of memory");
+        goto out;
+    }
+    for (int r = 0; r < ntasks; r++) {
+        struct moe_affinity_task *t = &plan->tasks[r];
+        hwloc_obj_t anc;
+        int k = 0;
+
+        if (done[r] || !t->bind)
+            continue;
+        anc = gpu_domain(nt, t->gpu);
+        hwloc_bitmap_and(dom, anc->cpuset, allowed);
+        for (int s = r; s < ntasks; s++) {
+            if (done[s] || !plan->tasks[s].bind || gpu_domain(nt, plan->tasks[s].gpu) != anc)
+                continue;
+            done[s] = true;
+            members[k++] = s;
+        }
+        if (hwloc_bitmap_iszero(dom)) {
+            for (int j = 0; j < k; j++)
+                no_bind(&plan->tasks[members[j]], "none of the step's CPUs is near GPU %d",
+                        plan->tasks[members[j]].gpu);
+        } else if (plan->mode == MOE_AFFINITY_CLOSEST) {
+            for (int j = 0; j < k; j++)
+                hwloc_bitmap_copy(plan->tasks[members[j]].cpuset, dom);
+        } else {
+            split_domain(nt, plan, members, k, dom, cores);
+        }
+    }
+    rv = 0;
+out:
+    free(members);
+    free(done);
+    free(cores);
+    hwloc_bitmap_free(dom);
+    return rv;
+}
+
+/* Cores with at least one allowed PU: more tasks than that, and Slurm's own
+ * packing is as good as it gets. */
+static int allowed_cores(const struct moe_nodetopo *nt, hwloc_const_bitmap_t allowed)
+{
+    hwloc_obj_t c = NULL;
+    int n = 0;
+
+    while ((c = hwloc_get_next_obj_by_type(nt->topo, HWLOC_OBJ_CORE, c)))
+        n += hwloc_bitmap_intersects(c->cpuset, allowed);
+    return n;
+}
+
+int moe_affinity_plan(const struct moe_nodetopo *nt, enum moe_affinity_mode mode,
+                      hwloc_const_bitmap_t allowed, int ntasks, const int *task_gpu,
+                      struct moe_affinity_plan *plan, struct moe_error *err)
+{
+    hwloc_bitmap_t all = NULL;
+    int ncores, rv = -1;
+
+    memset(plan, 0, sizeof(*plan));
+    plan->mode = mode;
+    if (ntasks < 1) {
+        moe_error_set(err, "a step needs at least one task, not %d", ntasks);
+        return -1;
+    }
+    if (init_tasks(nt, plan, ntasks, task_gpu, err) != 0)
+        goto out;
+    all = hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(nt->topo));
+    if (!all) {
+        moe_error_set(err, "out of memory");
+        goto out;
+    }
+    if (allowed)
+        hwloc_bitmap_and(all, all, allowed);
+    ncores = allowed_cores(nt, all);
+    for (int r = 0; r < ntasks; r++) {
+        struct moe_affinity_task *t = &plan->tasks[r];
+
+        t->bind = true;
+        if (mode == MOE_AFFINITY_NONE)
+            no_bind(t, "--moe-affinity=none");
+        else if (t->gpu < 0)
+            no_bind(t, "no GPU found for local task %d", r);
+        else if (mode == MOE_AFFINITY_EXCLUSIVE && ntasks > ncores)
+            no_bind(t, "oversubscribed: %d tasks on %d allowed cores", ntasks, ncores);
+    }
+    rv = plan_domains(nt, plan, all, err);
+out:
+    hwloc_bitmap_free(all);
+    if (rv != 0)
+        moe_affinity_plan_free(plan);
+    return rv;
+}
+
+void moe_affinity_plan_free(struct moe_affinity_plan *plan)
+{
+    for (int r = 0; plan->tasks && r < plan->ntasks; r++) {
+        hwloc_bitmap_free(plan->tasks[r].cpuset);
+        hwloc_bitmap_free(plan->tasks[r].nodeset);
+    }
+    free(plan->tasks);
+    memset(plan, 0, sizeof(*plan));
+}

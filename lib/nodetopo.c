@@ -1,0 +1,139 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodetopo.h"
+
+#define PCI_VENDOR_NVIDIA 0x10de
+#define PCI_BASE_CLASS_DISPLAY 0x03
+
+static bool is_nvidia_gpu(hwloc_obj_t pci)
+{
+    return pci->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA &&
+           (pci->attr->pcidev.class_id >> 8) == PCI_BASE_CLASS_DISPLAY;
+}
+
+/* hwloc lists PCI devices in bus order, which is NVML's default device order
+ * and the order of the /dev/nvidiaN minor numbers on ordinary systems. */
+static int collect_gpus(struct moe_nodetopo *nt, struct moe_error *err)
+{
+    hwloc_obj_t pci = NULL;
+    int n = 0;
+
+    while ((pci = hwloc_get_next_pcidev(nt->topo, pci)))
+        n += is_nvidia_gpu(pci);
+    nt->gpus = calloc(n ? (size_t)n : 1, sizeof(*nt->gpus));
+    if (!nt->gpus) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    while ((pci = hwloc_get_next_pcidev(nt->topo, pci)))
+        if (is_nvidia_gpu(pci))
+            nt->gpus[nt->ngpus++] = pci;
+    return 0;
+}
+
+static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
+{
+    if (xml && xml[0] && hwloc_topology_set_xml(nt->topo, xml) != 0) {
+        moe_error_at(err, xml, 0, 0, "cannot read hwloc XML: %s", strerror(errno));
+        return -1;
+    }
+    hwloc_topology_set_io_types_filter(nt->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_topology_set_flags(nt->topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    return 0;
+}
+
+int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
+{
+    memset(nt, 0, sizeof(*nt));
+    if (hwloc_topology_init(&nt->topo) != 0) {
+        moe_error_set(err, "hwloc_topology_init: %s", strerror(errno));
+        return -1;
+    }
+    if (configure(nt, xml, err) != 0)
+        goto fail;
+    if (hwloc_topology_load(nt->topo) != 0) {
+        moe_error_at(err, xml && xml[0] ? xml : "hwloc", 0, 0,
+                     "cannot load the topology: %s", strerror(errno));
+        goto fail;
+    }
+    nt->this_system = hwloc_topology_is_thissystem(nt->topo);
+    if (collect_gpus(nt, err) != 0)
+        goto fail;
+    return 0;
+fail:
+    moe_nodetopo_free(nt);
+    return -1;
+}
+
+void moe_nodetopo_free(struct moe_nodetopo *nt)
+{
+    if (nt->topo)
+        hwloc_topology_destroy(nt->topo);
+    free(nt->gpus);
+    memset(nt, 0, sizeof(*nt));
+}
+
+void moe_nodetopo_gpu_busid(const struct moe_nodetopo *nt, int gpu, char *buf, size_t len)
+{
+    const struct hwloc_pcidev_attr_s *a;
+
+    if (gpu < 0 || gpu >= nt->ngpus) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    a = &nt->gpus[gpu]->attr->pcidev;
+    snprintf(buf, len, "%04x:%02x:%02x.%01x", (unsigned)a->domain, (unsigned)a->bus,
+             (unsigned)a->dev, (unsigned)a->func);
+}
+
+int moe_nodetopo_gpu_by_busid(const struct moe_nodetopo *nt, const char *busid)
+{
+    unsigned dom = 0, bus, dev, func;
+    char tail;
+
+    if (sscanf(busid, "%x:%x:%x.%x%c", &dom, &bus, &dev, &func, &tail) != 4) {
+        dom = 0;
+        if (sscanf(busid, "%x:%x.%x%c", &bus, &dev, &func, &tail) != 3)
+            return -1;
+    }
+    for (int i = 0; i < nt->ngpus; i++) {
+        const struct hwloc_pcidev_attr_s *a = &nt->gpus[i]->attr->pcidev;
+        if (a->domain == dom && a->bus == bus && a->dev == dev && a->func == func)
+            return i;
+    }
+    return -1;
+}
+
+int moe_nodetopo_cores_to_cpuset(const struct moe_nodetopo *nt, const char *cores,
+                                 hwloc_bitmap_t out, struct moe_error *err)
+{
+    hwloc_bitmap_t idx = hwloc_bitmap_alloc();
+    int ncores = hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE);
+    int rv = -1, i;
+
+    hwloc_bitmap_zero(out);
+    if (!idx || hwloc_bitmap_list_sscanf(idx, cores) != 0 || hwloc_bitmap_iszero(idx) ||
+        hwloc_bitmap_weight(idx) < 0) {
+        moe_error_set(err, "bad core list '%s'", cores);
+        goto done;
+    }
+    hwloc_bitmap_foreach_begin(i, idx) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(nt->topo, HWLOC_OBJ_CORE, (unsigned)i);
+        if (!core) {
+            moe_error_set(err, "core %d of '%s' is not on this node (%d cores)", i, cores,
+                          ncores);
+            goto done;
+        }
+        hwloc_bitmap_or(out, out, core->cpuset);
+    }
+    hwloc_bitmap_foreach_end();
+    rv = 0;
+done:
+    hwloc_bitmap_free(idx);
+    return rv;
+}
