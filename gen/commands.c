@@ -4,6 +4,7 @@
 
 const struct moe_command moe_commands[] = {
     { "topo", "print the CPU affinity plan for a node", cmd_topo },
+    { "place", "order a job's nodes so TP and EP groups stay inside NVLink domains", cmd_place },
     { NULL, NULL, NULL },
 };
 
