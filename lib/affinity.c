@@ -8,6 +8,37 @@
 
 #include "affinity.h"
 
+int moe_affinity_opts_parse(const char *s, struct moe_affinity_opts *o, struct moe_error *err)
+{
+    struct moe_affinity_opts out = { MOE_AFFINITY_EXCLUSIVE, false, false, false };
+    char word[32];
+    const char *p = s;
+
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        bool *flag = NULL;
+
+        snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : sizeof(word) - 1), p);
+        if (strcmp(word, "verbose") == 0)
+            flag = &out.verbose;
+        else if (strcmp(word, "membind") == 0)
+            flag = &out.membind;
+        else if (len < sizeof(word) && !out.mode_set && moe_affinity_mode_parse(word, &out.mode) == 0)
+            flag = &out.mode_set;
+        if (!flag || *flag) {
+            moe_error_set(err, "--moe-affinity=%s: '%.*s' is not valid here (expected "
+                          "exclusive|closest|none, then ,verbose and/or ,membind)", s, (int)len, p);
+            return -1;
+        }
+        *flag = true;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    *o = out;
+    return 0;
+}
+
 /* "3" or "0-7" at *p; advances p past it and its comma. */
 static int parse_range(const char **p, long *lo, long *hi)
 {

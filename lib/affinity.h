@@ -26,6 +26,17 @@ struct moe_affinity_plan {
     struct moe_affinity_task *tasks;
 };
 
+/* --moe-affinity=MODE[,verbose][,membind], each word at most once; MODE
+ * may be left out ("verbose" alone keeps the admin's default mode). */
+struct moe_affinity_opts {
+    enum moe_affinity_mode mode;
+    bool mode_set;
+    bool verbose;
+    bool membind;
+};
+
+int moe_affinity_opts_parse(const char *s, struct moe_affinity_opts *o, struct moe_error *err);
+
 /* Each local task's node GPU index.  gpus is SLURM_STEP_GPUS if set (node
  * level indices), else CUDA_VISIBLE_DEVICES; task r gets entry r mod n, as
  * Megatron's torch.cuda.set_device(rank % device_count) does.  NULL, "" or

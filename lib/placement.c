@@ -101,6 +101,19 @@ int moe_layout_block(const struct moe_layout *l)
     return dense > moe ? dense : moe;
 }
 
+int moe_placement_mode_parse(const char *s, enum moe_placement_mode *mode, struct moe_error *err)
+{
+    static const char *const names[] = { "nvlink", "nvlink-strict", "none" };
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i]) == 0) {
+            *mode = (enum moe_placement_mode)i;
+            return 0;
+        }
+    moe_error_set(err, "--moe-placement=%s: valid values are nvlink, nvlink-strict, none", s);
+    return -1;
+}
+
 static int same_domain(const int *domain, int a, int b)
 {
     /* -1 is a domain of its own: only a node with itself */

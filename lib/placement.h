@@ -21,6 +21,16 @@ int moe_layout_fit(struct moe_layout *l, int world, struct moe_error *err);
 /* B = max(TP*CP, ETP*EP). */
 int moe_layout_block(const struct moe_layout *l);
 
+/* --moe-placement: nvlink is the default once a topology is configured;
+ * nvlink-strict fails a step whose TP/EP group must cross domains. */
+enum moe_placement_mode {
+    MOE_PLACEMENT_NVLINK = 0,
+    MOE_PLACEMENT_STRICT,
+    MOE_PLACEMENT_NONE,
+};
+
+int moe_placement_mode_parse(const char *s, enum moe_placement_mode *mode, struct moe_error *err);
+
 struct moe_placement {
     int nnodes, gpn, world, block;
     int *order;       /* order[pos] = index in the job's node list */
