@@ -178,6 +178,31 @@ static void task_gpu_lists(void **state)
     assert_int_equal(moe_affinity_task_gpus("3-1", 1, g, &err), -1);
 }
 
+/* --moe-affinity: a mode and/or flags, each once, nothing else. */
+static void affinity_option(void **state)
+{
+    struct moe_affinity_opts o;
+    struct moe_error err;
+
+    (void)state;
+    moe_error_clear(&err);
+    assert_int_equal(moe_affinity_opts_parse("closest,verbose,membind", &o, &err), 0);
+    assert_int_equal(o.mode, MOE_AFFINITY_CLOSEST);
+    assert_true(o.mode_set && o.verbose && o.membind);
+    assert_int_equal(moe_affinity_opts_parse("verbose", &o, &err), 0);
+    assert_false(o.mode_set);
+    assert_true(o.verbose);
+    assert_false(o.membind);
+    assert_int_equal(moe_affinity_opts_parse("none", &o, &err), 0);
+    assert_int_equal(o.mode, MOE_AFFINITY_NONE);
+    assert_int_equal(moe_affinity_opts_parse("exclusive,closest", &o, &err), -1);
+    assert_non_null(strstr(err.text, "'closest' is not valid here"));
+    assert_int_equal(moe_affinity_opts_parse("verbose,verbose", &o, &err), -1);
+    assert_int_equal(moe_affinity_opts_parse("tight", &o, &err), -1);
+    assert_int_equal(moe_affinity_opts_parse("", &o, &err), -1);
+    assert_int_equal(moe_affinity_opts_parse("closest,", &o, &err), -1);
+}
+
 /* Bad inputs: a GPU the node lacks, a core the node lacks, a bad XML path. */
 static void bad_inputs(void **state)
 {
@@ -213,7 +238,8 @@ int main(void)
         cmocka_unit_test(g4dnmetal),  cmocka_unit_test(dgx2),   cmocka_unit_test(h200_vm),
         cmocka_unit_test(lassen),     cmocka_unit_test(pascal), cmocka_unit_test(power8),
         cmocka_unit_test(em64t),      cmocka_unit_test(amd_no_gpu), cmocka_unit_test(gb10),
-        cmocka_unit_test(task_gpu_lists), cmocka_unit_test(bad_inputs),
+        cmocka_unit_test(task_gpu_lists), cmocka_unit_test(affinity_option),
+        cmocka_unit_test(bad_inputs),
     };
     return MOE_RUN_TESTS(tests);
 }

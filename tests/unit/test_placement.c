@@ -102,6 +102,44 @@ static void bad_maps(void **state)
     assert_int_equal(moe_domains_load(&d, data("missing.yaml"), &err), -1);
 }
 
+/* The shipped example map loads and says what its comments say. */
+static void example_map(void **state)
+{
+    char path[4096];
+    const char *src = getenv("MOEFLOW_SRCDIR");
+    struct moe_domains d;
+    struct moe_error err;
+    int hgx;
+
+    (void)state;
+    moe_error_clear(&err);
+    snprintf(path, sizeof(path), "%s/etc/moeflow-topology.yaml", src ? src : "..");
+    assert_int_equal(moe_domains_load(&d, path, &err), 0);
+    assert_int_equal(d.nnodes, 18 + 18 + 2);
+    assert_string_equal(d.domains[moe_domains_find(&d, "gb018")].name, "rack01");
+    assert_string_equal(d.domains[moe_domains_find(&d, "gb019")].name, "rack02");
+    hgx = moe_domains_find(&d, "hgx02");
+    assert_int_equal(d.domains[hgx].gpus_per_node, 8);
+    assert_int_equal(d.domains[0].gpus_per_node, 4);
+    moe_domains_free(&d);
+}
+
+/* --moe-placement values are exact words. */
+static void placement_modes(void **state)
+{
+    enum moe_placement_mode m;
+    struct moe_error err;
+
+    (void)state;
+    moe_error_clear(&err);
+    assert_int_equal(moe_placement_mode_parse("nvlink-strict", &m, &err), 0);
+    assert_int_equal(m, MOE_PLACEMENT_STRICT);
+    assert_int_equal(moe_placement_mode_parse("none", &m, &err), 0);
+    assert_int_equal(m, MOE_PLACEMENT_NONE);
+    assert_int_equal(moe_placement_mode_parse("strict", &m, &err), -1);
+    assert_non_null(strstr(err.text, "nvlink, nvlink-strict, none"));
+}
+
 /* Layout strings: defaults, etp follows tp, dp/edp derived from the world. */
 static void layout_strings(void **state)
 {
@@ -274,6 +312,8 @@ int main(void)
         cmocka_unit_test(yaml_map),
         cmocka_unit_test(slurm_blocks),
         cmocka_unit_test(bad_maps),
+        cmocka_unit_test(example_map),
+        cmocka_unit_test(placement_modes),
         cmocka_unit_test(layout_strings),
         cmocka_unit_test(interleaved_racks),
         cmocka_unit_test(leftovers_go_last),
