@@ -279,6 +279,43 @@ static void uneven_block(void **state)
     moe_placement_free(&p);
 }
 
+/* Heap's algorithm: the best count over every order of n nodes. */
+static int best_order(int *a, int n, int k, int gpn, int block, const int *dom)
+{
+    int best = 0;
+
+    if (k == 1)
+        return moe_placement_count(n, gpn, block, a, dom, NULL);
+    for (int i = 0; i < k; i++) {
+        int c = best_order(a, n, k - 1, gpn, block, dom), j = k % 2 ? 0 : i, t;
+        best = c > best ? c : best;
+        t = a[j];
+        a[j] = a[k - 1];
+        a[k - 1] = t;
+    }
+    return best;
+}
+
+/* The bound is not always reachable when neither B nor gpn divides the
+ * other: 3 domains x 2 nodes, gpn 4, B 6 has bound 3*floor(8/6) = 3, but
+ * blocks 0-3 sit on nodes {0,1} {1,2} {3,4} {4,5}, so at most two are
+ * disjoint; all 720 orders confirm 2, and the plan reaches it. */
+static void bound_unreachable(void **state)
+{
+    int dom[6] = { 0, 1, 2, 0, 1, 2 }, a[6] = { 0, 1, 2, 3, 4, 5 };
+    struct moe_layout l = layout("tp=2,cp=3,etp=1", 24);
+    struct moe_placement p;
+    struct moe_error err;
+
+    (void)state;
+    moe_error_clear(&err);
+    assert_int_equal(best_order(a, 6, 6, 4, 6, dom), 2);
+    assert_int_equal(moe_placement_plan(&l, 6, 4, dom, &p, &err), 0);
+    assert_int_equal(p.bound, 3);
+    assert_int_equal(p.intra, 2);
+    moe_placement_free(&p);
+}
+
 /* Same inputs, same order, and 1024 nodes plan in well under a millisecond. */
 static void deterministic_and_fast(void **state)
 {
@@ -320,6 +357,7 @@ int main(void)
         cmocka_unit_test(small_blocks),
         cmocka_unit_test(node_local_ep_crosses),
         cmocka_unit_test(uneven_block),
+        cmocka_unit_test(bound_unreachable),
         cmocka_unit_test(deterministic_and_fast),
     };
 
