@@ -55,6 +55,16 @@ static void plan(spank_t sp)
         snprintf(aff.why, sizeof(aff.why), "cannot read the local task count");
         return;
     }
+    /* SLURM_STEP_GPUS holds node-level indices; CUDA_VISIBLE_DEVICES may be
+     * renumbered inside a device cgroup. */
+    step_env(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus));
+    if (!gpus[0])
+        step_env(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus));
+    if (!gpus[0] || strcmp(gpus, "NoDevFiles") == 0) {
+        /* nothing to bind next to: spare every launch the hwloc load */
+        snprintf(aff.why, sizeof(aff.why), "the step has no GPU");
+        return;
+    }
     if (moe_nodetopo_load(&aff.nt, moe_plugin.config.hwloc_xml, &err) != 0)
         goto fail;
     allowed = hwloc_bitmap_alloc();
@@ -69,11 +79,6 @@ static void plan(spank_t sp)
     }
     if (moe_nodetopo_cores_to_cpuset(&aff.nt, cores, allowed, &err) != 0)
         goto fail;
-    /* SLURM_STEP_GPUS holds node-level indices; CUDA_VISIBLE_DEVICES may be
-     * renumbered inside a device cgroup. */
-    step_env(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus));
-    if (!gpus[0])
-        step_env(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus));
     if (moe_affinity_task_gpus(gpus, (int)ntasks, task_gpu, &err) != 0 ||
         moe_affinity_plan(&aff.nt, aff.mode, allowed, (int)ntasks, task_gpu, &aff.plan, &err))
         goto fail;
