@@ -119,10 +119,11 @@ static int init_tasks(const struct moe_nodetopo *nt, struct moe_affinity_plan *p
         t->nodeset = hwloc_bitmap_alloc();
         if (!t->cpuset || !t->nodeset)
             goto oom;
-        t->gpu = task_gpu ? task_gpu[r] : -1;
-        if (t->gpu >= nt->ngpus) {
-            moe_error_set(err, "local task %d: GPU %d does not exist (node has %d)", r, t->gpu,
-                          nt->ngpus);
+        /* Slurm's GPU indices are device minor numbers */
+        t->gpu = task_gpu && task_gpu[r] >= 0 ? moe_nodetopo_gpu_of_minor(nt, task_gpu[r]) : -1;
+        if (task_gpu && task_gpu[r] >= 0 && t->gpu < 0) {
+            moe_error_set(err, "local task %d: GPU %d does not exist (node has %d)", r,
+                          task_gpu[r], nt->ngpus);
             return -1;
         }
         if (t->gpu >= 0) {

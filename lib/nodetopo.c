@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuminor.h"
 #include "nodetopo.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
@@ -66,6 +67,50 @@ static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error 
     return 0;
 }
 
+/* The driver's /proc files cost nothing; NVML's init can take a while. */
+static int map_minors(struct moe_nodetopo *nt, struct moe_error *err)
+{
+    struct moe_gpu_minor m[256];
+    int n = moe_gpu_minors_proc("/proc/driver/nvidia", m, 256);
+
+    if (n <= 0)
+        n = moe_gpu_minors_nvml(m, 256);
+    return n > 0 ? moe_nodetopo_set_minors(nt, m, n, err) : 0;
+}
+
+int moe_nodetopo_set_minors(struct moe_nodetopo *nt, const struct moe_gpu_minor *m, int n,
+                            struct moe_error *err)
+{
+    int top = 0;
+
+    for (int i = 0; i < n; i++)
+        if (m[i].minor >= top)
+            top = m[i].minor + 1;
+    free(nt->minor_gpu);
+    nt->minor_gpu = malloc((size_t)(top ? top : 1) * sizeof(int));
+    nt->nminors = 0;
+    if (!nt->minor_gpu) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < top; i++)
+        nt->minor_gpu[i] = -1;
+    for (int i = 0; i < n; i++)
+        if (m[i].minor >= 0)
+            nt->minor_gpu[m[i].minor] = moe_nodetopo_gpu_by_busid(nt, m[i].busid);
+    nt->nminors = top;
+    return 0;
+}
+
+int moe_nodetopo_gpu_of_minor(const struct moe_nodetopo *nt, int minor)
+{
+    if (minor < 0)
+        return -1;
+    if (nt->nminors == 0)
+        return minor < nt->ngpus ? minor : -1;
+    return minor < nt->nminors ? nt->minor_gpu[minor] : -1;
+}
+
 int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
 {
     memset(nt, 0, sizeof(*nt));
@@ -83,6 +128,8 @@ int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error
     nt->this_system = hwloc_topology_is_thissystem(nt->topo);
     if (collect_gpus(nt, err) != 0)
         goto fail;
+    if (nt->this_system && nt->ngpus > 0 && map_minors(nt, err) != 0)
+        goto fail;
     return 0;
 fail:
     moe_nodetopo_free(nt);
@@ -94,6 +141,7 @@ void moe_nodetopo_free(struct moe_nodetopo *nt)
     if (nt->topo)
         hwloc_topology_destroy(nt->topo);
     free(nt->gpus);
+    free(nt->minor_gpu);
     memset(nt, 0, sizeof(*nt));
 }
 

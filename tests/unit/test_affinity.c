@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "gpuminor.h"
 #include "nodetopo.h"
 #include "unit.h"
 
@@ -203,6 +204,61 @@ static void affinity_option(void **state)
     assert_int_equal(moe_affinity_opts_parse("closest,", &o, &err), -1);
 }
 
+/* The driver's /proc files: the real H200 ones map minor i to 00:0(6+i).0. */
+static void proc_minors_h200(void **state)
+{
+    char dir[4096];
+    struct moe_gpu_minor m[8];
+    int n;
+
+    (void)state;
+    data_path(dir, sizeof(dir), "../nvidia-proc/h200");
+    n = moe_gpu_minors_proc(dir, m, 8);
+    assert_int_equal(n, 2);
+    if (m[0].minor != 0) { /* readdir order is not sorted */
+        struct moe_gpu_minor t = m[0];
+        m[0] = m[1];
+        m[1] = t;
+    }
+    assert_int_equal(m[0].minor, 0);
+    assert_string_equal(m[0].busid, "0000:00:06.0");
+    assert_int_equal(m[1].minor, 1);
+    assert_string_equal(m[1].busid, "0000:00:07.0");
+    assert_int_equal(moe_gpu_minors_proc("/nonexistent", m, 8), 0);
+}
+
+/* Minors in reverse PCI order on g4dn: SLURM_STEP_GPUS=0,1 are the two
+ * last GPUs by bus (f5:00.0, f4:00.0) on package 1, cores 24-47. */
+static void reversed_minors(void **state)
+{
+    char dir[4096], xml[4096];
+    struct moe_gpu_minor m[8];
+    struct moe_nodetopo nt;
+    struct moe_affinity_plan plan;
+    struct moe_error err;
+    char *cpus = NULL;
+    int gpu[2];
+
+    (void)state;
+    moe_error_clear(&err);
+    data_path(dir, sizeof(dir), "../nvidia-proc/g4dn-reversed");
+    data_path(xml, sizeof(xml), "mpibind-g4dnmetal.xml");
+    assert_int_equal(moe_nodetopo_load(&nt, xml, &err), 0);
+    assert_int_equal(moe_nodetopo_set_minors(&nt, m, moe_gpu_minors_proc(dir, m, 8), &err), 0);
+    assert_int_equal(moe_nodetopo_gpu_of_minor(&nt, 0), 7);
+    assert_int_equal(moe_nodetopo_gpu_of_minor(&nt, 7), 0);
+    assert_int_equal(moe_nodetopo_gpu_of_minor(&nt, 8), -1);
+    assert_int_equal(moe_affinity_task_gpus("0,1", 2, gpu, &err), 0);
+    assert_int_equal(moe_affinity_plan(&nt, MOE_AFFINITY_EXCLUSIVE, NULL, 2, gpu, &plan, &err), 0);
+    assert_string_equal(plan.tasks[0].busid, "0000:f5:00.0");
+    assert_string_equal(plan.tasks[1].busid, "0000:f4:00.0");
+    hwloc_bitmap_list_asprintf(&cpus, plan.tasks[0].cpuset);
+    assert_string_equal(cpus, "24-35,72-83");
+    free(cpus);
+    moe_affinity_plan_free(&plan);
+    moe_nodetopo_free(&nt);
+}
+
 /* Bad inputs: a GPU the node lacks, a core the node lacks, a bad XML path. */
 static void bad_inputs(void **state)
 {
@@ -239,6 +295,7 @@ int main(void)
         cmocka_unit_test(lassen),     cmocka_unit_test(pascal), cmocka_unit_test(power8),
         cmocka_unit_test(em64t),      cmocka_unit_test(amd_no_gpu), cmocka_unit_test(gb10),
         cmocka_unit_test(task_gpu_lists), cmocka_unit_test(affinity_option),
+        cmocka_unit_test(proc_minors_h200), cmocka_unit_test(reversed_minors),
         cmocka_unit_test(bad_inputs),
     };
     return MOE_RUN_TESTS(tests);
