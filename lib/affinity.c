@@ -286,3 +286,52 @@ void moe_affinity_plan_free(struct moe_affinity_plan *plan)
     free(plan->tasks);
     memset(plan, 0, sizeof(*plan));
 }
+
+/* An XML declared to be this system (HWLOC_THISSYSTEM=1, for a cached copy
+ * of the node's topology) may still be another machine's: the kernel would
+ * quietly bind to whatever part of the mask exists. */
+static bool cpus_online(hwloc_const_bitmap_t set)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+    hwloc_bitmap_t online = hwloc_bitmap_alloc();
+    char line[4096];
+    bool ok = false;
+
+    if (f && online && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        ok = hwloc_bitmap_list_sscanf(online, line) == 0 && hwloc_bitmap_isincluded(set, online);
+    }
+    if (f)
+        fclose(f);
+    hwloc_bitmap_free(online);
+    return ok;
+}
+
+int moe_affinity_bind(const struct moe_nodetopo *nt, const struct moe_affinity_task *t,
+                      bool membind, struct moe_error *err)
+{
+    if (!nt->this_system) {
+        moe_error_set(err, "the topology is not this machine's: plan only");
+        return -1;
+    }
+    if (!t->bind || hwloc_bitmap_iszero(t->cpuset)) {
+        moe_error_set(err, "nothing to bind: %s", t->why);
+        return -1;
+    }
+    if (!cpus_online(t->cpuset)) {
+        moe_error_set(err, "the planned CPUs are not all online here: the topology is not "
+                      "this machine's");
+        return -1;
+    }
+    if (hwloc_set_cpubind(nt->topo, t->cpuset, HWLOC_CPUBIND_PROCESS) != 0) {
+        moe_error_set(err, "cannot bind to the planned CPUs: %s", strerror(errno));
+        return -1;
+    }
+    if (membind && !hwloc_bitmap_iszero(t->nodeset) &&
+        hwloc_set_membind(nt->topo, t->nodeset, HWLOC_MEMBIND_BIND,
+                          HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET) != 0) {
+        moe_error_set(err, "CPUs bound, but cannot bind memory: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -53,4 +53,10 @@ int moe_affinity_plan(const struct moe_nodetopo *nt, enum moe_affinity_mode mode
                       struct moe_affinity_plan *plan, struct moe_error *err);
 void moe_affinity_plan_free(struct moe_affinity_plan *plan);
 
+/* Binds the calling process to t's CPUs (and, with membind, its memory to
+ * t's NUMA nodes).  Refuses a topology that is not this machine's and a
+ * task the plan left alone. */
+int moe_affinity_bind(const struct moe_nodetopo *nt, const struct moe_affinity_task *t,
+                      bool membind, struct moe_error *err);
+
 #endif

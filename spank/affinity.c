@@ -104,18 +104,17 @@ int moe_affinity_user_init(spank_t sp)
 
 static void bind(const struct moe_affinity_task *t, int task)
 {
+    struct moe_error err;
+
+    moe_error_clear(&err);
     if (!aff.nt.this_system) {
         if (aff.verbose)
             fprintf(stderr, MOE_LOG_PREFIX "task %d: plan only, %s is not this machine\n", task,
                     moe_plugin.config.hwloc_xml);
         return;
     }
-    if (hwloc_set_cpubind(aff.nt.topo, t->cpuset, HWLOC_CPUBIND_PROCESS) != 0)
-        fprintf(stderr, MOE_LOG_PREFIX "task %d: cannot bind: %m; Slurm's binding stays\n", task);
-    if (aff.membind && !hwloc_bitmap_iszero(t->nodeset) &&
-        hwloc_set_membind(aff.nt.topo, t->nodeset, HWLOC_MEMBIND_BIND,
-                          HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET) != 0)
-        fprintf(stderr, MOE_LOG_PREFIX "task %d: cannot bind memory: %m\n", task);
+    if (moe_affinity_bind(&aff.nt, t, aff.membind, &err) != 0)
+        fprintf(stderr, MOE_LOG_PREFIX "task %d: %s; Slurm's binding stays\n", task, err.text);
 }
 
 static void report(const struct moe_affinity_task *t, int task, const char *cpus,
