@@ -7,7 +7,7 @@
 # plugin must plan without binding, which the tasks' real masks confirm.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 13
+tap_plan 14
 
 D=$MOEFLOW_SRCDIR/tests/data
 cluster_up affinity --plugstack-args \
@@ -37,6 +37,16 @@ tap_ok $? "every task sees WORLD_SIZE=32, LOCAL_WORLD_SIZE=8, MASTER_ADDR=n1"
 tap_ok $? "MOEFLOW_NVLINK_DOMAIN names each node's rack"
 awk '{ split($2, a, "="); split($4, b, "="); if (a[2] != b[2]) bad = 1 } END { exit bad }' place.out
 tap_ok $? "LOCAL_RANK equals the local task id"
+
+# Options given to sbatch reach the job's steps (SLURM_SPANK_ forwarding).
+job=$(run_batch -N4 --ntasks-per-node=8 --gres=gpu:8 --moe-layout=tp=2,ep=16,etp=1 \
+    -o batch.out --wrap "srun ./show.sh")
+cp place.out place.srun
+sed -n '/^node=/p' batch.out > place.out
+blocks="$(ranks_of n1) $(ranks_of n3) $(ranks_of n2) $(ranks_of n4)"
+cp place.srun place.out
+[ "$blocks" = "0-7 8-15 16-23 24-31" ]
+tap_ok $? "sbatch --moe-layout places the ranks of srun inside the job (job $job: $blocks)"
 
 # The step has cores 0-7 = g4dn package 0: GPUs 0-3 tasks split them 2 cores
 # (4 PUs: core i is PUs i, i+48) each; GPUs 4-7 sit on package 1.
