@@ -27,12 +27,13 @@ static void hl_destroy(void *hl) { slurm_hostlist_destroy(hl); }
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: moeflow place --nodelist HOSTLIST --gpus-per-node N --layout SPEC\n"
+            "usage: moeflow place --nodelist HOSTLIST --layout SPEC [--gpus-per-node N]\n"
             "                     [--topology FILE] [--hostfile FILE]\n"
             "Orders the job's nodes so that TP/CP and EP groups stay inside NVLink domains.\n"
             "  --topology FILE  moeflow-topology.yaml or Slurm topology.conf (BlockName=)\n"
             "                   (default: every node is its own NVLink domain)\n"
             "  --layout SPEC    tp=..,cp=..,ep=..,etp=..,pp=.. (missing: 1; etp: tp)\n"
+            "  --gpus-per-node N  (default: the map's gpus_per_node for these nodes)\n"
             "  --hostfile FILE  write one host per rank, for SLURM_HOSTFILE with\n"
             "                   srun --distribution=arbitrary\n"
             "example: moeflow place --nodelist 'n[1-8]' --gpus-per-node 4 \\\n"
@@ -70,7 +71,7 @@ static int parse_args(int argc, char **argv, struct place_args *a)
         default: usage(stderr); return MOE_EXIT_USAGE;
         }
     }
-    if (optind < argc || !a->nodelist || !a->gpn || !a->layout) {
+    if (optind < argc || !a->nodelist || !a->layout || (!a->gpn && !a->topology)) {
         usage(stderr);
         return MOE_EXIT_USAGE;
     }
@@ -127,20 +128,40 @@ static int write_hostfile(const char *path, const struct moe_placement *p, char 
     return 0;
 }
 
+/* Without --gpus-per-node: the one count the map gives every job node. */
+static int map_gpn(const struct moe_domains *d, char **nodes, int n, const int *dom,
+                   struct moe_error *err)
+{
+    int gpn = 0;
+
+    for (int i = 0; i < n; i++) {
+        int g = dom[i] >= 0 ? d->domains[dom[i]].gpus_per_node : 0;
+        if (g == 0 || (gpn && g != gpn)) {
+            moe_error_set(err, "node %s: %s; pass --gpus-per-node", nodes[i],
+                          g == 0 ? "the map gives no gpus_per_node" : "GPU counts differ");
+            return -1;
+        }
+        gpn = g;
+    }
+    return gpn;
+}
+
 static int place(const struct place_args *a, struct moe_domains *d, char **nodes, int n)
 {
     struct moe_layout l;
     struct moe_placement p;
     struct moe_error err;
-    int *dom = calloc((size_t)n, sizeof(int)), rc = MOE_EXIT_INVALID_INPUT;
+    int *dom = calloc((size_t)n, sizeof(int)), rc = MOE_EXIT_INVALID_INPUT, gpn;
 
     moe_error_clear(&err);
     if (!dom)
         return MOE_EXIT_SYSTEM;
     for (int i = 0; i < n; i++)
         dom[i] = moe_domains_find(d, nodes[i]);
-    if (moe_layout_parse(a->layout, &l, &err) != 0 || moe_layout_fit(&l, n * a->gpn, &err) != 0 ||
-        moe_placement_plan(&l, n, a->gpn, dom, &p, &err) != 0) {
+    gpn = a->gpn ? a->gpn : map_gpn(d, nodes, n, dom, &err);
+    if (gpn < 0 || moe_layout_parse(a->layout, &l, &err) != 0 ||
+        moe_layout_fit(&l, n * gpn, &err) != 0 ||
+        moe_placement_plan(&l, n, gpn, dom, &p, &err) != 0) {
         moe_cli_report(&err);
         free(dom);
         return rc;

@@ -6,7 +6,7 @@
 D=$MOEFLOW_SRCDIR/tests/data
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-tap_plan 10
+tap_plan 12
 
 # g4dn.metal, 8 tasks on 12 cores per package: 3 cores (core i = PUs i, i+48) each.
 "$MOEFLOW_BIN" topo --xml "$D/topology/mpibind-g4dnmetal.xml" --tasks 8 --cores 0-11,24-35 > "$T/topo"
@@ -38,4 +38,13 @@ tap_ok $? "place says when node-local NVLink makes EP cross nodes"
 "$MOEFLOW_BIN" place --nodelist 'n[1-4]' --gpus-per-node 8 --layout ep=12 > /dev/null 2> "$T/err"
 [ $? -eq 2 ] && has "$T/err" 'etp\*ep\*pp = 12 does not divide the world size 32'
 tap_ok $? "place refuses a layout that does not divide the world size"
+# The example map: gb racks have 4 GPUs per node, hgx 8; no --gpus-per-node.
+"$MOEFLOW_BIN" place --nodelist 'gb[001-008]' --topology "$MOEFLOW_SRCDIR/etc/moeflow-topology.yaml" \
+    --layout tp=4,ep=8,etp=1 > "$T/gb"
+has "$T/gb" '^world: 32 ranks on 8 nodes x 4 GPUs'
+tap_ok $? "place takes gpus_per_node from the map"
+"$MOEFLOW_BIN" place --nodelist 'gb001,hgx01' --topology "$MOEFLOW_SRCDIR/etc/moeflow-topology.yaml" \
+    --layout tp=4 > /dev/null 2> "$T/err"
+[ $? -eq 2 ] && has "$T/err" 'node hgx01: GPU counts differ; pass --gpus-per-node'
+tap_ok $? "place refuses to guess when the map's GPU counts differ"
 tap_done
