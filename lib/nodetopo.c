@@ -184,6 +184,7 @@ int moe_nodetopo_cores_to_cpuset(const struct moe_nodetopo *nt, const char *core
     int rv = -1, i;
 
     hwloc_bitmap_zero(out);
+    /* weight -1: an open range such as "4-", which no node has */
     if (!idx || hwloc_bitmap_list_sscanf(idx, cores) != 0 || hwloc_bitmap_iszero(idx) ||
         hwloc_bitmap_weight(idx) < 0) {
         moe_error_set(err, "bad core list '%s'", cores);
