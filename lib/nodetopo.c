@@ -62,7 +62,10 @@ static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error 
      * caches and the like makes discovery cheaper at every job launch. */
     hwloc_topology_set_cache_types_filter(nt->topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_io_types_filter(nt->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    /* GPUs are found as PCI functions: OS devices and bridges add nothing */
+    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_flags(nt->topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     return 0;
 }

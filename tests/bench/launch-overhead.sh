@@ -9,7 +9,7 @@
 D=$MOEFLOW_SRCDIR/tests/data
 ARGS="hwloc_xml=$D/topology/mpibind-g4dnmetal.xml topology=$D/domains/two-racks.yaml"
 cluster_up bench --plugstack-args "$ARGS" > /dev/null
-REPS=${MOEFLOW_BENCH_REPS:-11}
+REPS=${MOEFLOW_BENCH_REPS:-21}
 active=$(cat "$LC_PREFIX/etc/plugstack.conf")
 
 one() {  # one PLUGSTACK_LINE [srun options]: prints the wall time in ms
@@ -30,7 +30,9 @@ for _ in $(seq "$REPS"); do
     one "" >> "$WORK/off"
 done
 on=$(median < "$WORK/on"); off=$(median < "$WORK/off")
+on_min=$(sort -n "$WORK/on" | head -1); off_min=$(sort -n "$WORK/off" | head -1)
 echo "launch overhead: srun -N4 --ntasks-per-node=8, $REPS runs each"
-echo "  plugin active:   median $on ms"
-echo "  plugin disabled: median $off ms"
+echo "  plugin active:   median $on ms (min $on_min)"
+echo "  plugin disabled: median $off ms (min $off_min)"
+echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (4 slurmd share them)"
 awk -v a="$on" -v b="$off" 'BEGIN { printf "  ratio: %.3f (target <= 1.05)\n", a / b }'
