@@ -151,10 +151,10 @@ static int domain_cores(const struct moe_nodetopo *nt, hwloc_const_bitmap_t dom,
 }
 
 /* The k tasks listed in members (local rank order) share dom:
- * task j gets cores [j*n/k, (j+1)*n/k), so shares differ by at most one. */
-static void split_domain(const struct moe_nodetopo *nt, struct moe_affinity_plan *plan,
-                         const int *members, int k, hwloc_const_bitmap_t dom,
-                         hwloc_obj_t *cores)
+ * task j gets cores [j*n/k, (j+1)*n/k), so shares differ by at most one.
+ * -1 when there are fewer cores than tasks (then none is bound). */
+static int split_domain(const struct moe_nodetopo *nt, struct moe_affinity_plan *plan,
+                        const int *members, int k, hwloc_const_bitmap_t dom, hwloc_obj_t *cores)
 {
     int n = domain_cores(nt, dom, cores, hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE));
 
@@ -171,55 +171,97 @@ static void split_domain(const struct moe_nodetopo *nt, struct moe_affinity_plan
         hwloc_bitmap_and(t->cpuset, t->cpuset, dom);
         t->bind = true;
     }
+    return n < k ? -1 : 0;
 }
 
-/* Groups tasks by identical domain and plans each group once. */
+/* Tasks whose GPUs have the same locality cpuset form one group; members
+ * lists them group after group, in local rank order within a group. */
+struct group {
+    hwloc_obj_t anc;   /* the GPU's nearest non-I/O ancestor */
+    int first, k;      /* members[first .. first+k) */
+};
+
+static int group_weight_cmp(const void *x, const void *y)
+{
+    const struct group *a = x, *b = y;
+    int wa = hwloc_bitmap_weight(a->anc->cpuset), wb = hwloc_bitmap_weight(b->anc->cpuset);
+
+    if (wa != wb)
+        return wa - wb;
+    return a->first - b->first;
+}
+
+static int make_groups(const struct moe_nodetopo *nt, const struct moe_affinity_plan *plan,
+                       int *members, struct group *g)
+{
+    int ng = 0, m = 0;
+
+    for (int r = 0; r < plan->ntasks; r++) {
+        hwloc_obj_t anc;
+        bool seen = false;
+
+        if (!plan->tasks[r].bind)
+            continue;
+        anc = gpu_domain(nt, plan->tasks[r].gpu);
+        for (int j = 0; j < ng && !seen; j++)
+            seen = hwloc_bitmap_isequal(g[j].anc->cpuset, anc->cpuset);
+        if (seen)
+            continue;
+        g[ng] = (struct group){ anc, m, 0 };
+        for (int s = r; s < plan->ntasks; s++)
+            if (plan->tasks[s].bind &&
+                hwloc_bitmap_isequal(gpu_domain(nt, plan->tasks[s].gpu)->cpuset, anc->cpuset)) {
+                members[m++] = s;
+                g[ng].k++;
+            }
+        ng++;
+    }
+    return ng;
+}
+
+/* Plans each group once.  In exclusive mode the smallest domains go first
+ * and each takes its cores out of the pool, so a GPU whose domain nests in
+ * another's (a GPU below one die, another below the whole package) keeps
+ * its own cores and no two tasks overlap. */
 static int plan_domains(const struct moe_nodetopo *nt, struct moe_affinity_plan *plan,
                         hwloc_const_bitmap_t allowed, struct moe_error *err)
 {
-    int ntasks = plan->ntasks, rv = -1;
+    int ntasks = plan->ntasks, rv = -1, ng;
     int *members = calloc((size_t)ntasks, sizeof(int));
-    bool *done = calloc((size_t)ntasks, sizeof(bool));
+    struct group *g = calloc((size_t)ntasks, sizeof(*g));
     hwloc_obj_t *cores = calloc((size_t)hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE) + 1,
                                 sizeof(hwloc_obj_t));
-    hwloc_bitmap_t dom = hwloc_bitmap_alloc();
+    hwloc_bitmap_t dom = hwloc_bitmap_alloc(), pool = hwloc_bitmap_dup(allowed);
 
-    if (!members || !done || !cores || !dom) {
+    if (!members || !g || !cores || !dom || !pool) {
         moe_error_set(err, "out of memory");
         goto out;
     }
-    for (int r = 0; r < ntasks; r++) {
-        struct moe_affinity_task *t = &plan->tasks[r];
-        hwloc_obj_t anc;
-        int k = 0;
+    ng = make_groups(nt, plan, members, g);
+    if (plan->mode == MOE_AFFINITY_EXCLUSIVE)
+        qsort(g, (size_t)ng, sizeof(*g), group_weight_cmp);
+    for (int j = 0; j < ng; j++) {
+        const int *mem = members + g[j].first;
 
-        if (done[r] || !t->bind)
-            continue;
-        anc = gpu_domain(nt, t->gpu);
-        hwloc_bitmap_and(dom, anc->cpuset, allowed);
-        for (int s = r; s < ntasks; s++) {
-            if (done[s] || !plan->tasks[s].bind || gpu_domain(nt, plan->tasks[s].gpu) != anc)
-                continue;
-            done[s] = true;
-            members[k++] = s;
-        }
+        hwloc_bitmap_and(dom, g[j].anc->cpuset, plan->mode == MOE_AFFINITY_CLOSEST ? allowed : pool);
         if (hwloc_bitmap_iszero(dom)) {
-            for (int j = 0; j < k; j++)
-                no_bind(&plan->tasks[members[j]], "none of the step's CPUs is near GPU %d",
-                        plan->tasks[members[j]].gpu);
+            for (int i = 0; i < g[j].k; i++)
+                no_bind(&plan->tasks[mem[i]], "none of the step's CPUs is near GPU %d",
+                        plan->tasks[mem[i]].gpu);
         } else if (plan->mode == MOE_AFFINITY_CLOSEST) {
-            for (int j = 0; j < k; j++)
-                hwloc_bitmap_copy(plan->tasks[members[j]].cpuset, dom);
-        } else {
-            split_domain(nt, plan, members, k, dom, cores);
+            for (int i = 0; i < g[j].k; i++)
+                hwloc_bitmap_copy(plan->tasks[mem[i]].cpuset, dom);
+        } else if (split_domain(nt, plan, mem, g[j].k, dom, cores) == 0) {
+            hwloc_bitmap_andnot(pool, pool, dom);
         }
     }
     rv = 0;
 out:
     free(members);
-    free(done);
+    free(g);
     free(cores);
     hwloc_bitmap_free(dom);
+    hwloc_bitmap_free(pool);
     return rv;
 }
 

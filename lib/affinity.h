@@ -45,8 +45,9 @@ int moe_affinity_task_gpus(const char *gpus, int ntasks, int *task_gpu, struct m
 
 /* allowed: the step's PUs (NULL = every PU of the node).  Tasks that share a
  * GPU locality domain split its allowed physical cores evenly and without
- * overlap in exclusive mode, keeping SMT siblings together; closest gives each
- * the whole domain.  A task the plugin cannot place better than Slurm gets
+ * overlap in exclusive mode, keeping SMT siblings together (a domain nested
+ * in another is served first and its cores leave the outer one); closest
+ * gives each the whole domain.  A task the plugin cannot place better than Slurm gets
  * bind = false and a reason.  Returns -1 only on bad input or no memory. */
 int moe_affinity_plan(const struct moe_nodetopo *nt, enum moe_affinity_mode mode,
                       hwloc_const_bitmap_t allowed, int ntasks, const int *task_gpu,

@@ -17,8 +17,24 @@ static bool is_nvidia_gpu(hwloc_obj_t pci)
            (pci->attr->pcidev.class_id >> 8) == PCI_BASE_CLASS_DISPLAY;
 }
 
-/* hwloc lists PCI devices in bus order, which is NVML's default device order
- * and the order of the /dev/nvidiaN minor numbers on ordinary systems. */
+static unsigned long bus_key(hwloc_obj_t pci)
+{
+    const struct hwloc_pcidev_attr_s *a = &pci->attr->pcidev;
+
+    return ((unsigned long)a->domain << 24) | ((unsigned long)a->bus << 16) |
+           ((unsigned long)a->dev << 8) | a->func;
+}
+
+static int bus_cmp(const void *x, const void *y)
+{
+    unsigned long a = bus_key(*(hwloc_obj_t const *)x), b = bus_key(*(hwloc_obj_t const *)y);
+
+    return (a > b) - (a < b);
+}
+
+/* Bus order is NVML's default device order and, on ordinary systems, the
+ * order of the /dev/nvidiaN minor numbers.  hwloc lists PCI devices in tree
+ * order, which need not be bus order: sort. */
 static int collect_gpus(struct moe_nodetopo *nt, struct moe_error *err)
 {
     hwloc_obj_t pci = NULL;
@@ -34,6 +50,7 @@ static int collect_gpus(struct moe_nodetopo *nt, struct moe_error *err)
     while ((pci = hwloc_get_next_pcidev(nt->topo, pci)))
         if (is_nvidia_gpu(pci))
             nt->gpus[nt->ngpus++] = pci;
+    qsort(nt->gpus, (size_t)nt->ngpus, sizeof(*nt->gpus), bus_cmp);
     return 0;
 }
 

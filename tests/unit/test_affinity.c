@@ -147,6 +147,8 @@ static void pascal(void **state) { (void)state; check_machine("mpibind-cts1-pasc
 static void power8(void **state) { (void)state; check_machine("hwloc-power8gpudistances"); }
 /* Mixed-vendor display devices: only NVIDIA ones count as GPUs. */
 static void em64t(void **state) { (void)state; check_machine("hwloc-32em64t-2n8c2t-pci-normalio"); }
+/* A GPU domain nested in another: disjoint cores, inner GPU first; bus order. */
+static void nested(void **state) { (void)state; check_machine("nested-h200x2-vm"); }
 /* No GPU at all: nothing is bound, with a reason. */
 static void amd_no_gpu(void **state) { (void)state; check_machine("hwloc-16amd64-8n2c-cpusets"); }
 /* Integrated GPU not on PCI: nothing is bound, with a reason. */
@@ -294,6 +296,7 @@ int main(void)
         cmocka_unit_test(g4dnmetal),  cmocka_unit_test(dgx2),   cmocka_unit_test(h200_vm),
         cmocka_unit_test(lassen),     cmocka_unit_test(pascal), cmocka_unit_test(power8),
         cmocka_unit_test(em64t),      cmocka_unit_test(amd_no_gpu), cmocka_unit_test(gb10),
+        cmocka_unit_test(nested),
         cmocka_unit_test(task_gpu_lists), cmocka_unit_test(affinity_option),
         cmocka_unit_test(proc_minors_h200), cmocka_unit_test(reversed_minors),
         cmocka_unit_test(bad_inputs),
