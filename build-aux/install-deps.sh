@@ -4,7 +4,7 @@
 set -e
 PACKAGES="build-essential autoconf automake libtool pkg-config
   libyaml-dev libhwloc-dev hwloc libjansson-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev
-  libcmocka-dev
+  libcmocka-dev python3-pandas
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
   iproute2 procps
   shellcheck"

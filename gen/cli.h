@@ -27,8 +27,18 @@ extern const struct moe_command moe_commands[];
 /* Subcommands, one file each. */
 int cmd_contract(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_overlap(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
+/* Subcommands (one file each). */
+int cmd_fit(int argc, char **argv);
+int cmd_layouts(int argc, char **argv);
 
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);
+
+/* Subcommands. */
+int cmd_topo(int argc, char **argv);
+int cmd_place(int argc, char **argv);
 
 #endif

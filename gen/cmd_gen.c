@@ -12,9 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef HAVE_LIBSLURM
 #include <slurm/slurm.h>
-#endif
 
 #include "cli.h"
 #include "stagegen.h"
@@ -197,7 +195,6 @@ static int absolute_target(const char *dir, char *out, size_t len, struct moe_er
  * when it finds no configuration, so look for one first. */
 static int cluster_max_array_size(struct moe_error *err)
 {
-#ifdef HAVE_LIBSLURM
     const char *conf = getenv("SLURM_CONF");
     slurm_conf_t *c = NULL;
     int v;
@@ -216,10 +213,6 @@ static int cluster_max_array_size(struct moe_error *err)
     slurm_free_ctl_conf(c);
     slurm_fini();
     return v;
-#else
-    moe_error_set(err, "--max-array-size=auto: built without libslurm; give a number");
-    return -1;
-#endif
 }
 
 static void dry_run(const char *dir, const struct moe_gen_output *out)

@@ -414,10 +414,11 @@ static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
     for (int n = 1; n <= 3; n++) {
         struct moe_run r = *base;
         struct moe_strlist *m = &r.cfg.cuda_graph_modules;
-        json_t *value = json_array();
+        json_t *value;
 
         if (n <= have)
             continue;
+        value = json_array();
         m->n = 0;
         for (int i = 0; i < n; i++) {
             snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", chain[i]);

@@ -22,6 +22,15 @@ struct moe_contract_outcome {
     char frozen_digest[MOE_SHA256_HEX_LEN + 1];
 };
 
+/* The candidate ids of a stage, in array-index order, from the study's
+ * manifest.json; an empty array when the study has no manifest. */
+json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct moe_error *err);
+
+/* The candidate a task runs: its array index in the stage's candidate list,
+ * or the stage's only candidate when index < 0.  -1 with err otherwise. */
+int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, char *id,
+                           size_t len, struct moe_error *err);
+
 /* The declared contract of a candidate ("" or NULL: the baseline). */
 json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err);
 

@@ -82,9 +82,9 @@ static json_t *sorted(json_t *lines)
 
 /* Array chunks of at most max indices, each 0-based with an index offset. */
 /* Array chunks of at most max indices, each 0-based with an index offset.
- * A chunk is submitted naming its first candidate: the plugin checks that
- * one against the contract at sbatch time; every array task's srun then
- * names its own candidate and is checked again when it starts. */
+ * Arrays name no candidate at sbatch: the plugin then checks every
+ * candidate of the stage in manifest.json; each task's srun names its own
+ * candidate, which is checked again when it starts. */
 static json_t *chunks(const char *script, const json_t *cands, int n, int max, int throttle)
 {
     json_t *out = json_array();
@@ -102,9 +102,8 @@ static json_t *chunks(const char *script, const json_t *cands, int n, int max, i
         else if (off == 0)
             args = json_sprintf(" --array=0-%d%%%d", count - 1, throttle);
         else
-            args = json_sprintf(" --array=0-%d%%%d --moe-candidate=%s "
-                                "--export=ALL,MOEFLOW_INDEX_OFFSET=%d",
-                                count - 1, throttle, first, off);
+            args = json_sprintf(" --array=0-%d%%%d --export=ALL,MOEFLOW_INDEX_OFFSET=%d",
+                                count - 1, throttle, off);
         json_object_set_new(c, "sbatch", json_sprintf("sbatch%s %s", json_string_value(args),
                                                       script));
         json_object_set_new(c, "args", args);
@@ -217,9 +216,8 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
         snprintf(buf, sizeof(buf), "logs/%s-%%A_%%a.out", moe_stage_name(st));
     } else {
         snprintf(buf, sizeof(buf), "logs/%s-%%j.out", moe_stage_name(st));
+        sbatch_line(lines, "moe-candidate", json_string_value(json_object_get(first, "id")));
     }
-    /* arrays: the chunk's first candidate, for the submission check */
-    sbatch_line(lines, "moe-candidate", json_string_value(json_object_get(first, "id")));
     sbatch_line(lines, "output", buf);
     snprintf(buf, sizeof(buf), "%d", st == MOE_STAGE_CONTRACT ? 1 : tasks);
     sbatch_line(lines, "gpus-per-node", st == MOE_STAGE_CONTRACT ? "1" : buf);

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -13,16 +14,30 @@
 #include "contract_check.h"
 #include "contract_store.h"
 #include "node_facts.h"
+#include "nodetopo.h"
 #include "nvml.h"
 #include "plugin.h"
 
+/* Generated scripts name the study relative to where they are submitted
+ * from; slurmstepd runs elsewhere, so resolve against SLURM_SUBMIT_DIR. */
+static void resolve_study(spank_t sp, char *buf, size_t len)
+{
+    char submit_dir[2048];
+
+    if (moe_plugin.opts.study[0] && moe_plugin.opts.study[0] != '/' && sp &&
+        spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof(submit_dir)) == ESPANK_SUCCESS)
+        snprintf(buf, len, "%s/%.2000s", submit_dir, moe_plugin.opts.study);
+    else
+        snprintf(buf, len, "%s", moe_plugin.opts.study);
+}
+
 /* Contracts live in generated study directories; a bare study file has none. */
-static bool contract_applies(void)
+static bool contract_applies(const char *study)
 {
     struct stat st;
 
-    return moe_plugin.opts.stage != MOE_STAGE_NONE && moe_plugin.opts.study[0] &&
-           stat(moe_plugin.opts.study, &st) == 0 && S_ISDIR(st.st_mode);
+    return moe_plugin.opts.stage != MOE_STAGE_NONE && study[0] && stat(study, &st) == 0 &&
+           S_ISDIR(st.st_mode);
 }
 
 static bool may_freeze(void)
@@ -74,26 +89,57 @@ static int conclude(const struct moe_contract_outcome *out, int rc, const struct
     return mode == MOE_ENFORCE_STRICT ? -1 : 0;
 }
 
-int moe_contract_at_submit(void)
+static int submit_check_one(const char *study, const char *candidate, enum moe_enforce_mode mode)
 {
     struct moe_contract_outcome out = { 0 };
-    enum moe_enforce_mode mode;
     struct moe_error err;
     json_t *requested;
+    char when[160];
     int rc;
 
-    if (!contract_applies())
+    moe_error_clear(&err);
+    snprintf(when, sizeof(when), "check at submission%s%.12s", candidate[0] ? " of candidate " : "",
+             candidate);
+    requested = moe_contract_declared(study, candidate, &err);
+    rc = requested ? moe_contract_enforce(study, moe_plugin.opts.stage, requested, false,
+                                          may_freeze(), &out, &err)
+                   : -1;
+    rc = conclude(&out, rc, &err, mode, when);
+    moe_contract_outcome_free(&out);
+    json_decref(requested);
+    return rc;
+}
+
+/* Without --moe-candidate a job (array) may run any candidate of its stage:
+ * every one of them must pass. */
+int moe_contract_at_submit(void)
+{
+    const char *study = moe_plugin.opts.study;
+    enum moe_enforce_mode mode;
+    struct moe_error err;
+    json_t *ids, *id;
+    size_t i;
+    int rc = 0;
+
+    if (!contract_applies(study))
         return 0;
     if (enforce_mode(&mode) != 0)
         return -1;
+    if (moe_plugin.opts.candidate[0])
+        return submit_check_one(study, moe_plugin.opts.candidate, mode);
     moe_error_clear(&err);
-    requested = moe_contract_declared(moe_plugin.opts.study, moe_plugin.opts.candidate, &err);
-    rc = requested ? moe_contract_enforce(moe_plugin.opts.study, moe_plugin.opts.stage, requested,
-                                          false, may_freeze(), &out, &err)
-                   : -1;
-    rc = conclude(&out, rc, &err, mode, "check at submission");
-    moe_contract_outcome_free(&out);
-    json_decref(requested);
+    ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, &err);
+    if (!ids) {
+        slurm_error(MOE_LOG_PREFIX "contract check at submission: %s", err.text);
+        return mode == MOE_ENFORCE_STRICT ? -1 : 0;
+    }
+    if (json_array_size(ids) == 0)
+        rc = submit_check_one(study, "", mode);
+    json_array_foreach(ids, i, id) {
+        if ((rc = submit_check_one(study, json_string_value(id), mode)) != 0)
+            break;
+    }
+    json_decref(ids);
     return rc;
 }
 
@@ -115,23 +161,95 @@ static void run_id(spank_t sp, char *buf, size_t len)
         snprintf(buf, len, "%u", job);
 }
 
-static json_t *runtime_contract(spank_t sp, const char *id, struct moe_error *err)
+/* --moe-candidate, else this array task's entry in the manifest (chunked
+ * arrays add MOEFLOW_INDEX_OFFSET), else the stage's only candidate, else
+ * the baseline of a study without a manifest. */
+static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
+                          struct moe_error *err)
 {
-    json_t *doc = moe_contract_declared(moe_plugin.opts.study, moe_plugin.opts.candidate, err);
-    struct moe_nvml_report nvml;
-    struct moe_error ignored;
-    bool have_nvml;
+    uint32_t array = 0, task = 0;
+    char offset[32];
+    long index = -1;
+    json_t *ids;
+    bool none;
 
+    if (moe_plugin.opts.candidate[0]) {
+        snprintf(id, len, "%s", moe_plugin.opts.candidate);
+        return 0;
+    }
+    ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, err);
+    none = ids && json_array_size(ids) == 0;
+    json_decref(ids);
+    if (!ids)
+        return -1;
+    if (none) {
+        id[0] = '\0';
+        return 0;
+    }
+    if (spank_get_item(sp, S_JOB_ARRAY_ID, &array) == ESPANK_SUCCESS && array != 0 &&
+        spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &task) == ESPANK_SUCCESS) {
+        index = (long)task;
+        if (spank_getenv(sp, "MOEFLOW_INDEX_OFFSET", offset, sizeof(offset)) == ESPANK_SUCCESS)
+            index += strtol(offset, NULL, 10);
+    }
+    return moe_manifest_candidate(study, moe_plugin.opts.stage, index, id, len, err);
+}
+
+/* What only this node knows, gathered once per node and step (user_init)
+ * and shared by its tasks. */
+static json_t *node_facts;
+
+static json_t *gather_node_facts(spank_t sp)
+{
+    json_t *facts = json_object();
+    struct moe_nvml_report nvml;
+    struct moe_nodetopo nt;
+    struct moe_error err, ignored;
+    bool have_nvml, have_topo;
+
+    for (const char *const *sec = moe_contract_sections; *sec; sec++)
+        json_object_set_new(facts, *sec, json_object());
+    moe_error_clear(&err);
+    have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
+    have_topo = moe_nodetopo_load(&nt, moe_plugin.config.hwloc_xml, &err) == 0;
+    if (!have_topo)
+        slurm_error(MOE_LOG_PREFIX "node topology for the contract: %s", err.text);
+    if (moe_node_facts_apply(facts, have_topo ? nt.topo : NULL, have_nvml ? &nvml : NULL,
+                             spank_env, sp, &err) != 0 ||
+        (moe_plugin.config.topology[0] &&
+         moe_node_facts_domain_map(facts, moe_plugin.config.topology, &err) != 0))
+        slurm_error(MOE_LOG_PREFIX "node facts for the contract: %s", err.text);
+    if (have_topo)
+        moe_nodetopo_free(&nt);
+    return facts;
+}
+
+void moe_contract_user_init(spank_t sp)
+{
+    char study[4200];
+
+    resolve_study(sp, study, sizeof(study));
+    if (contract_applies(study) && !node_facts)
+        node_facts = gather_node_facts(sp);
+}
+
+static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
+                                struct moe_error *err)
+{
+    char candidate[MOE_CANDIDATE_ID_MAX + 1];
+    json_t *doc;
+
+    if (task_candidate(sp, study, candidate, sizeof(candidate), err) != 0)
+        return NULL;
+    doc = moe_contract_declared(study, candidate, err);
     if (!doc)
         return NULL;
-    have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
-    if (moe_node_facts_apply(doc, NULL, have_nvml ? &nvml : NULL, spank_env, sp, err) != 0) {
-        json_decref(doc);
-        return NULL;
-    }
+    if (!node_facts)
+        node_facts = gather_node_facts(sp);
+    moe_node_facts_inherit(doc, node_facts);
     json_object_set_new(doc, "run",
                         json_pack("{s:s, s:s, s:s}", "stage", moe_stage_name(moe_plugin.opts.stage),
-                                  "candidate", moe_plugin.opts.candidate, "id", id));
+                                  "candidate", candidate, "id", id));
     return doc;
 }
 
@@ -140,21 +258,22 @@ int moe_contract_at_task(spank_t sp, bool batch)
     struct moe_contract_outcome out = { 0 };
     enum moe_enforce_mode mode;
     struct moe_error err;
+    char id[64], study[4200];
     json_t *doc;
-    char id[64];
     int rc;
 
-    if (!contract_applies())
+    resolve_study(sp, study, sizeof(study));
+    if (!contract_applies(study))
         return 0;
     if (enforce_mode(&mode) != 0)
         return batch ? 0 : -1;
     moe_error_clear(&err);
     run_id(sp, id, sizeof(id));
-    doc = runtime_contract(sp, id, &err);
-    rc = doc ? moe_contract_enforce(moe_plugin.opts.study, moe_plugin.opts.stage, doc, true,
-                                    may_freeze(), &out, &err)
+    doc = runtime_contract(sp, study, id, &err);
+    rc = doc ? moe_contract_enforce(study, moe_plugin.opts.stage, doc, true, may_freeze(), &out,
+                                    &err)
              : -1;
-    if (rc == 0 && out.allowed && moe_contract_record_run(moe_plugin.opts.study, id, doc, &err) < 0)
+    if (rc == 0 && out.allowed && moe_contract_record_run(study, id, doc, &err) < 0)
         slurm_error(MOE_LOG_PREFIX "cannot record this run's contract: %s", err.text);
     rc = conclude(&out, rc, &err, mode, "check at job start");
     moe_contract_outcome_free(&out);

@@ -27,7 +27,7 @@ ok() {  # ok DESCRIPTION COMMAND...
 }
 
 # Shows what a failed check looked at, as TAP diagnostics.
-diag() { sed 's/^/# /' >&2; }
+diag() { sed "s/^/# /"; }
 
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 

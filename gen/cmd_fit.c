@@ -1,0 +1,205 @@
+/* moeflow fit: peak memory per GPU for one layout (ours next to Megatron's
+ * formula), or the smallest model parallelism that fits. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "fitargs.h"
+#include "layouts.h"
+#include "megatron_memory.h"
+#include "rankgroups.h"
+
+/* Calibrated on the measured H200 runs (tests/data/memory): all within 5%. */
+#define BAND_PCT 10
+#define CONFIDENCE \
+    "within 5% on the measured H200 runs (local impl, TP=PP=1); TE, TP/CP/PP/VPP " \
+    "terms follow the same tensors but are not yet measured"
+
+static const char *recompute_text(const struct moe_train *t, char *buf, size_t len)
+{
+    char mods[128];
+
+    switch (t->recompute.granularity) {
+    case MOE_RC_SELECTIVE:
+        snprintf(buf, len, "selective %s",
+                 moe_recompute_modules_format(t->recompute.modules, mods, sizeof(mods)));
+        break;
+    case MOE_RC_FULL:
+        snprintf(buf, len, "full (%s, %d)",
+                 t->recompute.method == MOE_RC_BLOCK ? "block" : "uniform",
+                 t->recompute.num_layers);
+        break;
+    default:
+        snprintf(buf, len, "none");
+    }
+    if (t->optimizer_offload > 0 || t->offload_layers > 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, " + offload");
+    }
+    return buf;
+}
+
+static void print_text(const struct moe_model *m, const struct moe_layout *l,
+                       const struct moe_machine *c, const struct moe_fit *f,
+                       const struct moe_megatron_memory *mg)
+{
+    const struct moe_memory *x = &f->mem;
+    char a[96], b[96], rc[160], why[200];
+
+    printf("model %s on %d GPUs\n", m->name, c->gpus);
+    printf("layout  %s   %s   VPP %d\n", moe_layout_format_attention(l, a, sizeof(a)),
+           moe_layout_format_moe(l, b, sizeof(b)), l->vpp);
+    printf("recompute %s\n", recompute_text(&f->train, rc, sizeof(rc)));
+    printf("  weights (bf16)                 %8.2f GiB\n", x->weights / MOE_GIB);
+    printf("  main grads                     %8.2f GiB\n", x->grads / MOE_GIB);
+    printf("  optimizer (fp32 main + Adam)   %8.2f GiB\n", x->optimizer / MOE_GIB);
+    printf("  persistent buffers             %8.2f GiB\n", x->persistent / MOE_GIB);
+    printf("  activations (%d in flight)     %8.2f GiB\n", x->in_flight,
+           x->activations / MOE_GIB);
+    printf("  transients%-21s%8.2f GiB\n", x->peak_in_optimizer ? " (optimizer step)" : "",
+           x->transient / MOE_GIB);
+    printf("peak per GPU (ours)              %8.2f GiB  +-%d%%, pipeline rank %d\n",
+           x->total / MOE_GIB, BAND_PCT, x->stage);
+    printf("  confidence: %s\n", CONFIDENCE);
+    printf("Megatron's theoretical estimate  %8.2f GiB  (weight and optimizer %.2f, "
+           "activation %.2f)\n", mg->total / 1024, mg->weight_and_optimizer / 1024,
+           mg->activation / 1024);
+    printf("%s: %s\n", f->fits ? "fits" : "does not fit", moe_fit_describe(f, c, why, sizeof(why)));
+}
+
+static json_t *memory_json(const struct moe_fit *f, const struct moe_megatron_memory *mg,
+                           const struct moe_machine *c)
+{
+    const struct moe_memory *x = &f->mem;
+    char rc[160];
+
+    return json_pack("{s:b, s:s, s:s, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}, "
+                     "s:{s:f, s:f, s:f}, s:f, s:s}",
+                     "fits", f->fits, "step", moe_fit_step_kind(f), "recompute",
+                     recompute_text(&f->train, rc, sizeof(rc)), "ours_gib", "weights",
+                     x->weights / MOE_GIB, "grads", x->grads / MOE_GIB, "optimizer",
+                     x->optimizer / MOE_GIB, "persistent", x->persistent / MOE_GIB,
+                     "activations", x->activations / MOE_GIB, "transient",
+                     x->transient / MOE_GIB, "total", x->total / MOE_GIB, "stage", x->stage,
+                     "in_flight", x->in_flight, "band_pct", BAND_PCT, "megatron_mib",
+                     "weight_and_optimizer", mg->weight_and_optimizer, "activation",
+                     mg->activation, "total", mg->total, "usable_gib",
+                     moe_machine_usable(c) / MOE_GIB, "confidence", CONFIDENCE);
+}
+
+static int print_json(const struct moe_model *m, const struct moe_layout *l,
+                      const struct moe_machine *c, const struct moe_fit *f,
+                      const struct moe_megatron_memory *mg)
+{
+    char a[96], b[96];
+    json_t *o = json_pack("{s:s, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
+                          "model", m->name, "gpus", c->gpus, "layout", "tp", l->tp, "cp", l->cp,
+                          "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep, "etp", l->etp,
+                          "edp", l->edp, "attention",
+                          moe_layout_format_attention(l, a, sizeof(a)), "moe",
+                          moe_layout_format_moe(l, b, sizeof(b)));
+
+    if (!o)
+        return MOE_EXIT_SYSTEM;
+    json_object_set_new(o, "memory", memory_json(f, mg, c));
+    json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    putchar('\n');
+    json_decref(o);
+    return f->fits ? MOE_EXIT_OK : MOE_EXIT_INFEASIBLE;
+}
+
+/* No layout given: the smallest model parallelism that fits. */
+static int choose_layout(const struct moe_model *m, const struct moe_workload *w,
+                         const struct moe_train *t, const struct moe_machine *c,
+                         struct moe_layout *out)
+{
+    struct moe_layout_set s;
+    struct moe_error e;
+    char advice[256], a[96], b[96];
+
+    moe_error_clear(&e);
+    if (moe_layouts_enumerate(m, w, t, c, 1, false, &s, &e) < 0) {
+        moe_cli_report(&e);
+        return MOE_EXIT_SYSTEM;
+    }
+    if (s.n_fitting == 0) {
+        const struct moe_layout_entry *n = moe_layouts_nearest_miss(&s, c, advice, sizeof(advice));
+        if (!n)
+            moe_error_set(&e, "no layout can use %d GPUs: %s", c->gpus, advice);
+        else
+            moe_error_set(&e, "%s does not fit on %d GPUs of %.0f GiB; nearest miss %s %s: %s",
+                          m->name, c->gpus, c->gpu_mem_gib,
+                          moe_layout_format_attention(&n->layout, a, sizeof(a)),
+                          moe_layout_format_moe(&n->layout, b, sizeof(b)), advice);
+        moe_cli_report(&e);
+        moe_layout_set_free(&s);
+        return MOE_EXIT_INFEASIBLE;
+    }
+    *out = s.valid[0].layout;
+    moe_layout_set_free(&s);
+    return -1;
+}
+
+/* Megatron's process groups for the layout (rank order tp-cp-ep-dp-pp). */
+static void print_groups(const struct moe_layout *l, int world)
+{
+    static char buf[1 << 20];
+
+    if (moe_rank_groups_format(l, world, buf, sizeof(buf)) < 0)
+        printf("rank groups: too many ranks to print\n");
+    else
+        fputs(buf, stdout);
+}
+
+int fit_run(const struct moe_model *m, const struct moe_workload *w, const struct moe_train *t,
+            const struct moe_machine *c, const struct moe_layout *layout, bool json,
+            bool rank_groups)
+{
+    struct moe_layout l;
+    struct moe_fit f;
+    struct moe_megatron_memory mg;
+    struct moe_error e;
+    char why[256];
+    int rc;
+
+    moe_error_clear(&e);
+    if (layout) {
+        l = *layout;
+        enum moe_rule r = moe_layout_check(m, &l, w, t, c->gpus, why, sizeof(why));
+        if (r != MOE_RULE_OK) {
+            moe_error_set(&e, "layout rejected (%s): %s", moe_rule_id(r), why);
+            moe_cli_report(&e);
+            return MOE_EXIT_INVALID_INPUT;
+        }
+    } else if ((rc = choose_layout(m, w, t, c, &l)) >= 0) {
+        return rc;
+    }
+    if (moe_fit_layout(m, &l, w, t, c, &f, &e) < 0) {
+        moe_cli_report(&e);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    moe_megatron_memory(m, &l, w, &f.train, &mg);
+    if (json)
+        return print_json(m, &l, c, &f, &mg);
+    if (!layout)
+        printf("smallest model parallelism that fits (rules: fits, footprint, DP):\n");
+    print_text(m, &l, c, &f, &mg);
+    if (rank_groups)
+        print_groups(&l, c->gpus);
+    return f.fits ? MOE_EXIT_OK : MOE_EXIT_INFEASIBLE;
+}
+
+int cmd_fit(int argc, char **argv)
+{
+    struct fit_args a;
+    int rc = fit_args_parse(argc, argv, false, &a);
+
+    if (rc >= 0)
+        return rc;
+    return fit_run(&a.model, &a.w, &a.t, &a.c, a.layout_given ? &a.layout : NULL, a.json,
+                   a.rank_groups);
+}

@@ -1,0 +1,172 @@
+/* moeflow layouts: every valid layout for a world size, ranked by the scale
+ * rules, with the deciding rule per place and, with --explain, the first
+ * rule that excluded each rejected layout. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "fitargs.h"
+#include "layouts.h"
+
+/* printf's width counts bytes; "×" is two. */
+static void print_padded(const char *s, int width)
+{
+    int cols = 0;
+
+    for (const char *p = s; *p; p++)
+        cols += ((unsigned char)*p & 0xc0) != 0x80;
+    fputs(s, stdout);
+    for (; cols < width; cols++)
+        putchar(' ');
+}
+
+static void print_row(size_t i, const struct moe_layout_set *s, const struct moe_layout_entry *e)
+{
+    char a[96], b[96];
+    struct moe_fit f;
+
+    moe_layout_entry_fit(s, e, &f);
+    printf("%3zu  ", i + 1);
+    print_padded(moe_layout_format_attention(&e->layout, a, sizeof(a)), 31);
+    print_padded(moe_layout_format_moe(&e->layout, b, sizeof(b)), 31);
+    printf("VPP%-3d %7.1f GiB  %-9s %s\n", e->layout.vpp, e->mem.total / MOE_GIB,
+           e->fits ? moe_fit_step_kind(&f) : "no fit",
+           e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "-");
+}
+
+static void print_rejected(const struct moe_model *m, const struct moe_workload *w,
+                           const struct moe_train *t, const struct moe_machine *c,
+                           const struct moe_layout_set *s)
+{
+    char why[256];
+
+    printf("\nexcluded (%zu combinations; first rule that rejects each):\n",
+           s->considered - s->n_valid);
+    for (size_t i = 0; i < s->n_rejected; i++) {
+        struct moe_layout l = s->rejected[i].layout;
+        moe_layout_check(m, &l, w, t, c->gpus, why, sizeof(why));
+        printf("  TP%d CP%d PP%d VPP%d EP%d ETP%d  %-20s %s\n", l.tp, l.cp, l.pp, l.vpp, l.ep,
+               l.etp, moe_rule_id(s->rejected[i].rule), why);
+    }
+}
+
+static int print_text(const struct moe_model *m, const struct moe_workload *w,
+                      const struct moe_train *t, const struct moe_machine *c,
+                      const struct moe_layout_set *s, bool explain)
+{
+    char advice[256];
+
+    printf("%s on %d GPUs (%.0f GiB, %.0f%% headroom, NVLink domain %d): %zu combinations, "
+           "%zu valid, %zu fit\n", m->name, c->gpus, c->gpu_mem_gib, c->headroom * 100,
+           c->gpus_per_domain, s->considered, s->n_valid, s->n_fitting);
+    if (s->n_ranked > 0) {
+        printf("%3s  %-30s %-30s %-6s %11s  %-9s %s\n", "#", "attention grid", "MoE grid", "", "peak",
+               "fit step", "ranked above the next by");
+        for (size_t i = 0; i < s->n_ranked; i++)
+            print_row(i, s, &s->valid[i]);
+    }
+    printf("rejections by rule:");
+    for (int r = 1; r < MOE_RULE_COUNT; r++)
+        if (s->rejected_by[r])
+            printf(" %s=%zu", moe_rule_id((enum moe_rule)r), s->rejected_by[r]);
+    printf("\n");
+    if (explain)
+        print_rejected(m, w, t, c, s);
+    if (s->n_fitting > 0)
+        return MOE_EXIT_OK;
+    const struct moe_layout_entry *n = moe_layouts_nearest_miss(s, c, advice, sizeof(advice));
+    struct moe_error e;
+    char a[96], b[96];
+    moe_error_clear(&e);
+    if (!n)
+        moe_error_set(&e, "no layout can use %d GPUs: %s", c->gpus, advice);
+    else
+        moe_error_set(&e, "nothing fits; nearest miss %s %s VPP%d: %s",
+                      moe_layout_format_attention(&n->layout, a, sizeof(a)),
+                      moe_layout_format_moe(&n->layout, b, sizeof(b)), n->layout.vpp, advice);
+    moe_cli_report(&e);
+    return MOE_EXIT_INFEASIBLE;
+}
+
+static json_t *entry_json(const struct moe_layout_set *s, const struct moe_layout_entry *e)
+{
+    char a[96], b[96];
+    struct moe_fit f;
+    const struct moe_layout *l = &e->layout;
+
+    moe_layout_entry_fit(s, e, &f);
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:b, s:s, s:s}",
+                     "tp", l->tp, "cp", l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep",
+                     l->ep, "etp", l->etp, "edp", l->edp, "attention",
+                     moe_layout_format_attention(l, a, sizeof(a)), "moe",
+                     moe_layout_format_moe(l, b, sizeof(b)), "peak_gib", e->mem.total / MOE_GIB,
+                     "fits", e->fits, "fit_step", moe_fit_step_kind(&f), "decided_by",
+                     e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "");
+}
+
+static int print_json(const struct moe_model *m, const struct moe_machine *c,
+                      const struct moe_layout_set *s, bool explain)
+{
+    json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I}", "model", m->name, "gpus", c->gpus,
+                          "considered", (json_int_t)s->considered, "valid",
+                          (json_int_t)s->n_valid, "fitting", (json_int_t)s->n_fitting);
+    json_t *arr = json_array(), *rej = json_object();
+
+    if (!o || !arr || !rej)
+        return MOE_EXIT_SYSTEM;
+    for (size_t i = 0; i < s->n_ranked; i++)
+        json_array_append_new(arr, entry_json(s, &s->valid[i]));
+    json_object_set_new(o, "layouts", arr);
+    for (int r = 1; r < MOE_RULE_COUNT; r++)
+        if (s->rejected_by[r])
+            json_object_set_new(rej, moe_rule_id((enum moe_rule)r),
+                                json_integer((json_int_t)s->rejected_by[r]));
+    json_object_set_new(o, "rejected_by", rej);
+    if (explain) {
+        json_t *ex = json_array();
+        for (size_t i = 0; i < s->n_rejected; i++) {
+            const struct moe_layout *l = &s->rejected[i].layout;
+            json_array_append_new(ex, json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:s}", "tp",
+                                                l->tp, "cp", l->cp, "pp", l->pp, "vpp", l->vpp,
+                                                "ep", l->ep, "etp", l->etp, "rule",
+                                                moe_rule_id(s->rejected[i].rule)));
+        }
+        json_object_set_new(o, "excluded", ex);
+    }
+    json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    putchar('\n');
+    json_decref(o);
+    return s->n_fitting > 0 ? MOE_EXIT_OK : MOE_EXIT_INFEASIBLE;
+}
+
+int layouts_run(const struct moe_model *m, const struct moe_workload *w,
+                const struct moe_train *t, const struct moe_machine *c, int top, bool explain,
+                bool json)
+{
+    struct moe_layout_set s;
+    struct moe_error e;
+    int rc;
+
+    moe_error_clear(&e);
+    if (moe_layouts_enumerate(m, w, t, c, (size_t)top, explain, &s, &e) < 0) {
+        moe_cli_report(&e);
+        return MOE_EXIT_SYSTEM;
+    }
+    rc = json ? print_json(m, c, &s, explain) : print_text(m, w, t, c, &s, explain);
+    moe_layout_set_free(&s);
+    return rc;
+}
+
+int cmd_layouts(int argc, char **argv)
+{
+    struct fit_args a;
+    int rc = fit_args_parse(argc, argv, true, &a);
+
+    if (rc >= 0)
+        return rc;
+    return layouts_run(&a.model, &a.w, &a.t, &a.c, a.top, a.explain, a.json);
+}

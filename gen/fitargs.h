@@ -1,0 +1,40 @@
+/* Options shared by `moeflow fit` and `moeflow layouts`.  Parsing only
+ * fills these structs; the work is fit_run()/layouts_run(), which a STUDY
+ * argument can feed the same way once the study reader lands. */
+#ifndef MOEFLOW_FITARGS_H
+#define MOEFLOW_FITARGS_H
+
+#include <stdbool.h>
+
+#include "fit.h"
+#include "memory.h"
+#include "model.h"
+
+struct fit_args {
+    struct moe_model model;
+    bool have_model;
+    struct moe_workload w;
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_layout layout; /* fit only: the layout to check */
+    bool layout_given;
+    bool json;
+    bool rank_groups;         /* fit only: print Megatron's process groups */
+    bool explain;             /* layouts only */
+    int top;                  /* layouts only: rows to print */
+};
+
+/* Parses argv (argv[0] = subcommand).  Returns -1 when parsing succeeded
+ * and the command should run, else the exit code to return (0 after
+ * --help).  Messages go to stderr through moe_cli_report(). */
+int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a);
+
+/* The computations: print text or JSON to stdout; return an exit code. */
+int fit_run(const struct moe_model *m, const struct moe_workload *w, const struct moe_train *t,
+            const struct moe_machine *c, const struct moe_layout *layout, bool json,
+            bool rank_groups);
+int layouts_run(const struct moe_model *m, const struct moe_workload *w,
+                const struct moe_train *t, const struct moe_machine *c, int top, bool explain,
+                bool json);
+
+#endif

@@ -1,0 +1,61 @@
+#!/bin/bash
+# moeflow fit and moeflow layouts end to end: output, JSON, exit codes.
+. "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+M="$MOEFLOW_BIN"
+out=$(mktemp -d) || exit 1
+trap 'rm -rf "$out"' EXIT
+json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
+    python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
+}
+tap_plan 15
+
+Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
+"$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
+tap_ok $? "fit of the published EP16 layout exits 0"
+ok "fit prints both grids" has "$out/fit.txt" 'Attention: TP1×CP1×DP16×PP1 +MoE: ETP1×EP16×EDP1×PP1'
+ok "fit prints Megatron's estimate next to ours" has "$out/fit.txt" "Megatron's theoretical estimate"
+"$M" fit $Q --gpus 16 --ep 16 --json >"$out/fit.json" &&
+    json_ok "$out/fit.json" 'd["memory"]["ours_gib"]["total"] > 0 and d["memory"]["megatron_mib"]["total"] > 0'
+tap_ok $? "fit --json carries our total and Megatron's"
+"$M" fit $Q --gpus 16 --tp 3 >/dev/null 2>"$out/bad.txt"
+[ $? -eq 2 ] && has "$out/bad.txt" 'layout rejected \(world=tp\*cp\*dp\*pp\)'
+tap_ok $? "a layout breaking a rule exits 2 and names the rule"
+"$M" layouts $Q --gpus 16 --top 3 >"$out/lay.txt" &&
+    [ "$(grep -c 'Attention: ' "$out/lay.txt")" -eq 3 ] && has "$out/lay.txt" 'NVLink domain$'
+tap_ok $? "layouts prints the top 3 with the rule that decided each place"
+"$M" layouts $Q --gpus 16 --top 2 --json >"$out/lay.json" &&
+    json_ok "$out/lay.json" 'len(d["layouts"]) == 2 and 0 < d["valid"] < d["considered"]'
+tap_ok $? "layouts --json lists the top layouts and the counts"
+"$M" layouts $Q --gpus 7 >/dev/null 2>"$out/w7.txt"
+[ $? -eq 3 ] && has "$out/w7.txt" 'no layout can use 7 GPUs: .*heads%tp'
+tap_ok $? "a world size no layout can use exits 3 and lists the rules"
+"$M" fit --preset deepseek-v3 --seq 4096 --mbs 1 --gbs 256 --gpus 8 --pipeline-layout \
+    >/dev/null 2>"$out/ds.txt"
+[ $? -eq 3 ] && has "$out/ds.txt" 'nearest miss .* GiB over; model state'
+tap_ok $? "a model the GPUs can never hold exits 3 with the nearest miss and the knob"
+"$M" layouts --preset mixtral-8x7b --seq 4096 --mbs 1 --gbs 64 --gpus 4 --explain \
+    >"$out/ex.txt" 2>&1
+ok "--explain gives the first rule for each excluded layout" \
+    has "$out/ex.txt" 'TP1 CP1 PP1 VPP2 EP1 ETP1 +vpp-needs-pp +VPP=2 needs PP > 1'
+# Row A of tests/data/memory/h200x2-measured.tsv as a --model-json file:
+# measured max allocated 1791.74 MiB, Megatron's formula 829.77 MiB.
+"$M" fit --model-json "$MOEFLOW_SRCDIR/tests/data/memory/row-a-model.json" --gpus 2 --ep 2 \
+    --seq 1024 --mbs 4 --gbs 32 --transformer-impl local --json >"$out/a.json" &&
+    json_ok "$out/a.json" 'abs(d["memory"]["ours_gib"]["total"] * 1024 / 1791.74 - 1) <= 0.10 and abs(d["memory"]["megatron_mib"]["total"] - 829.77) < 0.01'
+tap_ok $? "--model-json of a measured run: ours within 10%, Megatron's formula as it printed"
+# Megatron's own groups for world 16, TP2 PP2 EP4 ETP1, as the CLI prints them.
+"$M" fit --preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256 --gpus 16 --tp 2 --pp 2 --ep 4 \
+    --rank-groups >"$out/groups.txt"
+sed -n '/^world=/,$p' "$out/groups.txt" |
+    diff - "$MOEFLOW_SRCDIR/tests/data/megatron/rank-groups-w16-tp2-pp2-ep4-etp1.txt" | diag
+tap_ok "${PIPESTATUS[1]}" "fit --rank-groups prints Megatron's groups for w16 TP2 PP2 EP4"
+
+# A study file gives the model, shape, GPU count and baseline layout.
+S="$MOEFLOW_SRCDIR/etc/studies"
+"$M" fit "$S/qwen3-30b-a3b-16xh100.yaml" > "$out/sfit.txt" 2>&1
+tap_ok $? "fit STUDY checks the study's baseline layout"
+ok "fit STUDY uses the study's model, GPUs and layout" \
+    has "$out/sfit.txt" '^model qwen3-30b-a3b on 16 GPUs'
+"$M" layouts "$S/deepseek-v3-1024xh100.yaml" --top 2 --gpus 2048 > "$out/slay.txt" 2>&1
+ok "options given with a STUDY override it (--gpus 2048)" has "$out/slay.txt" ' on 2048 GPUs '
+tap_done

@@ -1,0 +1,291 @@
+/* Layout rules, the published recipe layouts, ranking and rank groups. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layouts.h"
+#include "presets.h"
+#include "rankgroups.h"
+#include "unit.h"
+
+static enum moe_rule check(const char *preset, struct moe_layout l, struct moe_workload w,
+                           const struct moe_train *t, int world)
+{
+    char why[256];
+    enum moe_rule r = moe_layout_check(moe_preset_find(preset), &l, &w, t, world, why,
+                                       sizeof(why));
+    if (r != MOE_RULE_OK)
+        printf("# %s: %s\n", moe_rule_id(r), why);
+    return r;
+}
+
+static struct moe_layout L(int tp, int cp, int pp, int vpp, int ep, int etp)
+{
+    return (struct moe_layout){ .tp = tp, .cp = cp, .pp = pp, .vpp = vpp, .ep = ep, .etp = etp };
+}
+
+/* Fits on an 80 GB GPU with 10% headroom, recompute allowed. */
+static bool fits_80gb(const char *preset, struct moe_layout l, struct moe_workload w,
+                      const struct moe_train *t, int world)
+{
+    struct moe_machine c;
+    struct moe_fit f;
+    char buf[200];
+
+    moe_machine_defaults(&c);
+    c.gpus = world;
+    assert_int_equal(moe_layout_check(moe_preset_find(preset), &l, &w, t, world, NULL, 0),
+                     MOE_RULE_OK);
+    assert_int_equal(moe_fit_layout(moe_preset_find(preset), &l, &w, t, &c, &f, NULL), 0);
+    printf("# %s on %d: %s\n", preset, world, moe_fit_describe(&f, &c, buf, sizeof(buf)));
+    return f.fits;
+}
+
+/* The published recipes are valid and fit: Qwen3-30B-A3B EP16 on 16,
+ * Qwen3-235B-A22B TP2 PP8 VPP4 EP32 on 256 and DeepSeek-V3 TP2 PP8 VPP4
+ * EP64 on 1024 (both with an explicit uneven pipeline layout: 94 and 61
+ * layers do not split into 32 chunks evenly). */
+static void published_recipes_fit(void **state)
+{
+    struct moe_train t;
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 512 };
+
+    (void)state;
+    moe_train_defaults(&t);
+    assert_true(fits_80gb("qwen3-30b-a3b", L(1, 1, 1, 1, 16, 1), w, &t, 16));
+    t.uneven_pp = true;
+    w.gbs = 2048;
+    assert_true(fits_80gb("qwen3-235b-a22b", L(2, 1, 8, 4, 32, 1), w, &t, 256));
+    w.gbs = 8192;
+    assert_true(fits_80gb("deepseek-v3", L(2, 1, 8, 4, 64, 1), w, &t, 1024));
+}
+
+/* Each impossible layout is rejected by the rule that breaks it. */
+static void impossible_layouts_name_their_rule(void **state)
+{
+    struct moe_train t, local, nosp, even;
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_train_local_defaults(&local);
+    nosp = t, nosp.sequence_parallel = false;
+    even = t;
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 1, 1, 3, 1),
+                           (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 96 },
+                           &t, 48),
+                     MOE_RULE_EXPERTS_EP);          /* 128 experts, EP 3 */
+    assert_int_equal(check("qwen3-30b-a3b", L(3, 1, 1, 1, 1, 1), w, &t, 48),
+                     MOE_RULE_HEADS_TP);            /* 32 heads, TP 3 */
+    assert_int_equal(check("qwen3-30b-a3b", L(8, 1, 1, 1, 1, 1), w, &t, 16),
+                     MOE_RULE_GROUPS_TP);           /* 4 query groups, TP 8 */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 1, 2, 8, 1), w, &t, 16),
+                     MOE_RULE_VPP_PP);              /* VPP without PP */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 4, 5, 4, 1), w, &t, 16),
+                     MOE_RULE_VPP_LAYERS);          /* 48 layers, 20 chunks */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 3, 1, 1, 1, 1), w, &t, 48),
+                     MOE_RULE_SEQ_CP);              /* 4096 % 6 */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 2, 1, 1, 2, 1), w, &local, 16),
+                     MOE_RULE_CP_IMPL);             /* local attention has no CP */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 1, 1, 16, 1),
+                           (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 100 },
+                           &t, 16),
+                     MOE_RULE_GBS);                 /* 100 % 16 */
+    assert_int_equal(check("qwen3-30b-a3b", L(2, 1, 1, 1, 2, 1), w, &nosp, 16),
+                     MOE_RULE_SP);                  /* TP2 + EP2 without SP */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 5, 1, 1, 1), w, &even, 40),
+                     MOE_RULE_LAYERS_PP);           /* 48 % 5 */
+    assert_int_equal(check("qwen3-30b-a3b", L(4, 2, 4, 1, 1, 1), w, &t, 16),
+                     MOE_RULE_WORLD_DENSE);         /* 32 > 16 */
+    assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 2, 1, 16, 1), w, &t, 16),
+                     MOE_RULE_WORLD_EXPERT);        /* EP16 x PP2 > 16 */
+    assert_int_equal(check("mixtral-8x7b", L(1, 1, 1, 1, 1, 3),
+                           (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 96 },
+                           &t, 48),
+                     MOE_RULE_FFN_ETP);             /* 14336 % 3 != 0 */
+    assert_int_equal(check("qwen3-30b-a3b", L(4, 1, 1, 1, 1, 1),
+                           (struct moe_workload){ .seq_len = 4098, .mbs = 1, .gbs = 256 },
+                           &t, 16),
+                     MOE_RULE_SEQ_TP);              /* 4098 tokens over SP 4 */
+    {
+        struct moe_model odd = *moe_preset_find("qwen3-30b-a3b");
+        struct moe_layout l = L(2, 1, 1, 1, 1, 1);
+        odd.ffn_hidden = 6145;                      /* no even TP split */
+        assert_int_equal(moe_layout_check(&odd, &l, &w, &t, 16, NULL, 0), MOE_RULE_FFN_TP);
+    }
+    assert_int_equal(check("deepseek-v3", L(2, 1, 8, 4, 64, 1),
+                           (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 8192 },
+                           &even, 1024),
+                     MOE_RULE_LAYERS_PP);           /* 61 layers need a layout string */
+}
+
+/* Megatron's process groups for world 16, TP2 PP2 EP4 ETP1, line for line. */
+static void rank_groups_match_megatron(void **state)
+{
+    struct moe_layout l = { .tp = 2, .cp = 1, .pp = 2, .dp = 4, .ep = 4, .etp = 1, .edp = 2 };
+    char want[4096], got[4096], path[1024];
+    const char *src = getenv("MOEFLOW_SRCDIR");
+    FILE *f;
+    size_t n;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/tests/data/megatron/rank-groups-w16-tp2-pp2-ep4-etp1.txt",
+             src ? src : "..");
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(want, 1, sizeof(want) - 1, f);
+    fclose(f);
+    want[n] = '\0';
+    assert_true(moe_rank_groups_format(&l, 16, got, sizeof(got)) > 0);
+    assert_string_equal(got, want);
+}
+
+/* Every combination is counted once, whether or not rejects are kept, and
+ * the enumerator contains the published EP16 layout. */
+static void enumeration_counts_add_up(void **state)
+{
+    const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_layout_set a, b;
+    size_t rej = 0;
+    bool ep16 = false;
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_machine_defaults(&c);
+    c.gpus = 16;
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &a, NULL), 0);
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, true, &b, NULL), 0);
+    for (int r = 0; r < MOE_RULE_COUNT; r++) {
+        rej += a.rejected_by[r];
+        assert_int_equal(a.rejected_by[r], b.rejected_by[r]);
+    }
+    assert_int_equal(a.considered, a.n_valid + rej);
+    assert_int_equal(b.n_rejected, rej);
+    assert_int_equal(a.n_valid, b.n_valid);
+    for (size_t i = 0; i < a.n_ranked; i++) {
+        const struct moe_layout *l = &a.valid[i].layout;
+        if (l->tp == 1 && l->cp == 1 && l->pp == 1 && l->ep == 16 && l->etp == 1) {
+            ep16 = true;
+            assert_true(a.valid[i].fits);
+        }
+        /* fitting layouts come first */
+        if (i > 0)
+            assert_true(a.valid[i - 1].fits || !a.valid[i].fits);
+    }
+    assert_true(ep16);
+    /* 6 divisors of 16 for each of TP, CP, EP, ETP, 5 of PP, VPP per PP */
+    assert_true(a.considered > 6 * 6 * 6 * 6 * 5);
+    moe_layout_set_free(&a);
+    moe_layout_set_free(&b);
+}
+
+/* The ranking prefers a smaller footprint and then EP over ETP, and says so. */
+static void ranking_names_the_deciding_rule(void **state)
+{
+    const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_layout_set s;
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_machine_defaults(&c);
+    c.gpus = 16;
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &s, NULL), 0);
+    assert_true(s.n_fitting > 0);
+    const struct moe_layout_entry *top = &s.valid[0];
+    assert_true(top->fits);
+    assert_int_equal(top->layout.etp, 1);         /* EP before ETP */
+    assert_int_equal(top->layout.dp, 16);         /* nothing splits attention */
+    assert_true(top->decided_by != MOE_SCALE_NONE);
+    /* among layouts that fit without full recompute or offload, the
+     * footprint (TP*CP*PP*ETP) never shrinks down the ranking */
+    for (size_t i = 1; i < s.n_ranked; i++) {
+        struct moe_fit f;
+        moe_layout_entry_fit(&s, &s.valid[i], &f);
+        if (!f.fits || f.train.recompute.granularity == MOE_RC_FULL ||
+            f.train.optimizer_offload > 0)
+            break;
+        assert_true(s.valid[i - 1].footprint <= s.valid[i].footprint);
+    }
+    assert_int_equal(top->footprint, 1);          /* EP alone splits the model */
+    /* the bounded top-5 is the head of the full ranking, rules included */
+    struct moe_layout_set head;
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 5, false, &head, NULL), 0);
+    assert_int_equal(head.n_ranked, 5);
+    assert_int_equal(head.n_valid, s.n_valid);
+    assert_int_equal(head.n_fitting, s.n_fitting);
+    for (size_t i = 0; i < 5; i++) {
+        assert_memory_equal(&head.valid[i].layout, &s.valid[i].layout, sizeof(struct moe_layout));
+        assert_int_equal(head.valid[i].decided_by, s.valid[i].decided_by);
+    }
+    moe_layout_set_free(&head);
+    moe_layout_set_free(&s);
+}
+
+/* A world no layout can use names the rule; a model too big for any
+ * layout gets a nearest miss with the gap and the knob. */
+static void nothing_fits_explains(void **state)
+{
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_layout_set s;
+    char advice[256];
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_machine_defaults(&c);
+    c.gpus = 7; /* 7 divides neither heads, experts, layers nor GBS */
+    assert_int_equal(moe_layouts_enumerate(moe_preset_find("qwen3-30b-a3b"), &w, &t, &c, 0,
+                                           false, &s, NULL), 0);
+    assert_int_equal(s.n_valid, 0);
+    assert_null(moe_layouts_nearest_miss(&s, &c, advice, sizeof(advice)));
+    assert_non_null(strstr(advice, "no valid layout"));
+    moe_layout_set_free(&s);
+
+    c.gpus = 8;
+    t.uneven_pp = true;
+    assert_int_equal(moe_layouts_enumerate(moe_preset_find("deepseek-v3"), &w, &t, &c, 0,
+                                           false, &s, NULL), 0);
+    assert_true(s.n_valid > 0);
+    assert_int_equal(s.n_fitting, 0);
+    const struct moe_layout_entry *e = moe_layouts_nearest_miss(&s, &c, advice, sizeof(advice));
+    assert_non_null(e);
+    printf("# deepseek-v3 on 8: %s\n", advice);
+    assert_non_null(strstr(advice, "GiB over"));
+    assert_non_null(strstr(advice, "model state"));
+    moe_layout_set_free(&s);
+}
+
+/* The two grids print in the design's notation. */
+static void grid_notation(void **state)
+{
+    struct moe_layout l = { .tp = 2, .cp = 1, .pp = 8, .dp = 16, .ep = 32, .etp = 1, .edp = 1 };
+    char a[64], b[64];
+
+    (void)state;
+    assert_string_equal(moe_layout_format_attention(&l, a, sizeof(a)),
+                        "Attention: TP2×CP1×DP16×PP8");
+    assert_string_equal(moe_layout_format_moe(&l, b, sizeof(b)), "MoE: ETP1×EP32×EDP1×PP8");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(published_recipes_fit),
+        cmocka_unit_test(impossible_layouts_name_their_rule),
+        cmocka_unit_test(rank_groups_match_megatron),
+        cmocka_unit_test(enumeration_counts_add_up),
+        cmocka_unit_test(ranking_names_the_deciding_rule),
+        cmocka_unit_test(nothing_fits_explains),
+        cmocka_unit_test(grid_notation),
+    };
+    return MOE_RUN_TESTS(tests);
+}
