@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "contract_check.h"
@@ -149,14 +150,21 @@ static int spank_env(void *ctx, const char *name, char *buf, size_t len)
     return spank_getenv((spank_t)ctx, name, buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* True for a task of a job array.  Slurm reports the job's own id and
+ * NO_VAL as the "array" of an ordinary job's srun steps. */
+static bool array_task(spank_t sp, uint32_t *array, uint32_t *task)
+{
+    return spank_get_item(sp, S_JOB_ARRAY_ID, array) == ESPANK_SUCCESS && *array != 0 &&
+           spank_get_item(sp, S_JOB_ARRAY_TASK_ID, task) == ESPANK_SUCCESS && *task < NO_VAL;
+}
+
 /* "<jobid>" or "<array job id>_<array task id>" */
 static void run_id(spank_t sp, char *buf, size_t len)
 {
     uint32_t job = 0, array = 0, task = 0;
 
     spank_get_item(sp, S_JOB_ID, &job);
-    if (spank_get_item(sp, S_JOB_ARRAY_ID, &array) == ESPANK_SUCCESS && array != 0 &&
-        spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &task) == ESPANK_SUCCESS)
+    if (array_task(sp, &array, &task))
         snprintf(buf, len, "%u_%u", array, task);
     else
         snprintf(buf, len, "%u", job);
@@ -187,8 +195,7 @@ static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
         id[0] = '\0';
         return 0;
     }
-    if (spank_get_item(sp, S_JOB_ARRAY_ID, &array) == ESPANK_SUCCESS && array != 0 &&
-        spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &task) == ESPANK_SUCCESS) {
+    if (array_task(sp, &array, &task)) {
         index = (long)task;
         if (spank_getenv(sp, "MOEFLOW_INDEX_OFFSET", offset, sizeof(offset)) == ESPANK_SUCCESS)
             index += strtol(offset, NULL, 10);

@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 35
+tap_plan 36
 cluster_up contract
 
 U=slurmtest
@@ -121,6 +121,9 @@ ok "the job says what changed on the node" \
     has "$S/logs/$job.out" 'environment\.container\.NCCL_VERSION: "2\.21\.5" → "2\.27\.3"'
 ok "the batch step ran its script; only the srun step was failed" \
     has "$S/logs/$job.out" 'srun: error: .*task 0: Exited with exit code 1'
+
+ok "steps of ordinary jobs are recorded under the plain job id, never as an array task" \
+    test -z "$(ls "$S/runs" | grep _)"
 
 # 64 array tasks all try to freeze a fresh study.
 R=$(make_study race)
