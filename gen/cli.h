@@ -37,4 +37,8 @@ int cmd_layouts(int argc, char **argv);
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);
 
+/* Subcommands. */
+int cmd_topo(int argc, char **argv);
+int cmd_place(int argc, char **argv);
+
 #endif

@@ -11,6 +11,8 @@ const struct moe_command moe_commands[] = {
     { "diagnose", "main bottleneck and its retune candidates", cmd_diagnose },
     { "fit", "peak memory per GPU, ours next to Megatron's estimate", cmd_fit },
     { "layouts", "rank every valid parallel layout by the scale rules", cmd_layouts },
+    { "topo", "print the CPU affinity plan for a node", cmd_topo },
+    { "place", "order a job's nodes so TP and EP groups stay inside NVLink domains", cmd_place },
     { NULL, NULL, NULL },
 };
 
