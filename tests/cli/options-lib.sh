@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What the code accepts and what the man pages and the bash completion say,
 # each read from its source so that a new option, subcommand or plugstack
 # key shows up here without editing the tests.  Sourced by

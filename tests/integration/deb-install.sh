@@ -6,7 +6,7 @@
 # The packages are purged on every exit path, so the machine ends as it began.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-command -v dpkg-buildpackage > /dev/null && command -v dh > /dev/null ||
+{ command -v dpkg-buildpackage && command -v dh; } > /dev/null ||
     skip_all "needs dpkg-dev and debhelper (build-aux/install-deps.sh)"
 PKGS="moeflow slurm-spank-moeflow"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
@@ -91,7 +91,7 @@ ok "bash completion is installed where bash-completion looks" \
 ok "nothing installed under /usr/local" hasnt "$tmp/owned" '^/usr/local'
 
 # --- the local cluster, through the installed snippet and plugin ------------
-MOEFLOW_PLUGIN=$SO
+export MOEFLOW_PLUGIN=$SO   # what cluster_up (lib.sh) loads
 cluster_up deb --plugstack-include "$CONF"
 trap cleanup EXIT   # cluster_up installs its own EXIT trap: keep the purge
 ok "the cluster's plugstack includes the installed snippet" has "$LC_PREFIX/etc/plugstack.conf" "^include $CONF\$"
