@@ -49,9 +49,11 @@ cli_deb=$tmp/moeflow_${VERSION}_$(dpkg-architecture -qDEB_HOST_ARCH).deb
 plugin_deb=$tmp/slurm-spank-moeflow_${VERSION}_$(dpkg-architecture -qDEB_HOST_ARCH).deb
 ok "both binary packages exist" test -f "$cli_deb" -a -f "$plugin_deb"
 
-# --- the exact Slurm major.minor, worked out here from the header's string ---
-slurm_str=$(sed -n 's/^#define SLURM_VERSION_STRING "\(.*\)"$/\1/p' /usr/include/slurm/slurm_version.h)
-majmin=${slurm_str%.*}                       # 22.05.8 -> 22.05
+# --- the exact Slurm major.minor, worked out here from the version of the
+# package that ships the headers (the build reads SLURM_VERSION_NUMBER) ------
+slurm_str=$(dpkg-query -W -f='${Version}' libslurm-dev)    # 22.05.8-4+deb12u3
+slurm_str=${slurm_str#*:}
+majmin=$(echo "$slurm_str" | cut -d. -f1-2)                # -> 22.05
 next=$(printf '%d.%02d' "${majmin%%.*}" $((10#${majmin#*.} + 1)))   # -> 22.06
 dpkg-deb -f "$plugin_deb" Depends > "$tmp/depends"
 ok "the plugin depends on slurm-wlm-basic-plugins (>= $majmin)" \
