@@ -46,6 +46,23 @@ int moe_contract_check_shape(const json_t *doc, struct moe_error *err)
     return 0;
 }
 
+json_t *moe_contract_load_plain(const char *path, struct moe_error *err)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+
+    if (!doc) {
+        moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
+        return NULL;
+    }
+    if (moe_contract_check_shape(doc, err) != 0) {
+        moe_error_locate(err, path, 0, 0);
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
 /* 2^53: above it a double no longer holds every integer exactly. */
 #define EXACT_INT_LIMIT 9007199254740992.0
 

@@ -31,6 +31,7 @@ int moe_args_recover(spank_t sp);
 /* contract.c: the measurement contract. */
 int moe_contract_at_submit(void);
 int moe_contract_at_task(spank_t sp, bool batch);
+void moe_contract_user_init(spank_t sp);
 
 /* Per-context handlers; each returns 0 or -1 (never a positive ESPANK_*). */
 int moe_alloc_post_opt(spank_t sp);

@@ -26,6 +26,7 @@ int moe_stepd_post_opt(spank_t sp)
 
 int moe_stepd_user_init(spank_t sp)
 {
+    moe_contract_user_init(sp); /* the batch step checks its contract too */
     if (is_batch_step(sp))
         return 0; /* binding or renumbering the batch shell helps nobody */
     /* Both never fail here: they defer their errors to task_init. */

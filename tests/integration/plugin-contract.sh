@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 33
+tap_plan 34
 cluster_up contract
 
 U=slurmtest
@@ -61,6 +61,8 @@ ok "the frozen contract carries the container's NCCL version from the node" \
     has "$S/contract/frozen.json" '"container":\{"NCCL_VERSION":"2.21.5"\}'
 ok "the frozen contract says where that came from" \
     has "$S/contract/frozen.json" '"environment.container":"environment"'
+ok "the frozen contract carries the node's topology digest from hwloc" \
+    has "$S/contract/frozen.json" '"node_topology_digest":"[0-9a-f]{64}".*"hardware.node_topology_digest":"hwloc"'
 ok "the run recorded its own contract" test -f "$S/runs/$job/contract.json"
 ok "the run record is the user's, mode 0444" test "$(stat -c '%a %U' "$S/runs/$job/contract.json")" = "444 $U"
 
