@@ -9,9 +9,9 @@
 
 commands=$(code_commands)
 # four checks per subcommand, then the global options, the plugin's options
-# and keys both ways, the command list, and the pages themselves
+# and keys both ways, the plugstack snippet, the command list, and the pages
 n_pages=$(ls "$S"/doc/*.[1-8] | wc -l)
-tap_plan $(( 4 * $(echo "$commands" | wc -w) + 8 + n_pages ))
+tap_plan $(( 4 * $(echo "$commands" | wc -w) + 9 + n_pages ))
 
 # The usage of $1 --help, with mentions of other commands ("for moeflow gen
 # --stage", "nsys export --type", "srun --distribution") cut off: their
@@ -44,6 +44,8 @@ ok_subset "every plugstack key (lib/plugin_config.c) is in spank_moeflow(8)" "$(
     "$(man_plugstack_keys)"
 ok_subset "every plugstack key spank_moeflow(8) lists is parsed" "$(man_plugstack_keys)" \
     "$(code_plugstack_keys)"
+ok_subset "the plugstack snippet's comments name every key" "$(code_plugstack_keys)" \
+    "$(sed -nE 's/^# +([a-z_]+)=.*/\1/p' "$S/etc/plugstack.conf.d/moeflow.conf.in")"
 
 # The command list: gen/commands.c, moeflow --help and moeflow(1) agree.
 man_cmds=$(grep -E '^\.SS [a-z]+$' "$S/doc/moeflow.1" | sed 's/^\.SS //')
