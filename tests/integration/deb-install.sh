@@ -6,8 +6,8 @@
 # The packages are purged on every exit path, so the machine ends as it began.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-{ command -v dpkg-buildpackage && command -v dh; } > /dev/null ||
-    skip_all "needs dpkg-dev and debhelper (build-aux/install-deps.sh)"
+{ command -v dpkg-buildpackage && command -v dh && command -v lintian; } > /dev/null ||
+    skip_all "needs dpkg-dev, debhelper and lintian (build-aux/install-deps.sh)"
 PKGS="moeflow slurm-spank-moeflow"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 for p in $PKGS; do
@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-tap_plan 28
+tap_plan 29
 
 # --- build from the distributed file list, as a release would be -----------
 make -s -C "$MOEFLOW_BUILDDIR" distdir distdir="$tmp/moeflow-$VERSION" > "$tmp/distdir.log" 2>&1
@@ -48,6 +48,8 @@ tap_ok $rc "dpkg-buildpackage -us -uc -b builds the packages"
 cli_deb=$tmp/moeflow_${VERSION}_$(dpkg-architecture -qDEB_HOST_ARCH).deb
 plugin_deb=$tmp/slurm-spank-moeflow_${VERSION}_$(dpkg-architecture -qDEB_HOST_ARCH).deb
 ok "both binary packages exist" test -f "$cli_deb" -a -f "$plugin_deb"
+lintian --tag-display-limit 0 "$tmp"/moeflow_*.changes 2>&1 | grep -v 'root privileges' > "$tmp/lintian"
+ok "lintian finds no error or warning in the packages" hasnt "$tmp/lintian" '^[EW]: '
 
 # --- the exact Slurm major.minor, worked out here from the version of the
 # package that ships the headers (the build reads SLURM_VERSION_NUMBER) ------
