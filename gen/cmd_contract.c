@@ -238,7 +238,10 @@ int cmd_contract(int argc, char **argv)
         case 's': stage = optarg; break;
         case 'f': from = optarg; break;
         case 'h': fputs(usage_text, stdout); return MOE_EXIT_OK;
-        default: fputs(usage_text, stderr); return MOE_EXIT_USAGE;
+        default:
+            moe_cli_suggest_option(argc, argv, longopts);
+            fputs(usage_text, stderr);
+            return MOE_EXIT_USAGE;
         }
     }
     verb = optind < argc ? argv[optind] : "";

@@ -203,6 +203,7 @@ int cmd_gen(int argc, char **argv)
             usage(stdout);
             return MOE_EXIT_OK;
         default:
+            moe_cli_suggest_option(argc, argv, longopts);
             usage(stderr);
             return MOE_EXIT_USAGE;
         }

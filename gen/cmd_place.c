@@ -68,7 +68,10 @@ static int parse_args(int argc, char **argv, struct place_args *a)
             }
             break;
         case 'h': usage(stdout); return -1;
-        default: usage(stderr); return MOE_EXIT_USAGE;
+        default:
+            moe_cli_suggest_option(argc, argv, longopts);
+            usage(stderr);
+            return MOE_EXIT_USAGE;
         }
     }
     if (optind < argc || !a->nodelist || !a->layout || (!a->gpn && !a->topology)) {

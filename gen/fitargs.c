@@ -277,16 +277,19 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     return rc;
 }
 
-/* The first non-option argument, found without acting on any option. */
+/* The first non-option argument, found without acting on any option; NULL
+ * when an option is wrong, which the real pass then reports. */
 static const char *find_study_arg(int argc, char **argv)
 {
     const char *study = NULL;
+    bool bad = false;
+    int c;
 
     optind = 0;
     opterr = 0;
-    while (getopt_long(argc, argv, "h", options, NULL) != -1)
-        ;
-    if (optind < argc)
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1)
+        bad |= c == '?';
+    if (optind < argc && !bad)
         study = argv[optind];
     optind = 0;
     opterr = 1;
@@ -309,6 +312,8 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (opt == 'h')
             opt = OPT_HELP;
+        if (opt == '?')
+            moe_cli_suggest_option(argc, argv, options);
         if ((rc = one_option(opt, optarg, layouts_cmd, a)) >= 0)
             return rc;
     }
