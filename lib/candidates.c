@@ -10,6 +10,7 @@
 
 #include "candidates.h"
 #include "megatron_args.h"
+#include "study_contract.h"
 
 struct plan_ctx {
     const struct moe_study *s;
@@ -54,6 +55,8 @@ static void emit(struct plan_ctx *c, const struct moe_run *run, const char *vari
 
     if (rank >= 0)
         json_object_set_new(cand, "rank", json_integer(rank));
+    /* The declared contract is part of what the id names. */
+    json_object_set_new(cand, "contract", moe_run_contract(s, run, label_of(s)));
     moe_json_sha256(cand, id);
     json_object_set_new(cand, "id", json_string(id));
     json_array_append_new(c->plan->candidates, cand);
@@ -92,47 +95,48 @@ static void fit_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
     struct moe_run run;
-    const char *note = NULL;
     static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
 
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
     if (run.cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP ||
         run.cfg.dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
-        /* The flex dispatcher's kernels need real peers. */
-        run.cfg.dispatcher = MOE_DISPATCH_ALLTOALL;
-        note = "flex dispatcher cannot run on a fake process group: alltoall stands in, "
-               "DeepEP/HybridEP buffers are not counted";
+        /* DeepEP/HybridEP need real peers, and the contract does not let fit
+         * change the dispatcher: no fake-process-group run can stand in. */
+        skip(c, "fit", json_string(moe_dispatcher_name(run.cfg.dispatcher)),
+             "the flex dispatcher cannot run on Megatron's fake process group, and fit may not "
+             "change the dispatcher; measure memory in a study whose baseline uses alltoall");
+        return;
     }
-    if (run.cfg.ep_overlap || run.cfg.delay_wgrad) {
-        run.cfg.ep_overlap = run.cfg.delay_wgrad = false;
-        note = "EP overlap needs real peers: measured without it";
-    }
-    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), note);
+    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), NULL);
     /* Selective recompute before full recompute: add one module at a time. */
     for (int i = 0; selective_steps[i]; i++) {
         struct moe_strlist *m = &run.cfg.recompute_modules;
         bool have = false;
+        json_t *mods;
+
         for (int j = 0; j < m->n; j++)
             have |= strcmp(m->v[j], selective_steps[i]) == 0;
         if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
             continue;
         snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", selective_steps[i]);
         run.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
-        json_t *mods = json_array();
+        mods = json_array();
         for (int j = 0; j < m->n; j++)
             json_array_append_new(mods, json_string(m->v[j]));
-        fit_variant(c, &run, "recompute_modules", mods, note);
+        fit_variant(c, &run, "recompute_modules", mods, NULL);
     }
-    if (s->baseline.recompute != MOE_RECOMPUTE_FULL && !s->baseline.ep_overlap) {
-        moe_run_from_baseline(&run, s, s->measure.warmup + 2);
-        run.fake_process_group = true;
-        if (note)
-            run.cfg.dispatcher = MOE_DISPATCH_ALLTOALL;
-        run.cfg.recompute = MOE_RECOMPUTE_FULL;
-        run.cfg.recompute_modules.n = 0;
-        fit_variant(c, &run, "recompute", json_string("full"), note);
+    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
+        return;
+    if (s->baseline.ep_overlap) {
+        skip(c, "recompute", json_string("full"), "EP overlap does not work with full recompute");
+        return;
     }
+    moe_run_from_baseline(&run, s, s->measure.warmup + 2);
+    run.fake_process_group = true;
+    run.cfg.recompute = MOE_RECOMPUTE_FULL;
+    run.cfg.recompute_modules.n = 0;
+    fit_variant(c, &run, "recompute", json_string("full"), NULL);
 }
 
 /* ---- scale: the baseline and its neighbouring layouts ---- */
