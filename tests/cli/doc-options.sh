@@ -11,7 +11,7 @@ commands=$(code_commands)
 # four checks per subcommand, then the global options, the plugin's options
 # and keys both ways, the plugstack snippet, the command list, and the pages
 n_pages=$(ls "$S"/doc/*.[1-8] | wc -l)
-tap_plan $(( 4 * $(echo "$commands" | wc -w) + 9 + n_pages ))
+tap_plan $(( 4 * $(echo "$commands" | wc -w) + 10 + n_pages ))
 
 # The usage of $1 --help, with mentions of other commands ("for moeflow gen
 # --stage", "nsys export --type", "srun --distribution") cut off: their
@@ -54,6 +54,12 @@ ok_subset "every subcommand has its own section in moeflow(1)" "$commands" "$man
 ok_subset "moeflow(1) and moeflow --help name the same subcommands as gen/commands.c" \
     "$man_cmds
 $help_cmds" "$commands"
+
+# Every moeflow page a page refers to ("moeflow-study (5)") is in doc/.
+refs=$(man_text "$S"/doc/*.[1-8] | grep -ohE '^\.BR (moeflow|spank_moeflow)[a-z-]* \([1-8]\)' |
+    sed -E 's/^\.BR ([^ ]+) \(([1-8])\)$/\1.\2/' | sort -u)
+ok_subset "every moeflow page named in a SEE ALSO or the text is in doc/" "$refs" \
+    "$(cd "$S/doc" && ls ./*.[1-8] | sed 's|^\./||')"
 
 # groff finds nothing to warn about in any page.
 for page in "$S"/doc/*.[1-8]; do
