@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-tap_plan 29
+tap_plan 30
 
 # --- build from the distributed file list, as a release would be -----------
 make -s -C "$MOEFLOW_BUILDDIR" distdir distdir="$tmp/moeflow-$VERSION" > "$tmp/distdir.log" 2>&1
@@ -92,6 +92,8 @@ ok "the man pages are compressed in /usr/share/man" \
     test "$(grep -c '^/usr/share/man/man[18]/.*\.gz$' "$tmp/man")" = 2
 ok "bash completion is installed where bash-completion looks" \
     test -f /usr/share/bash-completion/completions/moeflow
+ok "the NVLink-domain map example ships with the plugin" \
+    test -f /usr/share/doc/slurm-spank-moeflow/examples/moeflow-topology.yaml
 ok "nothing installed under /usr/local" hasnt "$tmp/owned" '^/usr/local'
 
 # --- the local cluster, through the installed snippet and plugin ------------
