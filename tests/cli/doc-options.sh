@@ -11,7 +11,7 @@ commands=$(code_commands)
 # four checks per subcommand, then the global options, the plugin's options
 # and keys both ways, the plugstack snippet, the command list, and the pages
 n_pages=$(ls "$S"/doc/*.[1-8] | wc -l)
-tap_plan $(( 4 * $(echo "$commands" | wc -w) + 10 + n_pages ))
+tap_plan $(( 4 * $(echo "$commands" | wc -w) + 11 + n_pages ))
 
 # The usage of $1 --help, with mentions of other commands ("for moeflow gen
 # --stage", "nsys export --type", "srun --distribution") cut off: their
@@ -54,6 +54,11 @@ ok_subset "every subcommand has its own section in moeflow(1)" "$commands" "$man
 ok_subset "moeflow(1) and moeflow --help name the same subcommands as gen/commands.c" \
     "$man_cmds
 $help_cmds" "$commands"
+
+# Every environment variable the CLI reads is in moeflow(1)'s ENVIRONMENT.
+ok_subset "every variable gen/ reads with getenv() is in moeflow(1)'s ENVIRONMENT" \
+    "$(grep -ohE 'getenv\("[A-Z_]+"\)' "$S"/gen/*.c | sed -E 's/getenv\("(.*)"\)/\1/' | sort -u)" \
+    "$(man_sections "$S/doc/moeflow.1" '^ENVIRONMENT$' | tp_tags | man_text | sed -nE 's/^\.B +([A-Z_]+)$/\1/p')"
 
 # Every moeflow page a page refers to ("moeflow-study (5)") is in doc/.
 refs=$(man_text "$S"/doc/*.[1-8] | grep -ohE '^\.BR (moeflow|spank_moeflow)[a-z-]* \([1-8]\)' |
