@@ -13,6 +13,7 @@
 #include "model_json.h"
 #include "presets.h"
 #include "study.h"
+#include "study_fit.h"
 
 enum {
     OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,
@@ -226,26 +227,6 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
     }
 }
 
-/* The study's recompute setting in the memory model's terms. */
-static int study_recompute(const struct moe_study *s, struct moe_recompute_plan *r,
-                           struct moe_error *e)
-{
-    char modules[MOE_STUDY_LIST_MAX * (MOE_NAME_MAX + 1)] = "";
-
-    memset(r, 0, sizeof(*r));
-    r->num_layers = 1;
-    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
-        r->granularity = MOE_RC_FULL;
-    if (s->baseline.recompute != MOE_RECOMPUTE_SELECTIVE)
-        return 0;
-    r->granularity = MOE_RC_SELECTIVE;
-    for (int i = 0; i < s->baseline.recompute_modules.n; i++) {
-        strcat(modules, i ? "," : "");
-        strcat(modules, s->baseline.recompute_modules.v[i]);
-    }
-    return moe_recompute_modules_parse(modules, &r->modules, e);
-}
-
 /* A STUDY argument sets everything the options can; options given as well
  * override it. */
 static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
@@ -255,7 +236,7 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     int rc = -1;
 
     moe_error_clear(&e);
-    if (moe_study_load(&s, path, &e) != 0 || study_recompute(&s, &a->t.recompute, &e) != 0) {
+    if (moe_study_load(&s, path, &e) != 0 || moe_study_fit_inputs(&s, &a->t, &a->c, &e) != 0) {
         moe_cli_report(&e);
         if (s.json)
             moe_study_free(&s);
@@ -264,11 +245,6 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     a->model = s.model;
     a->have_model = true;
     a->w = s.workload;
-    a->c.gpus = moe_study_world_size(&s);
-    a->c.gpus_per_domain = s.cluster.nvlink_domain;
-    a->c.gpu_mem_gib = s.cluster.gpu_memory_gib;
-    a->t.impl = s.software.transformer_engine[0] ? MOE_IMPL_TE : MOE_IMPL_LOCAL;
-    a->t.uneven_pp = s.baseline.pipeline_layout[0] != '\0';
     if (!layouts_cmd) {
         a->layout = s.baseline.layout;
         a->layout_given = true;

@@ -10,10 +10,7 @@
 
 void moe_machine_defaults(struct moe_machine *c)
 {
-    c->gpus = 0;
-    c->gpus_per_domain = 8;
-    c->gpu_mem_gib = 80;
-    c->headroom = 0.10;
+    *c = (struct moe_machine){ .gpus_per_domain = 8, .gpu_mem_gib = 80, .headroom = 0.10 };
 }
 
 double moe_machine_usable(const struct moe_machine *c)

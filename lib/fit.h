@@ -16,6 +16,8 @@ struct moe_machine {
     int gpus_per_domain; /* GPUs in one NVLink domain (8 for HGX, 72 for NVL72) */
     double gpu_mem_gib;  /* memory of one GPU */
     double headroom;     /* fraction kept free: fragmentation, NCCL, CUDA context */
+    int fixed_pp, fixed_vpp; /* layouts: only this PP / VPP (0 = any), e.g. when an
+                                explicit pipeline layout pins them */
 };
 
 void moe_machine_defaults(struct moe_machine *c);

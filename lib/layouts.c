@@ -171,7 +171,7 @@ struct builder {
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
     struct layer_memo *lmemo;                  /* [etp][step] */
-    struct moe_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
+    struct moe_pp_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
     struct param_memo pmemo[2 * 128];          /* [vpp][first, last] */
     int memo_nv, memo_ne;
     unsigned stamp;
@@ -324,7 +324,7 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
     double pd[2], pe[2];
     struct moe_memory stat[2];
     const struct moe_stage_act *acts[2] = { NULL, NULL };
-    const struct moe_stage *st = &b->stages[vi * 2];
+    const struct moe_pp_stage *st = &b->stages[vi * 2];
 
     for (int k = 0; k < nst; k++) {
         /* dense parameters depend on TP and the stage, experts scale
@@ -387,6 +387,13 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
     struct moe_layout l = { .pp = pp, .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
     int rc = -1;
 
+    if (c->fixed_vpp) {
+        int keep = 0;
+        for (int k = 0; k < nv; k++)
+            if (vpps[k] == c->fixed_vpp)
+                vpps[keep++] = vpps[k];
+        nv = keep;
+    }
     if (!dg || !eg)
         goto out;
     for (int i = 0; i < nd; i++)
@@ -609,6 +616,8 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         goto oom;
     for (int i = 0; i < nd; i++) {
         struct moe_layout l = { .pp = divs[i], .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
+        if (c->fixed_pp && divs[i] != c->fixed_pp)
+            continue; /* out of scope, not against a rule */
         if (check_pp(m, &l, t, NULL, 0) != MOE_RULE_OK) {
             int vpps[128];
             size_t nv = (size_t)vpp_candidates(m, divs[i] > m->num_layers ? 1 : divs[i], vpps,

@@ -85,11 +85,11 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
 /* The pieces of an estimate for one pipeline rank (0 or PP-1), so that an
  * enumerator can reuse what does not change: layer counts per (PP, VPP),
  * per-layer activations per (TP, CP, ETP, settings), parameters per grid. */
-struct moe_stage {
+struct moe_pp_stage {
     int rank, dense_layers, moe_layers;
 };
 void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
-                           struct moe_stage *st);
+                           struct moe_pp_stage *st);
 
 struct moe_stage_act {
     double saved, transient, attn_share;
@@ -113,19 +113,19 @@ void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l
 /* la may be NULL (computed here). */
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t,
-                          const struct moe_stage *st, const struct moe_layer_acts *la,
+                          const struct moe_pp_stage *st, const struct moe_layer_acts *la,
                           struct moe_stage_act *out);
 
 /* Parameters on the rank: dense class (TP-sharded or replicated) and
  * routed experts; they do not change along the fit ladder. */
 void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
-                             const struct moe_stage *st, double *dense, double *expert);
+                             const struct moe_pp_stage *st, double *dense, double *expert);
 
 /* Weights, grads, optimizer state and persistent buffers (total = their
  * sum); then the peak once the activations are known. */
 void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
                              const struct moe_workload *w, const struct moe_train *t,
-                             const struct moe_stage *st, double dense, double expert,
+                             const struct moe_pp_stage *st, double dense, double expert,
                              struct moe_memory *out);
 void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act);
 

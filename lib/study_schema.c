@@ -95,6 +95,11 @@ static const struct moe_field measure_keys[] = {
     END
 };
 
+static const struct moe_field scale_keys[] = {
+    INT("top_k", 1, 64),
+    END
+};
+
 static const struct moe_field retune_keys[] = {
     { "axes", MOE_F_STRLIST, NULL, axes, 0, 0 },
     { "mbs", MOE_F_INTLIST, NULL, NULL, 1, 1 << 16 },
@@ -104,7 +109,7 @@ static const struct moe_field retune_keys[] = {
 const struct moe_field moe_study_schema[] = {
     STR("name"), MAP("model", model_keys), MAP("cluster", cluster_keys),
     MAP("workload", workload_keys), MAP("software", software_keys),
-    MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("retune", retune_keys),
+    MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("scale", scale_keys), MAP("retune", retune_keys),
     END
 };
 
