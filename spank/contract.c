@@ -13,6 +13,7 @@
 
 #include "contract_check.h"
 #include "contract_store.h"
+#include "model.h"
 #include "node_facts.h"
 #include "nodetopo.h"
 #include "nvml.h"
@@ -251,6 +252,34 @@ static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
                         json_pack("{s:s, s:s, s:s}", "stage", moe_stage_name(moe_plugin.opts.stage),
                                   "candidate", candidate, "id", id));
     return doc;
+}
+
+static int layout_field(const json_t *parallel, const char *key)
+{
+    json_t *v = json_object_get(parallel, key);
+    return json_is_integer(v) ? (int)json_integer_value(v) : 1;
+}
+
+bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)
+{
+    char study[4200], candidate[MOE_CANDIDATE_ID_MAX + 1];
+    struct moe_error err;
+    json_t *doc, *parallel;
+
+    resolve_study(sp, study, sizeof(study));
+    moe_error_clear(&err);
+    if (!contract_applies(study) ||
+        task_candidate(sp, study, candidate, sizeof(candidate), &err) != 0 ||
+        !(doc = moe_contract_declared(study, candidate, &err)))
+        return false;
+    parallel = json_object_get(doc, "parallel");
+    *l = (struct moe_layout){
+        .tp = layout_field(parallel, "tp"), .cp = layout_field(parallel, "cp"),
+        .pp = layout_field(parallel, "pp"), .vpp = layout_field(parallel, "vpp"),
+        .ep = layout_field(parallel, "ep"), .etp = layout_field(parallel, "etp"),
+    };
+    json_decref(doc);
+    return true;
 }
 
 int moe_contract_at_task(spank_t sp, bool batch)

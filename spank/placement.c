@@ -37,6 +37,12 @@ static int skip(const char *msg)
     return 0;
 }
 
+static int skip_quietly(const char *msg)
+{
+    slurm_verbose(MOE_LOG_PREFIX "the candidate's layout is not placed: %s", msg);
+    return 0;
+}
+
 static int load_inputs(spank_t sp)
 {
     char list[65536], buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 8];
@@ -92,9 +98,17 @@ int moe_placement_user_init(spank_t sp)
     struct moe_error err;
     char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 8];
 
+    bool from_study = false;
+
     pl.mode = moe_enforce.placement_given ? moe_enforce.placement : MOE_PLACEMENT_NVLINK;
-    if (pl.mode == MOE_PLACEMENT_NONE || !moe_enforce.layout[0])
-        return 0; /* nothing to place without a layout */
+    if (pl.mode == MOE_PLACEMENT_NONE)
+        return 0;
+    if (!moe_enforce.layout[0]) {
+        /* the candidate's own layout, when the job runs a generated study */
+        if (!moe_contract_candidate_layout(sp, &pl.layout))
+            return 0; /* nothing to place without a layout */
+        from_study = true;
+    }
     if (load_inputs(sp) != 0 || step_shape(sp) != 0)
         return 0;
     moe_error_clear(&err);
@@ -103,12 +117,16 @@ int moe_placement_user_init(spank_t sp)
         return skip("out of memory");
     for (int i = 0; i < pl.nnodes; i++)
         pl.dom[i] = moe_domains_find(&pl.domains, pl.nodes[i]);
-    if (moe_layout_parse(moe_enforce.layout, &pl.layout, &err) != 0 ||
+    if ((!from_study && moe_layout_parse(moe_enforce.layout, &pl.layout, &err) != 0) ||
         moe_layout_fit(&pl.layout, pl.nnodes * pl.gpn, &err) != 0 ||
         moe_placement_plan(&pl.layout, pl.nnodes, pl.gpn, pl.dom, &pl.plan, &err) != 0) {
+        moe_error_format(&err, buf, sizeof(buf));
+        /* a fit-stage step runs one GPU for a rank of the full job: the
+         * study's layout is not this step's, so there is nothing to place */
+        if (from_study)
+            return skip_quietly(buf);
         /* the user's layout does not fit the step: fail its tasks */
-        moe_plugin_defer_error("--moe-layout=%s: %s", moe_enforce.layout,
-                               moe_error_format(&err, buf, sizeof(buf)));
+        moe_plugin_defer_error("--moe-layout=%s: %s", moe_enforce.layout, buf);
         return 0;
     }
     if (pl.mode == MOE_PLACEMENT_STRICT && pl.plan.intra < pl.plan.blocks)

@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 34
+tap_plan 35
 cluster_up contract
 
 U=slurmtest
@@ -73,6 +73,20 @@ wait_job "$job"
 ok "and runs to completion" job_completed "$job"
 ok "its step ran" has "$S/logs/$job.out" '^step ran stage=retune$'
 ok "the retune run is recorded" has "$S/runs/$job/contract.json" '"dispatcher":"flex"'
+
+# Without --moe-layout, placement takes the candidate's layout (EP16) from
+# its declared contract: one block of 16 ranks over the two 8-GPU nodes.
+cat > "$WORK/place.sh" <<'EOF'
+#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=8 --gpus-per-node=8
+/usr/bin/srun /bin/sh -c '[ "$SLURM_PROCID" = 0 ] && echo "placement: $MOEFLOW_PLACEMENT"; true'
+EOF
+chmod 0755 "$WORK/place.sh"
+place=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=retune \
+        --moe-candidate=r1 place.sh)
+wait_job "$place"
+ok "placement uses the candidate's EP16 layout from its declared contract" \
+    has "$S/logs/$place.out" '^placement: [0-9]+/1 blocks of 16 ranks'
 
 "$MOEFLOW_BIN" contract verify "$S/runs/$job" > verify.out 2>&1
 ok "moeflow contract verify re-checks the run with its stage's rule" \
