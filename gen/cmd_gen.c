@@ -15,6 +15,7 @@
 #include <slurm/slurm.h>
 
 #include "cli.h"
+#include "diagnose.h"
 #include "stagegen.h"
 #include "study.h"
 
@@ -32,7 +33,9 @@ static void usage(FILE *out)
             "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d;\n"
             "                          'auto' asks slurmctld through libslurm)\n"
             "  -t, --templates DIR     sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
-            "                          %s/templates)\n\n"
+            "                          %s/templates)\n"
+            "  -f, --for BOTTLENECK    retune only what targets it (memory, communication,\n"
+            "                          host, compute), as 'moeflow diagnose' reports it\n\n"
             "example:\n"
             "  moeflow gen etc/studies/tiny-moe-2gpu.yaml -o tiny && tiny/submit.sh\n",
             moe_stage_choices(), MOE_MAX_ARRAY_SIZE_DEFAULT, MOEFLOW_PKGDATADIR);
@@ -232,10 +235,11 @@ int cmd_gen(int argc, char **argv)
         { "dry-run", no_argument, NULL, 'n' },
         { "max-array-size", required_argument, NULL, 'm' },
         { "templates", required_argument, NULL, 't' },
+        { "for", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION, NULL };
+    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION, NULL, NULL };
     const char *dir = NULL;
     char templates[4096], study_dir[4200], *text = NULL, *end;
     struct moe_study study;
@@ -247,8 +251,16 @@ int cmd_gen(int argc, char **argv)
 
     moe_error_clear(&err);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:s:nm:t:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:s:nm:t:f:h", longopts, NULL)) != -1) {
         switch (c) {
+        case 'f':
+            if (moe_bottleneck_parse(optarg) == MOE_BOTTLENECK_COUNT) {
+                fprintf(stderr, "moeflow gen: --for '%s': valid bottlenecks are memory, "
+                        "communication, host, compute\n", optarg);
+                return MOE_EXIT_USAGE;
+            }
+            opts.retune_for = optarg;
+            break;
         case 'o':
             dir = optarg;
             break;

@@ -232,6 +232,29 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
     return sorted(lines);
 }
 
+/* moeflow gen --for B: the retune candidates that target bottleneck B (as
+ * moeflow diagnose names it); the others are listed as skipped. */
+static void keep_bottleneck(struct moe_stage_plan *plan, const char *bottleneck)
+{
+    json_t *kept = json_array(), *c;
+    size_t i;
+
+    json_array_foreach(plan->candidates, i, c) {
+        const char *b = json_string_value(json_object_get(c, "bottleneck"));
+        if (b && strcmp(b, bottleneck) == 0) {
+            json_array_append(kept, c);
+            continue;
+        }
+        json_array_append_new(plan->skipped,
+                              json_pack("{s:O, s:O, s:s++}", "variable",
+                                        json_object_get(c, "variable"), "value",
+                                        json_object_get(c, "value"), "reason", "targets ",
+                                        b ? b : "nothing", ", not the diagnosed bottleneck"));
+    }
+    json_decref(plan->candidates);
+    plan->candidates = kept;
+}
+
 static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, const char *hash,
                        int max, enum moe_stage st, struct stage_out *so, struct moe_error *err)
 {
@@ -244,6 +267,8 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     so->context = NULL;
     if (moe_candidates_build(s, st, &plan, err) < 0)
         return -1;
+    if (st == MOE_STAGE_RETUNE && o->retune_for)
+        keep_bottleneck(&plan, o->retune_for);
     n = (int)json_array_size(plan.candidates);
     snprintf(script, sizeof(script), "%s.sbatch", name);
     first = json_array_get(plan.candidates, 0);

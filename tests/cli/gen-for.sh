@@ -1,0 +1,26 @@
+#!/bin/bash
+# moeflow gen --for BOTTLENECK keeps only the retune candidates that target
+# the bottleneck moeflow diagnose named, and lists the rest as skipped.
+. "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+M=$MOEFLOW_BIN
+export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
+out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
+study=$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml
+tap_plan 6
+
+"$M" gen "$study" -o "$out/all" --stage retune > /dev/null 2>&1
+"$M" gen "$study" -o "$out/host" --stage retune --for host > /dev/null 2>&1
+tap_ok $? "gen --for host succeeds"
+all=$(grep -c '^retune' "$out/all/candidates.tsv")
+host=$(grep -c '^retune' "$out/host/candidates.tsv")
+ok "it keeps some but not all retune candidates ($host of $all)" test "$host" -gt 0 -a "$host" -lt "$all"
+ok "every kept candidate targets the host" \
+    test "$(awk -F'\t' '$1 == "retune" && $7 != "host"' "$out/host/candidates.tsv" | wc -l)" = 0
+ok "the kept ones are exactly the host-bound ones of the full catalogue" \
+    test "$(awk -F'\t' '$1 == "retune" && $7 == "host" {print $3}' "$out/all/candidates.tsv")" = \
+         "$(awk -F'\t' '$1 == "retune" {print $3}' "$out/host/candidates.tsv")"
+ok "the others are listed as skipped with the reason" \
+    has "$out/host/manifest.json" 'targets communication, not the diagnosed bottleneck'
+"$M" gen "$study" -o "$out/bad" --for cpu > /dev/null 2> "$out/bad.err"
+tap_ok $(( $? != 1 )) "an unknown bottleneck is a usage error (exit 1)"
+tap_done
