@@ -11,7 +11,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 commands=$(code_commands)
-tap_plan $(( $(echo "$commands" | wc -w) + 10 ))
+tap_plan $(( $(echo "$commands" | wc -w) + 11 ))
 
 # Completes the last word of "moeflow WORD... LAST" as bash would, one
 # candidate per line.
@@ -48,6 +48,10 @@ done
 stages=$("$M" gen --help | sed -nE 's/.*--stage STAGE .*\(([a-z|]+)\).*/\1/p' | tr '|' '\n')
 ok_same "'moeflow gen --stage <TAB>' offers the stages of moeflow gen --help" \
     "$stages" "$(complete_words moeflow gen --stage '')"
+bottlenecks=$("$M" gen --help | tr '\n' ' ' |
+    sed -nE 's/.*--for BOTTLENECK +[^(]*\(([a-z, ]+)\).*/\1/p' | tr -s ', ' '\n\n')
+ok_same "'moeflow gen --for <TAB>' offers the bottlenecks of moeflow gen --help" \
+    "$bottlenecks" "$(complete_words moeflow gen --for '')"
 presets=$("$M" fit --help | sed -n 's/^presets: //p' | tr ' ' '\n')
 ok_same "'moeflow fit --preset <TAB>' offers the presets of moeflow fit --help" \
     "$presets" "$(complete_words moeflow fit --preset '')"
