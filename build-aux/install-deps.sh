@@ -7,6 +7,7 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
   libcmocka-dev python3-pandas
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
   iproute2 procps
+  debhelper dpkg-dev lintian groff-base man-db
   shellcheck"
 missing=""
 for p in $PACKAGES; do

@@ -5,6 +5,7 @@
 # recorded here and by the cluster's own tag, never by name.
 #
 #   localcluster.sh up     [--prefix DIR] [--nodes N] [--plugin SO] [--plugstack-args "k=v ..."]
+#                          [--plugstack-include FILE]
 #   localcluster.sh down   [--prefix DIR]
 #   localcluster.sh status [--prefix DIR]
 #   localcluster.sh pids   [--prefix DIR]   processes carrying the cluster's tag
@@ -18,6 +19,7 @@ GPUS_PER_NODE=8
 CPUS_PER_NODE=8
 PLUGIN=""
 PLUGSTACK_ARGS=""
+PLUGSTACK_INCLUDE=""
 SBIN_PATH=/usr/sbin:/sbin:/usr/bin:/bin
 
 die() { echo "localcluster: $*" >&2; exit 1; }
@@ -30,6 +32,7 @@ parse_args() {
             --nodes) NODES=$2; shift 2 ;;
             --plugin) PLUGIN=$2; shift 2 ;;
             --plugstack-args) PLUGSTACK_ARGS=$2; shift 2 ;;
+            --plugstack-include) PLUGSTACK_INCLUDE=$2; shift 2 ;;
             *) die "unknown argument '$1' (see the header of $0)" ;;
         esac
     done
@@ -164,7 +167,12 @@ make_fake_gpus() {
 }
 
 write_plugstack() {
-    if [ -n "$PLUGIN" ]; then
+    # An admin's snippet as installed (e.g. by the Debian package): the plugin
+    # loads from its installed path with the installed arguments.
+    if [ -n "$PLUGSTACK_INCLUDE" ]; then
+        [ -f "$PLUGSTACK_INCLUDE" ] || die "plugstack snippet not found: $PLUGSTACK_INCLUDE"
+        echo "include $PLUGSTACK_INCLUDE" > "$PREFIX/etc/plugstack.conf"
+    elif [ -n "$PLUGIN" ]; then
         [ -f "$PLUGIN" ] || die "plugin not found: $PLUGIN"
         mkdir -p "$PREFIX/lib"
         # install gives a new inode: never overwrite a .so a daemon has mapped
