@@ -7,7 +7,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
   libcmocka-dev python3-pandas
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
   iproute2 procps
-  shellcheck"
+  shellcheck
+  clang clang-tidy cppcheck valgrind"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -62,12 +62,12 @@ char *moe_shquote_argv(const json_t *argv)
     size_t n = json_array_size(argv), i;
     char **parts = calloc(n ? n : 1, sizeof(*parts));
     char *out = NULL;
-    const json_t *v;
-
     if (!parts)
         return NULL;
-    json_array_foreach(argv, i, v) {
-        if (!(parts[i] = moe_shquote(json_string_value(v) ? json_string_value(v) : "")))
+    for (i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(argv, i));
+
+        if (!(parts[i] = moe_shquote(s ? s : "")))
             goto done;
     }
     out = join(parts, n);
@@ -89,6 +89,11 @@ char *moe_shquote_env(const json_t *env)
     const char **keys = calloc(json_object_size(env) + 1, sizeof(*keys));
     size_t n = 0;
 
+    if (!keys || !pairs) {
+        free(keys);
+        json_decref(pairs);
+        return NULL;
+    }
     json_object_foreach((json_t *)env, key, v) {
         keys[n++] = key;
     }
@@ -102,9 +107,13 @@ char *moe_shquote_env(const json_t *env)
         const char *val = json_string_value(json_object_get(env, keys[i]));
         size_t len = strlen(keys[i]) + strlen(val ? val : "") + 2;
         char *kv = malloc(len);
-        strcpy(kv, keys[i]);
-        strcat(kv, "=");
-        strcat(kv, val ? val : "");
+
+        if (!kv) {
+            free(keys);
+            json_decref(pairs);
+            return NULL;
+        }
+        snprintf(kv, len, "%s=%s", keys[i], val ? val : "");
         json_array_append_new(pairs, json_string(kv));
         free(kv);
     }
