@@ -145,7 +145,9 @@ static char *read_small(int dirfd, const char *name, struct moe_error *err)
     struct stat st;
     char *buf = NULL;
     ssize_t got = 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO planted as frozen.json must not hang the plugin;
+     * the S_ISREG check below then refuses it. */
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     if (fd < 0) {
         moe_error_set(err, "%s: %s", name, errno == ELOOP ? "is a symlink" : strerror(errno));
