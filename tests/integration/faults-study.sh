@@ -8,7 +8,7 @@
 require_root
 command -v mount >/dev/null || skip_all "needs mount(8) for the tmpfs"
 
-tap_plan 26
+tap_plan 31
 cluster_up faults
 
 U=slurmtest
@@ -62,7 +62,8 @@ job=$(as_user sbatch --parsable -o "$WORK/ro-%j.out" --moe-study="$S" --moe-stag
 wait_job "$job"
 ok "unwritable study: the srun step is failed, not run" hasnt "$WORK/ro-$job.out" '^step ran'
 ok "the message names the study's contract directory and the cause" \
-    has "$WORK/ro-$job.out" "moeflow: .*$S.*(Permission denied|not writable)"
+    has "$WORK/ro-$job.out" "moeflow: .*$S.*Permission denied"
+ok "and what to do about it" has "$WORK/ro-$job.out" "must be able to write the study directory"
 cat "$WORK/ro-$job.out" | diag
 ok "nothing was created in the study" test "$(ls -A "$S" | tr '\n' ' ')" = "contracts "
 ok "the node is still IDLE" nodes_all_idle
@@ -80,6 +81,7 @@ if mount -t tmpfs -o size=64k,mode=0755 moeflow-full "$D"; then
     wait_job "$job"
     ok "disk full: the srun step is failed, not run" hasnt "$WORK/full-$job.out" '^step ran'
     ok "the message says the device is full" has "$WORK/full-$job.out" 'moeflow: .*No space left on device'
+    ok "and what to do about it" has "$WORK/full-$job.out" 'free space .* then resubmit; nothing was written'
     diag < "$WORK/full-$job.out"
     ok "no frozen.json, complete or partial, on the full disk" test ! -e "$D/study/contract/frozen.json"
     ok "no temporary file left behind" test -z "$(half_written "$D/study")"
@@ -92,7 +94,7 @@ if mount -t tmpfs -o size=64k,mode=0755 moeflow-full "$D"; then
     ok "and the seal checks" sh -c "cd '$D/study/contract' && sha256sum -c frozen.json.sha256 >/dev/null"
     cd / && umount "$D"; tap_ok $? "the test's tmpfs unmounts"; cd "$WORK" || exit 1
 else
-    for i in 1 2 3 4 5 6 7; do tap_ok 0 "# SKIP cannot mount a tmpfs here"; done
+    for i in 1 2 3 4 5 6 7 8; do tap_ok 0 "# SKIP cannot mount a tmpfs here"; done
 fi
 ok "the node is still IDLE" nodes_all_idle
 
@@ -142,6 +144,19 @@ ok "srun reports the task killed by signal 9" has "$WORK/k-$job.out" 'Killed|sig
 "$MOEFLOW_BIN" contract verify "$S/runs/$job" > verify.out 2>&1
 tap_ok $? "the run's contract record is complete and verifies"
 ok "no stray temporary files in the study" test -z "$(half_written "$S")"
+# --- 5. a bad option value reaches slurmstepd through the environment ------
+# sbatch never saw it (it validates its own options); the user's environment
+# carries Slurm's forwarded copy of the option into the step.
+job=$(as_user sbatch --parsable -o "$WORK/env-%j.out" --moe-stage=fit \
+      --export=ALL,SLURM_SPANK__SLURM_SPANK_OPTION_moeflow_moe_candidate=../../etc step.sh)
+wait_job "$job"
+ok "a forged option value in the environment: the step is failed" hasnt "$WORK/env-$job.out" '^step ran'
+ok "the message names the option and the rule for its values" \
+    has "$WORK/env-$job.out" "moeflow: .*--moe-candidate '\\.\\./\\.\\./etc'"
+ok "the batch script ran and ended with srun's exit code 1 (a failed batch step would read 0:0)" \
+    has <(scontrol show job -o "$job") 'ExitCode=1:0'
+
+
 ok "every node is IDLE (none drained)" nodes_all_idle
 ok "teardown leaves no cluster process behind" teardown_leaves_nothing
 tap_done
