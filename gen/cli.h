@@ -18,7 +18,7 @@ enum moe_exit {
 struct moe_command {
     const char *name;
     const char *summary;
-    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+    int (*run)(int argc, char **argv); /* argv[0] is "moeflow <name>" */
 };
 
 /* commands.c: the table main() dispatches over, ended by a NULL name. */
@@ -34,7 +34,16 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_layouts(int argc, char **argv);
 
+/* After getopt_long returned '?': names the closest long option to the one
+ * just refused ("did you mean --json?"), so a typo costs one retry. */
+struct option;
+void moe_cli_suggest_option(int argc, char **argv, const struct option *longopts);
+
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);
+
+/* Subcommands. */
+int cmd_topo(int argc, char **argv);
+int cmd_place(int argc, char **argv);
 
 #endif

@@ -32,24 +32,6 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* A hand-written contract: any JSON formatting, checked for its sections. */
-static json_t *load_plain(const char *path, struct moe_error *err)
-{
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-
-    if (!doc) {
-        moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
-        return NULL;
-    }
-    if (moe_contract_check_shape(doc, err) != 0) {
-        moe_error_locate(err, path, 0, 0);
-        json_decref(doc);
-        return NULL;
-    }
-    return doc;
-}
-
 /* A study directory means its frozen baseline, a run directory its own
  * contract.json (both verified); anything else is a contract file. */
 static json_t *load_any(const char *path, char digest[MOE_SHA256_HEX_LEN + 1])
@@ -63,7 +45,8 @@ static json_t *load_any(const char *path, char digest[MOE_SHA256_HEX_LEN + 1])
     if (is_dir(path) && access(file, F_OK) != 0)
         doc = moe_contract_load_frozen(path, digest, &err);
     else {
-        doc = is_dir(path) ? moe_contract_load_file(file, &err) : load_plain(path, &err);
+        doc = is_dir(path) ? moe_contract_load_file(file, &err)
+                           : moe_contract_load_plain(path, &err);
         if (doc)
             moe_contract_digest(doc, digest, &err);
     }
@@ -222,7 +205,7 @@ static int cmd_freeze(const char *study, const char *from)
     int rc;
 
     moe_error_clear(&err);
-    doc = load_plain(from, &err);
+    doc = moe_contract_load_plain(from, &err);
     if (!doc) {
         moe_cli_report(&err);
         return MOE_EXIT_INVALID_INPUT;
@@ -255,7 +238,10 @@ int cmd_contract(int argc, char **argv)
         case 's': stage = optarg; break;
         case 'f': from = optarg; break;
         case 'h': fputs(usage_text, stdout); return MOE_EXIT_OK;
-        default: fputs(usage_text, stderr); return MOE_EXIT_USAGE;
+        default:
+            moe_cli_suggest_option(argc, argv, longopts);
+            fputs(usage_text, stderr);
+            return MOE_EXIT_USAGE;
         }
     }
     verb = optind < argc ? argv[optind] : "";

@@ -44,7 +44,7 @@ static const char *recompute_text(const struct moe_train *t, char *buf, size_t l
 }
 
 static void print_text(const struct moe_model *m, const struct moe_layout *l,
-                       const struct moe_cluster *c, const struct moe_fit *f,
+                       const struct moe_machine *c, const struct moe_fit *f,
                        const struct moe_megatron_memory *mg)
 {
     const struct moe_memory *x = &f->mem;
@@ -72,7 +72,7 @@ static void print_text(const struct moe_model *m, const struct moe_layout *l,
 }
 
 static json_t *memory_json(const struct moe_fit *f, const struct moe_megatron_memory *mg,
-                           const struct moe_cluster *c)
+                           const struct moe_machine *c)
 {
     const struct moe_memory *x = &f->mem;
     char rc[160];
@@ -88,11 +88,11 @@ static json_t *memory_json(const struct moe_fit *f, const struct moe_megatron_me
                      "in_flight", x->in_flight, "band_pct", BAND_PCT, "megatron_mib",
                      "weight_and_optimizer", mg->weight_and_optimizer, "activation",
                      mg->activation, "total", mg->total, "usable_gib",
-                     moe_cluster_usable(c) / MOE_GIB, "confidence", CONFIDENCE);
+                     moe_machine_usable(c) / MOE_GIB, "confidence", CONFIDENCE);
 }
 
 static int print_json(const struct moe_model *m, const struct moe_layout *l,
-                      const struct moe_cluster *c, const struct moe_fit *f,
+                      const struct moe_machine *c, const struct moe_fit *f,
                       const struct moe_megatron_memory *mg)
 {
     char a[96], b[96];
@@ -114,7 +114,7 @@ static int print_json(const struct moe_model *m, const struct moe_layout *l,
 
 /* No layout given: the smallest model parallelism that fits. */
 static int choose_layout(const struct moe_model *m, const struct moe_workload *w,
-                         const struct moe_train *t, const struct moe_cluster *c,
+                         const struct moe_train *t, const struct moe_machine *c,
                          struct moe_layout *out)
 {
     struct moe_layout_set s;
@@ -156,7 +156,7 @@ static void print_groups(const struct moe_layout *l, int world)
 }
 
 int fit_run(const struct moe_model *m, const struct moe_workload *w, const struct moe_train *t,
-            const struct moe_cluster *c, const struct moe_layout *layout, bool json,
+            const struct moe_machine *c, const struct moe_layout *layout, bool json,
             bool rank_groups)
 {
     struct moe_layout l;

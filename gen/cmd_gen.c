@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <slurm/slurm.h>
+
 #include "cli.h"
 #include "stagegen.h"
 #include "study.h"
@@ -27,7 +29,8 @@ static void usage(FILE *out)
             "  -o, --output DIR        directory to create\n"
             "  -s, --stage STAGE       only this stage (%s)\n"
             "  -n, --dry-run           list what would be written; write nothing\n"
-            "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d)\n"
+            "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d;\n"
+            "                          'auto' asks slurmctld through libslurm)\n"
             "  -t, --templates DIR     sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
             "                          %s/templates)\n\n"
             "example:\n"
@@ -66,12 +69,22 @@ static char *slurp(const char *path, struct moe_error *err)
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
 {
-    char path[4200];
+    char path[4400];
     int fd;
 
     snprintf(path, sizeof(path), "%.4096s/%s", dir, f->name);
+    if (strchr(f->name, '/')) {
+        /* one level of subfolder (contracts/) */
+        char sub[4200];
+        snprintf(sub, sizeof(sub), "%.4096s/%.*s", dir, (int)(strchr(f->name, '/') - f->name),
+                 f->name);
+        if (mkdir(sub, 0755) < 0 && errno != EEXIST) {
+            moe_error_at(err, sub, 0, 0, "cannot create: %s", strerror(errno));
+            return -1;
+        }
+    }
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode);
-    if (fd < 0 || write(fd, f->data, f->len) != (ssize_t)f->len || fsync(fd) < 0) {
+    if (fd < 0 || write(fd, f->data, f->len) != (ssize_t)f->len) {
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -85,15 +98,31 @@ static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_
     return 0;
 }
 
+static int sync_tree(const char *dir, struct moe_error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0 || syncfs(fd) < 0) {
+        moe_error_at(err, dir, 0, 0, "cannot flush: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 static void remove_tree(const char *dir, const struct moe_gen_output *out)
 {
-    char path[4200];
+    char path[4400];
 
     for (int i = 0; i < out->n; i++) {
         snprintf(path, sizeof(path), "%.4096s/%s", dir, out->files[i].name);
         unlink(path);
     }
     snprintf(path, sizeof(path), "%.4096s/logs", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%.4096s/contracts", dir);
     rmdir(path);
     rmdir(dir);
 }
@@ -132,12 +161,58 @@ static int write_atomically(const char *dir, const struct moe_gen_output *out,
             remove_tree(tmp, out);
             return -1;
         }
-    if (rename(tmp, dir) < 0) {
-        moe_error_at(err, dir, 0, 0, "cannot rename %s into place: %s", tmp, strerror(errno));
+    /* One flush for the whole tree before it becomes visible, instead of a
+     * fsync per file: a crash never leaves DIR with empty scripts. */
+    if (sync_tree(tmp, err) < 0 || rename(tmp, dir) < 0) {
+        if (!err->text[0])
+            moe_error_at(err, dir, 0, 0, "cannot rename %s into place: %s", tmp,
+                         strerror(errno));
         remove_tree(tmp, out);
         return -1;
     }
     return 0;
+}
+
+/* The absolute path DIR will have, for --moe-study: the plugin resolves it
+ * in sbatch and again in slurmstepd, where the working directory differs. */
+static int absolute_target(const char *dir, char *out, size_t len, struct moe_error *err)
+{
+    char *d1 = strdup(dir), *d2 = strdup(dir), parent[4096];
+    int rc = 0;
+
+    if (!d1 || !d2 || !realpath(dirname(d1), parent)) {
+        moe_error_at(err, dir, 0, 0, "cannot resolve the parent folder: %s", strerror(errno));
+        rc = -1;
+    } else {
+        snprintf(out, len, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, basename(d2));
+    }
+    free(d1);
+    free(d2);
+    return rc;
+}
+
+/* MaxArraySize from slurmctld, or -1 with err.  libslurm exits the process
+ * when it finds no configuration, so look for one first. */
+static int cluster_max_array_size(struct moe_error *err)
+{
+    const char *conf = getenv("SLURM_CONF");
+    slurm_conf_t *c = NULL;
+    int v;
+
+    if (!(conf && access(conf, R_OK) == 0) && access("/etc/slurm/slurm.conf", R_OK) != 0) {
+        moe_error_set(err, "--max-array-size=auto: no slurm.conf (set SLURM_CONF)");
+        return -1;
+    }
+    slurm_init(NULL);
+    if (slurm_load_ctl_conf((time_t)0, &c) != SLURM_SUCCESS || !c) {
+        moe_error_set(err, "--max-array-size=auto: cannot ask slurmctld: %s",
+                      slurm_strerror(slurm_get_errno()));
+        return -1;
+    }
+    v = (int)c->max_array_sz;
+    slurm_free_ctl_conf(c);
+    slurm_fini();
+    return v;
 }
 
 static void dry_run(const char *dir, const struct moe_gen_output *out)
@@ -160,9 +235,9 @@ int cmd_gen(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION };
+    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION, NULL };
     const char *dir = NULL;
-    char templates[4096], *text = NULL, *end;
+    char templates[4096], study_dir[4200], *text = NULL, *end;
     struct moe_study study;
     struct moe_gen_output out;
     struct moe_error err;
@@ -188,6 +263,13 @@ int cmd_gen(int argc, char **argv)
             dry = true;
             break;
         case 'm':
+            if (strcmp(optarg, "auto") == 0) {
+                if ((opts.max_array_size = cluster_max_array_size(&err)) < 1) {
+                    moe_cli_report(&err);
+                    return MOE_EXIT_SYSTEM;
+                }
+                break;
+            }
             v = strtol(optarg, &end, 10);
             if (*end || v < 1 || v > 4000001) {
                 fprintf(stderr, "moeflow gen: --max-array-size wants 1..4000001, not '%s'\n",
@@ -203,6 +285,7 @@ int cmd_gen(int argc, char **argv)
             usage(stdout);
             return MOE_EXIT_OK;
         default:
+            moe_cli_suggest_option(argc, argv, longopts);
             usage(stderr);
             return MOE_EXIT_USAGE;
         }
@@ -233,6 +316,13 @@ int cmd_gen(int argc, char **argv)
         return MOE_EXIT_INVALID_INPUT;
     }
     opts.study_text = text;
+    if (absolute_target(dir, study_dir, sizeof(study_dir), &err) < 0) {
+        moe_cli_report(&err);
+        moe_study_free(&study);
+        free(text);
+        return MOE_EXIT_USAGE;
+    }
+    opts.study_dir = study_dir;
     rc = MOE_EXIT_OK;
     if (moe_gen_build(&study, &opts, &out, &err) < 0) {
         moe_cli_report(&err);

@@ -39,7 +39,7 @@ static void print_row(size_t i, const struct moe_layout_set *s, const struct moe
 }
 
 static void print_rejected(const struct moe_model *m, const struct moe_workload *w,
-                           const struct moe_train *t, const struct moe_cluster *c,
+                           const struct moe_train *t, const struct moe_machine *c,
                            const struct moe_layout_set *s)
 {
     char why[256];
@@ -55,7 +55,7 @@ static void print_rejected(const struct moe_model *m, const struct moe_workload 
 }
 
 static int print_text(const struct moe_model *m, const struct moe_workload *w,
-                      const struct moe_train *t, const struct moe_cluster *c,
+                      const struct moe_train *t, const struct moe_machine *c,
                       const struct moe_layout_set *s, bool explain)
 {
     char advice[256];
@@ -108,7 +108,7 @@ static json_t *entry_json(const struct moe_layout_set *s, const struct moe_layou
                      e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "");
 }
 
-static int print_json(const struct moe_model *m, const struct moe_cluster *c,
+static int print_json(const struct moe_model *m, const struct moe_machine *c,
                       const struct moe_layout_set *s, bool explain)
 {
     json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I}", "model", m->name, "gpus", c->gpus,
@@ -144,7 +144,7 @@ static int print_json(const struct moe_model *m, const struct moe_cluster *c,
 }
 
 int layouts_run(const struct moe_model *m, const struct moe_workload *w,
-                const struct moe_train *t, const struct moe_cluster *c, int top, bool explain,
+                const struct moe_train *t, const struct moe_machine *c, int top, bool explain,
                 bool json)
 {
     struct moe_layout_set s;

@@ -140,6 +140,7 @@ int cmd_overlap(int argc, char **argv)
             usage(stdout);
             return MOE_EXIT_OK;
         default:
+            moe_cli_suggest_option(argc, argv, opts);
             usage(stderr);
             return MOE_EXIT_USAGE;
         }

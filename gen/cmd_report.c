@@ -303,6 +303,7 @@ int cmd_report(int argc, char **argv)
             usage(stdout);
             return MOE_EXIT_OK;
         default:
+            moe_cli_suggest_option(argc, argv, opts);
             usage(stderr);
             return MOE_EXIT_USAGE;
         }

@@ -1,6 +1,10 @@
 #include "config.h"
 
+#include <getopt.h>
+#include <string.h>
+
 #include "cli.h"
+#include "study_schema.h"
 
 const struct moe_command moe_commands[] = {
     { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },
@@ -11,6 +15,8 @@ const struct moe_command moe_commands[] = {
     { "diagnose", "main bottleneck and its retune candidates", cmd_diagnose },
     { "fit", "peak memory per GPU, ours next to Megatron's estimate", cmd_fit },
     { "layouts", "rank every valid parallel layout by the scale rules", cmd_layouts },
+    { "topo", "print the CPU affinity plan for a node", cmd_topo },
+    { "place", "order a job's nodes so TP and EP groups stay inside NVLink domains", cmd_place },
     { NULL, NULL, NULL },
 };
 
@@ -19,4 +25,21 @@ void moe_cli_report(const struct moe_error *err)
     char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
 
     fprintf(stderr, "moeflow: %s\n", moe_error_format(err, buf, sizeof(buf)));
+}
+
+void moe_cli_suggest_option(int argc, char **argv, const struct option *longopts)
+{
+    const char *names[128], *near;
+    char word[128];
+    int n = 0;
+
+    if (optind < 1 || optind > argc || strncmp(argv[optind - 1], "--", 2) != 0)
+        return;
+    snprintf(word, sizeof(word), "%s", argv[optind - 1] + 2);
+    word[strcspn(word, "=")] = '\0';
+    for (; longopts->name && n < 128; longopts++)
+        names[n++] = longopts->name;
+    near = moe_suggest(word, names, n);
+    if (near)
+        fprintf(stderr, "%s: did you mean --%s?\n", argv[0], near);
 }

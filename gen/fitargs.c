@@ -12,6 +12,8 @@
 #include "fitargs.h"
 #include "model_json.h"
 #include "presets.h"
+#include "study.h"
+#include "study_fit.h"
 
 enum {
     OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,
@@ -54,17 +56,20 @@ static void usage(FILE *out, bool layouts_cmd)
 {
     if (layouts_cmd)
         fprintf(out,
-                "usage: moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
+                "usage: moeflow layouts STUDY [--top K] [--explain] [--json] [OPTIONS]\n"
+                "       moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
                 "                       --mbs M --gbs G [--top K] [--explain] [--json] [OPTIONS]\n"
                 "Enumerates every valid parallel-folding layout, ranks them by the scale rules\n"
                 "and names the rule that decided each place.\n");
     else
         fprintf(out,
-                "usage: moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
+                "usage: moeflow fit STUDY [--json] [--rank-groups] [OPTIONS]\n"
+                "       moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
                 "                   --gbs G [--tp N --cp N --pp N --vpp N --ep N --etp N] [--json]\n"
                 "                   [--rank-groups] [OPTIONS]\n"
                 "Estimates peak memory per GPU (ours next to Megatron's formula).  Without a\n"
-                "layout it picks the smallest model parallelism that fits.\n");
+                "layout it picks the smallest model parallelism that fits; with a STUDY it\n"
+                "checks the study's baseline layout.  Options override the study.\n");
     fprintf(out,
             "options: --gpu-mem-gib G (80)  --headroom F (0.10)  --nvlink-domain N (8)\n"
             "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n"
@@ -113,7 +118,7 @@ static int parse_double(const char *opt, const char *s, double min, double max, 
     return -1;
 }
 
-static int parse_recompute(const char *s, struct moe_recompute *r)
+static int parse_recompute(const char *s, struct moe_recompute_plan *r)
 {
     struct moe_error e;
 
@@ -222,26 +227,75 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
     }
 }
 
+/* A STUDY argument sets everything the options can; options given as well
+ * override it. */
+static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
+{
+    struct moe_study s;
+    struct moe_error e;
+    int rc = -1;
+
+    moe_error_clear(&e);
+    if (moe_study_load(&s, path, &e) != 0 || moe_study_fit_inputs(&s, &a->t, &a->c, &e) != 0) {
+        moe_cli_report(&e);
+        if (s.json)
+            moe_study_free(&s);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    a->model = s.model;
+    a->have_model = true;
+    a->w = s.workload;
+    if (!layouts_cmd) {
+        a->layout = s.baseline.layout;
+        a->layout_given = true;
+    }
+    moe_study_free(&s);
+    return rc;
+}
+
+/* The first non-option argument, found without acting on any option; NULL
+ * when an option is wrong, which the real pass then reports. */
+static const char *find_study_arg(int argc, char **argv)
+{
+    const char *study = NULL;
+    bool bad = false;
+    int c;
+
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1)
+        bad |= c == '?';
+    if (optind < argc && !bad)
+        study = argv[optind];
+    optind = 0;
+    opterr = 1;
+    return study;
+}
+
 int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
 {
+    const char *study;
     int opt, rc;
 
     memset(a, 0, sizeof(*a));
     moe_train_defaults(&a->t);
-    moe_cluster_defaults(&a->c);
+    moe_machine_defaults(&a->c);
     a->layout = (struct moe_layout){ .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 };
     a->top = 10;
-    optind = 1;
-    opterr = 1;
+    study = find_study_arg(argc, argv);
+    if (study && (rc = load_study(study, layouts_cmd, a)) >= 0)
+        return rc;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (opt == 'h')
             opt = OPT_HELP;
+        if (opt == '?')
+            moe_cli_suggest_option(argc, argv, options);
         if ((rc = one_option(opt, optarg, layouts_cmd, a)) >= 0)
             return rc;
     }
-    if (optind < argc)
-        return bad("argument", argv[optind],
-                   "a STUDY file is not read yet; give --preset or --model-json");
+    if (optind + 1 < argc || (optind < argc && argv[optind] != study))
+        return bad("argument", argv[optind + (argv[optind] == study)],
+                   "only one STUDY file is read");
     if (!a->have_model)
         return bad("model", "", "give --preset NAME or --model-json FILE");
     if (a->c.gpus < 1 || a->w.seq_len < 1 || a->w.mbs < 1 || a->w.gbs < 1)

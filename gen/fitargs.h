@@ -15,7 +15,7 @@ struct fit_args {
     bool have_model;
     struct moe_workload w;
     struct moe_train t;
-    struct moe_cluster c;
+    struct moe_machine c;
     struct moe_layout layout; /* fit only: the layout to check */
     bool layout_given;
     bool json;
@@ -31,10 +31,10 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a);
 
 /* The computations: print text or JSON to stdout; return an exit code. */
 int fit_run(const struct moe_model *m, const struct moe_workload *w, const struct moe_train *t,
-            const struct moe_cluster *c, const struct moe_layout *layout, bool json,
+            const struct moe_machine *c, const struct moe_layout *layout, bool json,
             bool rank_groups);
 int layouts_run(const struct moe_model *m, const struct moe_workload *w,
-                const struct moe_train *t, const struct moe_cluster *c, int top, bool explain,
+                const struct moe_train *t, const struct moe_machine *c, int top, bool explain,
                 bool json);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "study_schema.h"
 
 static void usage(FILE *out)
 {
@@ -12,6 +13,20 @@ static void usage(FILE *out)
     for (const struct moe_command *c = moe_commands; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\nRun 'moeflow COMMAND --help' for a command's options; see moeflow(1).\n");
+}
+
+static void suggest_command(const char *word)
+{
+    const char *names[64], *near;
+    int n = 0;
+
+    for (const struct moe_command *c = moe_commands; c->name && n < 64; c++)
+        names[n++] = c->name;
+    near = moe_suggest(word, names, n);
+    if (near)
+        fprintf(stderr, "moeflow: unknown command '%s' (did you mean '%s'?)\n", word, near);
+    else
+        fprintf(stderr, "moeflow: unknown command '%s'\n", word);
 }
 
 int main(int argc, char **argv)
@@ -28,10 +43,16 @@ int main(int argc, char **argv)
         usage(stdout);
         return MOE_EXIT_OK;
     }
-    for (const struct moe_command *c = moe_commands; c->name; c++)
-        if (strcmp(argv[1], c->name) == 0)
+    for (const struct moe_command *c = moe_commands; c->name; c++) {
+        if (strcmp(argv[1], c->name) == 0) {
+            char prog[64];
+            /* getopt names argv[0] in its messages: "moeflow fit: ..." */
+            snprintf(prog, sizeof(prog), "moeflow %s", c->name);
+            argv[1] = prog;
             return c->run(argc - 1, argv + 1);
-    fprintf(stderr, "moeflow: unknown command '%s'\n", argv[1]);
+        }
+    }
+    suggest_command(argv[1]);
     usage(stderr);
     return MOE_EXIT_USAGE;
 }

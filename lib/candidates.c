@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "candidates.h"
+#include "layouts.h"
+#include "study_fit.h"
 #include "megatron_args.h"
+#include "study_contract.h"
 
 struct plan_ctx {
     const struct moe_study *s;
@@ -54,6 +57,8 @@ static void emit(struct plan_ctx *c, const struct moe_run *run, const char *vari
 
     if (rank >= 0)
         json_object_set_new(cand, "rank", json_integer(rank));
+    /* The declared contract is part of what the id names. */
+    json_object_set_new(cand, "contract", moe_run_contract(s, run, label_of(s)));
     moe_json_sha256(cand, id);
     json_object_set_new(cand, "id", json_string(id));
     json_array_append_new(c->plan->candidates, cand);
@@ -92,47 +97,48 @@ static void fit_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
     struct moe_run run;
-    const char *note = NULL;
     static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
 
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
     if (run.cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP ||
         run.cfg.dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
-        /* The flex dispatcher's kernels need real peers. */
-        run.cfg.dispatcher = MOE_DISPATCH_ALLTOALL;
-        note = "flex dispatcher cannot run on a fake process group: alltoall stands in, "
-               "DeepEP/HybridEP buffers are not counted";
+        /* DeepEP/HybridEP need real peers, and the contract does not let fit
+         * change the dispatcher: no fake-process-group run can stand in. */
+        skip(c, "fit", json_string(moe_dispatcher_name(run.cfg.dispatcher)),
+             "the flex dispatcher cannot run on Megatron's fake process group, and fit may not "
+             "change the dispatcher; measure memory in a study whose baseline uses alltoall");
+        return;
     }
-    if (run.cfg.ep_overlap || run.cfg.delay_wgrad) {
-        run.cfg.ep_overlap = run.cfg.delay_wgrad = false;
-        note = "EP overlap needs real peers: measured without it";
-    }
-    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), note);
+    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), NULL);
     /* Selective recompute before full recompute: add one module at a time. */
     for (int i = 0; selective_steps[i]; i++) {
         struct moe_strlist *m = &run.cfg.recompute_modules;
         bool have = false;
+        json_t *mods;
+
         for (int j = 0; j < m->n; j++)
             have |= strcmp(m->v[j], selective_steps[i]) == 0;
         if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
             continue;
         snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", selective_steps[i]);
         run.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
-        json_t *mods = json_array();
+        mods = json_array();
         for (int j = 0; j < m->n; j++)
             json_array_append_new(mods, json_string(m->v[j]));
-        fit_variant(c, &run, "recompute_modules", mods, note);
+        fit_variant(c, &run, "recompute_modules", mods, NULL);
     }
-    if (s->baseline.recompute != MOE_RECOMPUTE_FULL && !s->baseline.ep_overlap) {
-        moe_run_from_baseline(&run, s, s->measure.warmup + 2);
-        run.fake_process_group = true;
-        if (note)
-            run.cfg.dispatcher = MOE_DISPATCH_ALLTOALL;
-        run.cfg.recompute = MOE_RECOMPUTE_FULL;
-        run.cfg.recompute_modules.n = 0;
-        fit_variant(c, &run, "recompute", json_string("full"), note);
+    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
+        return;
+    if (s->baseline.ep_overlap) {
+        skip(c, "recompute", json_string("full"), "EP overlap does not work with full recompute");
+        return;
     }
+    moe_run_from_baseline(&run, s, s->measure.warmup + 2);
+    run.fake_process_group = true;
+    run.cfg.recompute = MOE_RECOMPUTE_FULL;
+    run.cfg.recompute_modules.n = 0;
+    fit_variant(c, &run, "recompute", json_string("full"), NULL);
 }
 
 /* ---- scale: the baseline and its neighbouring layouts ---- */
@@ -152,8 +158,8 @@ static const char *layout_problem(const struct moe_study *s, const struct moe_ba
         return "TP does not divide the attention heads or query groups";
     if (l->tp > s->cluster.nvlink_domain)
         return "TP would leave the NVLink domain";
-    if (b->pipeline_layout[0] && l->pp != s->baseline.layout.pp)
-        return "baseline.pipeline_layout is written for the baseline PP";
+    if (b->pipeline_layout[0] && (l->pp != s->baseline.layout.pp || l->vpp != s->baseline.layout.vpp))
+        return "baseline.pipeline_layout is written for the baseline PP and VPP";
     if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
         return "layers do not split evenly over PP x VPP";
     if (b->ep_overlap && l->pp > 1 && l->vpp == 1)
@@ -167,38 +173,94 @@ static const char *layout_problem(const struct moe_study *s, const struct moe_ba
     return NULL;
 }
 
+static bool same_layout(const struct moe_layout *a, const struct moe_layout *b)
+{
+    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp && a->vpp == b->vpp &&
+           a->ep == b->ep && a->etp == b->etp;
+}
+
+/* The layout as one value: "tp2.cp1.pp8.vpp4.ep32.etp1". */
+static json_t *layout_value(const struct moe_layout *l)
+{
+    char v[96];
+
+    snprintf(v, sizeof(v), "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d", l->tp, l->cp, l->pp, l->vpp, l->ep,
+             l->etp);
+    return json_string(v);
+}
+
+/* Ranked layouts looked at for the scale stage, and skip entries kept: the
+ * study's own rules (a fixed pipeline layout, EP overlap) can exclude many
+ * of the best ones, and listing hundreds of them helps nobody. */
+#define SCALE_RANKED_MAX 256
+#define SCALE_SKIPS_LISTED 8
+
+/* Emits one ranked layout (1), or says why the study excludes it (0). */
+static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
+                         const struct moe_layout_set *set, const struct moe_machine *machine,
+                         size_t rank, int *skips)
+{
+    const struct moe_layout_entry *e = &set->valid[rank];
+    struct moe_run r = *base;
+    struct moe_fit fit;
+    char note[256], fitbuf[160];
+    const char *why;
+
+    r.cfg.layout = e->layout;
+    moe_layout_entry_fit(set, e, &fit);
+    moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
+    why = layout_problem(c->s, &r.cfg);
+    /* scale may change only the layout: recompute stays the baseline's */
+    if (!why && (!fit.fits || fit.step != 0)) {
+        snprintf(note, sizeof(note), "it needs %s; scale keeps the baseline's recompute (fit "
+                 "stage first)", fitbuf);
+        why = note;
+    }
+    if (why) {
+        if ((*skips)++ < SCALE_SKIPS_LISTED)
+            skip(c, "layout", layout_value(&e->layout), "%s", why);
+        return 0;
+    }
+    snprintf(note, sizeof(note), "rank %zu of %zu valid layouts (%s); %s", rank + 1,
+             set->n_valid, moe_scale_rule_text(e->decided_by), fitbuf);
+    emit(c, &r, "layout", layout_value(&e->layout), "communication", c->s->cluster.nodes,
+         c->s->cluster.gpus_per_node, -1, note);
+    return 1;
+}
+
+/* The baseline and the study's top_k best other layouts, ranked by the
+ * scale rules over every layout Megatron accepts for this GPU count. */
 static void scale_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
+    struct moe_layout_set set;
+    struct moe_machine machine;
+    struct moe_train train;
+    struct moe_error err;
     struct moe_run run;
-    static const char *const axes[] = { "ep", "tp", "pp" };
+    int emitted = 0, skips = 0;
 
     moe_run_from_baseline(&run, s, screen_iters(s));
     emit_baseline(c, &run, "communication");
-    for (int a = 0; a < 3; a++)
-        for (int f = 0; f < 2; f++) {
-            struct moe_run r = run;
-            int *v = a == 0 ? &r.cfg.layout.ep : a == 1 ? &r.cfg.layout.tp : &r.cfg.layout.pp;
-            const char *why;
-            char name[16];
-
-            if (f == 0 && *v == 1)
-                continue;
-            *v = f == 0 ? *v / 2 : *v * 2;
-            if (a == 2 && *v == 1)
-                r.cfg.layout.vpp = 1;
-            snprintf(name, sizeof(name), "layout.%s", axes[a]);
-            if ((why = layout_problem(s, &r.cfg))) {
-                skip(c, name, json_integer(*v), "%s", why);
-                continue;
-            }
-            r.cfg.layout.dp = moe_study_world_size(s) /
-                              (r.cfg.layout.tp * r.cfg.layout.cp * r.cfg.layout.pp);
-            r.cfg.layout.edp = moe_study_world_size(s) /
-                               (r.cfg.layout.ep * r.cfg.layout.etp * r.cfg.layout.pp);
-            emit(c, &r, name, json_integer(*v), "communication", s->cluster.nodes,
-                 s->cluster.gpus_per_node, -1, NULL);
-        }
+    moe_error_clear(&err);
+    if (moe_study_fit_inputs(s, &train, &machine, &err) == 0 && s->baseline.pipeline_layout[0]) {
+        /* an explicit pipeline layout is written for one PP x VPP */
+        machine.fixed_pp = s->baseline.layout.pp;
+        machine.fixed_vpp = s->baseline.layout.vpp;
+    }
+    if (err.text[0] ||
+        moe_layouts_enumerate(&s->model, &s->workload, &train, &machine,
+                              SCALE_RANKED_MAX, false, &set, &err) != 0) {
+        skip(c, "layout", json_null(), "no layout ranking: %s", err.text);
+        return;
+    }
+    for (size_t i = 0; i < set.n_ranked && emitted < s->scale_top_k; i++)
+        if (!same_layout(&set.valid[i].layout, &s->baseline.layout))
+            emitted += scale_variant(c, &run, &set, &machine, i, &skips);
+    if (skips > SCALE_SKIPS_LISTED)
+        skip(c, "layout", json_integer(skips - SCALE_SKIPS_LISTED),
+             "more ranked layouts excluded for the reasons above");
+    moe_layout_set_free(&set);
 }
 
 /* ---- retune: the catalogue ---- */

@@ -8,15 +8,12 @@
 
 #include "fit.h"
 
-void moe_cluster_defaults(struct moe_cluster *c)
+void moe_machine_defaults(struct moe_machine *c)
 {
-    c->gpus = 0;
-    c->gpus_per_domain = 8;
-    c->gpu_mem_gib = 80;
-    c->headroom = 0.10;
+    *c = (struct moe_machine){ .gpus_per_domain = 8, .gpu_mem_gib = 80, .headroom = 0.10 };
 }
 
-double moe_cluster_usable(const struct moe_cluster *c)
+double moe_machine_usable(const struct moe_machine *c)
 {
     return c->gpu_mem_gib * MOE_GIB * (1 - c->headroom);
 }
@@ -84,10 +81,10 @@ const char *moe_fit_step_kind(const struct moe_fit *f)
     }
 }
 
-const char *moe_fit_describe(const struct moe_fit *f, const struct moe_cluster *c, char *buf,
+const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *c, char *buf,
                              size_t len)
 {
-    double usable = moe_cluster_usable(c);
+    double usable = moe_machine_usable(c);
     char mods[128];
     const char *kind = moe_fit_step_kind(f);
     char what[140];
@@ -120,9 +117,9 @@ int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
 
 int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_workload *w, const struct moe_train *base,
-                   const struct moe_cluster *c, struct moe_fit *out, struct moe_error *err)
+                   const struct moe_machine *c, struct moe_fit *out, struct moe_error *err)
 {
-    double usable = moe_cluster_usable(c);
+    double usable = moe_machine_usable(c);
     struct moe_train steps[MOE_FIT_MAX_STEPS];
     int n = moe_fit_ladder(m, base, steps, MOE_FIT_MAX_STEPS);
 

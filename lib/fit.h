@@ -11,17 +11,19 @@
 #include "model.h"
 
 /* The machine the layouts are for. */
-struct moe_cluster {
+struct moe_machine {
     int gpus;            /* world size */
     int gpus_per_domain; /* GPUs in one NVLink domain (8 for HGX, 72 for NVL72) */
     double gpu_mem_gib;  /* memory of one GPU */
     double headroom;     /* fraction kept free: fragmentation, NCCL, CUDA context */
+    int fixed_pp, fixed_vpp; /* layouts: only this PP / VPP (0 = any), e.g. when an
+                                explicit pipeline layout pins them */
 };
 
-void moe_cluster_defaults(struct moe_cluster *c);
+void moe_machine_defaults(struct moe_machine *c);
 
 /* Usable bytes on one GPU after the headroom. */
-double moe_cluster_usable(const struct moe_cluster *c);
+double moe_machine_usable(const struct moe_machine *c);
 
 struct moe_fit {
     bool fits;
@@ -35,7 +37,7 @@ struct moe_fit {
  * fits = false.  -1 only for a shape the memory model rejects. */
 int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_workload *w, const struct moe_train *base,
-                   const struct moe_cluster *c, struct moe_fit *out, struct moe_error *err);
+                   const struct moe_machine *c, struct moe_fit *out, struct moe_error *err);
 
 /* The ladder from base: steps[0] = base, then the savings in order.
  * Returns the number of steps (at most max). */
@@ -47,7 +49,7 @@ int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
 const char *moe_fit_step_kind(const struct moe_fit *f);
 
 /* "selective recompute moe_act,layernorm: 61.2 GiB <= 72.0 GiB usable". */
-const char *moe_fit_describe(const struct moe_fit *f, const struct moe_cluster *c, char *buf,
+const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *c, char *buf,
                              size_t len);
 
 #endif

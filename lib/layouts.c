@@ -171,7 +171,7 @@ struct builder {
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
     struct layer_memo *lmemo;                  /* [etp][step] */
-    struct moe_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
+    struct moe_pp_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
     struct param_memo pmemo[2 * 128];          /* [vpp][first, last] */
     int memo_nv, memo_ne;
     unsigned stamp;
@@ -295,7 +295,7 @@ static bool cp_justified(const struct moe_layout_entry *e)
     return e->layout.cp == 1 || e->mem.attn_share >= 0.5;
 }
 
-static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
+static void judge(struct moe_layout_entry *e, const struct moe_machine *c)
 {
     const struct moe_layout *l = &e->layout;
     int dense = l->tp * l->cp, moe = l->etp * l->ep;
@@ -315,16 +315,16 @@ static void judge(struct moe_layout_entry *e, const struct moe_cluster *c)
  * step is computed once per attention grid, VPP and ETP and reused for
  * every EP (it does not depend on EP or EDP). */
 static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
-                       const struct moe_workload *w, const struct moe_cluster *c,
+                       const struct moe_workload *w, const struct moe_machine *c,
                        struct builder *b, unsigned stamp, int vi, int ei,
                        struct moe_layout_entry *out)
 {
-    double usable = moe_cluster_usable(c);
+    double usable = moe_machine_usable(c);
     int nst = l->pp > 1 ? 2 : 1, s;
     double pd[2], pe[2];
     struct moe_memory stat[2];
     const struct moe_stage_act *acts[2] = { NULL, NULL };
-    const struct moe_stage *st = &b->stages[vi * 2];
+    const struct moe_pp_stage *st = &b->stages[vi * 2];
 
     for (int k = 0; k < nst; k++) {
         /* dense parameters depend on TP and the stage, experts scale
@@ -377,7 +377,7 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
 }
 
 static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
-                        const struct moe_train *t, const struct moe_cluster *c, int pp,
+                        const struct moe_train *t, const struct moe_machine *c, int pp,
                         const int *divs, int nd, struct builder *b, struct moe_error *err)
 {
     int vpps[128], nv = vpp_candidates(m, pp, vpps, 128);
@@ -387,6 +387,13 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
     struct moe_layout l = { .pp = pp, .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
     int rc = -1;
 
+    if (c->fixed_vpp) {
+        int keep = 0;
+        for (int k = 0; k < nv; k++)
+            if (vpps[k] == c->fixed_vpp)
+                vpps[keep++] = vpps[k];
+        nv = keep;
+    }
     if (!dg || !eg)
         goto out;
     for (int i = 0; i < nd; i++)
@@ -586,7 +593,7 @@ static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
 }
 
 int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
-                          const struct moe_train *t, const struct moe_cluster *c, size_t top,
+                          const struct moe_train *t, const struct moe_machine *c, size_t top,
                           bool keep_rejected, struct moe_layout_set *out,
                           struct moe_error *err)
 {
@@ -609,6 +616,8 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         goto oom;
     for (int i = 0; i < nd; i++) {
         struct moe_layout l = { .pp = divs[i], .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
+        if (c->fixed_pp && divs[i] != c->fixed_pp)
+            continue; /* out of scope, not against a rule */
         if (check_pp(m, &l, t, NULL, 0) != MOE_RULE_OK) {
             int vpps[128];
             size_t nv = (size_t)vpp_candidates(m, divs[i] > m->num_layers ? 1 : divs[i], vpps,
@@ -673,11 +682,11 @@ enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
 }
 
 const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_set *s,
-                                                        const struct moe_cluster *c,
+                                                        const struct moe_machine *c,
                                                         char *advice, size_t len)
 {
     const struct moe_layout_entry *best = s->n_valid ? &s->lightest : NULL;
-    double usable = moe_cluster_usable(c);
+    double usable = moe_machine_usable(c);
 
     if (!best) {
         size_t used = (size_t)snprintf(advice, len, "no valid layout (rejections:");

@@ -96,7 +96,7 @@ void moe_layout_entry_fit(const struct moe_layout_set *s, const struct moe_layou
  * bounded heap, so 10^5 layouts cost no memory).  -1 with err on
  * allocation failure or bad input (gpus < 1). */
 int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
-                          const struct moe_train *t, const struct moe_cluster *c, size_t top,
+                          const struct moe_train *t, const struct moe_machine *c, size_t top,
                           bool keep_rejected, struct moe_layout_set *out,
                           struct moe_error *err);
 
@@ -108,7 +108,7 @@ enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s);
 /* When nothing fits: the valid layout closest to fitting (NULL when there
  * is no valid layout), and a sentence naming the knob that closes the gap. */
 const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_set *s,
-                                                        const struct moe_cluster *c,
+                                                        const struct moe_machine *c,
                                                         char *advice, size_t len);
 
 /* "Attention: TP2×CP1×DP4×PP2" / "MoE: ETP1×EP4×EDP2×PP2" (UTF-8). */

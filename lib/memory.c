@@ -93,7 +93,7 @@ static double mlp_params(const struct moe_model *m, double ffn)
 /* Parameters on pipeline rank r, split into the dense class (sharded by
  * TP, optimizer over DP*CP) and the expert class (EP*ETP, over EDP). */
 static void stage_params(const struct moe_model *m, const struct moe_layout *l,
-                         const struct moe_stage *st, double *dense, double *expert)
+                         const struct moe_pp_stage *st, double *dense, double *expert)
 {
     double as, ar, h = m->hidden;
     int nd = st->dense_layers, nm = st->moe_layers, r = st->rank;
@@ -231,7 +231,7 @@ void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l
 /* Activations and transient bytes on one pipeline rank. */
 static void stage_activations(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_workload *w, const struct moe_train *t,
-                              const struct moe_stage *st, const struct moe_layer_acts *la,
+                              const struct moe_pp_stage *st, const struct moe_layer_acts *la,
                               double *saved, double *transient, double *attn_share,
                               int *chunks)
 {
@@ -329,7 +329,7 @@ static void static_bytes(const struct moe_layout *l, const struct moe_train *t, 
 }
 
 void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
-                           struct moe_stage *st)
+                           struct moe_pp_stage *st)
 {
     st->rank = rank;
     stage_layers(m, l, rank, &st->dense_layers, &st->moe_layers);
@@ -337,7 +337,7 @@ void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l
 
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t,
-                          const struct moe_stage *st, const struct moe_layer_acts *la,
+                          const struct moe_pp_stage *st, const struct moe_layer_acts *la,
                           struct moe_stage_act *out)
 {
     struct moe_layer_acts own;
@@ -351,14 +351,14 @@ void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
 }
 
 void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
-                             const struct moe_stage *st, double *dense, double *expert)
+                             const struct moe_pp_stage *st, double *dense, double *expert)
 {
     stage_params(m, l, st, dense, expert);
 }
 
 void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
                              const struct moe_workload *w, const struct moe_train *t,
-                             const struct moe_stage *st, double pd, double pe,
+                             const struct moe_pp_stage *st, double pd, double pe,
                              struct moe_memory *o)
 {
     memset(o, 0, sizeof(*o));
@@ -397,7 +397,7 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
      * in-flight microbatches on the first, logits on the last. */
     int ranks[2] = { 0, l->pp - 1 };
     for (int i = 0; i < (l->pp > 1 ? 2 : 1); i++) {
-        struct moe_stage st;
+        struct moe_pp_stage st;
         struct moe_stage_act act;
         struct moe_memory o;
         double pd, pe;

@@ -28,7 +28,7 @@ enum moe_recompute_module {
 enum moe_recompute_granularity { MOE_RC_NONE = 0, MOE_RC_SELECTIVE, MOE_RC_FULL };
 enum moe_recompute_method { MOE_RC_UNIFORM = 0, MOE_RC_BLOCK };
 
-struct moe_recompute {
+struct moe_recompute_plan {
     enum moe_recompute_granularity granularity;
     unsigned modules;                 /* selective: MOE_RC_* bits */
     enum moe_recompute_method method; /* full only */
@@ -44,7 +44,7 @@ struct moe_train {
     bool sequence_parallel;      /* applied when TP > 1 */
     double hidden_dropout;
     double attention_dropout;
-    struct moe_recompute recompute;
+    struct moe_recompute_plan recompute;
     double optimizer_offload;    /* fraction of the optimizer state kept on the host */
     int offload_layers;          /* activation offload: layers per stage whose activations go to host */
     bool uneven_pp;              /* an explicit pipeline layout allows L % (PP*VPP) != 0 */
@@ -85,11 +85,11 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
 /* The pieces of an estimate for one pipeline rank (0 or PP-1), so that an
  * enumerator can reuse what does not change: layer counts per (PP, VPP),
  * per-layer activations per (TP, CP, ETP, settings), parameters per grid. */
-struct moe_stage {
+struct moe_pp_stage {
     int rank, dense_layers, moe_layers;
 };
 void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
-                           struct moe_stage *st);
+                           struct moe_pp_stage *st);
 
 struct moe_stage_act {
     double saved, transient, attn_share;
@@ -113,19 +113,19 @@ void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l
 /* la may be NULL (computed here). */
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t,
-                          const struct moe_stage *st, const struct moe_layer_acts *la,
+                          const struct moe_pp_stage *st, const struct moe_layer_acts *la,
                           struct moe_stage_act *out);
 
 /* Parameters on the rank: dense class (TP-sharded or replicated) and
  * routed experts; they do not change along the fit ladder. */
 void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
-                             const struct moe_stage *st, double *dense, double *expert);
+                             const struct moe_pp_stage *st, double *dense, double *expert);
 
 /* Weights, grads, optimizer state and persistent buffers (total = their
  * sum); then the peak once the activations are known. */
 void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
                              const struct moe_workload *w, const struct moe_train *t,
-                             const struct moe_stage *st, double dense, double expert,
+                             const struct moe_pp_stage *st, double dense, double expert,
                              struct moe_memory *out);
 void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act);
 

@@ -17,7 +17,7 @@ static const char *const container_vars[] = {
 static const char *const runtime_paths[][2] = {
     { "environment", "driver" },      { "environment", "container" },
     { "hardware", "gpu_name" },       { "hardware", "node_gpus" },
-    { "hardware", "node_topology_digest" },
+    { "hardware", "node_topology_digest" },  { "hardware", "domain_map_digest" },
 };
 #define N_RUNTIME_PATHS (sizeof(runtime_paths) / sizeof(runtime_paths[0]))
 
@@ -75,15 +75,54 @@ int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
     return 0;
 }
 
-void moe_node_facts_inherit(json_t *requested, const json_t *frozen)
+void moe_node_facts_inherit(json_t *dst, const json_t *src)
 {
     for (size_t i = 0; i < N_RUNTIME_PATHS; i++) {
-        json_t *section = json_object_get(requested, runtime_paths[i][0]);
-        json_t *value = json_object_get(json_object_get(frozen, runtime_paths[i][0]),
+        json_t *section = json_object_get(dst, runtime_paths[i][0]);
+        json_t *value = json_object_get(json_object_get(src, runtime_paths[i][0]),
                                         runtime_paths[i][1]);
-        if (section && value && !json_object_get(section, runtime_paths[i][1]))
-            json_object_set(section, runtime_paths[i][1], value);
+        char path[128];
+        json_t *source;
+
+        if (!section || !value || json_object_get(section, runtime_paths[i][1]))
+            continue;
+        json_object_set(section, runtime_paths[i][1], value);
+        snprintf(path, sizeof(path), "%s.%s", runtime_paths[i][0], runtime_paths[i][1]);
+        source = json_object_get(json_object_get(src, "sources"), path);
+        if (source) {
+            if (!json_object_get(dst, "sources"))
+                json_object_set_new(dst, "sources", json_object());
+            json_object_set(json_object_get(dst, "sources"), path, source);
+        }
     }
+}
+
+int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_error *err)
+{
+    char hex[MOE_SHA256_HEX_LEN + 1], *data = NULL;
+    size_t len = 0;
+    FILE *f = fopen(path, "rb"), *mem = open_memstream(&data, &len);
+    int c, rc = -1;
+
+    if (!f || !mem) {
+        moe_error_set(err, "NVLink-domain map %s: cannot read it", path);
+        goto out;
+    }
+    while ((c = fgetc(f)) != EOF)
+        fputc(c, mem);
+    fclose(mem);
+    mem = NULL;
+    if (moe_sha256_hex(data, len, hex, err) == 0) {
+        set_fact(contract, "hardware", "domain_map_digest", json_string(hex), "plugstack topology=");
+        rc = 0;
+    }
+out:
+    if (mem)
+        fclose(mem);
+    if (f)
+        fclose(f);
+    free(data);
+    return rc;
 }
 
 static int is_nvidia_gpu(hwloc_obj_t obj)

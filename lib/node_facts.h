@@ -1,7 +1,7 @@
 /* What only the node knows at job start, added to a contract under keys of
  * their own so that they never contradict what the study declared:
  *   environment.driver, environment.container.<VAR>, hardware.gpu_name,
- *   hardware.node_gpus, hardware.node_topology_digest
+ *   hardware.node_gpus, hardware.node_topology_digest, hardware.domain_map_digest
  * Each one gets a "sources" entry saying where it came from. */
 #ifndef MOEFLOW_NODE_FACTS_H
 #define MOEFLOW_NODE_FACTS_H
@@ -22,9 +22,13 @@ int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
                          const struct moe_nvml_report *nvml, moe_env_lookup env, void *ctx,
                          struct moe_error *err);
 
-/* At submission nothing about the node is known yet: take the runtime keys
- * from the frozen baseline, to be checked for real at job start. */
-void moe_node_facts_inherit(json_t *requested, const json_t *frozen);
+/* SHA-256 of the admin's NVLink-domain map (the plugstack topology= file). */
+int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_error *err);
+
+/* Copies the runtime keys (and their sources) that dst lacks from src: at
+ * submission from the frozen baseline, at task start from the facts
+ * gathered once per node. */
+void moe_node_facts_inherit(json_t *dst, const json_t *src);
 
 /* SHA-256 over a canonical summary of the node: packages, NUMA nodes, cores,
  * PUs, and each NVIDIA GPU's bus id with the CPUs next to it. */

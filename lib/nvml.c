@@ -29,6 +29,7 @@ struct nvml_api {
     nvml_return (*name)(nvml_device, char *, unsigned int);
     nvml_return (*pci)(nvml_device, struct nvml_pci_info_v3 *);
     nvml_return (*memory)(nvml_device, struct nvml_memory *);
+    nvml_return (*minor)(nvml_device, unsigned int *); /* optional: absent on some platforms */
 };
 
 static int bind_api(void *lib, struct nvml_api *api)
@@ -50,6 +51,7 @@ static int bind_api(void *lib, struct nvml_api *api)
         if (!*table[i].slot)
             return -1;
     }
+    *(void **)&api->minor = dlsym(lib, "nvmlDeviceGetMinorNumber");
     return 0;
 }
 
@@ -76,7 +78,16 @@ static int read_gpus(const struct nvml_api *api, struct moe_nvml_report *r, stru
             return -1;
         }
         snprintf(g->busid, sizeof(g->busid), "%s", pci.bus_id);
+        g->pci_domain = pci.domain;
+        g->pci_bus = pci.bus;
+        g->pci_device = pci.device;
         g->memory_bytes = mem.total;
+        g->minor = -1;
+        if (api->minor) {
+            unsigned int minor;
+            if (api->minor(dev, &minor) == 0)
+                g->minor = (int)minor;
+        }
     }
     return 0;
 }

@@ -9,7 +9,9 @@
 
 struct moe_nvml_gpu {
     char name[96];      /* "NVIDIA H200" */
-    char busid[32];     /* "00000000:06:00.0" */
+    char busid[32];     /* "00000000:06:00.0", NVML's spelling */
+    unsigned pci_domain, pci_bus, pci_device;
+    int minor;          /* N of /dev/nvidiaN; -1 where NVML cannot say */
     unsigned long long memory_bytes;
 };
 

@@ -62,12 +62,12 @@ char *moe_shquote_argv(const json_t *argv)
     size_t n = json_array_size(argv), i;
     char **parts = calloc(n ? n : 1, sizeof(*parts));
     char *out = NULL;
+    const json_t *v;
+
     if (!parts)
         return NULL;
-    for (i = 0; i < n; i++) {
-        const char *s = json_string_value(json_array_get(argv, i));
-
-        if (!(parts[i] = moe_shquote(s ? s : "")))
+    json_array_foreach(argv, i, v) {
+        if (!(parts[i] = moe_shquote(json_string_value(v) ? json_string_value(v) : "")))
             goto done;
     }
     out = join(parts, n);
@@ -78,47 +78,34 @@ done:
     return out;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 char *moe_shquote_env(const json_t *env)
 {
+    size_t n = 0, cap = json_object_size(env) + 1;
+    const char **keys = calloc(cap, sizeof(*keys));
     json_t *pairs = json_array();
     const char *key;
-    const json_t *v;
-    char *out;
+    json_t *v;
+    char *out = NULL;
 
-    /* json_object_foreach order is not sorted: sort the keys first. */
-    const char **keys = calloc(json_object_size(env) + 1, sizeof(*keys));
-    size_t n = 0;
-
-    if (!keys || !pairs) {
-        free(keys);
-        json_decref(pairs);
-        return NULL;
-    }
+    if (!keys || !pairs)
+        goto done;
+    /* json_object_foreach does not promise an order: sort the keys. */
     json_object_foreach((json_t *)env, key, v) {
         keys[n++] = key;
     }
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
-            const char *t = keys[j];
-            keys[j] = keys[j - 1];
-            keys[j - 1] = t;
-        }
+    qsort(keys, n, sizeof(*keys), cmp_str);
     for (size_t i = 0; i < n; i++) {
         const char *val = json_string_value(json_object_get(env, keys[i]));
-        size_t len = strlen(keys[i]) + strlen(val ? val : "") + 2;
-        char *kv = malloc(len);
-
-        if (!kv) {
-            free(keys);
-            json_decref(pairs);
-            return NULL;
-        }
-        snprintf(kv, len, "%s=%s", keys[i], val ? val : "");
-        json_array_append_new(pairs, json_string(kv));
-        free(kv);
+        json_array_append_new(pairs, json_sprintf("%s=%s", keys[i], val ? val : ""));
     }
-    free(keys);
     out = moe_shquote_argv(pairs);
+done:
+    free(keys);
     json_decref(pairs);
     return out;
 }

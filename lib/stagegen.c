@@ -9,7 +9,9 @@
 
 #include "candidates.h"
 #include "shquote.h"
+#include "megatron_args.h"
 #include "stagegen.h"
+#include "study_contract.h"
 #include "template.h"
 
 static bool is_array_stage(enum moe_stage st)
@@ -25,10 +27,16 @@ static int add_file(struct moe_gen_output *out, const char *name, char *data, in
             moe_error_set(err, "%s: out of memory", name);
         return -1;
     }
-    if (out->n == (int)(sizeof(out->files) / sizeof(out->files[0]))) {
-        free(data);
-        moe_error_set(err, "too many output files");
-        return -1;
+    if (out->n == out->cap) {
+        int cap = out->cap ? out->cap * 2 : 64;
+        struct moe_gen_file *f = realloc(out->files, (size_t)cap * sizeof(*f));
+        if (!f) {
+            free(data);
+            moe_error_set(err, "%s: out of memory", name);
+            return -1;
+        }
+        out->files = f;
+        out->cap = cap;
     }
     snprintf(out->files[out->n].name, sizeof(out->files[0].name), "%s", name);
     out->files[out->n].data = data;
@@ -79,31 +87,32 @@ static json_t *sorted(json_t *lines)
 }
 
 /* Array chunks of at most max indices, each 0-based with an index offset. */
-static json_t *chunks(const char *script, int n, int max, int throttle)
+/* Array chunks of at most max indices, each 0-based with an index offset.
+ * Arrays name no candidate at sbatch: the plugin then checks every
+ * candidate of the stage in manifest.json; each task's srun names its own
+ * candidate, which is checked again when it starts. */
+static json_t *chunks(const char *script, const json_t *cands, int n, int max, int throttle)
 {
     json_t *out = json_array();
 
     for (int off = 0; off < n; off += max) {
         int count = n - off < max ? n - off : max;
-        json_t *c = json_pack("{s:i, s:i}", "offset", off, "count", count);
+        const char *first = json_string_value(json_object_get(json_array_get(cands, off), "id"));
+        json_t *c = json_pack("{s:i, s:i, s:s}", "offset", off, "count", count, "candidate",
+                              first ? first : "");
+        json_t *args;
+
         json_object_set_new(c, "array", json_sprintf("0-%d%%%d", count - 1, throttle));
-        if (off == 0)
-            json_object_set_new(c, "sbatch",
-                                n <= max ? json_sprintf("sbatch %s", script)
-                                         : json_sprintf("sbatch --array=0-%d%%%d %s", count - 1,
-                                                        throttle, script));
+        if (off == 0 && n <= max)
+            args = json_string("");
+        else if (off == 0)
+            args = json_sprintf(" --array=0-%d%%%d", count - 1, throttle);
         else
-            json_object_set_new(c, "sbatch",
-                                json_sprintf("sbatch --array=0-%d%%%d "
-                                             "--export=ALL,MOEFLOW_INDEX_OFFSET=%d %s",
-                                             count - 1, throttle, off, script));
-        json_object_set_new(c, "args",
-                            off == 0 && n <= max
-                                ? json_string("")
-                                : json_sprintf(off ? " --array=0-%d%%%d "
-                                                     "--export=ALL,MOEFLOW_INDEX_OFFSET=%d"
-                                                   : " --array=0-%d%%%d",
-                                               count - 1, throttle, off));
+            args = json_sprintf(" --array=0-%d%%%d --export=ALL,MOEFLOW_INDEX_OFFSET=%d",
+                                count - 1, throttle, off);
+        json_object_set_new(c, "sbatch", json_sprintf("sbatch%s %s", json_string_value(args),
+                                                      script));
+        json_object_set_new(c, "args", args);
         json_array_append_new(out, c);
     }
     return out;
@@ -194,7 +203,7 @@ struct stage_out {
 };
 
 static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const json_t *cands,
-                            const json_t *chunk0, int throttle)
+                            const json_t *chunk0, int throttle, const char *study_dir)
 {
     const struct moe_cluster *k = &s->cluster;
     const json_t *first = json_array_get(cands, 0);
@@ -224,7 +233,7 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
     snprintf(buf, sizeof(buf), "moeflow-%s-%s", s->name, moe_stage_name(st));
     sbatch_line(lines, "job-name", buf);
     sbatch_line(lines, "moe-stage", moe_stage_name(st));
-    sbatch_line(lines, "moe-study", "study.yaml");
+    sbatch_line(lines, "moe-study", study_dir);
     sbatch_line(lines, "time", k->time_limit);
     return sorted(lines);
 }
@@ -251,7 +260,7 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     throttle = moe_study_world_size(s) / per_job;
     if (throttle < 1)
         throttle = 1;
-    ch = chunks(script, is_array_stage(st) ? n : (n ? 1 : 0), max, throttle);
+    ch = chunks(script, plan.candidates, is_array_stage(st) ? n : (n ? 1 : 0), max, throttle);
     so->manifest = json_pack("{s:s, s:s, s:b, s:O, s:O, s:O}", "stage", name, "script",
                              n ? script : "", "array", is_array_stage(st), "chunks", ch,
                              "candidates", plan.candidates, "skipped", plan.skipped);
@@ -264,7 +273,8 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
             " s:i, s:i, s:O, s:b, s:b, s:i, s:i}",
             "version", o->version, "study", s->name, "study_hash", hash, "stage", name,
             "summary", summary(s, st, n),
-            "sbatch", sbatch_lines(s, st, plan.candidates, json_array_get(ch, 0), throttle),
+            "sbatch", sbatch_lines(s, st, plan.candidates, json_array_get(ch, 0), throttle,
+                                   o->study_dir),
             "chunks", ch, "array", is_array_stage(st),
             "candidates", script_candidates(plan.candidates), "candidate",
             json_array_get(plan.candidates, 0), "launcher", launcher,
@@ -343,6 +353,39 @@ static char *with_newline(char *s)
     return p;
 }
 
+static char *canonical_line(const json_t *doc)
+{
+    return with_newline(moe_json_canonical(doc));
+}
+
+/* contracts/baseline.json and contracts/<id>.json: what the plugin checks
+ * each run against (see lib/contract_check.h on main). */
+static int add_contracts(const struct moe_study *s, const json_t *stages,
+                         struct moe_gen_output *out, struct moe_error *err)
+{
+    struct moe_run run;
+    json_t *st, *c, *doc;
+    size_t i, j;
+    int rc;
+
+    moe_run_from_baseline(&run, s, 0);
+    doc = moe_run_contract(s, &run, s->workload.routing == MOE_ROUTING_FORCE_BALANCE
+                                        ? "benchmark-only" : "training-equivalent");
+    rc = add_file(out, "contracts/baseline.json", canonical_line(doc), 0644, err);
+    json_decref(doc);
+    json_array_foreach(stages, i, st) {
+        json_array_foreach(json_object_get(st, "candidates"), j, c) {
+            char name[128];
+            snprintf(name, sizeof(name), "contracts/%s.json",
+                     json_string_value(json_object_get(c, "id")));
+            if (rc == 0)
+                rc = add_file(out, name, canonical_line(json_object_get(c, "contract")), 0644,
+                              err);
+        }
+    }
+    return rc;
+}
+
 int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
                   struct moe_gen_output *out, struct moe_error *err)
 {
@@ -373,12 +416,12 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
                                                     "run", 0));
             continue;
         }
-        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:s+}", "stage",
+        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:b, s:s+}", "stage",
                                                 moe_stage_name(st), "summary",
                                                 json_object_get(so.context, "summary"),
                                                 "chunks", json_object_get(so.context, "chunks"),
-                                                "run", 1, "script", moe_stage_name(st),
-                                                ".sbatch"));
+                                                "run", 1, "wait", st == MOE_STAGE_CONTRACT,
+                                                "script", moe_stage_name(st), ".sbatch"));
         snprintf(tname, sizeof(tname), "%s.sbatch.in", moe_stage_name(st));
         snprintf(tname + 32, 32, "%s.sbatch", moe_stage_name(st));
         if (add_file(out, tname + 32, render(o, tname, so.context, err), 0755, err) < 0) {
@@ -387,6 +430,8 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
         }
         json_decref(so.context);
     }
+    if (add_contracts(s, stages, out, err) < 0)
+        goto done;
     ctx = json_pack("{s:s, s:s, s:s, s:O}", "version", o->version, "study", s->name,
                     "study_hash", hash, "stages", submit);
     if (add_file(out, "submit.sh", render(o, "submit.sh.in", ctx, err), 0755, err) < 0 ||
@@ -419,5 +464,7 @@ void moe_gen_output_free(struct moe_gen_output *out)
 {
     for (int i = 0; i < out->n; i++)
         free(out->files[i].data);
-    out->n = 0;
+    free(out->files);
+    out->files = NULL;
+    out->n = out->cap = 0;
 }

@@ -12,15 +12,15 @@
 #define MOE_MAX_ARRAY_SIZE_DEFAULT 1001
 
 struct moe_gen_file {
-    char name[64];       /* relative to the output directory */
+    char name[128];      /* relative to the output directory */
     char *data;
     size_t len;
     int mode;            /* 0755 for scripts, 0644 otherwise */
 };
 
 struct moe_gen_output {
-    struct moe_gen_file files[32];
-    int n;
+    struct moe_gen_file *files;
+    int n, cap;
 };
 
 struct moe_gen_opts {
@@ -29,6 +29,7 @@ struct moe_gen_opts {
     enum moe_stage only;            /* MOE_STAGE_NONE: every stage */
     const char *study_text;         /* the study file's bytes, copied as study.yaml */
     const char *version;            /* moeflow version for the headers */
+    const char *study_dir;          /* absolute path the directory will have (--moe-study) */
 };
 
 int moe_gen_build(const struct moe_study *study, const struct moe_gen_opts *opts,

@@ -566,6 +566,7 @@ static int resolve(struct ctx *c, struct moe_study *s)
     if (measure_read(c, &s->measure) < 0)
         return -1;
     retune_read(c, s);
+    s->scale_top_k = get_int(c, "scale.top_k", 4);
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
         workload_check(c, s) < 0)
         return -1;

@@ -100,6 +100,7 @@ struct moe_study {
     struct moe_strlist retune_axes;
     int retune_mbs[MOE_STUDY_LIST_MAX];
     int retune_mbs_n;
+    int scale_top_k;              /* scale: the best K layouts besides the baseline */
     json_t *json;                 /* canonical form of everything above */
 };
 

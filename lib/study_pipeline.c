@@ -53,13 +53,20 @@ static int expand(const char **p, struct buf *out, int depth, struct moe_error *
                 moe_error_set(err, "parentheses nest too deep");
                 return -1;
             }
-            inner = calloc(1, sizeof(*inner));
-            if (!inner || expand(p, inner, depth + 1, err) < 0 || *(*p)++ != ')') {
-                if (inner && !err->text[0])
-                    moe_error_set(err, "unbalanced '('");
+            if (!(inner = calloc(1, sizeof(*inner)))) {
+                moe_error_set(err, "out of memory");
+                return -1;
+            }
+            if (expand(p, inner, depth + 1, err) < 0) {
                 free(inner);
                 return -1;
             }
+            if (**p != ')') {
+                moe_error_set(err, "unbalanced '('");
+                free(inner);
+                return -1;
+            }
+            (*p)++;
             n = repeat_count(p);
             for (int i = 0; i < n; i++)
                 if (put(out, inner->s, inner->n) < 0) {

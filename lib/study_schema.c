@@ -95,6 +95,11 @@ static const struct moe_field measure_keys[] = {
     END
 };
 
+static const struct moe_field scale_keys[] = {
+    INT("top_k", 1, 64),
+    END
+};
+
 static const struct moe_field retune_keys[] = {
     { "axes", MOE_F_STRLIST, NULL, axes, 0, 0 },
     { "mbs", MOE_F_INTLIST, NULL, NULL, 1, 1 << 16 },
@@ -104,34 +109,41 @@ static const struct moe_field retune_keys[] = {
 const struct moe_field moe_study_schema[] = {
     STR("name"), MAP("model", model_keys), MAP("cluster", cluster_keys),
     MAP("workload", workload_keys), MAP("software", software_keys),
-    MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("retune", retune_keys),
+    MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("scale", scale_keys), MAP("retune", retune_keys),
     END
 };
 
+/* Optimal string alignment: a swap of two neighbours ("hepl") costs one,
+ * as people type. */
 int moe_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
-    int row[65];
+    int rows[3][65], *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
 
     if (lb > 64)
         return 1 << 20;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
+        prev[j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
+        int *t;
+        cur[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < best)
+                best = prev2[j - 2] + 1;
+            cur[j] = best;
         }
+        t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
     }
-    return row[lb];
+    return prev[lb];
 }
 
 const char *moe_suggest(const char *word, const char *const *candidates, int n)

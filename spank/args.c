@@ -6,6 +6,7 @@
 
 #include <slurm/spank.h>
 
+#include "enforce.h"
 #include "plugin.h"
 
 enum { OPT_STAGE = 1, OPT_STUDY, OPT_CANDIDATE, OPT_ENFORCE };
@@ -66,7 +67,7 @@ int moe_args_register(spank_t sp)
             return -1;
         }
     }
-    return 0;
+    return moe_enforce_args_register(sp);
 }
 
 /* Name under which Slurm forwards a job's SPANK options in the step's
@@ -112,5 +113,5 @@ int moe_args_recover(spank_t sp)
         if (spank_getenv(sp, name, value, sizeof(value)) == ESPANK_SUCCESS)
             option_cb(opt->val, value, 1);
     }
-    return 0;
+    return moe_enforce_args_recover(sp);
 }

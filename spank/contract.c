@@ -13,7 +13,9 @@
 
 #include "contract_check.h"
 #include "contract_store.h"
+#include "model.h"
 #include "node_facts.h"
+#include "nodetopo.h"
 #include "nvml.h"
 #include "plugin.h"
 
@@ -194,29 +196,90 @@ static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
     return moe_manifest_candidate(study, moe_plugin.opts.stage, index, id, len, err);
 }
 
+/* What only this node knows, gathered once per node and step (user_init)
+ * and shared by its tasks. */
+static json_t *node_facts;
+
+static json_t *gather_node_facts(spank_t sp)
+{
+    json_t *facts = json_object();
+    struct moe_nvml_report nvml;
+    struct moe_nodetopo nt;
+    struct moe_error err, ignored;
+    bool have_nvml, have_topo;
+
+    for (const char *const *sec = moe_contract_sections; *sec; sec++)
+        json_object_set_new(facts, *sec, json_object());
+    moe_error_clear(&err);
+    have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
+    have_topo = moe_nodetopo_load(&nt, moe_plugin.config.hwloc_xml, &err) == 0;
+    if (!have_topo)
+        slurm_error(MOE_LOG_PREFIX "node topology for the contract: %s", err.text);
+    if (moe_node_facts_apply(facts, have_topo ? nt.topo : NULL, have_nvml ? &nvml : NULL,
+                             spank_env, sp, &err) != 0 ||
+        (moe_plugin.config.topology[0] &&
+         moe_node_facts_domain_map(facts, moe_plugin.config.topology, &err) != 0))
+        slurm_error(MOE_LOG_PREFIX "node facts for the contract: %s", err.text);
+    if (have_topo)
+        moe_nodetopo_free(&nt);
+    return facts;
+}
+
+void moe_contract_user_init(spank_t sp)
+{
+    char study[4200];
+
+    resolve_study(sp, study, sizeof(study));
+    if (contract_applies(study) && !node_facts)
+        node_facts = gather_node_facts(sp);
+}
+
 static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
                                 struct moe_error *err)
 {
     char candidate[MOE_CANDIDATE_ID_MAX + 1];
     json_t *doc;
-    struct moe_nvml_report nvml;
-    struct moe_error ignored;
-    bool have_nvml;
 
     if (task_candidate(sp, study, candidate, sizeof(candidate), err) != 0)
         return NULL;
     doc = moe_contract_declared(study, candidate, err);
     if (!doc)
         return NULL;
-    have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
-    if (moe_node_facts_apply(doc, NULL, have_nvml ? &nvml : NULL, spank_env, sp, err) != 0) {
-        json_decref(doc);
-        return NULL;
-    }
+    if (!node_facts)
+        node_facts = gather_node_facts(sp);
+    moe_node_facts_inherit(doc, node_facts);
     json_object_set_new(doc, "run",
                         json_pack("{s:s, s:s, s:s}", "stage", moe_stage_name(moe_plugin.opts.stage),
                                   "candidate", candidate, "id", id));
     return doc;
+}
+
+static int layout_field(const json_t *parallel, const char *key)
+{
+    json_t *v = json_object_get(parallel, key);
+    return json_is_integer(v) ? (int)json_integer_value(v) : 1;
+}
+
+bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)
+{
+    char study[4200], candidate[MOE_CANDIDATE_ID_MAX + 1];
+    struct moe_error err;
+    json_t *doc, *parallel;
+
+    resolve_study(sp, study, sizeof(study));
+    moe_error_clear(&err);
+    if (!contract_applies(study) ||
+        task_candidate(sp, study, candidate, sizeof(candidate), &err) != 0 ||
+        !(doc = moe_contract_declared(study, candidate, &err)))
+        return false;
+    parallel = json_object_get(doc, "parallel");
+    *l = (struct moe_layout){
+        .tp = layout_field(parallel, "tp"), .cp = layout_field(parallel, "cp"),
+        .pp = layout_field(parallel, "pp"), .vpp = layout_field(parallel, "vpp"),
+        .ep = layout_field(parallel, "ep"), .etp = layout_field(parallel, "etp"),
+    };
+    json_decref(doc);
+    return true;
 }
 
 int moe_contract_at_task(spank_t sp, bool batch)

@@ -31,6 +31,11 @@ int moe_args_recover(spank_t sp);
 /* contract.c: the measurement contract. */
 int moe_contract_at_submit(void);
 int moe_contract_at_task(spank_t sp, bool batch);
+void moe_contract_user_init(spank_t sp);
+/* The parallel layout of the candidate this task runs (from the study's
+ * declared contract), for placement when no --moe-layout is given. */
+struct moe_layout;
+bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l);
 
 /* Per-context handlers; each returns 0 or -1 (never a positive ESPANK_*). */
 int moe_alloc_post_opt(spank_t sp);

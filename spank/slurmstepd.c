@@ -7,6 +7,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "enforce.h"
 #include "plugin.h"
 
 static bool is_batch_step(spank_t sp)
@@ -25,7 +26,12 @@ int moe_stepd_post_opt(spank_t sp)
 
 int moe_stepd_user_init(spank_t sp)
 {
-    (void)sp;
+    moe_contract_user_init(sp); /* the batch step checks its contract too */
+    if (is_batch_step(sp))
+        return 0; /* binding or renumbering the batch shell helps nobody */
+    /* Both never fail here: they defer their errors to task_init. */
+    moe_affinity_user_init(sp);
+    moe_placement_user_init(sp);
     return 0;
 }
 
@@ -67,6 +73,8 @@ int moe_stepd_task_init(spank_t sp)
             return -1;
     }
     if (export_options(sp) != 0 && !batch)
+        return -1;
+    if (!batch && (moe_affinity_task_init(sp) != 0 || moe_placement_task_init(sp) != 0))
         return -1;
     return moe_contract_at_task(sp, batch);
 }

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     const struct moe_model *m = moe_preset_find("deepseek-v3");
     struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 16384 };
     struct moe_train t;
-    struct moe_cluster c;
+    struct moe_machine c;
     struct moe_layout_set s;
     struct moe_error err;
 
@@ -40,7 +40,7 @@ int main(int argc, char **argv)
         runs = 9;
     moe_train_defaults(&t);
     t.uneven_pp = true;
-    moe_cluster_defaults(&c);
+    moe_machine_defaults(&c);
     c.gpus = 4096;
     for (int i = 0; i < runs; i++) {
         double t0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);

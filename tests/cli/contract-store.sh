@@ -81,7 +81,9 @@ s=$(new_study kill)
 torn=0
 for i in $(seq 20); do
     rm -rf "$s/contract"
-    as_user $M contract freeze "$s" --from "$tmp/base.json" > /dev/null 2>&1 &
+    # setpriv execs in place (runuser would fork), so $! is the writer itself
+    setpriv --reuid="$U" --regid="$(id -g "$U")" --clear-groups \
+        $M contract freeze "$s" --from "$tmp/base.json" > /dev/null 2>&1 &
     pid=$!
     sleep "0.00$((RANDOM % 9))"
     kill -KILL $pid 2>/dev/null

@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 12
+tap_plan 15
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -49,4 +49,13 @@ tap_ok $? "--model-json of a measured run: ours within 10%, Megatron's formula a
 sed -n '/^world=/,$p' "$out/groups.txt" |
     diff - "$MOEFLOW_SRCDIR/tests/data/megatron/rank-groups-w16-tp2-pp2-ep4-etp1.txt" | diag
 tap_ok "${PIPESTATUS[1]}" "fit --rank-groups prints Megatron's groups for w16 TP2 PP2 EP4"
+
+# A study file gives the model, shape, GPU count and baseline layout.
+S="$MOEFLOW_SRCDIR/etc/studies"
+"$M" fit "$S/qwen3-30b-a3b-16xh100.yaml" > "$out/sfit.txt" 2>&1
+tap_ok $? "fit STUDY checks the study's baseline layout"
+ok "fit STUDY uses the study's model, GPUs and layout" \
+    has "$out/sfit.txt" '^model qwen3-30b-a3b on 16 GPUs'
+"$M" layouts "$S/deepseek-v3-1024xh100.yaml" --top 2 --gpus 2048 > "$out/slay.txt" 2>&1
+ok "options given with a STUDY override it (--gpus 2048)" has "$out/slay.txt" ' on 2048 GPUs '
 tap_done

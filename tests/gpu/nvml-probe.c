@@ -19,7 +19,7 @@ int main(void)
     }
     printf("driver %s\ncount %d\n", r.driver, r.count);
     for (int i = 0; i < r.count; i++)
-        printf("gpu %d name=%s busid=%s memory_mib=%llu\n", i, r.gpus[i].name, r.gpus[i].busid,
-               r.gpus[i].memory_bytes >> 20);
+        printf("gpu %d name=%s busid=%s minor=%d memory_mib=%llu\n", i, r.gpus[i].name,
+               r.gpus[i].busid, r.gpus[i].minor, r.gpus[i].memory_bytes >> 20);
     return 0;
 }

@@ -9,8 +9,12 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 12
+tap_plan 15
 cluster_up gen-e2e --nodes 1
+# The contract is frozen as the job user, never as root.
+U=slurmtest
+id $U > /dev/null 2>&1 || useradd -m $U
+as_user() { runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
 
 STUDY=$WORK/tiny.yaml
 FAKE="$MOEFLOW_SRCDIR/tests/doubles/fake-megatron $MOEFLOW_SRCDIR/tests/data/megatron/argparse-core_v0.19.0.txt"
@@ -18,31 +22,40 @@ sed "s|command: python pretrain_gpt.py|command: $FAKE|" \
     "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$STUDY"
 ok "the study names the test double as its trainer" has "$STUDY" "fake-megatron"
 
+# MaxArraySize from slurmctld through libslurm (the local cluster keeps 1001).
+MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates "$MOEFLOW_BIN" gen "$STUDY" -o "$WORK/auto" \
+    --max-array-size=auto 2>&1 | diag
+ok "--max-array-size=auto reads MaxArraySize from the cluster" \
+    has "$WORK/auto/manifest.json" '"max_array_size": 1001'
+
 OUTDIR=$WORK/tiny
 # Arrays of at most 4 tasks: retune (13 candidates) runs as 4 chunks with offsets.
 MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates "$MOEFLOW_BIN" gen "$STUDY" -o "$OUTDIR" \
     --max-array-size 4 2>&1 | diag
 ok "moeflow gen writes the study directory" test -x "$OUTDIR/submit.sh"
 
-rc=0
-for s in "$OUTDIR"/*.sbatch; do
-    (cd "$OUTDIR" && sbatch --test-only "$(basename "$s")") > "$WORK/testonly.log" 2>&1 \
-        || { rc=1; diag < "$WORK/testonly.log"; }
-done
-tap_ok $rc "sbatch --test-only accepts every stage script"
-
-chmod -R a+rwX "$OUTDIR"
-(cd "$OUTDIR" && PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH" ./submit.sh) \
+chown -R $U "$OUTDIR"
+(cd "$OUTDIR" && PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH" as_user ./submit.sh) \
     > "$WORK/submit.out" 2> "$WORK/submit.err"
 tap_ok $? "submit.sh submits every stage"
 diag < "$WORK/submit.err"
 ok "submit.sh says what each stage does" has "$WORK/submit.out" "^validate: the baseline for 50 steps"
 
-# The last stage depends on all the others through afterok: wait for it.
+# submit.sh ran the contract stage to the end (the plugin refuses other
+# stages until the contract is frozen); the last stage depends on all the
+# others through afterok: wait for it.
 last=$(grep -Eo 'validate: job [0-9]+' "$WORK/submit.err" | grep -Eo '[0-9]+$')
 wait_job "$last" 300
 tap_ok $? "the validate job ($last) left the queue"
 
+rc=0
+for s in "$OUTDIR"/*.sbatch; do
+    (cd "$OUTDIR" && as_user sbatch --test-only "$(basename "$s")") > "$WORK/testonly.log" 2>&1 \
+        || { rc=1; diag < "$WORK/testonly.log"; }
+done
+tap_ok $rc "sbatch --test-only accepts every stage script (contract frozen)"
+
+ok "the contract stage froze the baseline" test -f "$OUTDIR/contract/frozen.json"
 ok "contract captured the node" has "$OUTDIR/contract/node.txt" "^host: "
 n_fit=$(ls "$OUTDIR"/results/fit/*.rc 2> /dev/null | wc -l)
 tap_ok "$([ "$n_fit" -eq 5 ] && echo 0 || echo 1)" "all 5 fit candidates ran (got $n_fit)"
@@ -50,6 +63,12 @@ bad=$(cat "$OUTDIR"/results/{fit,scale,retune}/*.rc 2> /dev/null | grep -cv '^0$
 tap_ok "$([ "$bad" -eq 0 ] && echo 0 || echo 1)" "every fit, scale and retune run exited 0"
 n_retune=$(ls "$OUTDIR"/results/retune/*.rc 2> /dev/null | wc -l)
 tap_ok "$([ "$n_retune" -eq 13 ] && echo 0 || echo 1)" "all 13 retune candidates ran (got $n_retune)"
+rc=0
+for f in "$OUTDIR"/results/{fit,scale,retune}/*.log; do
+    id=$(basename "$f" .log)
+    grep -q "moeflow candidate $id\$" "$f" || { rc=1; echo "$f: $(grep 'moeflow candidate' "$f" | head -1)" | diag; }
+done
+tap_ok $rc "every array task was checked by the plugin as its own candidate"
 ok "profile ran under nsys" test -n "$(ls "$OUTDIR"/results/profile/*.nsys-rep 2> /dev/null)"
 ok "validate recorded the report window 41..50" has "$OUTDIR/results/validate/window.json" '"first": 41, "last": 50'
 if [ "$TAP_FAILED" -ne 0 ]; then

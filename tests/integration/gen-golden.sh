@@ -11,13 +11,15 @@ T=$(mktemp -d /tmp/moeflow-gen-golden.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 STUDIES="qwen3-30b-a3b-16xh100 qwen3-235b-a22b-256xh100 deepseek-v3-1024xh100 mixtral-8x7b-16xh100 tiny-moe-2gpu"
-tap_plan 22
+tap_plan 25
 
 for n in $STUDIES; do
     # Run from the study folder so that messages and copies name it the same
     # way the golden files were made.
     (cd "$MOEFLOW_SRCDIR/etc/studies" && "$MOEFLOW_BIN" gen "$n.yaml" -o "$T/$n") 2>&1 | diag
     rmdir "$T/$n/logs"
+    # --moe-study holds the absolute output path; the golden files say @OUTDIR@.
+    grep -rl "$T/$n" "$T/$n" | xargs -r sed -i "s|$T/$n|@OUTDIR@|g"
     diff -ru "$MOEFLOW_SRCDIR/tests/data/golden/$n" "$T/$n" > "$T/$n.diff"
     tap_ok $? "$n: output matches tests/data/golden/$n"
     [ -s "$T/$n.diff" ] && head -40 "$T/$n.diff" | diag
@@ -41,6 +43,11 @@ rc=0
 [ -e "$T/dry" ] && rc=1
 tap_ok $rc "--dry-run writes nothing"
 ok "--dry-run lists the files" has "$T/dry.out" "retune.sbatch"
+
+"$MOEFLOW_BIN" gen "$study" -o "$T/only" --stage retune 2>&1 | diag
+ok "--stage retune writes the retune script" test -f "$T/only/retune.sbatch"
+tap_ok "$(ls "$T/only"/*.sbatch | wc -l | awk '{ print ($1 == 1) ? 0 : 1 }')" "... and no other stage's"
+ok "... and submit.sh submits only retune" test "$(grep -c '^id=\$(submit' "$T/only/submit.sh")" = 1
 
 mkdir "$T/broken-templates"
 cp "$MOEFLOW_SRCDIR"/templates/* "$T/broken-templates/"

@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 33
+tap_plan 35
 cluster_up contract
 
 U=slurmtest
@@ -61,6 +61,8 @@ ok "the frozen contract carries the container's NCCL version from the node" \
     has "$S/contract/frozen.json" '"container":\{"NCCL_VERSION":"2.21.5"\}'
 ok "the frozen contract says where that came from" \
     has "$S/contract/frozen.json" '"environment.container":"environment"'
+ok "the frozen contract carries the node's topology digest from hwloc" \
+    has "$S/contract/frozen.json" '"node_topology_digest":"[0-9a-f]{64}".*"hardware.node_topology_digest":"hwloc"'
 ok "the run recorded its own contract" test -f "$S/runs/$job/contract.json"
 ok "the run record is the user's, mode 0444" test "$(stat -c '%a %U' "$S/runs/$job/contract.json")" = "444 $U"
 
@@ -71,6 +73,20 @@ wait_job "$job"
 ok "and runs to completion" job_completed "$job"
 ok "its step ran" has "$S/logs/$job.out" '^step ran stage=retune$'
 ok "the retune run is recorded" has "$S/runs/$job/contract.json" '"dispatcher":"flex"'
+
+# Without --moe-layout, placement takes the candidate's layout (EP16) from
+# its declared contract: one block of 16 ranks over the two 8-GPU nodes.
+cat > "$WORK/place.sh" <<'EOF'
+#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=8 --gpus-per-node=8
+/usr/bin/srun /bin/sh -c '[ "$SLURM_PROCID" = 0 ] && echo "placement: $MOEFLOW_PLACEMENT"; true'
+EOF
+chmod 0755 "$WORK/place.sh"
+place=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=retune \
+        --moe-candidate=r1 place.sh)
+wait_job "$place"
+ok "placement uses the candidate's EP16 layout from its declared contract" \
+    has "$S/logs/$place.out" '^placement: [0-9]+/1 blocks of 16 ranks'
 
 "$MOEFLOW_BIN" contract verify "$S/runs/$job" > verify.out 2>&1
 ok "moeflow contract verify re-checks the run with its stage's rule" \

@@ -11,6 +11,7 @@
 #include "candidates.h"
 #include "megatron_args.h"
 #include "study.h"
+#include "study_contract.h"
 #include "unit.h"
 
 static char srcdir[4096];
@@ -376,12 +377,12 @@ static void environment(void **state)
 }
 
 /* Fit: one GPU, fake process group, ranks 0 and the first of the last
- * pipeline stage (7 x 1024/8 = 896) for DeepSeek-V3; a flex baseline falls
- * back to alltoall and says so. */
+ * pipeline stage (7 x 1024/8 = 896) for DeepSeek-V3; a flex baseline has no
+ * fit candidates (no fake-process-group run can stand in), and says why. */
 static void fit_candidates(void **state)
 {
     struct moe_study s;
-    json_t *cands, *c, *args;
+    json_t *cands, *c, *skipped, *m;
 
     (void)state;
     load("deepseek-v3-1024xh100.yaml", &s);
@@ -393,21 +394,19 @@ static void fit_candidates(void **state)
     assert_int_equal(json_integer_value(json_object_get(c, "nodes")), 1);
     assert_int_equal(json_integer_value(json_object_get(c, "tasks_per_node")), 1);
     assert_int_equal(json_integer_value(json_object_get(c, "world_size")), 1024);
-    args = argmap(json_object_get(c, "argv"));
-    assert_non_null(json_object_get(args, "--fake-process-group"));
-    json_decref(args);
+    m = argmap(json_object_get(c, "argv"));
+    assert_non_null(json_object_get(m, "--fake-process-group"));
+    json_decref(m);
     json_decref(cands);
     moe_study_free(&s);
 
     load("qwen3-30b-a3b-16xh100.yaml", &s);
-    cands = stage(&s, MOE_STAGE_FIT, NULL);
-    c = json_array_get(cands, 0);
-    args = argmap(json_object_get(c, "argv"));
-    assert_string_equal(json_string_value(json_object_get(args, "--moe-token-dispatcher-type")),
-                        " alltoall");
-    json_decref(args);
-    assert_non_null(strstr(json_string_value(json_object_get(c, "note")), "flex dispatcher"));
+    cands = stage(&s, MOE_STAGE_FIT, &skipped);
+    assert_int_equal(json_array_size(cands), 0);
+    assert_non_null(strstr(json_string_value(json_object_get(json_array_get(skipped, 0), "reason")),
+                           "fake process group"));
     json_decref(cands);
+    json_decref(skipped);
     moe_study_free(&s);
 }
 
@@ -440,6 +439,80 @@ static void skipped_with_reasons(void **state)
     moe_study_free(&s);
 }
 
+/* Each candidate's declared contract differs from the baseline's only where
+ * its stage may change it: fit in parallel/recompute, scale in parallel,
+ * profile in profiling, retune in one tuning variable (or workload.mbs),
+ * contract and validate nowhere. */
+static void contracts_follow_stage_scope(void **state)
+{
+    static const char *const scope[] = {
+        "", "|parallel|tuning.recompute|", "|parallel|", "|profiling|",
+        "|tuning|workload.mbs|", "",
+    };
+    (void)state;
+    for (int k = 0; examples[k]; k++) {
+        struct moe_study s;
+        struct moe_run run;
+        json_t *base;
+
+        load(examples[k], &s);
+        moe_run_from_baseline(&run, &s, 0);
+        base = moe_run_contract(&s, &run, "training-equivalent");
+        for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+            json_t *cands = stage(&s, (enum moe_stage)st, NULL), *c;
+            size_t i;
+
+            json_array_foreach(cands, i, c) {
+                json_t *doc = json_object_get(c, "contract"), *sec;
+                const char *name;
+                int tuning_changes = 0;
+
+                json_object_foreach(doc, name, sec) {
+                    json_t *b = json_object_get(base, name), *v;
+                    const char *key;
+                    char needle[128];
+
+                    if (b && json_equal(b, sec))
+                        continue;
+                    snprintf(needle, sizeof(needle), "|%s|", name);
+                    if (strstr(scope[st], needle))
+                        continue;
+                    json_object_foreach(sec, key, v) {
+                        if (b && json_equal(json_object_get(b, key), v))
+                            continue;
+                        snprintf(needle, sizeof(needle), "|%s.%s|", name, key);
+                        if (!strstr(scope[st], needle))
+                            fail_msg("%s %s #%zu changes %s.%s", examples[k],
+                                     moe_stage_name((enum moe_stage)st), i, name, key);
+                        tuning_changes++;
+                    }
+                }
+                if (st == MOE_STAGE_RETUNE) {
+                    json_t *t = json_object_get(doc, "tuning"), *bt = json_object_get(base, "tuning"), *v;
+                    const char *key;
+                    /* dispatcher and its backend are one variable */
+                    json_object_foreach(t, key, v) {
+                        if (!json_equal(json_object_get(bt, key), v) &&
+                            strcmp(key, "dispatcher_backend") != 0)
+                            tuning_changes++;
+                    }
+                    if (json_equal(json_object_get(t, "dispatcher"),
+                                   json_object_get(bt, "dispatcher")) &&
+                        !json_equal(json_object_get(t, "dispatcher_backend"),
+                                    json_object_get(bt, "dispatcher_backend")))
+                        tuning_changes++;
+                    if (tuning_changes != 1)
+                        fail_msg("%s retune #%zu changes %d variables", examples[k], i,
+                                 tuning_changes);
+                }
+            }
+            json_decref(cands);
+        }
+        json_decref(base);
+        moe_study_free(&s);
+    }
+}
+
 int main(void)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
@@ -452,6 +525,7 @@ int main(void)
         cmocka_unit_test(environment),
         cmocka_unit_test(fit_candidates),
         cmocka_unit_test(skipped_with_reasons),
+        cmocka_unit_test(contracts_follow_stage_scope),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");

@@ -30,11 +30,11 @@ static struct moe_layout L(int tp, int cp, int pp, int vpp, int ep, int etp)
 static bool fits_80gb(const char *preset, struct moe_layout l, struct moe_workload w,
                       const struct moe_train *t, int world)
 {
-    struct moe_cluster c;
+    struct moe_machine c;
     struct moe_fit f;
     char buf[200];
 
-    moe_cluster_defaults(&c);
+    moe_machine_defaults(&c);
     c.gpus = world;
     assert_int_equal(moe_layout_check(moe_preset_find(preset), &l, &w, t, world, NULL, 0),
                      MOE_RULE_OK);
@@ -149,14 +149,14 @@ static void enumeration_counts_add_up(void **state)
     const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
     struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
     struct moe_train t;
-    struct moe_cluster c;
+    struct moe_machine c;
     struct moe_layout_set a, b;
     size_t rej = 0;
     bool ep16 = false;
 
     (void)state;
     moe_train_defaults(&t);
-    moe_cluster_defaults(&c);
+    moe_machine_defaults(&c);
     c.gpus = 16;
     assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &a, NULL), 0);
     assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, true, &b, NULL), 0);
@@ -190,12 +190,12 @@ static void ranking_names_the_deciding_rule(void **state)
     const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
     struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
     struct moe_train t;
-    struct moe_cluster c;
+    struct moe_machine c;
     struct moe_layout_set s;
 
     (void)state;
     moe_train_defaults(&t);
-    moe_cluster_defaults(&c);
+    moe_machine_defaults(&c);
     c.gpus = 16;
     assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &s, NULL), 0);
     assert_true(s.n_fitting > 0);
@@ -235,13 +235,13 @@ static void nothing_fits_explains(void **state)
 {
     struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
     struct moe_train t;
-    struct moe_cluster c;
+    struct moe_machine c;
     struct moe_layout_set s;
     char advice[256];
 
     (void)state;
     moe_train_defaults(&t);
-    moe_cluster_defaults(&c);
+    moe_machine_defaults(&c);
     c.gpus = 7; /* 7 divides neither heads, experts, layers nor GBS */
     assert_int_equal(moe_layouts_enumerate(moe_preset_find("qwen3-30b-a3b"), &w, &t, &c, 0,
                                            false, &s, NULL), 0);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "study.h"
+#include "study_pipeline.h"
+#include "study_schema.h"
 #include "unit.h"
 
 static char srcdir[4096];
@@ -214,6 +216,60 @@ static void preset_override(void **state)
     moe_study_free(&s);
 }
 
+static void keys_documented(const struct moe_field *keys, const char *man)
+{
+    for (const struct moe_field *k = keys; k->key; k++) {
+        char needle[128];
+        snprintf(needle, sizeof(needle), "\n.B %s\n", k->key);
+        if (!strstr(man, needle))
+            fail_msg("doc/moeflow-study.5 does not document '%s' (no \".B %s\" line)", k->key,
+                     k->key);
+        if (k->type == MOE_F_MAP)
+            keys_documented(k->sub, man);
+    }
+}
+
+/* Every key of the schema has its entry in the man page. */
+static void schema_is_documented(void **state)
+{
+    char path[4200], *man;
+    FILE *f;
+    long len;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/doc/moeflow-study.5", srcdir);
+    assert_non_null(f = fopen(path, "r"));
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    man = calloc(1, (size_t)len + 1);
+    assert_int_equal(fread(man, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    keys_documented(moe_study_schema, man);
+    free(man);
+}
+
+/* Pipeline layouts: repeats expand, and stages, decoder layers and MTP
+ * layers are counted (DeepSeek-V3: 1 + 30 x 2 = 61 layers over 32 stages). */
+static void pipeline_layouts(void **state)
+{
+    struct moe_error e;
+
+    (void)state;
+    moe_error_clear(&e);
+    assert_int_equal(moe_pipeline_layout_check("Et|(tt|)*30mL", 32, 61, 1, &e), 0);
+    assert_int_equal(moe_pipeline_layout_check("Ett|(ttt|)*30ttL", 32, 94, 0, &e), 0);
+    assert_int_equal(moe_pipeline_layout_check("Et*3|t*3|t*2L", 3, 8, 0, &e), 0);
+    assert_int_equal(moe_pipeline_layout_check("Et|(tt|)*30mL", 32, 61, 0, &e), -1);
+    assert_string_equal(e.text, "'Et|(tt|)*30mL' places 1 MTP layers, the model has 0");
+    assert_int_equal(moe_pipeline_layout_check("Et|(tt|*30mL", 32, 61, 1, &e), -1);
+    assert_string_equal(e.text, "unbalanced '('");
+    assert_int_equal(moe_pipeline_layout_check("Et|tx|L", 3, 1, 0, &e), -1);
+    assert_string_equal(e.text, "unexpected 'x' (use E, t, m, L, |, ( ) and *N)");
+    assert_int_equal(moe_pipeline_layout_check("t|tL", 2, 2, 0, &e), -1);
+    assert_string_equal(e.text, "'t|tL' must start with E (embedding) and end with L (loss)");
+}
+
 int main(void)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
@@ -225,6 +281,8 @@ int main(void)
         cmocka_unit_test(canonical_hash_is_stable),
         cmocka_unit_test(canonical_form),
         cmocka_unit_test(preset_override),
+        cmocka_unit_test(schema_is_documented),
+        cmocka_unit_test(pipeline_layouts),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");

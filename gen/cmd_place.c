@@ -1,0 +1,210 @@
+/* moeflow place: the node order and ranks the plugin would give a job, the
+ * count of intra-domain groups against the bound, and a Slurm hostfile. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "cli.h"
+#include "domains.h"
+#include "hostlist.h"
+#include "placement.h"
+
+struct place_args {
+    const char *nodelist, *topology, *layout, *hostfile;
+    int gpn;
+};
+
+static void *hl_create(const char *e) { return slurm_hostlist_create(e); }
+static char *hl_shift(void *hl) { return slurm_hostlist_shift(hl); }
+static void hl_destroy(void *hl) { slurm_hostlist_destroy(hl); }
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: moeflow place --nodelist HOSTLIST --layout SPEC [--gpus-per-node N]\n"
+            "                     [--topology FILE] [--hostfile FILE]\n"
+            "Orders the job's nodes so that TP/CP and EP groups stay inside NVLink domains.\n"
+            "  --topology FILE  moeflow-topology.yaml or Slurm topology.conf (BlockName=)\n"
+            "                   (default: every node is its own NVLink domain)\n"
+            "  --layout SPEC    tp=..,cp=..,ep=..,etp=..,pp=.. (missing: 1; etp: tp)\n"
+            "  --gpus-per-node N  (default: the map's gpus_per_node for these nodes)\n"
+            "  --hostfile FILE  write one host per rank, for SLURM_HOSTFILE with\n"
+            "                   srun --distribution=arbitrary\n"
+            "example: moeflow place --nodelist 'n[1-8]' --gpus-per-node 4 \\\n"
+            "           --topology topology.yaml --layout tp=2,ep=8,pp=2 --hostfile hosts\n");
+}
+
+static int parse_args(int argc, char **argv, struct place_args *a)
+{
+    static const struct option longopts[] = {
+        { "nodelist", required_argument, NULL, 'w' }, { "gpus-per-node", required_argument, NULL, 'g' },
+        { "topology", required_argument, NULL, 't' }, { "layout", required_argument, NULL, 'l' },
+        { "hostfile", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+    char *end;
+
+    memset(a, 0, sizeof(*a));
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "w:g:t:l:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'w': a->nodelist = optarg; break;
+        case 't': a->topology = optarg; break;
+        case 'l': a->layout = optarg; break;
+        case 'o': a->hostfile = optarg; break;
+        case 'g':
+            errno = 0;
+            a->gpn = (int)strtol(optarg, &end, 10);
+            if (*end || errno || a->gpn < 1 || a->gpn > 1024) {
+                fprintf(stderr, "moeflow place: --gpus-per-node must be 1..1024\n");
+                return MOE_EXIT_USAGE;
+            }
+            break;
+        case 'h': usage(stdout); return -1;
+        default:
+            moe_cli_suggest_option(argc, argv, longopts);
+            usage(stderr);
+            return MOE_EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !a->nodelist || !a->layout || (!a->gpn && !a->topology)) {
+        usage(stderr);
+        return MOE_EXIT_USAGE;
+    }
+    return MOE_EXIT_OK;
+}
+
+static const char *domain_name(const struct moe_domains *d, int dom)
+{
+    return dom >= 0 ? d->domains[dom].name : "(node-local)";
+}
+
+static void print_plan(const struct moe_placement *p, const struct moe_layout *l,
+                       char **nodes, const int *dom, const struct moe_domains *d)
+{
+    int slurm = moe_placement_count(p->nnodes, p->gpn, p->block, NULL, dom, NULL);
+
+    printf("layout: tp=%d cp=%d ep=%d etp=%d pp=%d dp=%d edp=%d\n", l->tp, l->cp, l->ep,
+           l->etp, l->pp, l->dp, l->edp);
+    printf("world: %d ranks on %d nodes x %d GPUs; block B=max(tp*cp,etp*ep)=%d ranks\n",
+           p->world, p->nnodes, p->gpn, p->block);
+    for (int q = 0; q < p->nnodes; q++) {
+        int i = p->order[q];
+        printf("node %s domain %s ranks %d-%d\n", nodes[i], domain_name(d, dom[i]),
+               q * p->gpn, (q + 1) * p->gpn - 1);
+    }
+    printf("intra-domain blocks: %d of %d (bound %d; Slurm's node order: %d)\n", p->intra,
+           p->blocks, p->bound, slurm);
+    if (p->bound == 0 && p->block > p->gpn)
+        printf("note: no NVLink domain of this job holds %d ranks: %s groups cross domains "
+               "(node-local NVLink: EP crosses nodes)\n",
+               p->block, l->etp * l->ep >= l->tp * l->cp ? "EP" : "TP/CP");
+    else if (p->intra < p->blocks)
+        printf("note: %d blocks span two domains, the first is ranks %d-%d\n",
+               p->blocks - p->intra, p->first_split * p->block,
+               (p->first_split + 1) * p->block - 1);
+}
+
+static int write_hostfile(const char *path, const struct moe_placement *p, char **nodes,
+                          struct moe_error *err)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    for (int q = 0; q < p->nnodes; q++)
+        for (int g = 0; g < p->gpn; g++)
+            fprintf(f, "%s\n", nodes[p->order[q]]);
+    if (fclose(f) != 0) {
+        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Without --gpus-per-node: the one count the map gives every job node. */
+static int map_gpn(const struct moe_domains *d, char **nodes, int n, const int *dom,
+                   struct moe_error *err)
+{
+    int gpn = 0;
+
+    for (int i = 0; i < n; i++) {
+        int g = dom[i] >= 0 ? d->domains[dom[i]].gpus_per_node : 0;
+        if (g == 0 || (gpn && g != gpn)) {
+            moe_error_set(err, "node %s: %s; pass --gpus-per-node", nodes[i],
+                          g == 0 ? "the map gives no gpus_per_node" : "GPU counts differ");
+            return -1;
+        }
+        gpn = g;
+    }
+    return gpn;
+}
+
+static int place(const struct place_args *a, struct moe_domains *d, char **nodes, int n)
+{
+    struct moe_layout l;
+    struct moe_placement p;
+    struct moe_error err;
+    int *dom = calloc((size_t)n, sizeof(int)), rc = MOE_EXIT_INVALID_INPUT, gpn;
+
+    moe_error_clear(&err);
+    if (!dom)
+        return MOE_EXIT_SYSTEM;
+    for (int i = 0; i < n; i++)
+        dom[i] = moe_domains_find(d, nodes[i]);
+    gpn = a->gpn ? a->gpn : map_gpn(d, nodes, n, dom, &err);
+    if (gpn < 0 || moe_layout_parse(a->layout, &l, &err) != 0 ||
+        moe_layout_fit(&l, n * gpn, &err) != 0 ||
+        moe_placement_plan(&l, n, gpn, dom, &p, &err) != 0) {
+        moe_cli_report(&err);
+        free(dom);
+        return rc;
+    }
+    print_plan(&p, &l, nodes, dom, d);
+    rc = MOE_EXIT_OK;
+    if (a->hostfile && write_hostfile(a->hostfile, &p, nodes, &err) != 0) {
+        moe_cli_report(&err);
+        rc = MOE_EXIT_SYSTEM;
+    }
+    moe_placement_free(&p);
+    free(dom);
+    return rc;
+}
+
+int cmd_place(int argc, char **argv)
+{
+    const struct moe_hostlist_api api = { hl_create, hl_shift, hl_destroy };
+    struct place_args a;
+    struct moe_domains d;
+    struct moe_error err;
+    char **nodes = NULL;
+    int n = 0, rc = parse_args(argc, argv, &a);
+
+    if (rc != MOE_EXIT_OK)
+        return rc < 0 ? MOE_EXIT_OK : rc;
+    moe_hostlist_bind(&api);
+    moe_error_clear(&err);
+    memset(&d, 0, sizeof(d));
+    if (a.topology && moe_domains_load(&d, a.topology, &err) != 0) {
+        moe_cli_report(&err);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    if (moe_hostlist_expand(a.nodelist, &nodes, &n, &err) != 0) {
+        moe_cli_report(&err);
+        moe_domains_free(&d);
+        return MOE_EXIT_INVALID_INPUT;
+    }
+    rc = place(&a, &d, nodes, n);
+    moe_hostlist_free(nodes, n);
+    moe_domains_free(&d);
+    return rc;
+}

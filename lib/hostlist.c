@@ -1,0 +1,87 @@
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+static struct moe_hostlist_api api;
+
+void moe_hostlist_bind(const struct moe_hostlist_api *a)
+{
+    api = *a;
+}
+
+/* dlsym returns an object pointer; POSIX guarantees this copy is valid. */
+static int lookup(const char *name, void *fnp)
+{
+    void *sym = dlsym(RTLD_DEFAULT, name);
+
+    if (!sym)
+        return -1;
+    memcpy(fnp, &sym, sizeof(sym));
+    return 0;
+}
+
+static int resolve(struct moe_error *err)
+{
+    struct moe_hostlist_api found;
+
+    if (api.create)
+        return 0;
+    if (lookup("slurm_hostlist_create", &found.create) != 0 ||
+        lookup("slurm_hostlist_shift", &found.shift) != 0 ||
+        lookup("slurm_hostlist_destroy", &found.destroy) != 0) {
+        moe_error_set(err, "libslurm's hostlist functions are not loaded in this process");
+        return -1;
+    }
+    api = found;
+    return 0;
+}
+
+int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_error *err)
+{
+    void *hl;
+    char *host, **out = NULL;
+    int count = 0, cap = 0;
+
+    *names = NULL;
+    *n = 0;
+    if (resolve(err) != 0)
+        return -1;
+    hl = api.create(expr);
+    if (!hl) {
+        moe_error_set(err, "'%s' is not a Slurm hostlist", expr);
+        return -1;
+    }
+    while ((host = api.shift(hl))) {
+        if (count == cap) {
+            char **grown = realloc(out, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*out));
+            if (!grown) {
+                free(host);
+                moe_hostlist_free(out, count);
+                api.destroy(hl);
+                moe_error_set(err, "out of memory");
+                return -1;
+            }
+            out = grown;
+        }
+        out[count++] = host;
+    }
+    api.destroy(hl);
+    if (count == 0) {
+        moe_error_set(err, "hostlist '%s' names no host", expr);
+        return -1;
+    }
+    *names = out;
+    *n = count;
+    return 0;
+}
+
+void moe_hostlist_free(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}

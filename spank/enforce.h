@@ -1,0 +1,37 @@
+/* Enforcement at job start: CPU affinity next to each GPU (affinity.c) and
+ * rank placement inside NVLink domains (placement.c), with their user
+ * options (enforce_args.c).  Planned once per node in user_init, applied per
+ * task in task_init; never run in the batch step. */
+#ifndef MOEFLOW_SPANK_ENFORCE_H
+#define MOEFLOW_SPANK_ENFORCE_H
+
+#include <stdbool.h>
+
+#include <slurm/spank.h>
+
+#include "affinity.h"
+#include "placement.h"
+
+struct moe_enforce_opts {
+    struct moe_affinity_opts affinity;
+    bool affinity_given;
+    char layout[256];                 /* empty = no --moe-layout */
+    enum moe_placement_mode placement;
+    bool placement_given;
+};
+
+extern struct moe_enforce_opts moe_enforce;
+
+int moe_enforce_args_register(spank_t sp);
+int moe_enforce_args_recover(spank_t sp);
+
+int moe_affinity_user_init(spank_t sp);
+int moe_affinity_task_init(spank_t sp);
+int moe_placement_user_init(spank_t sp);
+int moe_placement_task_init(spank_t sp);
+
+/* spank_setenv that logs; 0 or -1. */
+int moe_enforce_setenv(spank_t sp, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
