@@ -72,7 +72,12 @@ static int set_xml(hwloc_topology_t topo, const char *xml)
 static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
 {
     if (xml && xml[0] && set_xml(nt->topo, xml) != 0) {
-        moe_error_at(err, xml, 0, 0, "cannot read hwloc XML: %s", strerror(errno));
+        int e = errno;
+
+        /* The plugin reads it as the job user: an admin's 0600 file fails. */
+        moe_error_at(err, xml, 0, 0, "cannot read hwloc XML: %s%s", strerror(e),
+                     e == EACCES ? " (plugstack hwloc_xml= must be readable by every job user, "
+                                   "e.g. mode 0644)" : "");
         return -1;
     }
     /* Only cores, PUs, NUMA nodes and PCI devices matter here: skipping

@@ -6,6 +6,12 @@
 # says where to fix it, and the node stays IDLE.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
+# Nodes pass through COMPLETING for a moment after a step: wait up to 10 s.
+idle_soon() {
+    local i
+    for i in $(seq 50); do nodes_all_idle > /dev/null 2>&1 && return 0; sleep 0.2; done
+    nodes_all_idle
+}
 
 tap_plan 12
 cluster_up pstack --plugstack-args "affinity=closest enforce=sometimes"
@@ -34,7 +40,7 @@ ok "slurmstepd fails the srun task instead of running it misconfigured" \
 ok "the message quotes the bad argument and the valid values" \
     has "$WORK/$job.out" "slurmstepd.*moeflow: plugstack.conf: enforce=sometimes: bad value for plugstack key 'enforce': valid values are strict, warn"
 ok "srun reports the task's failure" has "$WORK/$job.out" 'srun: error: .*task 0: Exited with exit code 1'
-ok "the node is IDLE, not drained" nodes_all_idle
+ok "the node is IDLE, not drained" idle_soon
 
 # srun on the node reads the same bad plugstack.conf: it refuses to start.
 job=$(SLURM_CONF=$WORK/good-slurm.conf sbatch --parsable -o "$WORK/%j.out" --moe-stage=fit job.sh)
@@ -50,6 +56,6 @@ wait_job "$job"
 ok "a job without --moe options: the batch step runs" has "$WORK/$job.out" '^batch ran$'
 ok "and its task is told about the bad plugstack.conf too" \
     has "$WORK/$job.out" "moeflow: plugstack.conf: enforce=sometimes"
-ok "every node is IDLE (none drained)" nodes_all_idle
+ok "every node is IDLE (none drained)" idle_soon
 ok "teardown leaves no cluster process behind" teardown_leaves_nothing
 tap_done

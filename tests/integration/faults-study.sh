@@ -6,6 +6,12 @@
 # and what to do, the node stays IDLE, and nothing is left half-written.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
+# Nodes pass through COMPLETING for a moment after a step: wait up to 10 s.
+idle_soon() {
+    local i
+    for i in $(seq 50); do nodes_all_idle > /dev/null 2>&1 && return 0; sleep 0.2; done
+    nodes_all_idle
+}
 command -v mount >/dev/null || skip_all "needs mount(8) for the tmpfs"
 
 tap_plan 31
@@ -66,7 +72,7 @@ ok "the message names the study's contract directory and the cause" \
 ok "and what to do about it" has "$WORK/ro-$job.out" "must be able to write the study directory"
 cat "$WORK/ro-$job.out" | diag
 ok "nothing was created in the study" test "$(ls -A "$S" | tr '\n' ' ')" = "contracts "
-ok "the node is still IDLE" nodes_all_idle
+ok "the node is still IDLE" idle_soon
 
 # --- 2. the disk fills while the contract is frozen -----------------------
 D=$WORK/full
@@ -96,7 +102,7 @@ if mount -t tmpfs -o size=64k,mode=0755 moeflow-full "$D"; then
 else
     for i in 1 2 3 4 5 6 7 8; do tap_ok 0 "# SKIP cannot mount a tmpfs here"; done
 fi
-ok "the node is still IDLE" nodes_all_idle
+ok "the node is still IDLE" idle_soon
 
 # --- 3. a frozen contract that is corrupt, or tampered with ---------------
 S=$WORK/study
@@ -126,7 +132,7 @@ ok "tampered after submission: the step is failed at task start" hasnt "$WORK/t-
 ok "the job's output says it was tampered with" has "$WORK/t-$job.out" 'moeflow: .*tampered with'
 cp "$WORK/frozen.good" "$S/contract/frozen.json"
 chmod 0444 "$S/contract/frozen.json"
-ok "the node is still IDLE" nodes_all_idle
+ok "the node is still IDLE" idle_soon
 
 # --- 4. SIGKILL hits a task while it writes --------------------------------
 cat > "$WORK/killed.sh" <<'EOF2'
@@ -157,6 +163,6 @@ ok "the batch script ran and ended with srun's exit code 1 (a failed batch step 
     has <(scontrol show job -o "$job") 'ExitCode=1:0'
 
 
-ok "every node is IDLE (none drained)" nodes_all_idle
+ok "every node is IDLE (none drained)" idle_soon
 ok "teardown leaves no cluster process behind" teardown_leaves_nothing
 tap_done
