@@ -8,7 +8,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
   iproute2 procps
   debhelper dpkg-dev lintian groff-base man-db
-  shellcheck"
+  shellcheck
+  clang clang-tidy cppcheck valgrind"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

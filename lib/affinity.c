@@ -229,8 +229,8 @@ static int plan_domains(const struct moe_nodetopo *nt, struct moe_affinity_plan 
     int ntasks = plan->ntasks, rv = -1, ng;
     int *members = calloc((size_t)ntasks, sizeof(int));
     struct group *g = calloc((size_t)ntasks, sizeof(*g));
-    hwloc_obj_t *cores = calloc((size_t)hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE) + 1,
-                                sizeof(hwloc_obj_t));
+    int ncores = hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE); /* -1: several depths */
+    hwloc_obj_t *cores = calloc((size_t)(ncores > 0 ? ncores : 0) + 1, sizeof(hwloc_obj_t));
     hwloc_bitmap_t dom = hwloc_bitmap_alloc(), pool = hwloc_bitmap_dup(allowed);
 
     if (!members || !g || !cores || !dom || !pool) {

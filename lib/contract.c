@@ -1,8 +1,13 @@
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -46,10 +51,31 @@ int moe_contract_check_shape(const json_t *doc, struct moe_error *err)
     return 0;
 }
 
+#define STUDY_JSON_MAX_BYTES (16L * 1024 * 1024)
+
+json_t *moe_json_load_regular(const char *path, json_error_t *jerr)
+{
+    struct stat st;
+    json_t *doc = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+    memset(jerr, 0, sizeof(*jerr));
+    if (fd < 0) {
+        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > STUDY_JSON_MAX_BYTES)
+        snprintf(jerr->text, sizeof(jerr->text), "not a regular file of at most 16 MiB");
+    else
+        doc = json_loadfd(fd, 0, jerr);
+    close(fd);
+    return doc;
+}
+
 json_t *moe_contract_load_plain(const char *path, struct moe_error *err)
 {
     json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
+    json_t *doc = moe_json_load_regular(path, &jerr);
 
     if (!doc) {
         moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);

@@ -38,7 +38,7 @@ json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct m
     snprintf(path, sizeof(path), "%s/manifest.json", study);
     if (access(path, F_OK) != 0)
         return ids;
-    manifest = json_load_file(path, 0, &jerr);
+    manifest = moe_json_load_regular(path, &jerr);
     if (!manifest) {
         moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
         json_decref(ids);

@@ -70,6 +70,24 @@ static int open_study(const char *study, struct moe_error *err)
 }
 
 /* A subdirectory we own and nobody else may write: created if missing. */
+/* What the user can do about a failed write, after strerror(). */
+static const char *remedy(int e)
+{
+    switch (e) {
+    case EACCES:
+    case EPERM:
+    case EROFS:
+        return ": the job user must be able to write the study directory (check its owner and "
+               "mode, or generate the study somewhere you can write), then resubmit";
+    case ENOSPC:
+    case EDQUOT:
+        return ": free space (or quota) on the study's file system, then resubmit; nothing was "
+               "written";
+    default:
+        return "";
+    }
+}
+
 static int open_owned_subdir(int parent, const char *name, const char *study,
                              struct moe_error *err)
 {
@@ -77,7 +95,7 @@ static int open_owned_subdir(int parent, const char *name, const char *study,
     int fd;
 
     if (mkdirat(parent, name, 0755) != 0 && errno != EEXIST) {
-        moe_error_set(err, "%s/%s: %s", study, name, strerror(errno));
+        moe_error_set(err, "%s/%s: %s%s", study, name, strerror(errno), remedy(errno));
         return -1;
     }
     fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -118,11 +136,12 @@ static int write_once(int dirfd, const char *name, const char *text, struct moe_
 
     fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0444);
     if (fd < 0) {
-        moe_error_set(err, "%s: cannot create a temporary file: %s", name, strerror(errno));
+        moe_error_set(err, "%s: cannot create a temporary file: %s%s", name, strerror(errno),
+                      remedy(errno));
         return -1;
     }
     if (write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
-        moe_error_set(err, "%s: write failed: %s", name, strerror(errno));
+        moe_error_set(err, "%s: write failed: %s%s", name, strerror(errno), remedy(errno));
         goto out;
     }
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -130,7 +149,7 @@ static int write_once(int dirfd, const char *name, const char *text, struct moe_
         if (errno == EEXIST)
             rc = 1;
         else
-            moe_error_set(err, "%s: cannot link: %s", name, strerror(errno));
+            moe_error_set(err, "%s: cannot link: %s%s", name, strerror(errno), remedy(errno));
         goto out;
     }
     (void)fsync(dirfd); /* best effort: the data itself is on disk already */
@@ -145,7 +164,9 @@ static char *read_small(int dirfd, const char *name, struct moe_error *err)
     struct stat st;
     char *buf = NULL;
     ssize_t got = 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO planted as frozen.json must not hang the plugin;
+     * the S_ISREG check below then refuses it. */
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     if (fd < 0) {
         moe_error_set(err, "%s: %s", name, errno == ELOOP ? "is a symlink" : strerror(errno));

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuminor.h"
@@ -18,8 +19,16 @@ static int read_information(const char *path, struct moe_gpu_minor *g)
     while (fgets(line, sizeof(line), f)) {
         if (sscanf(line, "Bus Location: %31s", g->busid) == 1)
             have |= 1;
-        else if (sscanf(line, "Device Minor: %d", &g->minor) == 1)
-            have |= 2;
+        else if (strncmp(line, "Device Minor:", 13) == 0) {
+            /* strtol, not sscanf %d: an out-of-range number is defined */
+            char *end;
+            long v = strtol(line + 13, &end, 10);
+
+            if (end != line + 13 && v >= 0 && v <= 4096) {
+                g->minor = (int)v;
+                have |= 2;
+            }
+        }
     }
     fclose(f);
     return have == 3 ? 0 : -1;

@@ -291,7 +291,7 @@ static int feed(struct moe_log *log, const char *line, int lineno)
     }
     /* Records glued on one line: each runs to where the next one starts. */
     for (p = next_iteration(line, &iter, &total); p; p = next) {
-        long ni, nt;
+        long ni = 0, nt = 0;
 
         next = next_iteration(p + 9, &ni, &nt);
         if (add_iter(log, p, next ? next : end, iter, total, lineno) < 0)
@@ -300,9 +300,9 @@ static int feed(struct moe_log *log, const char *line, int lineno)
         total = nt;
     }
     for (p = next_memory(line, &rank, &after, &unit); p; p = next) {
-        int nr;
-        long na;
-        double nu;
+        int nr = 0;
+        long na = 0;
+        double nu = 0;
 
         next = next_memory(p + 6, &nr, &na, &nu);
         if (add_mem(log, p, next ? next : end, rank, after, unit) < 0)

@@ -78,7 +78,8 @@ static double pipeline_factor(const struct moe_layout *l, const struct moe_workl
     if (l->vpp > 1)
         return 1 + (pp - 1) / (pp * l->vpp);
     if (l->pp > 1) {
-        double m = (double)(w->gbs / ((long)w->mbs * l->dp));
+        long micro = w->gbs / ((long)w->mbs * l->dp); /* whole microbatches */
+        double m = (double)micro;
         return m / pp < 1 ? m / pp : 1;
     }
     return 1;

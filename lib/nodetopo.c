@@ -42,7 +42,7 @@ static int collect_gpus(struct moe_nodetopo *nt, struct moe_error *err)
 
     while ((pci = hwloc_get_next_pcidev(nt->topo, pci)))
         n += is_nvidia_gpu(pci);
-    nt->gpus = calloc(n ? (size_t)n : 1, sizeof(*nt->gpus));
+    nt->gpus = calloc(n ? (size_t)n : 1, sizeof(hwloc_obj_t));
     if (!nt->gpus) {
         moe_error_set(err, "out of memory");
         return -1;
@@ -50,7 +50,7 @@ static int collect_gpus(struct moe_nodetopo *nt, struct moe_error *err)
     while ((pci = hwloc_get_next_pcidev(nt->topo, pci)))
         if (is_nvidia_gpu(pci))
             nt->gpus[nt->ngpus++] = pci;
-    qsort(nt->gpus, (size_t)nt->ngpus, sizeof(*nt->gpus), bus_cmp);
+    qsort(nt->gpus, (size_t)nt->ngpus, sizeof(hwloc_obj_t), bus_cmp);
     return 0;
 }
 
@@ -72,7 +72,12 @@ static int set_xml(hwloc_topology_t topo, const char *xml)
 static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
 {
     if (xml && xml[0] && set_xml(nt->topo, xml) != 0) {
-        moe_error_at(err, xml, 0, 0, "cannot read hwloc XML: %s", strerror(errno));
+        int e = errno;
+
+        /* The plugin reads it as the job user: an admin's 0600 file fails. */
+        moe_error_at(err, xml, 0, 0, "cannot read hwloc XML: %s%s", strerror(e),
+                     e == EACCES ? " (plugstack hwloc_xml= must be readable by every job user, "
+                                   "e.g. mode 0644)" : "");
         return -1;
     }
     /* Only cores, PUs, NUMA nodes and PCI devices matter here: skipping
@@ -183,9 +188,12 @@ int moe_nodetopo_gpu_by_busid(const struct moe_nodetopo *nt, const char *busid)
     unsigned dom = 0, bus, dev, func;
     char tail;
 
-    if (sscanf(busid, "%x:%x:%x.%x%c", &dom, &bus, &dev, &func, &tail) != 4) {
+    /* Field widths bound every conversion, so none can overflow. */
+    // NOLINTNEXTLINE(cert-err34-c)
+    if (sscanf(busid, "%8x:%2x:%2x.%1x%c", &dom, &bus, &dev, &func, &tail) != 4) {
         dom = 0;
-        if (sscanf(busid, "%x:%x.%x%c", &bus, &dev, &func, &tail) != 3)
+        // NOLINTNEXTLINE(cert-err34-c)
+        if (sscanf(busid, "%2x:%2x.%1x%c", &bus, &dev, &func, &tail) != 3)
             return -1;
     }
     for (int i = 0; i < nt->ngpus; i++) {

@@ -97,6 +97,18 @@ double moe_overlap_hidden_pct(const struct moe_overlap_gpu *g)
 }
 
 /* The absolute [lo, hi) of w in t; INT64_MIN/MAX for "each GPU's span". */
+/* Sums of GPU time saturate instead of wrapping: kernel times are bounded
+ * (MOE_TRACE_TIME_MAX), but a damaged trace with many huge kernels could
+ * still add past 2^63 ns, and signed overflow is undefined. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 static int resolve(const struct moe_trace *t, const struct moe_window *w, int64_t *lo,
                    int64_t *hi, struct moe_error *err)
 {
@@ -121,8 +133,8 @@ static int resolve(const struct moe_trace *t, const struct moe_window *w, int64_
         }
         if (t0 == INT64_MAX)
             t0 = 0;
-        *lo = t0 + w->lo;
-        *hi = t0 + w->hi;
+        *lo = sat_add(t0, w->lo);
+        *hi = sat_add(t0, w->hi);
         return 0;
     }
     /* GPU-side step annotations follow the kernels; CPU-side ones run ahead
@@ -187,8 +199,8 @@ static void attribute(const struct moe_trace_device *d, const struct moe_interva
 
         if (e <= s)
             continue;
-        exposed[nm] += moe_intervals_cover(ex, nex, s, e);
-        time[nm] += e - s;
+        exposed[nm] = sat_add(exposed[nm], moe_intervals_cover(ex, nex, s, e));
+        time[nm] = sat_add(time[nm], e - s);
         count[nm]++;
     }
 }
@@ -369,24 +381,24 @@ int moe_overlap_finish(struct moe_overlap *o, size_t top_n, struct moe_error *er
         t->kernels += g->kernels;
         t->comm_kernels += g->comm_kernels;
         t->short_kernels += g->short_kernels;
-        t->comm += g->comm;
-        t->compute += g->compute;
-        t->hidden += g->hidden;
-        t->exposed += g->exposed;
-        t->busy += g->busy;
-        t->idle += g->idle;
+        t->comm = sat_add(t->comm, g->comm);
+        t->compute = sat_add(t->compute, g->compute);
+        t->hidden = sat_add(t->hidden, g->hidden);
+        t->exposed = sat_add(t->exposed, g->exposed);
+        t->busy = sat_add(t->busy, g->busy);
+        t->idle = sat_add(t->idle, g->idle);
         t->gaps += g->gaps;
         if (g->max_gap > t->max_gap)
             t->max_gap = g->max_gap;
-        t->hi += g->hi - g->lo; /* total: GPU-time of all windows */
+        t->hi = sat_add(t->hi, g->hi - g->lo); /* total: GPU-time of all windows */
     }
     /* The same kernel name in several traces is one row. */
     if (o->nkernels) {
         qsort(o->kernels, o->nkernels, sizeof(*o->kernels), by_name);
         for (size_t i = 1; i < o->nkernels; i++) {
             if (strcmp(o->kernels[i].name, o->kernels[k].name) == 0) {
-                o->kernels[k].exposed += o->kernels[i].exposed;
-                o->kernels[k].time += o->kernels[i].time;
+                o->kernels[k].exposed = sat_add(o->kernels[k].exposed, o->kernels[i].exposed);
+                o->kernels[k].time = sat_add(o->kernels[k].time, o->kernels[i].time);
                 o->kernels[k].count += o->kernels[i].count;
                 free(o->kernels[i].name);
             } else {

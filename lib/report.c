@@ -93,7 +93,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
     }
     r->step_mean = sum / (double)r->n;
     for (size_t i = 0; i < r->n; i++)
-        ss += (ms[i] - r->step_mean) * (ms[i] - r->step_mean);
+        ss += (ms[i] - r->step_mean) * (ms[i] - r->step_mean); // NOLINT: ms[0..n) filled above
     /* Sample standard deviation: the window is a sample of the run. */
     r->step_stdev = r->n > 1 ? sqrt(ss / (double)(r->n - 1)) : 0.0;
     r->step_cv = r->step_mean > 0 ? r->step_stdev / r->step_mean : NAN;

@@ -121,6 +121,8 @@ static void xml_text(FILE *f, const char *s)
 }
 
 /* A "nice" tick step: 1, 2 or 5 times a power of ten. */
+#define TICKS_MAX 50
+
 static double tick_step(double range, int want)
 {
     double raw = range / want, p = pow(10, floor(log10(raw))), m = raw / p;
@@ -185,16 +187,24 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T,
             L, H - B);
     ys = tick_step(ymax, 5);
-    for (double y = 0; y <= ymax; y += ys)
+    /* Ticks are counted, not stepped by a double: a zero or NaN step (all
+     * step times 0) would otherwise loop for ever writing the file. */
+    for (int i = 0; ys > 0 && i <= TICKS_MAX && i * ys <= ymax; i++) {
+        double y = i * ys;
+
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n"
                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
                 L - 6, Y(y) + 4, y, L, Y(y), W - R, Y(y));
+    }
     xs = tick_step(xmax - xmin, 8);
-    if (xs < 1)
+    if (!(xs >= 1))
         xs = 1;
-    for (double x = ceil(xmin / xs) * xs; x <= xmax; x += xs)
+    for (int i = 0; i <= TICKS_MAX && ceil(xmin / xs) * xs + i * xs <= xmax; i++) {
+        double x = ceil(xmin / xs) * xs + i * xs;
+
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", X(x),
                 H - B + 16, x);
+    }
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">iteration</text>\n",
             (L + W - R) / 2, H - 12);
     fprintf(f, "<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\">step "

@@ -62,12 +62,12 @@ char *moe_shquote_argv(const json_t *argv)
     size_t n = json_array_size(argv), i;
     char **parts = calloc(n ? n : 1, sizeof(*parts));
     char *out = NULL;
-    const json_t *v;
-
     if (!parts)
         return NULL;
-    json_array_foreach(argv, i, v) {
-        if (!(parts[i] = moe_shquote(json_string_value(v) ? json_string_value(v) : "")))
+    for (i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(argv, i));
+
+        if (!(parts[i] = moe_shquote(s ? s : "")))
             goto done;
     }
     out = join(parts, n);

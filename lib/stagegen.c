@@ -68,11 +68,17 @@ static int cmp_lines(const void *a, const void *b)
 static json_t *sorted(json_t *lines)
 {
     size_t n = json_array_size(lines);
-    json_t **v = calloc(n ? n : 1, sizeof(*v)), *out = json_array();
+    json_t **v = calloc(n ? n : 1, sizeof(json_t *)), *out = json_array();
 
+    if (!v || !out) {
+        free(v);
+        json_decref(out);
+        json_decref(lines);
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++)
         v[i] = json_array_get(lines, i);
-    qsort(v, n, sizeof(*v), cmp_lines);
+    qsort(v, n, sizeof(json_t *), cmp_lines);
     for (size_t i = 0; i < n; i++)
         json_array_append(out, v[i]);
     free(v);
@@ -258,7 +264,7 @@ static void keep_bottleneck(struct moe_stage_plan *plan, const char *bottleneck)
 static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, const char *hash,
                        int max, enum moe_stage st, struct stage_out *so, struct moe_error *err)
 {
-    struct moe_stage_plan plan;
+    struct moe_stage_plan plan = { .candidates = NULL };
     const char *name = moe_stage_name(st);
     char script[64], *launcher, *image, *mounts;
     json_t *ch, *first;

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "study_fit.h"
@@ -16,10 +17,9 @@ static int recompute_plan(const struct moe_study *s, struct moe_recompute_plan *
     if (s->baseline.recompute != MOE_RECOMPUTE_SELECTIVE)
         return 0;
     r->granularity = MOE_RC_SELECTIVE;
-    for (int i = 0; i < s->baseline.recompute_modules.n; i++) {
-        strcat(modules, i ? "," : "");
-        strcat(modules, s->baseline.recompute_modules.v[i]);
-    }
+    for (int i = 0, off = 0; i < s->baseline.recompute_modules.n; i++)
+        off += snprintf(modules + off, sizeof(modules) - (size_t)off, "%s%s", i ? "," : "",
+                        s->baseline.recompute_modules.v[i]);
     return moe_recompute_modules_parse(modules, &r->modules, err);
 }
 

@@ -148,7 +148,7 @@ tag:
             open[depth++] = n;
         } else if (kind == T_CLOSE) {
             if (!depth || toks[open[depth - 1]].n != t.n ||
-                memcmp(toks[open[depth - 1]].s, t.s, t.n)) {
+                memcmp(toks[open[depth - 1]].s, t.s, t.n) != 0) {
                 moe_error_at(err, name, t.line, 0, "'{{/%.*s}}' closes no open section",
                              (int)t.n, t.s);
                 goto fail;

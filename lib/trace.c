@@ -165,11 +165,18 @@ static struct moe_trace_device *device_get(struct moe_trace *t, int id)
     return d;
 }
 
+static int time_valid(int64_t start, int64_t end)
+{
+    return start >= 0 && start <= end && end <= MOE_TRACE_TIME_MAX;
+}
+
 int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t start,
                          int64_t end)
 {
     struct moe_trace_device *d;
 
+    if (!time_valid(start, end))
+        return 0;
     /* Most consecutive kernels share a device: remember the last one. */
     if (t->last_device < t->ndevices && t->devices[t->last_device].id == device) {
         d = &t->devices[t->last_device];
@@ -206,7 +213,7 @@ int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, i
     char *tail;
     long step;
 
-    if (strncmp(name, t->step_prefix, plen) != 0)
+    if (strncmp(name, t->step_prefix, plen) != 0 || !time_valid(start, end))
         return 0;
     errno = 0;
     step = strtol(name + plen, &tail, 10);

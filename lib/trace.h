@@ -17,6 +17,12 @@
  * HybridEP and NVSHMEM dispatch/combine.  NULL-terminated. */
 extern const char *const moe_trace_default_comm[];
 
+/* Kernel and marker times outside [0, MOE_TRACE_TIME_MAX] ns, or ending
+ * before they start, are not times a profiler writes (nsys counts from the
+ * session start, Kineto from the epoch: about 2^60.6 ns today); the readers
+ * drop them, so every interval length and GPU-time sum fits in 64 bits. */
+#define MOE_TRACE_TIME_MAX ((int64_t)1 << 62)
+
 /* The marker prefix PyTorch's profiler uses for steps: "ProfilerStep#41". */
 #define MOE_TRACE_STEP_PREFIX "ProfilerStep#"
 

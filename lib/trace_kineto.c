@@ -178,7 +178,7 @@ static int event_array(struct reader *r, struct moe_trace *t)
 
     if (expect(r, '[') < 0)
         return -1;
-    if ((c = peek(r)) == ']') {
+    if (peek(r) == ']') {
         r->pos++;
         return 0;
     }

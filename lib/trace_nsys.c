@@ -63,6 +63,25 @@ static int has_column(struct nsys *n, const char *table, const char *column)
     return found;
 }
 
+/* nsys numbers its strings densely from 0, so a direct map by id is the
+ * fast path; an id beyond this (a damaged or hand-made export) must not make
+ * us allocate gigabytes, and is looked up each time instead. */
+#define NAME_MAP_MAX ((sqlite3_int64)1 << 22)
+
+static long name_uncached(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+{
+    const unsigned char *text;
+    long id;
+
+    sqlite3_reset(n->name_q);
+    sqlite3_bind_int64(n->name_q, 1, sid);
+    text = sqlite3_step(n->name_q) == SQLITE_ROW ? sqlite3_column_text(n->name_q, 0) : NULL;
+    if (!text)
+        text = (const unsigned char *)"(unnamed)";
+    id = moe_trace_intern(t, (const char *)text, strlen((const char *)text));
+    return id < 0 ? -2 : id;
+}
+
 /* Names are resolved on first use: a trace has few distinct kernel names
  * but StringIds holds every string nsys saw. */
 static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
@@ -72,6 +91,8 @@ static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
 
     if (sid < 0)
         return -1;
+    if (sid >= NAME_MAP_MAX)
+        return name_uncached(n, t, sid);
     if ((size_t)sid >= n->nmap) {
         size_t nn = n->nmap ? n->nmap : 1024;
         long *m;

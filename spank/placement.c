@@ -93,6 +93,20 @@ static void refuse_split(void)
                            pl.nodes[b], p->intra, p->blocks);
 }
 
+/* A map that names none of the step's nodes is another cluster's, or its
+ * node names are wrong (a hostlist typo reads as one odd host name):
+ * placing as if every node were its own domain would hide that. */
+static bool names_any_node_msg(char *buf, size_t len)
+{
+    for (int i = 0; i < pl.nnodes; i++)
+        if (pl.dom[i] >= 0)
+            return true;
+    snprintf(buf, len, "%.300s names none of this step's nodes (%.64s%s): check the node "
+             "names in the map against 'scontrol show hostnames'", moe_plugin.config.topology,
+             pl.nnodes ? pl.nodes[0] : "", pl.nnodes > 1 ? ", ..." : "");
+    return false;
+}
+
 int moe_placement_user_init(spank_t sp)
 {
     struct moe_error err;
@@ -117,6 +131,8 @@ int moe_placement_user_init(spank_t sp)
         return skip("out of memory");
     for (int i = 0; i < pl.nnodes; i++)
         pl.dom[i] = moe_domains_find(&pl.domains, pl.nodes[i]);
+    if (moe_plugin.config.topology[0] && !names_any_node_msg(buf, sizeof(buf)))
+        return skip(buf);
     if ((!from_study && moe_layout_parse(moe_enforce.layout, &pl.layout, &err) != 0) ||
         moe_layout_fit(&pl.layout, pl.nnodes * pl.gpn, &err) != 0 ||
         moe_placement_plan(&pl.layout, pl.nnodes, pl.gpn, pl.dom, &pl.plan, &err) != 0) {
