@@ -2,6 +2,7 @@
 #ifndef MOEFLOW_CLI_H
 #define MOEFLOW_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -38,6 +39,10 @@ int cmd_layouts(int argc, char **argv);
  * just refused ("did you mean --json?"), so a typo costs one retry. */
 struct option;
 void moe_cli_suggest_option(int argc, char **argv, const struct option *longopts);
+
+/* Colour only on a terminal, never with NO_COLOR set (no-color.org) or
+ * TERM=dumb. */
+bool moe_cli_colour(FILE *out);
 
 /* Prints "moeflow: <formatted error>" to stderr. */
 void moe_cli_report(const struct moe_error *err);

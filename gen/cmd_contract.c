@@ -91,8 +91,11 @@ static int print_diff(const struct moe_contract_diff *d, const struct moe_verdic
         char *text = moe_contract_diff_text(d);
         fputs(d->count ? text : "no differences\n", stdout);
         free(text);
-        if (v->rule[0])
-            printf("%s by rule %s: %s\n", v->allowed ? "allowed" : "refused", v->rule, v->reason);
+        if (v->rule[0]) {
+            bool c = moe_cli_colour(stdout);
+            printf("%s%s%s by rule %s: %s\n", c ? (v->allowed ? "\033[32m" : "\033[31m") : "",
+                   v->allowed ? "allowed" : "refused", c ? "\033[0m" : "", v->rule, v->reason);
+        }
     }
     return v->rule[0] && !v->allowed ? MOE_EXIT_INFEASIBLE : MOE_EXIT_OK;
 }

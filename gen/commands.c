@@ -1,7 +1,9 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "study_schema.h"
@@ -42,4 +44,15 @@ void moe_cli_suggest_option(int argc, char **argv, const struct option *longopts
     near = moe_suggest(word, names, n);
     if (near)
         fprintf(stderr, "%s: did you mean --%s?\n", argv[0], near);
+}
+
+bool moe_cli_colour(FILE *out)
+{
+    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+
+    if (no_color && no_color[0])
+        return false;
+    if (term && strcmp(term, "dumb") == 0)
+        return false;
+    return isatty(fileno(out));
 }

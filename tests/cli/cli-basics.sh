@@ -9,7 +9,7 @@ out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
 "$M" --help > "$out/help" 2>&1
 cmds=$(awk '/^commands:/ {on=1; next} on && /^  [a-z]/ {print $1}' "$out/help")
 n=$(echo "$cmds" | wc -w)
-tap_plan $(( 5 + 3 * n ))
+tap_plan $(( 8 + 3 * n ))
 
 "$M" --version > "$out/v" 2>&1
 ok "--version names moeflow and the Slurm it was built against" \
@@ -20,6 +20,20 @@ tap_ok $(( $? != 1 )) "no command exits 1 (usage)"
 "$M" contrct > "$out/typo" 2>&1
 tap_ok $(( $? != 1 )) "an unknown command exits 1"
 ok "and suggests the closest one" has "$out/typo" "unknown command 'contrct' \(did you mean 'contract'\?\)"
+# The verdict is there, without a single escape character.
+plain_verdict() { grep -q refused "$1" && ! grep -q "$(printf '\033')" "$1"; }
+
+# Colour: only on a terminal (script(1) gives the command one), never with
+# NO_COLOR, never into a pipe.
+printf '%s' '{"environment":{},"hardware":{},"workload":{},"semantics":{},"parallel":{},"tuning":{"a":1,"b":1},"timing":{}}' > "$out/f.json"
+sed 's/"a":1,"b":1/"a":2,"b":2/' "$out/f.json" > "$out/r.json"
+diff_cmd="$M contract diff $out/f.json $out/r.json --stage retune"
+script -qc "$diff_cmd" /dev/null > "$out/tty" 2>&1
+ok "on a terminal the verdict is coloured" grep -q $'\033\[31mrefused' "$out/tty"
+NO_COLOR=1 script -qc "$diff_cmd" /dev/null > "$out/nocolor" 2>&1
+ok "NO_COLOR turns colour off on a terminal" plain_verdict "$out/nocolor"
+$diff_cmd > "$out/pipe" 2>&1
+ok "into a pipe there is no colour" plain_verdict "$out/pipe"
 for c in $cmds; do
     "$M" "$c" --help > "$out/$c.help" 2>&1
     tap_ok $? "moeflow $c --help exits 0"
