@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,11 @@ static double expansion_bound(const char *p)
         } else if (*p == '[') {
             double k = 0;
 
+            /* Brackets hold numbers, ranges and commas only; anything else
+             * (libslurm reads "[019V-2336]" as a wide range) cannot be
+             * bounded here, so it counts as too many. */
+            if (strspn(p + 1, "0123456789,-") != strcspn(p + 1, "]"))
+                return HUGE_VAL;
             for (p++; *p && *p != ']';) {
                 char *end;
                 unsigned long a = strtoul(p, &end, 10), b = a;
