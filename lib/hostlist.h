@@ -17,6 +17,11 @@ struct moe_hostlist_api {
 
 void moe_hostlist_bind(const struct moe_hostlist_api *api);
 
+/* No cluster has more nodes than this; a longer expansion is a typo (two
+ * ranges multiply: gb[009-236][019-236] is 49 704 hosts) and would cost
+ * slurmstepd seconds and gigabytes at every step. */
+#define MOE_HOSTLIST_MAX 65536
+
 /* names: a malloc'd array of n malloc'd host names, in expression order. */
 int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_error *err);
 void moe_hostlist_free(char **names, int n);
