@@ -383,7 +383,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
     int vpps[128], nv = vpp_candidates(m, pp, vpps, 128);
     struct grid *dg = calloc((size_t)nd * nd, sizeof(*dg));
     struct grid *eg = calloc((size_t)nd * nd, sizeof(*eg));
-    size_t ndg = 0, neg = 0, dense_ok = 0, expert_ok = 0;
+    size_t ndg = 0, neg = 0;
     struct moe_layout l = { .pp = pp, .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
     int rc = -1;
 
@@ -402,7 +402,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
             dg[ndg].a = l.tp, dg[ndg].b = l.cp;
             dg[ndg].rule = check_dense(m, &l, w, t, c->gpus, NULL, 0);
             dg[ndg].derived = l.dp;
-            dense_ok += dg[ndg++].rule == MOE_RULE_OK;
+            ndg++;
         }
     for (int i = 0; i < nd; i++)
         for (int j = 0; j < nd; j++) {
@@ -410,7 +410,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
             eg[neg].a = l.etp, eg[neg].b = l.ep;
             eg[neg].rule = check_expert(m, &l, t, c->gpus, NULL, 0);
             eg[neg].derived = l.edp;
-            expert_ok += eg[neg++].rule == MOE_RULE_OK;
+            neg++;
         }
     for (int v = 0; v < nv; v++) {
         l.vpp = vpps[v];
