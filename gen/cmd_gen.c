@@ -15,6 +15,7 @@
 #include <slurm/slurm.h>
 
 #include "cli.h"
+#include "readfile.h"
 #include "diagnose.h"
 #include "stagegen.h"
 #include "study.h"
@@ -39,35 +40,6 @@ static void usage(FILE *out)
             "example:\n"
             "  moeflow gen etc/studies/tiny-moe-2gpu.yaml -o tiny && tiny/submit.sh\n",
             moe_stage_choices(), MOE_MAX_ARRAY_SIZE_DEFAULT, MOEFLOW_PKGDATADIR);
-}
-
-static char *slurp(const char *path, struct moe_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, got;
-
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    do {
-        if (len + 4097 > cap) {
-            char *p = realloc(buf, cap = cap ? cap * 2 : 16384);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                moe_error_at(err, path, 0, 0, "out of memory");
-                return NULL;
-            }
-            buf = p;
-        }
-        got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0);
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
 }
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
@@ -318,7 +290,7 @@ int cmd_gen(int argc, char **argv)
         moe_cli_report(&err);
         return MOE_EXIT_USAGE;
     }
-    if (!(text = slurp(argv[optind], &err))) {
+    if (!(text = moe_read_file(argv[optind], "study", NULL, &err))) {
         moe_cli_report(&err);
         return MOE_EXIT_INVALID_INPUT;
     }

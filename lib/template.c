@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readfile.h"
 #include "template.h"
 
 enum tok_kind { T_TEXT, T_VAR, T_OPEN, T_INVERT, T_CLOSE };
@@ -342,30 +343,11 @@ char *moe_template_render(const char *name, const char *text, const json_t *data
 
 char *moe_template_render_file(const char *path, const json_t *data, struct moe_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL, *out = NULL;
-    size_t len = 0, cap = 0, got;
+    char *text = moe_read_file(path, "template", NULL, err), *out;
 
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open template: %s", strerror(errno));
-        return NULL;
-    }
-    do {
-        if (len + 4096 + 1 > cap) {
-            char *p = realloc(text, cap = cap ? cap * 2 : 8192);
-            if (!p)
-                goto done;
-            text = p;
-        }
-        got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0);
-    text[len] = '\0';
-    out = moe_template_render(path, text, data, err);
-done:
     if (!text)
-        moe_error_at(err, path, 0, 0, "out of memory");
-    fclose(f);
+        return NULL;
+    out = moe_template_render(path, text, data, err);
     free(text);
     return out;
 }

@@ -58,15 +58,22 @@ static struct spank_option moe_options[] = {
     SPANK_OPTIONS_TABLE_END
 };
 
-int moe_args_register(spank_t sp)
+int moe_options_register(spank_t sp, struct spank_option *table)
 {
-    for (struct spank_option *opt = moe_options; opt->name; opt++) {
+    for (struct spank_option *opt = table; opt->name; opt++) {
         spank_err_t rc = spank_option_register(sp, opt);
         if (rc != ESPANK_SUCCESS) {
             slurm_error(MOE_LOG_PREFIX "cannot register --%s: %s", opt->name, spank_strerror(rc));
             return -1;
         }
     }
+    return 0;
+}
+
+int moe_args_register(spank_t sp)
+{
+    if (moe_options_register(sp, moe_options) != 0)
+        return -1;
     return moe_enforce_args_register(sp);
 }
 

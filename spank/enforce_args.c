@@ -89,14 +89,7 @@ static struct spank_option enforce_options[] = {
 
 int moe_enforce_args_register(spank_t sp)
 {
-    for (struct spank_option *opt = enforce_options; opt->name; opt++) {
-        spank_err_t rc = spank_option_register(sp, opt);
-        if (rc != ESPANK_SUCCESS) {
-            slurm_error(MOE_LOG_PREFIX "cannot register --%s: %s", opt->name, spank_strerror(rc));
-            return -1;
-        }
-    }
-    return 0;
+    return moe_options_register(sp, enforce_options);
 }
 
 static bool is_set(int val)

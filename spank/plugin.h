@@ -26,6 +26,8 @@ void moe_plugin_defer_error(const char *fmt, ...) __attribute__((format(printf, 
 
 /* args.c: the user options. */
 int moe_args_register(spank_t sp);
+/* Registers a SPANK option table (ended by SPANK_OPTIONS_TABLE_END). */
+int moe_options_register(spank_t sp, struct spank_option *table);
 int moe_args_recover(spank_t sp);
 
 /* contract.c: the measurement contract. */
