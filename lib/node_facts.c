@@ -112,3 +112,50 @@ int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_err
     free(data);
     return rc;
 }
+
+static int is_nvidia_gpu(hwloc_obj_t obj)
+{
+    unsigned cls = obj->attr->pcidev.class_id;
+    /* 0x0300 VGA, 0x0302 3D controller (data-centre GPUs) */
+    return obj->attr->pcidev.vendor_id == 0x10de && (cls == 0x0300 || cls == 0x0302);
+}
+
+static json_t *gpu_summary(hwloc_topology_t topo)
+{
+    json_t *gpus = json_array();
+    hwloc_obj_t obj = NULL;
+
+    while ((obj = hwloc_get_next_pcidev(topo, obj)) != NULL) {
+        hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, obj);
+        char busid[32], *cpus = NULL;
+
+        if (!is_nvidia_gpu(obj))
+            continue;
+        snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%01x", obj->attr->pcidev.domain,
+                 obj->attr->pcidev.bus, obj->attr->pcidev.dev, obj->attr->pcidev.func);
+        if (near && near->cpuset)
+            hwloc_bitmap_list_asprintf(&cpus, near->cpuset);
+        json_array_append_new(gpus, json_pack("{s:s, s:s}", "busid", busid, "cpus", cpus ? cpus : ""));
+        free(cpus);
+    }
+    return gpus;
+}
+
+int moe_topology_digest(hwloc_topology_t topo, char hex[MOE_SHA256_HEX_LEN + 1],
+                        struct moe_error *err)
+{
+    json_t *summary = json_pack(
+        "{s:i, s:i, s:i, s:i, s:o}", "packages", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE),
+        "numa", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE), "cores",
+        hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE), "pus",
+        hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU), "gpus", gpu_summary(topo));
+    int rc;
+
+    if (!summary) {
+        moe_error_set(err, "cannot summarise the node topology");
+        return -1;
+    }
+    rc = moe_contract_digest(summary, hex, err);
+    json_decref(summary);
+    return rc;
+}

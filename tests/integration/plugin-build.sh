@@ -4,7 +4,7 @@
 # plugin, the CLI and the plugstack snippet where admins expect them.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 
-tap_plan 9
+tap_plan 10
 so=$MOEFLOW_PLUGIN
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -15,6 +15,11 @@ ok "the plugin exports plugin_name, plugin_type, plugin_version" \
     test "$(grep -cE '^plugin_(name|type|version)$' "$tmp/exports")" = 3
 grep -vE '^(slurm_spank_.*|plugin_.*)$' "$tmp/exports" > "$tmp/extra"
 ok "nothing else is exported" hasnt "$tmp/extra" '.'
+# The plugin links without --no-undefined (Slurm's symbols come from the
+# loading process), so a libmoeflow function missing from the build would
+# only show up when slurmstepd loads it: catch that here.
+nm -D --undefined-only "$so" | awk '{print $2}' | grep '^moe_' > "$tmp/undef_moe"
+ok "every moeflow function the plugin calls is inside it" hasnt "$tmp/undef_moe" '.'
 readelf -d "$so" > "$tmp/dyn"
 ok "the plugin is not linked against libslurm" hasnt "$tmp/dyn" 'NEEDED.*libslurm'
 
