@@ -43,10 +43,16 @@ parse_args() {
     [ "$NODES" -ge 1 ] && [ "$NODES" -le 64 ] || die "--nodes must be 1..64: $NODES"
 }
 
-# True when /proc/PID belongs to this cluster (guards against PID reuse).
+# True when /proc/PID belongs to this cluster (guards against PID reuse):
+# daemons and tasks carry the tag.  slurmstepd does not (slurmd rebuilds its
+# environment) but keeps the cluster's own SLURM_CONF; a user's shell may
+# hold that too, so it counts only for a slurmstepd.
 pid_has_tag() {
-    local pid=$1 tag=$2
-    { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qx "MOEFLOW_LC_TAG=$tag"
+    local pid=$1 tag=$2 env
+    env=$({ tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null)
+    grep -qx "MOEFLOW_LC_TAG=$tag" <<< "$env" && return 0
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] &&
+        grep -qx "SLURM_CONF=$PREFIX/etc/slurm.conf" <<< "$env"
 }
 
 tagged_pids() {
