@@ -91,10 +91,18 @@ job_completed() {
 
 queue_empty() { [ -z "$(squeue -h -o %i)" ]; }
 
+# Every node back to IDLE.  Right after a burst of jobs a node may still be
+# COMPLETING or PLANNED for a moment: give it up to 10 s, but a DRAIN or DOWN
+# never turns back into IDLE by itself, so those still fail.
 nodes_all_idle() {
-    local states
-    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
-    [ "$states" = "idle " ] || { echo "node states: $states" | diag; return 1; }
+    local states i
+    for i in $(seq 100); do
+        states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
+        [ "$states" = "idle " ] && return 0
+        sleep 0.1
+    done
+    echo "node states: $states" | diag
+    return 1
 }
 
 # Nothing the cluster started may survive its teardown.
