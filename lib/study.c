@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 
 #include "presets.h"
+#include "contract.h"
 #include "study.h"
 #include "study_pipeline.h"
 #include "study_yaml.h"
@@ -636,16 +636,9 @@ char *moe_json_canonical(const json_t *json)
 
 int moe_json_sha256(const json_t *json, char hex[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
     char *text = moe_json_canonical(json);
-    int rc = -1;
+    int rc = text ? moe_sha256_hex(text, strlen(text), hex, NULL) : -1;
 
-    if (text && EVP_Digest(text, strlen(text), md, &len, EVP_sha256(), NULL) == 1 && len == 32) {
-        for (unsigned int i = 0; i < len; i++)
-            snprintf(hex + 2 * i, 3, "%02x", md[i]);
-        rc = 0;
-    }
     free(text);
     return rc;
 }
