@@ -38,8 +38,9 @@ void moe_run_from_baseline(struct moe_run *run, const struct moe_study *s, int t
     run->train_iters = train_iters;
 }
 
-static void model_args(json_t *a, const struct moe_model *m)
+static void model_args(json_t *a, const struct moe_study *s)
 {
+    const struct moe_model *m = &s->model;
     char freq[64];
 
     addi(a, "--num-layers", m->num_layers);
@@ -87,8 +88,12 @@ static void model_args(json_t *a, const struct moe_model *m)
     }
     /* The router stays FP32 whatever the training precision. */
     adds(a, "--moe-router-dtype", "fp32");
-    add(a, "--moe-grouped-gemm");
-    add(a, "--moe-permute-fusion");
+    /* Both are Transformer Engine kernels; the local implementation runs
+     * the experts one by one (SequentialMLP) and permutes in PyTorch. */
+    if (moe_software_has_te(&s->software)) {
+        add(a, "--moe-grouped-gemm");
+        add(a, "--moe-permute-fusion");
+    }
     if (m->swiglu)
         add(a, "--swiglu");
     if (m->untie_embeddings)
@@ -117,7 +122,7 @@ static void routing_args(json_t *a, const struct moe_workload *w)
     }
 }
 
-static void layout_args(json_t *a, const struct moe_baseline *c)
+static void layout_args(json_t *a, const struct moe_study *s, const struct moe_baseline *c)
 {
     const struct moe_layout *l = &c->layout;
 
@@ -126,7 +131,10 @@ static void layout_args(json_t *a, const struct moe_baseline *c)
     addi(a, "--context-parallel-size", l->cp);
     addi(a, "--expert-model-parallel-size", l->ep);
     addi(a, "--expert-tensor-parallel-size", l->etp);
-    if (l->tp > 1)
+    /* The local implementation's RMSNorm (WrappedTorchNorm) refuses
+     * sequence parallelism; core 0.19 then refuses MoE with TP > 1
+     * (megatron_rules.c: moe_tp_needs_sequence_parallel). */
+    if (l->tp > 1 && moe_software_has_te(&s->software))
         add(a, "--sequence-parallel");
     if (c->pipeline_layout[0])
         adds(a, "--pipeline-model-parallel-layout", c->pipeline_layout);
@@ -220,6 +228,32 @@ static void precision_args(json_t *a, enum moe_precision p)
     }
 }
 
+/* Transformer Engine, or Megatron's local implementation with every fusion
+ * turned off whose kernels come from TE or Apex. */
+static void implementation_args(json_t *a, const struct moe_software *sw)
+{
+    if (moe_software_has_te(sw)) {
+        adds(a, "--transformer-impl", "transformer_engine");
+        return;
+    }
+    adds(a, "--transformer-impl", "local");
+    /* RMSNorm in the local spec is always WrappedTorchNorm, which refuses
+     * the persistent kernel (megatron/core/transformer/torch_norm.py). */
+    add(a, "--no-persist-layer-norm");
+    /* Fused RoPE is TE's (transformer_config.py: "apply_rope_fusion is not
+     * available. Please install TE"). */
+    add(a, "--no-rope-fusion");
+    if (sw->apex)
+        return;
+    /* Apex builds the masked-softmax and fused-wgrad kernels
+     * (scaled_masked_softmax_cuda, fused_weight_gradient_mlp_cuda); the
+     * bias-dropout fusion is torch.compile'd at first use (core/jit.py),
+     * which the GPU lane's runs without TE or Apex leave out. */
+    add(a, "--no-masked-softmax-fusion");
+    add(a, "--no-gradient-accumulation-fusion");
+    add(a, "--no-bias-dropout-fusion");
+}
+
 static void training_args(json_t *a, const struct moe_study *s, const struct moe_run *r)
 {
     const struct moe_measure *m = &s->measure;
@@ -237,8 +271,12 @@ static void training_args(json_t *a, const struct moe_study *s, const struct moe
         adds(a, "--data-path", s->data_path);
     else
         add(a, "--mock-data");
+    /* No evaluation, but Megatron still divides train_iters by
+     * eval_interval, whose default is None (training.py, see
+     * megatron_rules.c: eval_interval_required). */
     addi(a, "--eval-iters", 0);
-    adds(a, "--transformer-impl", "transformer_engine");
+    addi(a, "--eval-interval", r->train_iters);
+    implementation_args(a, &s->software);
     addi(a, "--log-interval", m->log_interval);
     add(a, "--log-throughput");
     if (r->fake_process_group)
@@ -247,8 +285,13 @@ static void training_args(json_t *a, const struct moe_study *s, const struct moe
         add(a, "--profile");
         addi(a, "--profile-step-start", m->profile_first);
         addi(a, "--profile-step-end", m->profile_last + 1);
-        if (m->profiler == MOE_PROFILER_PYTORCH)
+        if (m->profiler == MOE_PROFILER_PYTORCH) {
+            /* Megatron writes the Kineto trace next to the TensorBoard
+             * folder: <dir>/../torch_profile/rank-N.json.gz (core 0.19,
+             * bridge-pin) or into <dir> itself (core 0.16). */
             add(a, "--use-pytorch-profiler");
+            adds(a, "--tensorboard-dir", MOE_PYTORCH_PROFILE_DIR);
+        }
     }
 }
 
@@ -256,9 +299,9 @@ json_t *moe_megatron_argv(const struct moe_study *s, const struct moe_run *r)
 {
     json_t *a = json_array();
 
-    model_args(a, &s->model);
+    model_args(a, s);
     routing_args(a, &s->workload);
-    layout_args(a, &r->cfg);
+    layout_args(a, s, &r->cfg);
     dispatcher_args(a, r->cfg.dispatcher);
     tuning_args(a, s, &r->cfg);
     precision_args(a, r->cfg.precision);

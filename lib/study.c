@@ -334,6 +334,9 @@ static int software_read(struct ctx *c, struct moe_software *sw)
     sw->hybridep = get_bool(c, "software.hybridep", false);
     copy_str(sw->transformer_engine, sizeof(sw->transformer_engine),
              get_str(c, "software.transformer_engine", ""));
+    /* NGC's PyTorch containers ship Apex with TE; a plain PyTorch
+     * environment has neither. */
+    sw->apex = get_bool(c, "software.apex", moe_software_has_te(sw));
     return 0;
 }
 

@@ -56,8 +56,15 @@ struct moe_software {
     enum moe_dialect dialect;
     bool deepep;
     bool hybridep;
-    char transformer_engine[MOE_NAME_MAX];    /* version, e.g. "2.8" */
+    char transformer_engine[MOE_NAME_MAX];    /* version, e.g. "2.8"; empty: none */
+    bool apex;                    /* default: present exactly when TE is */
 };
+
+/* Megatron's --transformer-impl transformer_engine, or local without TE. */
+static inline bool moe_software_has_te(const struct moe_software *sw)
+{
+    return sw->transformer_engine[0] != '\0';
+}
 
 /* The configuration every candidate starts from: a layout plus tuning knobs. */
 struct moe_baseline {

@@ -50,7 +50,7 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
     const struct moe_layout *l = &r->cfg.layout;
     const struct moe_measure *m = &s->measure;
     json_t *doc = json_pack(
-        "{s:{s:s, s:s, s:b, s:b, s:s},"
+        "{s:{s:s, s:s, s:b, s:b, s:b, s:s},"
         " s:{s:s, s:i, s:i, s:i, s:i},"
         " s:{s:s, s:O, s:i, s:i, s:i, s:s, s:s},"
         " s:{s:s, s:s, s:f, s:s},"
@@ -58,7 +58,8 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
         " s:o,"
         " s:{s:i, s:i, s:i, s:[ii]}}",
         "environment", "megatron", megatron_version(s->software.dialect),
-        "transformer_engine", s->software.transformer_engine, "deepep", s->software.deepep,
+        "transformer_engine", s->software.transformer_engine, "apex", s->software.apex,
+        "deepep", s->software.deepep,
         "hybridep", s->software.hybridep, "container_image", s->cluster.container_image,
         "hardware", "gpu_model", moe_gpu_name(s->cluster.gpu), "gpu_memory_gib",
         s->cluster.gpu_memory_gib, "gpus", moe_study_world_size(s), "gpus_per_node",

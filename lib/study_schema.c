@@ -72,7 +72,7 @@ static const struct moe_field workload_keys[] = {
 
 static const struct moe_field software_keys[] = {
     ENUM("megatron", dialects), BOOL("deepep"), BOOL("hybridep"), STR("transformer_engine"),
-    END
+    BOOL("apex"), END
 };
 
 static const struct moe_field baseline_keys[] = {
