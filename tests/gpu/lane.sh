@@ -1,0 +1,124 @@
+#!/bin/bash
+# The GPU lane: every job moeflow writes for the tiny study, in its form
+# without Transformer Engine, trained under the real Megatron-LM of each
+# dialect that can train MoE without TE, by running the generated sbatch
+# scripts themselves through the stand-ins in standin/; and Megatron's own
+# parse_args + validate_args on every candidate of every example study in
+# every dialect.  See README.md beside this file.
+#
+#   lane.sh prepare BUILD_DIR   here: generate the studies into _work/
+#   lane.sh run OUT_DIR         on the GPU machine: train, validate, archive
+#   lane.sh collect ARCHIVE BUILD_DIR   here: results.tsv, validate.tsv, data
+#   lane.sh all BUILD_DIR       the three in a row, on a GPU machine with a build
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+work=$here/_work
+LANE_DIALECTS=${LANE_DIALECTS:-"core-0.19 bridge-pin"}
+ALL_DIALECTS="core-0.16 core-0.19 bridge-pin"
+declare -A TARBALL=([core-0.16]=megatron-lm-core_v0.16.0 [core-0.19]=megatron-lm-core_v0.19.0
+                    [bridge-pin]=megatron-lm-2a75ac12)
+die() { echo "lane: $*" >&2; exit 1; }
+
+# The tiny study as a container without TE or Apex runs it: the PyTorch
+# profiler (no Nsight Systems there) and every layout of 2 GPUs in scale.
+lane_study() {
+    local dialect=$1
+    sed -e "s/^  megatron: .*/  megatron: $dialect/" \
+        -e 's/^  transformer_engine: .*/  transformer_engine: ""/' \
+        -e 's/^  profile_steps: \(.*\)/  profile_steps: \1\n  profiler: pytorch/' \
+        "$top/etc/studies/tiny-moe-2gpu.yaml"
+    printf 'scale:\n  top_k: 16\n'
+}
+
+prepare() {
+    local build=$1 moeflow study d
+    moeflow=$build/gen/moeflow
+    [ -x "$moeflow" ] || die "no $moeflow: build first"
+    rm -rf "$work"
+    mkdir -p "$work/megatron" "$work/lane" "$work/validate"
+    for d in $ALL_DIALECTS; do
+        cp "$top/../shared/megatron/${TARBALL[$d]}.tar.xz" "$work/megatron/" ||
+            die "no ../shared/megatron/${TARBALL[$d]}.tar.xz"
+    done
+    for d in $LANE_DIALECTS; do
+        lane_study "$d" > "$work/lane/tiny-$d.yaml"
+        "$moeflow" gen --templates "$top/templates" "$work/lane/tiny-$d.yaml" -o "$work/lane/$d"
+    done
+    for study in "$top"/etc/studies/*.yaml; do
+        for d in $ALL_DIALECTS; do
+            local name
+            name=$(basename "$study" .yaml)-$d
+            sed "s/^  megatron: .*/  megatron: $d/" "$study" > "$work/validate/$name.yaml"
+            if ! "$moeflow" gen --templates "$top/templates" "$work/validate/$name.yaml" \
+                    -o "$work/validate/$name" > "$work/validate/$name.gen" 2>&1; then
+                echo "lane: $name: refused by moeflow gen: $(tail -n 1 "$work/validate/$name.gen")"
+            fi
+        done
+    done
+}
+
+unpack_megatron() {
+    local d
+    mkdir -p /tmp/mlm
+    for d in $ALL_DIALECTS; do
+        [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
+    done
+}
+
+# One dialect's study: the stages in workflow order through the stand-ins.
+train_dialect() {
+    local d=$1 dir=$work/lane/$1 stage
+    ln -sf "/tmp/mlm/${TARBALL[$d]}/pretrain_gpt.py" "$dir/pretrain_gpt.py"
+    (
+        cd "$dir"
+        export PATH=$here/standin:$PATH PYTHONPATH=/tmp/mlm/${TARBALL[$d]}
+        export MOEFLOW_STANDIN_STATE=$dir/.standin PYTHONUNBUFFERED=1
+        if [ "${LANE_CHAIN:-submit}" = submit ]; then
+            ./submit.sh
+        else
+            for stage in contract fit scale profile retune validate; do
+                sbatch "$stage.sbatch" || true
+            done
+        fi
+    ) > "$work/lane/$d.submit.log" 2>&1 || echo "lane: $d: submit.sh exited $?" >&2
+}
+
+run() {
+    local out=$1 d vpid left deadline
+    mkdir -p "$out" "$work/bin"
+    deadline=$(( SECONDS + ${LANE_TRAIN_BUDGET_S:-100000} ))
+    unpack_megatron
+    # The jobs call "python"; a bare machine may only have python3.
+    command -v python > /dev/null || ln -sf "$(command -v python3)" "$work/bin/python"
+    export PATH=$work/bin:$PATH
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$work/lane/gpus.csv" || true
+    python3 -c 'import pydantic' 2>/dev/null || export LANE_PYDANTIC_STANDIN=$here/pydantic-standin
+    # validate_args needs no GPU time: it runs beside the training.
+    timeout -k 5 "${LANE_VALIDATE_BUDGET_S:-600}" \
+        python3 "$here/validate_args.py" "$work/validate" /tmp/mlm > "$work/validate.tsv" \
+        2> "$work/validate.err" &
+    vpid=$!
+    for d in $LANE_DIALECTS; do
+        left=$(( deadline - SECONDS ))
+        [ "$left" -gt 30 ] || { echo "lane: no time left for $d" >&2; continue; }
+        timeout -k 5 "$left" bash "$0" train "$d" ||
+            echo "lane: $d: stopped after $(( SECONDS ))s (exit $?)" >&2
+    done
+    wait "$vpid" || echo "lane: validate_args.py exited $?" >&2
+    tar -C "$work" --exclude=pretrain_gpt.py -czf "$out/lane.tar.gz" lane validate.tsv validate.err
+}
+
+collect() {
+    local archive=$1 build=$2
+    python3 "$here/collect.py" "$archive" "$build/gen/moeflow" "$here" "$top/tests/data/gpu"
+}
+
+case "${1:-}" in
+    prepare) prepare "${2:?build dir}" ;;
+    run) run "${2:?out dir}" ;;
+    train) train_dialect "${2:?dialect}" ;;
+    collect) collect "${2:?archive}" "${3:?build dir}" ;;
+    all) prepare "${2:?build dir}"; run "$work/out"; collect "$work/out/lane.tar.gz" "$2" ;;
+    *) sed -n '2,13p' "$0"; exit 2 ;;
+esac
