@@ -12,6 +12,7 @@
 #include "layouts.h"
 #include "study_fit.h"
 #include "megatron_args.h"
+#include "megatron_rules.h"
 #include "study_contract.h"
 
 struct plan_ctx {
@@ -41,20 +42,37 @@ static void skip(struct plan_ctx *c, const char *variable, json_t *value, const 
                                                       "value", value, "reason", reason));
 }
 
-/* Adds a candidate; shape is nodes x tasks_per_node, rank >= 0 only for fit. */
-static void emit(struct plan_ctx *c, const struct moe_run *run, const char *variable,
-                 json_t *value, const char *bottleneck, int nodes, int tasks_per_node, int rank,
-                 const char *note)
+/* Why Megatron would refuse run, into buf; false when it would not. */
+static bool refused(const struct moe_study *s, const struct moe_run *run, char *buf, size_t size)
+{
+    const struct moe_megatron_rule *rule = moe_megatron_rule_broken(s, run);
+
+    if (rule)
+        moe_megatron_rule_describe(rule, s->software.dialect, buf, size);
+    return rule != NULL;
+}
+
+/* Adds a candidate (1), or lists it as skipped when it breaks one of
+ * Megatron's rules (0); shape is nodes x tasks_per_node, rank >= 0 only
+ * for fit.  Takes value. */
+static int emit(struct plan_ctx *c, const struct moe_run *run, const char *variable,
+                json_t *value, const char *bottleneck, int nodes, int tasks_per_node, int rank,
+                const char *note)
 {
     const struct moe_study *s = c->s;
-    char id[65];
-    json_t *cand = json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s}",
-                             "stage", moe_stage_name(c->plan->stage), "variable", variable,
-                             "value", value, "label", label_of(s), "bottleneck", bottleneck,
-                             "argv", moe_megatron_argv(s, run), "env", moe_megatron_env(s, run),
-                             "nodes", nodes, "tasks_per_node", tasks_per_node,
-                             "world_size", moe_study_world_size(s), "note", note ? note : "");
+    char id[65], why[512];
+    json_t *cand;
 
+    if (refused(s, run, why, sizeof(why))) {
+        skip(c, variable, value, "%s", why);
+        return 0;
+    }
+    cand = json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s}",
+                     "stage", moe_stage_name(c->plan->stage), "variable", variable,
+                     "value", value, "label", label_of(s), "bottleneck", bottleneck,
+                     "argv", moe_megatron_argv(s, run), "env", moe_megatron_env(s, run),
+                     "nodes", nodes, "tasks_per_node", tasks_per_node,
+                     "world_size", moe_study_world_size(s), "note", note ? note : "");
     if (rank >= 0)
         json_object_set_new(cand, "rank", json_integer(rank));
     /* The declared contract is part of what the id names. */
@@ -62,6 +80,7 @@ static void emit(struct plan_ctx *c, const struct moe_run *run, const char *vari
     moe_json_sha256(cand, id);
     json_object_set_new(cand, "id", json_string(id));
     json_array_append_new(c->plan->candidates, cand);
+    return 1;
 }
 
 static int screen_iters(const struct moe_study *s)
@@ -97,23 +116,25 @@ static void fit_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
     struct moe_run run;
+    char why[512];
     static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
 
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
-    if (run.cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP ||
-        run.cfg.dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
-        /* DeepEP/HybridEP need real peers, and the contract does not let fit
-         * change the dispatcher: no fake-process-group run can stand in. */
+    if (refused(s, &run, why, sizeof(why))) {
+        /* e.g. DeepEP/HybridEP need real peers, and the contract does not
+         * let fit change the dispatcher: nothing can stand in */
         skip(c, "fit", json_string(moe_dispatcher_name(run.cfg.dispatcher)),
-             "the flex dispatcher cannot run on Megatron's fake process group, and fit may not "
-             "change the dispatcher; measure memory in a study whose baseline uses alltoall");
+             "%s; measure memory in a study whose baseline Megatron's fake process group can "
+             "run", why);
         return;
     }
     fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), NULL);
-    /* Selective recompute before full recompute: add one module at a time. */
+    /* Selective recompute before full recompute: add one module at a time,
+     * leaving out a module this Megatron cannot recompute here. */
     for (int i = 0; selective_steps[i]; i++) {
-        struct moe_strlist *m = &run.cfg.recompute_modules;
+        struct moe_run next = run;
+        struct moe_strlist *m = &next.cfg.recompute_modules;
         bool have = false;
         json_t *mods;
 
@@ -122,18 +143,19 @@ static void fit_plan(struct plan_ctx *c)
         if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
             continue;
         snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", selective_steps[i]);
-        run.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
+        next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
         mods = json_array();
         for (int j = 0; j < m->n; j++)
             json_array_append_new(mods, json_string(m->v[j]));
+        if (refused(s, &next, why, sizeof(why))) {
+            skip(c, "recompute_modules", mods, "%s", why);
+            continue;
+        }
+        run = next;
         fit_variant(c, &run, "recompute_modules", mods, NULL);
     }
     if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
         return;
-    if (s->baseline.ep_overlap) {
-        skip(c, "recompute", json_string("full"), "EP overlap does not work with full recompute");
-        return;
-    }
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
     run.cfg.recompute = MOE_RECOMPUTE_FULL;
@@ -162,8 +184,6 @@ static const char *layout_problem(const struct moe_study *s, const struct moe_ba
         return "baseline.pipeline_layout is written for the baseline PP and VPP";
     if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
         return "layers do not split evenly over PP x VPP";
-    if (b->ep_overlap && l->pp > 1 && l->vpp == 1)
-        return "EP overlap with PP needs VPP";
     dp = world / (l->tp * l->cp * l->pp);
     if (s->workload.gbs % (s->workload.mbs * dp)) {
         snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %d", s->workload.gbs,
@@ -223,9 +243,8 @@ static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
     }
     snprintf(note, sizeof(note), "rank %zu of %zu valid layouts (%s); %s", rank + 1,
              set->n_valid, moe_scale_rule_text(e->decided_by), fitbuf);
-    emit(c, &r, "layout", layout_value(&e->layout), "communication", c->s->cluster.nodes,
-         c->s->cluster.gpus_per_node, -1, note);
-    return 1;
+    return emit(c, &r, "layout", layout_value(&e->layout), "communication",
+                c->s->cluster.nodes, c->s->cluster.gpus_per_node, -1, note);
 }
 
 /* The baseline and the study's top_k best other layouts, ranked by the
@@ -310,7 +329,8 @@ static void retune_dispatcher(struct plan_ctx *c, const struct moe_run *base)
     }
 }
 
-/* Why turning a boolean overlap on is impossible here, or NULL. */
+/* Why turning a boolean switch on measures nothing here, or NULL;
+ * what Megatron itself refuses is in megatron_rules.c. */
 static const char *overlap_problem(const struct moe_study *s, const char *axis,
                                    const struct moe_baseline *b)
 {
@@ -319,32 +339,15 @@ static const char *overlap_problem(const struct moe_study *s, const char *axis,
     if (strcmp(axis, "ep_overlap") == 0) {
         if (l->ep == 1)
             return "EP is 1";
-        if (b->dispatcher == MOE_DISPATCH_ALLGATHER)
-            return "needs the alltoall or flex dispatcher";
-        if (l->pp > 1 && l->vpp == 1)
-            return "with PP > 1 Megatron needs VPP for EP overlap";
-        if (b->recompute == MOE_RECOMPUTE_FULL)
-            return "does not work with full recompute";
-        if (b->shared_expert_overlap)
-            return "the baseline has shared-expert overlap, which EP overlap replaces";
     } else if (strcmp(axis, "shared_expert_overlap") == 0) {
         if (!s->model.shared_expert_ffn)
             return "the model has no shared expert";
-        if (b->ep_overlap)
-            return "EP overlap already overlaps the shared expert";
-        if (b->dispatcher == MOE_DISPATCH_ALLGATHER)
-            return "needs the alltoall or flex dispatcher";
-    } else if (strcmp(axis, "delay_wgrad") == 0) {
-        if (!b->ep_overlap)
-            return "measured relative to EP overlap: the baseline needs ep_overlap: true";
     } else if (strcmp(axis, "overlap_grad_reduce") == 0) {
         if (l->dp == 1 && l->edp == 1)
             return "DP and expert DP are 1: no gradient reduction to overlap";
     } else if (strcmp(axis, "tp_comm_overlap") == 0) {
         if (l->tp == 1)
             return "TP is 1";
-        if (!s->software.transformer_engine[0])
-            return "needs Transformer Engine";
     }
     return NULL;
 }
@@ -445,10 +448,6 @@ static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
                  moe_gpu_name(s->cluster.gpu));
             continue;
         }
-        if (!s->software.transformer_engine[0]) {
-            skip(c, "precision", json_string(name), "needs Transformer Engine");
-            continue;
-        }
         r.cfg.precision = (enum moe_precision)p;
         retune_emit(c, &r, "precision", json_string(name), "compute");
     }
@@ -457,18 +456,9 @@ static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
 /* Smallest scope first: the router, then MoE preprocessing, then attention. */
 static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
 {
-    const struct moe_study *s = c->s;
     static const char *const chain[] = { "moe_router", "moe_preprocess", "attn" };
     int have = base->cfg.cuda_graph_modules.n;
 
-    if (!s->software.transformer_engine[0]) {
-        skip(c, "cuda_graph_modules", json_null(), "TE CUDA graphs need Transformer Engine");
-        return;
-    }
-    if (base->cfg.recompute == MOE_RECOMPUTE_FULL) {
-        skip(c, "cuda_graph_modules", json_null(), "graphs do not capture full recompute");
-        return;
-    }
     for (int n = 1; n <= 3; n++) {
         struct moe_run r = *base;
         struct moe_strlist *m = &r.cfg.cuda_graph_modules;

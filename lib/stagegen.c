@@ -11,6 +11,7 @@
 #include "shquote.h"
 #include "megatron_args.h"
 #include "stagegen.h"
+#include "megatron_rules.h"
 #include "study_contract.h"
 #include "template.h"
 
@@ -422,6 +423,8 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
+    if (moe_megatron_study_check(s, err) < 0)
+        goto done;
     if (moe_json_sha256(s->json, hash) < 0) {
         moe_error_set(err, "cannot hash the study");
         goto done;

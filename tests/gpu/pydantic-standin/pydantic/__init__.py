@@ -8,6 +8,9 @@ folder on sys.path when `import pydantic` fails.
 
 
 class BaseModel:
+    def __init_subclass__(cls, **kwargs):  # class Foo(BaseModel, extra='allow')
+        super().__init_subclass__()
+
     def __init__(self, **kwargs):
         for key, value in kwargs.items():
             setattr(self, key, value)
