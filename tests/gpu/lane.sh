@@ -16,6 +16,7 @@ top=$(cd "$here/../.." && pwd)
 work=$here/_work
 LANE_DIALECTS=${LANE_DIALECTS:-"core-0.19 bridge-pin"}
 ALL_DIALECTS="core-0.16 core-0.19 bridge-pin"
+declare -A FIRST_ID=([core-0.16]=3000 [core-0.19]=1000 [bridge-pin]=2000)
 declare -A TARBALL=([core-0.16]=megatron-lm-core_v0.16.0 [core-0.19]=megatron-lm-core_v0.19.0
                     [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "lane: $*" >&2; exit 1; }
@@ -70,10 +71,12 @@ unpack_megatron() {
 train_dialect() {
     local d=$1 dir=$work/lane/$1 stage
     ln -sf "/tmp/mlm/${TARBALL[$d]}/pretrain_gpt.py" "$dir/pretrain_gpt.py"
+    rm -rf "$dir/.standin" "$dir/logs" "$dir/results" "$dir/contract"
     (
         cd "$dir"
         export PATH=$here/standin:$PATH PYTHONPATH=/tmp/mlm/${TARBALL[$d]}
         export MOEFLOW_STANDIN_STATE=$dir/.standin PYTHONUNBUFFERED=1
+        export MOEFLOW_STANDIN_FIRST_ID=${FIRST_ID[$d]}
         if [ "${LANE_CHAIN:-submit}" = submit ]; then
             ./submit.sh
         else
@@ -101,16 +104,19 @@ run() {
     vpid=$!
     # LANE_PARALLEL=1 trains the dialects side by side on the same GPUs:
     # faster, but their step times then share the machine.
+    local trains=()
     for d in $LANE_DIALECTS; do
         left=$(( deadline - SECONDS ))
         [ "$left" -gt 30 ] || { echo "lane: no time left for $d" >&2; continue; }
         if [ "${LANE_PARALLEL:-0}" = 1 ]; then
             timeout -k 5 "$left" bash "$0" train "$d" &
+            trains+=($!)
         else
             timeout -k 5 "$left" bash "$0" train "$d" ||
                 echo "lane: $d: stopped after $(( SECONDS ))s (exit $?)" >&2
         fi
     done
+    for d in "${trains[@]}"; do wait "$d" || echo "lane: a parallel train exited $?" >&2; done
     wait "$vpid" || echo "lane: validate_args.py exited $?" >&2
     tar -C "$work" --exclude=pretrain_gpt.py -czf "$out/lane.tar.gz" lane validate.tsv validate.err
 }
