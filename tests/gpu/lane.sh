@@ -121,9 +121,26 @@ run() {
     tar -C "$work" --exclude=pretrain_gpt.py -czf "$out/lane.tar.gz" lane validate.tsv validate.err
 }
 
+# The device's archive into tests/data/gpu (one tar.xz per dialect, the
+# traces beside them) and the two tables into tests/gpu.
 collect() {
-    local archive=$1 build=$2
-    python3 "$here/collect.py" "$archive" "$build/gen/moeflow" "$here" "$top/tests/data/gpu"
+    local archive=$1 build=$2 data=$top/tests/data/gpu tmp d
+    tmp=$(mktemp -d)
+    tar -xzf "$archive" -C "$tmp"
+    mkdir -p "$data/traces"
+    for d in $LANE_DIALECTS; do
+        [ -d "$tmp/lane/$d" ] || die "the archive has no lane/$d"
+        rm -rf "$data/traces/$d"
+        mkdir -p "$data/traces/$d"
+        cp "$tmp/lane/$d"/results/profile/torch_profile/*.json.gz "$data/traces/$d/"
+        mv "$tmp/lane/$d" "$tmp/lane-$d"
+        tar -C "$tmp" --exclude=results/profile/torch_profile \
+            --exclude=results/profile/tensorboard --exclude=pretrain_gpt.py \
+            -cJf "$data/lane-$d.tar.xz" "lane-$d"
+    done
+    cp "$tmp/validate.tsv" "$here/validate.tsv"
+    python3 "$here/collect.py" "$data" "$build/gen/moeflow" > "$here/results.tsv"
+    rm -rf "$tmp"
 }
 
 case "${1:-}" in
