@@ -3,6 +3,7 @@
  * once per PP and a rejected subtree is counted without being walked. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,10 @@ const char *moe_rule_id(enum moe_rule r)
 
 static const char *const scale_texts[MOE_SCALE_COUNT] = {
     "last", "fits in memory (no/selective recompute < full < offload)",
-    "smaller model-parallel footprint", "larger DP",
+    "faster predicted step", "larger DP",
     "TP and EPxETP inside one NVLink domain", "EP preferred over ETP",
-    "PP only across nodes", "CP only for long context", "lighter recompute, less memory",
+    "PP only across nodes", "CP only for long context",
+    "faster predicted step (near-tie)", "lighter recompute, less memory",
 };
 
 const char *moe_scale_rule_text(enum moe_scale_rule r)
@@ -222,14 +224,59 @@ static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_train
     }
 }
 
-static int push_valid(struct builder *b, const struct moe_layout_entry *e)
+static void count_valid(struct moe_layout_set *s, const struct moe_layout_entry *e)
 {
-    struct moe_layout_set *s = b->s;
-
     if (s->n_valid == 0 || e->mem.total < s->lightest.mem.total)
         s->lightest = *e;
     s->n_valid++;
     s->n_fitting += e->fits;
+}
+
+/* Files a VPP alternative under its grid, fastest first; `stored` are
+ * already there.  The slowest drops out when the list is full. */
+static void add_alt(struct moe_layout_entry *grid, int stored, const struct moe_layout_entry *e)
+{
+    struct moe_vpp_alt a = { e->layout.vpp, e->fits, e->time.step_ms };
+    int i;
+
+    if (stored == MOE_VPP_ALT_MAX) {
+        if (a.step_ms >= grid->alt[stored - 1].step_ms)
+            return;
+        stored--;
+    }
+    for (i = stored; i > 0 && grid->alt[i - 1].step_ms > a.step_ms; i--)
+        grid->alt[i] = grid->alt[i - 1];
+    grid->alt[i] = a;
+}
+
+/* The VPP values of one grid arrive one after another: the best by the
+ * ranking stands for the grid, the others are listed under it. */
+static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout_entry *e,
+                          const struct moe_train *steps)
+{
+    int n = best->n_vpp, stored = n - 1 < MOE_VPP_ALT_MAX ? n - 1 : MOE_VPP_ALT_MAX;
+
+    if (n == 0) {
+        *best = *e;
+        best->n_vpp = 1;
+        return;
+    }
+    if (cmp_entries_with(e, best, steps) >= 0) {
+        add_alt(best, stored, e);
+    } else {
+        struct moe_layout_entry old = *best;
+        *best = *e;
+        memcpy(best->alt, old.alt, sizeof(old.alt));
+        add_alt(best, stored, &old);
+    }
+    best->n_vpp = n + 1;
+}
+
+static int push_valid(struct builder *b, const struct moe_layout_entry *e)
+{
+    struct moe_layout_set *s = b->s;
+
+    s->n_grids++;
     if (b->top > 0 && s->n_ranked == b->top + 1) {
         /* keep top + 1: the last kept one names the rule of the top-th */
         if (cmp_entries_with(e, &s->valid[0], b->steps) >= 0)
@@ -434,6 +481,8 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                 r = eg[j].rule != MOE_RULE_OK ? eg[j].rule
                                               : check_expert(m, &l, t, c->gpus, NULL, 0);
             }
+            struct moe_layout_entry best;
+            best.n_vpp = 0;
             for (int v = 0; v < nv; v++) {
                 l.vpp = vpps[v];
                 enum moe_rule rv = r != MOE_RULE_OK ? r : check_vpp(m, &l, t, NULL, 0);
@@ -452,10 +501,15 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                 e.layout = l;
                 fit_cached(m, &l, w, c, b, stamp, v, (int)(j / (size_t)nd), &e);
                 judge(&e, c);
+                moe_step_time(m, &e.layout, w, &b->steps[e.step], &c->perf,
+                              c->gpus_per_domain > 0 ? c->gpus_per_domain : 8, e.mem.params_dense,
+                              e.mem.params_expert, &e.time);
                 b->s->considered++;
-                if (push_valid(b, &e) < 0)
-                    goto out;
+                count_valid(b->s, &e);
+                keep_best_vpp(&best, &e, b->steps);
             }
+            if (best.n_vpp > 0 && push_valid(b, &best) < 0)
+                goto out;
         }
     }
     rc = 0;
@@ -480,6 +534,20 @@ static int fit_class(const struct moe_layout_entry *e, const struct moe_train *s
     return t->recompute.granularity == MOE_RC_FULL ? 1 : 0;
 }
 
+/* Step times within MOE_NEAR_TIE of each other share a bucket: a log
+ * scale keeps the buckets the same relative width at every speed, and
+ * comparing buckets (not differences) keeps the order transitive. */
+static long step_bucket(const struct moe_layout_entry *e)
+{
+    double ms = e->time.step_ms > 1e-9 ? e->time.step_ms : 1e-9;
+
+    return lround(floor(log(ms) / log1p(MOE_NEAR_TIE)));
+}
+
+/* The one ranking: fitting first (by the workflow's order of remedies),
+ * then the predicted step time, and inside a near-tie the seed's rules;
+ * last the layout itself, so that the order is total and `--top K` is
+ * exactly the first K of the full ranking. */
 static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
                             const struct moe_train *steps)
 {
@@ -491,12 +559,13 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
             return (expr_a) < (expr_b) ? -1 : 1; \
     } while (0)
     KEY(fit_class(a, steps), fit_class(b, steps));
-    KEY(a->footprint, b->footprint);
+    KEY(step_bucket(a), step_bucket(b));
     KEY(-x->dp, -y->dp);
     KEY(!a->nvlink_ok, !b->nvlink_ok);
     KEY(x->etp, y->etp);
     KEY(!a->pp_ok, !b->pp_ok);
     KEY(!a->cp_ok, !b->cp_ok);
+    KEY(a->time.step_ms, b->time.step_ms);
     KEY(a->step, b->step);
     KEY(a->mem.total, b->mem.total);
     KEY(x->tp, y->tp);
@@ -508,77 +577,48 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
     return 0;
 }
 
-/* The ranking as one integer (rules 1-7 and the ladder step), then the
- * memory, then the layout itself, so that sorting 10^5 entries is cheap. */
-struct sort_key {
-    unsigned long long key;
-    double total;
-    size_t idx;
-};
-
-static unsigned long long pack_key(const struct moe_layout_entry *e,
-                                   const struct moe_train *steps)
+static int cmp_ptrs(const void *pa, const void *pb, void *steps)
 {
-    unsigned long long k = 0;
-
-    k = (k << 2) | (unsigned)fit_class(e, steps);
-    k = (k << 19) | (unsigned)(e->footprint & 0x7ffff);
-    k = (k << 20) | (unsigned)(0xfffff - (e->layout.dp & 0xfffff));
-    k = (k << 1) | !e->nvlink_ok;
-    k = (k << 14) | (unsigned)(e->layout.etp & 0x3fff);
-    k = (k << 1) | !e->pp_ok;
-    k = (k << 1) | !e->cp_ok;
-    k = (k << 5) | (unsigned)(e->step & 0x1f);
-    return k;
+    return cmp_entries_with(*(const struct moe_layout_entry *const *)pa,
+                            *(const struct moe_layout_entry *const *)pb, steps);
 }
 
-static int cmp_keys(const void *pa, const void *pb, void *set)
-{
-    const struct sort_key *a = pa, *b = pb;
-    const struct moe_layout_set *s = set;
-
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->total != b->total)
-        return a->total < b->total ? -1 : 1;
-    return cmp_entries_with(&s->valid[a->idx], &s->valid[b->idx], s->steps);
-}
-
-/* Sorts keys, not the entries: entries are large and there can be 10^5. */
+/* Sorts pointers, not the entries: entries are large and there can be
+ * 10^5 of them. */
 static int rank_entries(struct moe_layout_set *s)
 {
-    struct sort_key *keys;
+    const struct moe_layout_entry **order;
     struct moe_layout_entry *sorted;
 
     if (s->n_ranked == 0)
         return 0;
-    keys = malloc(s->n_ranked * sizeof(*keys));
+    order = malloc(s->n_ranked * sizeof(*order));
     sorted = malloc(s->n_ranked * sizeof(*sorted));
-    if (!keys || !sorted) {
-        free(keys);
+    if (!order || !sorted) {
+        free(order);
         free(sorted);
         return -1;
     }
     for (size_t i = 0; i < s->n_ranked; i++)
-        keys[i] = (struct sort_key){ pack_key(&s->valid[i], s->steps), s->valid[i].mem.total, i };
-    qsort_r(keys, s->n_ranked, sizeof(*keys), cmp_keys, s);
+        order[i] = &s->valid[i];
+    qsort_r(order, s->n_ranked, sizeof(*order), cmp_ptrs, s->steps);
     for (size_t i = 0; i < s->n_ranked; i++)
-        sorted[i] = s->valid[keys[i].idx];
-    free(keys);
+        sorted[i] = *order[i];
+    free(order);
     free(s->valid);
     s->valid = sorted;
     return 0;
 }
 
-/* The first scale rule on which a beats b. */
+/* The first rule on which a beats b, in the comparator's order. */
 static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
                                     const struct moe_layout_entry *b,
                                     const struct moe_train *steps)
 {
     if (fit_class(a, steps) != fit_class(b, steps))
         return MOE_SCALE_FITS;
-    if (a->footprint != b->footprint)
-        return MOE_SCALE_FOOTPRINT;
+    if (step_bucket(a) != step_bucket(b))
+        return MOE_SCALE_STEP_TIME;
     if (a->layout.dp != b->layout.dp)
         return MOE_SCALE_DP;
     if (a->nvlink_ok != b->nvlink_ok)
@@ -589,6 +629,8 @@ static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
         return MOE_SCALE_PP_NODES;
     if (a->cp_ok != b->cp_ok)
         return MOE_SCALE_CP_LONG;
+    if (a->time.step_ms != b->time.step_ms)
+        return MOE_SCALE_NEAR_STEP;
     return MOE_SCALE_CHEAPER_FIT;
 }
 
@@ -668,6 +710,23 @@ void moe_layout_set_free(struct moe_layout_set *s)
     free(s->rejected);
     s->valid = NULL, s->rejected = NULL;
     s->n_valid = s->n_ranked = s->n_rejected = 0;
+}
+
+const struct moe_layout_entry *moe_layouts_smallest_fit(const struct moe_layout_set *s)
+{
+    const struct moe_layout_entry *best = NULL;
+
+    /* the ranking is fastest first, so the first of the smallest wins */
+    for (size_t i = 0; i < s->n_ranked; i++) {
+        const struct moe_layout_entry *e = &s->valid[i];
+        if (!e->fits)
+            continue;
+        if (!best || fit_class(e, s->steps) < fit_class(best, s->steps) ||
+            (fit_class(e, s->steps) == fit_class(best, s->steps) &&
+             e->footprint < best->footprint))
+            best = e;
+    }
+    return best;
 }
 
 enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
