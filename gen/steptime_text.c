@@ -13,6 +13,8 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
     fprintf(out, "  compute      %10.1f ms  model FLOPs (+ recompute) of the busiest stage at "
                  "%.0f TFLOP/s (%s)\n", st->compute_ms, p->fp8 ? p->tflops_fp8 : p->tflops_bf16,
             p->fp8 ? "FP8" : "BF16");
+    fprintf(out, "  MoE routing  %10.1f ms  router, top-k and token permutation, %.0f ns per "
+                 "routed token copy\n", st->route_ms, p->route_ns);
     fprintf(out, "  TP comm      %10.1f ms  all-gather/reduce-scatter of TP%d around attention "
                  "and dense MLPs%s\n", st->tp_ms, l->tp, p->tp_comm_overlap ? " (overlapped)" : "");
     fprintf(out, "  CP comm      %10.1f ms  ring K/V exchange of CP%d, mostly hidden by "
@@ -42,7 +44,8 @@ void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layo
 
 json_t *steptime_json(const struct moe_step *st)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "compute", st->compute_ms,
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "compute",
+                     st->compute_ms, "route", st->route_ms,
                      "tp", st->tp_ms, "cp", st->cp_ms, "ep", st->ep_ms, "etp", st->etp_ms, "pp",
                      st->pp_ms, "host", st->host_ms, "bubble", st->bubble_ms, "dp", st->dp_ms);
 }

@@ -69,12 +69,12 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
 
 /* Per-microbatch terms of one stage; all in ms. */
 struct mb_cost {
-    double compute, tp, cp, ep, etp, pp, host;
+    double compute, route, tp, cp, ep, etp, pp, host;
 };
 
 static double mb_total(const struct mb_cost *c)
 {
-    return c->compute + c->tp + c->cp + c->ep + c->etp + c->pp + c->host;
+    return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp + c->host;
 }
 
 static void stage_compute(const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
@@ -89,6 +89,15 @@ static void stage_compute(const struct moe_flops *hw, const struct moe_pp_stage 
      * group) runs an equal share of its microbatch */
     c->compute = tok_gpu * per_tok / rate;
     c->host = p->host_us * 1e-3 * (st->dense_layers + st->moe_layers);
+}
+
+/* The router, the top-k and the permutation before and after the experts
+ * are many small kernels whose time follows the number of token copies,
+ * not the hidden size; with SP each GPU handles its share of tokens. */
+static void stage_route(const struct moe_model *m, const struct moe_pp_stage *st,
+                        double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+{
+    c->route = st->moe_layers * tok_gpu * m->topk * p->route_ns * 1e-6;
 }
 
 /* Bytes of one K/V token row that the CP ring passes on, per GPU. */
@@ -163,6 +172,7 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
 
     moe_memory_stage_init(m, l, rank, &st);
     stage_compute(hw, &st, rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
+    stage_route(m, &st, tok / ((double)l->tp * l->cp), p, c);
     stage_comm(m, l, &st, tok, p, domain, c);
 }
 
@@ -186,6 +196,7 @@ void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
     double mbs = (double)w->gbs / ((double)w->mbs * l->dp), t_mb = mb_total(&c);
     out->microbatches = (int)mbs;
     out->compute_ms = mbs * c.compute;
+    out->route_ms = mbs * c.route;
     out->tp_ms = mbs * c.tp, out->cp_ms = mbs * c.cp;
     out->ep_ms = mbs * c.ep, out->etp_ms = mbs * c.etp;
     out->pp_ms = mbs * c.pp, out->host_ms = mbs * c.host;

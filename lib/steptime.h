@@ -17,6 +17,8 @@ struct moe_perf {
     double nvlink_gbps;       /* GB/s per GPU inside an NVLink domain, one way */
     double internode_gbps;    /* GB/s per GPU between domains (one NIC per GPU) */
     double host_us;           /* host time per layer and microbatch, forward + backward */
+    double route_ns;          /* GPU time per routed token copy and MoE layer: router,
+                                 permute, unpermute, forward + backward */
     bool fp8;                 /* the run computes in FP8 */
     bool overlap_grad_reduce; /* --overlap-grad-reduce */
     bool overlap_param_gather;/* --overlap-param-gather */
@@ -36,6 +38,7 @@ const char *const *moe_perf_gpu_names(void);
 struct moe_step {
     double compute_ms;    /* model FLOPs (+ recompute) at the achievable rate */
     double tp_ms, cp_ms;  /* exposed tensor- and context-parallel collectives */
+    double route_ms;      /* routing and token permutation of the MoE layers */
     double ep_ms, etp_ms; /* exposed expert all-to-all and expert-TP collectives */
     double pp_ms;         /* pipeline send/receive of activations */
     double host_ms;       /* per-layer host overhead */
