@@ -173,8 +173,9 @@ struct builder {
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
     struct layer_memo *lmemo;                  /* [etp][step] */
-    struct moe_pp_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
-    struct param_memo pmemo[2 * 128];          /* [vpp][first, last] */
+    struct moe_pp_stage stages[MOE_PP_BUSY_MAX * 128]; /* [vpp][busy stage] for this PP */
+    int n_stages[128];                         /* [vpp]: busy stages */
+    struct param_memo pmemo[MOE_PP_BUSY_MAX * 128]; /* [vpp][busy stage] */
     int memo_nv, memo_ne;
     unsigned stamp;
 };
@@ -367,16 +368,16 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
                        struct moe_layout_entry *out)
 {
     double usable = moe_machine_usable(c);
-    int nst = l->pp > 1 ? 2 : 1, s;
-    double pd[2], pe[2];
-    struct moe_memory stat[2];
-    const struct moe_stage_act *acts[2] = { NULL, NULL };
-    const struct moe_pp_stage *st = &b->stages[vi * 2];
+    int nst = b->n_stages[vi], s;
+    double pd[MOE_PP_BUSY_MAX], pe[MOE_PP_BUSY_MAX];
+    struct moe_memory stat[MOE_PP_BUSY_MAX];
+    const struct moe_stage_act *acts[MOE_PP_BUSY_MAX] = { NULL, NULL, NULL };
+    const struct moe_pp_stage *st = &b->stages[vi * MOE_PP_BUSY_MAX];
 
     for (int k = 0; k < nst; k++) {
         /* dense parameters depend on TP and the stage, experts scale
          * with 1/(EP*ETP): computed once per attention grid and VPP */
-        struct param_memo *pm = &b->pmemo[vi * 2 + k];
+        struct param_memo *pm = &b->pmemo[vi * MOE_PP_BUSY_MAX + k];
         if (pm->stamp != stamp) {
             struct moe_layout one = *l;
             one.ep = one.etp = 1;
@@ -390,8 +391,8 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
         const struct moe_train *t = &b->steps[s];
         double worst = 0;
         for (int k = 0; k < nst; k++) {
-            struct memo *mm =
-                &b->memo[(((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s) * 2 + k];
+            size_t at = ((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s;
+            struct memo *mm = &b->memo[at * MOE_PP_BUSY_MAX + k];
             if (mm->stamp != stamp) {
                 struct layer_memo *lm = &b->lmemo[(size_t)ei * MOE_FIT_MAX_STEPS + s];
                 if (lm->stamp != stamp) {
@@ -461,8 +462,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
         }
     for (int v = 0; v < nv; v++) {
         l.vpp = vpps[v];
-        moe_memory_stage_init(m, &l, 0, &b->stages[2 * v]);
-        moe_memory_stage_init(m, &l, pp - 1, &b->stages[2 * v + 1]);
+        b->n_stages[v] = moe_memory_busy_stages(m, &l, &b->stages[MOE_PP_BUSY_MAX * v]);
     }
     for (size_t i = 0; i < ndg; i++) {
         unsigned stamp = ++b->stamp;
@@ -501,9 +501,10 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                 e.layout = l;
                 fit_cached(m, &l, w, c, b, stamp, v, (int)(j / (size_t)nd), &e);
                 judge(&e, c);
-                moe_step_time(m, &e.layout, w, &b->steps[e.step], &c->perf,
-                              c->gpus_per_domain > 0 ? c->gpus_per_domain : 8, e.mem.params_dense,
-                              e.mem.params_expert, &e.time);
+                moe_step_time_at(m, &e.layout, w, &b->steps[e.step], &c->perf,
+                                 c->gpus_per_domain > 0 ? c->gpus_per_domain : 8,
+                                 e.mem.params_dense, e.mem.params_expert,
+                                 &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &e.time);
                 b->s->considered++;
                 count_valid(b->s, &e);
                 keep_best_vpp(&best, &e, b->steps);
@@ -652,7 +653,8 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
     memcpy(out->steps, b.steps, sizeof(b.steps));
     out->n_steps = b.n_steps;
     b.memo_nv = 128, b.memo_ne = nd;
-    b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * 2, sizeof(*b.memo));
+    b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * MOE_PP_BUSY_MAX,
+                    sizeof(*b.memo));
     b.lmemo = calloc((size_t)nd * MOE_FIT_MAX_STEPS, sizeof(*b.lmemo));
     if (!b.memo || !b.lmemo)
         goto oom;

@@ -165,13 +165,13 @@ static double dp_exposed(const struct moe_layout *l, const struct moe_train *t,
 
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_workload *w, const struct moe_perf *p, int domain,
-                       const struct moe_flops *hw, int rank, struct mb_cost *c)
+                       const struct moe_flops *hw, const struct moe_pp_stage *stage,
+                       struct mb_cost *c)
 {
-    struct moe_pp_stage st;
+    struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
 
-    moe_memory_stage_init(m, l, rank, &st);
-    stage_compute(hw, &st, rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
+    stage_compute(hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
     stage_route(m, &st, tok / ((double)l->tp * l->cp), p, c);
     stage_comm(m, l, &st, tok, p, domain, c);
 }
@@ -181,17 +181,30 @@ void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_perf *p, int domain, double params_dense,
                    double params_expert, struct moe_step *out)
 {
+    struct moe_pp_stage st[MOE_PP_BUSY_MAX];
+    int n = moe_memory_busy_stages(m, l, st);
+
+    moe_step_time_at(m, l, w, t, p, domain, params_dense, params_expert, st, n, out);
+}
+
+/* The pipeline runs at the pace of its slowest stage. */
+void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
+                      const struct moe_workload *w, const struct moe_train *t,
+                      const struct moe_perf *p, int domain, double params_dense,
+                      double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                      struct moe_step *out)
+{
     struct moe_flops f, hw;
-    struct mb_cost c, last;
+    struct mb_cost c, other;
     int world = l->tp * l->cp * l->dp * l->pp, vpp = l->vpp > 0 ? l->vpp : 1;
 
     moe_flops_per_token(m, w->seq_len, moe_padded_vocab(m->vocab, l->tp), &f);
     hardware_flops(&f, t, &hw);
-    stage_cost(m, l, w, p, domain, &hw, 0, &c);
-    if (l->pp > 1) {
-        stage_cost(m, l, w, p, domain, &hw, l->pp - 1, &last);
-        if (mb_total(&last) > mb_total(&c))
-            c = last;
+    stage_cost(m, l, w, p, domain, &hw, &stages[0], &c);
+    for (int i = 1; i < n_stages; i++) {
+        stage_cost(m, l, w, p, domain, &hw, &stages[i], &other);
+        if (mb_total(&other) > mb_total(&c))
+            c = other;
     }
     double mbs = (double)w->gbs / ((double)w->mbs * l->dp), t_mb = mb_total(&c);
     out->microbatches = (int)mbs;

@@ -58,4 +58,12 @@ void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_perf *p, int domain, double params_dense,
                    double params_expert, struct moe_step *out);
 
+/* The same on the given candidate stages (moe_memory_busy_stages), which
+ * an enumerator computes once per PP and VPP. */
+void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
+                      const struct moe_workload *w, const struct moe_train *t,
+                      const struct moe_perf *p, int domain, double params_dense,
+                      double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                      struct moe_step *out);
+
 #endif
