@@ -48,6 +48,7 @@ void moe_flops_per_token(const struct moe_model *m, int seq_len, long padded_voc
     /* routed experts (top-k of them) plus the shared expert (training.py:797-819) */
     out->moe_mlp = FWD_BWD_FMA * h * gate *
                    ((double)m->moe_ffn_hidden * m->topk + m->shared_expert_ffn);
+    out->moe_routed = FWD_BWD_FMA * h * gate * (double)m->moe_ffn_hidden * m->topk;
     /* logits for the main head and each MTP head, MTP norms and eh proj
      * (training.py:823-838) */
     out->head = FWD_BWD_FMA * (h * (double)padded_vocab * (m->mtp_layers + 1) +

@@ -14,6 +14,7 @@ struct moe_flops {
     double attn;      /* per layer */
     double dense_mlp; /* per dense layer */
     double moe_mlp;   /* per MoE layer */
+    double moe_routed;/* ... of which the routed experts */
     double head;      /* logits (+ MTP), once per token */
 };
 

@@ -77,17 +77,32 @@ static double mb_total(const struct mb_cost *c)
     return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp + c->host;
 }
 
-static void stage_compute(const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
+/* Rows of one local expert's GEMM per microbatch: the EP group's tokens
+ * (gathered over ETP), top-k copies each, spread over the experts.  A
+ * grouped GEMM with few rows runs its tiles mostly empty: it reaches half
+ * the large-GEMM rate at EXPERT_ROWS_HALF rows. */
+#define EXPERT_ROWS_HALF 512.0
+static double expert_efficiency(const struct moe_model *m, const struct moe_layout *l,
+                                double tok_gpu)
+{
+    double rows = tok_gpu * l->ep * l->etp * m->topk / (m->num_experts > 0 ? m->num_experts : 1);
+
+    return rows / (rows + EXPERT_ROWS_HALF);
+}
+
+static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
                           double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
 {
     double rate = (p->fp8 ? p->tflops_fp8 : p->tflops_bf16) * 1e9; /* FLOP per ms */
     double per_tok = (st->dense_layers + st->moe_layers) * hw->attn +
-                     st->dense_layers * hw->dense_mlp + st->moe_layers * hw->moe_mlp +
-                     (last ? hw->head : 0);
+                     st->dense_layers * hw->dense_mlp +
+                     st->moe_layers * (hw->moe_mlp - hw->moe_routed) + (last ? hw->head : 0);
+    double routed = st->moe_layers * hw->moe_routed / expert_efficiency(m, l, tok_gpu);
 
     /* every GPU of the TP x CP group (and, on average, of the EP x ETP
      * group) runs an equal share of its microbatch */
-    c->compute = tok_gpu * per_tok / rate;
+    c->compute = tok_gpu * (per_tok + routed) / rate;
     c->host = p->host_us * 1e-3 * (st->dense_layers + st->moe_layers);
 }
 
@@ -171,7 +186,7 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
 
-    stage_compute(hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
+    stage_compute(m, l, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
     stage_route(m, &st, tok / ((double)l->tp * l->cp), p, c);
     stage_comm(m, l, &st, tok, p, domain, c);
 }
