@@ -578,17 +578,26 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
     return 0;
 }
 
-static int cmp_ptrs(const void *pa, const void *pb, void *steps)
+/* What the index comparator sorts by. */
+struct rank_ctx {
+    const struct moe_layout_entry *valid;
+    const struct moe_train *steps;
+};
+
+static int cmp_index(const void *pa, const void *pb, void *ctx)
 {
-    return cmp_entries_with(*(const struct moe_layout_entry *const *)pa,
-                            *(const struct moe_layout_entry *const *)pb, steps);
+    const struct rank_ctx *r = ctx;
+
+    return cmp_entries_with(&r->valid[*(const size_t *)pa], &r->valid[*(const size_t *)pb],
+                            r->steps);
 }
 
-/* Sorts pointers, not the entries: entries are large and there can be
+/* Sorts indices, not the entries: entries are large and there can be
  * 10^5 of them. */
 static int rank_entries(struct moe_layout_set *s)
 {
-    const struct moe_layout_entry **order;
+    struct rank_ctx ctx = { s->valid, s->steps };
+    size_t *order;
     struct moe_layout_entry *sorted;
 
     if (s->n_ranked == 0)
@@ -601,10 +610,10 @@ static int rank_entries(struct moe_layout_set *s)
         return -1;
     }
     for (size_t i = 0; i < s->n_ranked; i++)
-        order[i] = &s->valid[i];
-    qsort_r(order, s->n_ranked, sizeof(*order), cmp_ptrs, s->steps);
+        order[i] = i;
+    qsort_r(order, s->n_ranked, sizeof(*order), cmp_index, &ctx);
     for (size_t i = 0; i < s->n_ranked; i++)
-        sorted[i] = *order[i];
+        sorted[i] = s->valid[order[i]];
     free(order);
     free(s->valid);
     s->valid = sorted;
