@@ -12,6 +12,7 @@
 #include "layouts.h"
 #include "megatron_memory.h"
 #include "rankgroups.h"
+#include "steptime_text.h"
 
 /* Calibrated on the measured H200 runs (tests/data/memory): all within 5%. */
 #define BAND_PCT 10
@@ -93,7 +94,7 @@ static json_t *memory_json(const struct moe_fit *f, const struct moe_megatron_me
 
 static int print_json(const struct moe_model *m, const struct moe_layout *l,
                       const struct moe_machine *c, const struct moe_fit *f,
-                      const struct moe_megatron_memory *mg)
+                      const struct moe_megatron_memory *mg, const struct moe_step *st)
 {
     char a[96], b[96];
     json_t *o = json_pack("{s:s, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
@@ -106,6 +107,9 @@ static int print_json(const struct moe_model *m, const struct moe_layout *l,
     if (!o)
         return MOE_EXIT_SYSTEM;
     json_object_set_new(o, "memory", memory_json(f, mg, c));
+    json_object_set_new(o, "step_ms", json_real(st->step_ms));
+    json_object_set_new(o, "tflops_per_gpu", json_real(st->tflops_per_gpu));
+    json_object_set_new(o, "step_terms_ms", steptime_json(st));
     json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     putchar('\n');
     json_decref(o);
@@ -122,7 +126,7 @@ static int choose_layout(const struct moe_model *m, const struct moe_workload *w
     char advice[256], a[96], b[96];
 
     moe_error_clear(&e);
-    if (moe_layouts_enumerate(m, w, t, c, 1, false, &s, &e) < 0) {
+    if (moe_layouts_enumerate(m, w, t, c, 0, false, &s, &e) < 0) {
         moe_cli_report(&e);
         return MOE_EXIT_SYSTEM;
     }
@@ -139,7 +143,7 @@ static int choose_layout(const struct moe_model *m, const struct moe_workload *w
         moe_layout_set_free(&s);
         return MOE_EXIT_INFEASIBLE;
     }
-    *out = s.valid[0].layout;
+    *out = moe_layouts_smallest_fit(&s)->layout;
     moe_layout_set_free(&s);
     return -1;
 }
@@ -162,6 +166,7 @@ int fit_run(const struct moe_model *m, const struct moe_workload *w, const struc
     struct moe_layout l;
     struct moe_fit f;
     struct moe_megatron_memory mg;
+    struct moe_step st;
     struct moe_error e;
     char why[256];
     int rc;
@@ -183,11 +188,15 @@ int fit_run(const struct moe_model *m, const struct moe_workload *w, const struc
         return MOE_EXIT_INVALID_INPUT;
     }
     moe_megatron_memory(m, &l, w, &f.train, &mg);
+    moe_step_time(m, &l, w, &f.train, &c->perf, c->gpus_per_domain, f.mem.params_dense,
+                  f.mem.params_expert, &st);
     if (json)
-        return print_json(m, &l, c, &f, &mg);
+        return print_json(m, &l, c, &f, &mg, &st);
     if (!layout)
-        printf("smallest model parallelism that fits (rules: fits, footprint, DP):\n");
+        printf("smallest model parallelism that fits (rules: fits, footprint, then the "
+               "fastest):\n");
     print_text(m, &l, c, &f, &mg);
+    steptime_print(stdout, &c->perf, &l, &st);
     if (rank_groups)
         print_groups(&l, c->gpus);
     return f.fits ? MOE_EXIT_OK : MOE_EXIT_INFEASIBLE;

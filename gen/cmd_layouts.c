@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fitargs.h"
 #include "layouts.h"
+#include "steptime_text.h"
 
 /* printf's width counts bytes; "×" is two. */
 static void print_padded(const char *s, int width)
@@ -33,9 +34,19 @@ static void print_row(size_t i, const struct moe_layout_set *s, const struct moe
     printf("%3zu  ", i + 1);
     print_padded(moe_layout_format_attention(&e->layout, a, sizeof(a)), 31);
     print_padded(moe_layout_format_moe(&e->layout, b, sizeof(b)), 31);
-    printf("VPP%-3d %7.1f GiB  %-9s %s\n", e->layout.vpp, e->mem.total / MOE_GIB,
-           e->fits ? moe_fit_step_kind(&f) : "no fit",
+    printf("VPP%-3d %7.1f GiB  %-9s %9.1f %7.1f  %s\n", e->layout.vpp, e->mem.total / MOE_GIB,
+           e->fits ? moe_fit_step_kind(&f) : "no fit", e->time.step_ms, e->time.tflops_per_gpu,
            e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "-");
+    if (e->n_vpp > 1) {
+        int shown = e->n_vpp - 1 < MOE_VPP_ALT_MAX ? e->n_vpp - 1 : MOE_VPP_ALT_MAX;
+        printf("     other VPP:");
+        for (int k = 0; k < shown; k++)
+            printf(" VPP%d %.1f ms%s", e->alt[k].vpp, e->alt[k].step_ms,
+                   e->alt[k].fits ? "" : " (no fit)");
+        if (e->n_vpp - 1 > shown)
+            printf(" and %d slower", e->n_vpp - 1 - shown);
+        printf("\n");
+    }
 }
 
 static void print_rejected(const struct moe_model *m, const struct moe_workload *w,
@@ -61,11 +72,12 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
     char advice[256];
 
     printf("%s on %d GPUs (%.0f GiB, %.0f%% headroom, NVLink domain %d): %zu combinations, "
-           "%zu valid, %zu fit\n", m->name, c->gpus, c->gpu_mem_gib, c->headroom * 100,
-           c->gpus_per_domain, s->considered, s->n_valid, s->n_fitting);
+           "%zu valid, %zu fit, %zu distinct grids\n", m->name, c->gpus, c->gpu_mem_gib,
+           c->headroom * 100, c->gpus_per_domain, s->considered, s->n_valid, s->n_fitting,
+           s->n_grids);
     if (s->n_ranked > 0) {
-        printf("%3s  %-30s %-30s %-6s %11s  %-9s %s\n", "#", "attention grid", "MoE grid", "", "peak",
-               "fit step", "ranked above the next by");
+        printf("%3s  %-30s %-30s %-6s %11s  %-9s %9s %7s  %s\n", "#", "attention grid",
+               "MoE grid", "", "peak", "fit step", "step ms", "TFLOP/s", "ranked above the next by");
         for (size_t i = 0; i < s->n_ranked; i++)
             print_row(i, s, &s->valid[i]);
     }
@@ -74,6 +86,8 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
         if (s->rejected_by[r])
             printf(" %s=%zu", moe_rule_id((enum moe_rule)r), s->rejected_by[r]);
     printf("\n");
+    if (explain && s->n_ranked > 0)
+        steptime_explain(stdout, &c->perf, &s->valid[0]);
     if (explain)
         print_rejected(m, w, t, c, s);
     if (s->n_fitting > 0)
@@ -99,21 +113,32 @@ static json_t *entry_json(const struct moe_layout_set *s, const struct moe_layou
     const struct moe_layout *l = &e->layout;
 
     moe_layout_entry_fit(s, e, &f);
-    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:b, s:s, s:s}",
+    json_t *o = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:b, s:s, s:s}",
                      "tp", l->tp, "cp", l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep",
                      l->ep, "etp", l->etp, "edp", l->edp, "attention",
                      moe_layout_format_attention(l, a, sizeof(a)), "moe",
                      moe_layout_format_moe(l, b, sizeof(b)), "peak_gib", e->mem.total / MOE_GIB,
                      "fits", e->fits, "fit_step", moe_fit_step_kind(&f), "decided_by",
                      e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "");
+    json_t *alts = json_array();
+    int shown = e->n_vpp - 1 < MOE_VPP_ALT_MAX ? e->n_vpp - 1 : MOE_VPP_ALT_MAX;
+    for (int k = 0; k < shown; k++)
+        json_array_append_new(alts, json_pack("{s:i, s:f, s:b}", "vpp", e->alt[k].vpp, "step_ms",
+                                              e->alt[k].step_ms, "fits", e->alt[k].fits));
+    json_object_set_new(o, "other_vpp", alts);
+    json_object_set_new(o, "step_ms", json_real(e->time.step_ms));
+    json_object_set_new(o, "tflops_per_gpu", json_real(e->time.tflops_per_gpu));
+    json_object_set_new(o, "step_terms_ms", steptime_json(&e->time));
+    return o;
 }
 
 static int print_json(const struct moe_model *m, const struct moe_machine *c,
                       const struct moe_layout_set *s, bool explain)
 {
-    json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I}", "model", m->name, "gpus", c->gpus,
+    json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "model", m->name, "gpus", c->gpus,
                           "considered", (json_int_t)s->considered, "valid",
-                          (json_int_t)s->n_valid, "fitting", (json_int_t)s->n_fitting);
+                          (json_int_t)s->n_valid, "fitting", (json_int_t)s->n_fitting, "grids",
+                          (json_int_t)s->n_grids);
     json_t *arr = json_array(), *rej = json_object();
 
     if (!o || !arr || !rej)

@@ -19,7 +19,7 @@ enum {
     OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,
     OPT_DOMAIN, OPT_IMPL, OPT_RECOMPUTE, OPT_UNEVEN, OPT_MTP, OPT_NO_DISTOPT, OPT_OFFLOAD,
     OPT_TP, OPT_CP, OPT_PP, OPT_VPP, OPT_EP, OPT_ETP, OPT_JSON, OPT_EXPLAIN, OPT_TOP, OPT_HELP,
-    OPT_GROUPS,
+    OPT_GROUPS, OPT_GPU, OPT_PRECISION,
 };
 
 static const struct option options[] = {
@@ -48,6 +48,8 @@ static const struct option options[] = {
     { "explain", no_argument, NULL, OPT_EXPLAIN },
     { "rank-groups", no_argument, NULL, OPT_GROUPS },
     { "top", required_argument, NULL, OPT_TOP },
+    { "gpu", required_argument, NULL, OPT_GPU },
+    { "precision", required_argument, NULL, OPT_PRECISION },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -75,6 +77,8 @@ static void usage(FILE *out, bool layouts_cmd)
             "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n"
             "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n"
             "         --optimizer-offload F  --no-distributed-optimizer\n"
+            "         --gpu h100|h200|b200|gb200|gb300|a100 (rates for the step time)\n"
+            "         --precision bf16|fp8-tensorwise|fp8-delayed|fp8-blockwise|mxfp8|nvfp4\n"
             "presets:");
     for (const char *const *n = moe_preset_names(); *n; n++)
         fprintf(out, " %s", *n);
@@ -157,6 +161,27 @@ static int load_model(int opt, const char *arg, struct fit_args *a)
     return -1;
 }
 
+/* The study's precision names; every one but bf16 runs at the FP8 rate. */
+static bool precision_parse(const char *arg, bool *fp8)
+{
+    for (int p = MOE_PREC_BF16; p <= MOE_PREC_NVFP4; p++)
+        if (strcmp(arg, moe_precision_name((enum moe_precision)p)) == 0) {
+            *fp8 = p != MOE_PREC_BF16;
+            return true;
+        }
+    return false;
+}
+
+static int parse_gpu(const char *arg, struct fit_args *a)
+{
+    struct moe_perf p;
+
+    if (moe_perf_defaults(arg, MOE_IMPL_TE, &p) < 0)
+        return bad("--gpu", arg, "expected h100, h200, b200, gb200, gb300 or a100");
+    snprintf(a->gpu, sizeof(a->gpu), "%s", arg);
+    return -1;
+}
+
 static int *layout_field(struct fit_args *a, int opt)
 {
     switch (opt) {
@@ -196,7 +221,9 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
     case OPT_IMPL:
         if (strcmp(arg, "te") == 0 || strcmp(arg, "transformer_engine") == 0) {
             a->t.impl = MOE_IMPL_TE;
+            a->impl_given = true;
         } else if (strcmp(arg, "local") == 0) {
+            a->impl_given = true;
             a->t.impl = MOE_IMPL_LOCAL; /* as Megatron's local runs: dropout 0.1 */
             a->t.hidden_dropout = a->t.attention_dropout = 0.1;
         } else {
@@ -222,9 +249,34 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
             return bad("layout option", arg, "moeflow layouts enumerates layouts itself");
         a->layout_given = true;
         return parse_int("layout size", arg, 1, layout_field(a, opt));
+    case OPT_GPU: return parse_gpu(arg, a);
+    case OPT_PRECISION:
+        if (!precision_parse(arg, &a->fp8))
+            return bad("--precision", arg, "expected bf16, fp8-tensorwise, fp8-delayed, "
+                                           "fp8-blockwise, mxfp8 or nvfp4");
+        a->precision_given = true;
+        return -1;
     case OPT_HELP: usage(stdout, layouts_cmd); return MOE_EXIT_OK;
     default: usage(stderr, layouts_cmd); return MOE_EXIT_USAGE;
     }
+}
+
+/* --gpu or --transformer-impl pick the rate defaults again (a study's own
+ * rates give way to them); --precision only switches the rate used. */
+static void apply_perf(struct fit_args *a)
+{
+    struct moe_perf keep = a->c.perf;
+
+    if (a->gpu[0] || a->impl_given) {
+        moe_perf_defaults(a->gpu[0] ? a->gpu : a->study_gpu, a->t.impl, &a->c.perf);
+        a->c.perf.fp8 = keep.fp8;
+        a->c.perf.overlap_grad_reduce = keep.overlap_grad_reduce;
+        a->c.perf.overlap_param_gather = keep.overlap_param_gather;
+        a->c.perf.tp_comm_overlap = keep.tp_comm_overlap;
+        a->c.perf.ep_overlap = keep.ep_overlap;
+    }
+    if (a->precision_given)
+        a->c.perf.fp8 = a->fp8;
 }
 
 /* A STUDY argument sets everything the options can; options given as well
@@ -244,6 +296,7 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     }
     a->model = s.model;
     a->have_model = true;
+    snprintf(a->study_gpu, sizeof(a->study_gpu), "%s", moe_gpu_name(s.cluster.gpu));
     a->w = s.workload;
     if (!layouts_cmd) {
         a->layout = s.baseline.layout;
@@ -282,6 +335,7 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
     moe_machine_defaults(&a->c);
     a->layout = (struct moe_layout){ .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 };
     a->top = 10;
+    snprintf(a->study_gpu, sizeof(a->study_gpu), "h100");
     study = find_study_arg(argc, argv);
     if (study && (rc = load_study(study, layouts_cmd, a)) >= 0)
         return rc;
@@ -298,6 +352,7 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
                    "only one STUDY file is read");
     if (!a->have_model)
         return bad("model", "", "give --preset NAME or --model-json FILE");
+    apply_perf(a);
     if (a->c.gpus < 1 || a->w.seq_len < 1 || a->w.mbs < 1 || a->w.gbs < 1)
         return bad("shape", "", "--gpus, --seq, --mbs and --gbs are required");
     return -1;

@@ -22,6 +22,10 @@ struct fit_args {
     bool rank_groups;         /* fit only: print Megatron's process groups */
     bool explain;             /* layouts only */
     int top;                  /* layouts only: rows to print */
+    char gpu[16];             /* --gpu: rate defaults of this GPU type ("" = not given) */
+    char study_gpu[16];       /* the study's GPU type, or h100 */
+    bool impl_given;
+    bool fp8, precision_given;/* --precision */
 };
 
 /* Parses argv (argv[0] = subcommand).  Returns -1 when parsing succeeded

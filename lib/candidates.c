@@ -223,7 +223,7 @@ static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
     const struct moe_layout_entry *e = &set->valid[rank];
     struct moe_run r = *base;
     struct moe_fit fit;
-    char note[256], fitbuf[160];
+    char note[400], fitbuf[160];
     const char *why;
 
     r.cfg.layout = e->layout;
@@ -241,8 +241,9 @@ static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
             skip(c, "layout", layout_value(&e->layout), "%s", why);
         return 0;
     }
-    snprintf(note, sizeof(note), "rank %zu of %zu valid layouts (%s); %s", rank + 1,
-             set->n_valid, moe_scale_rule_text(e->decided_by), fitbuf);
+    snprintf(note, sizeof(note), "rank %zu of %zu grids, predicted %.0f ms per step, %.0f "
+             "TFLOP/s per GPU (%s); %s", rank + 1, set->n_grids, e->time.step_ms,
+             e->time.tflops_per_gpu, moe_scale_rule_text(e->decided_by), fitbuf);
     return emit(c, &r, "layout", layout_value(&e->layout), "communication",
                 c->s->cluster.nodes, c->s->cluster.gpus_per_node, -1, note);
 }

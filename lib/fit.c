@@ -11,6 +11,7 @@
 void moe_machine_defaults(struct moe_machine *c)
 {
     *c = (struct moe_machine){ .gpus_per_domain = 8, .gpu_mem_gib = 80, .headroom = 0.10 };
+    moe_perf_defaults("h100", MOE_IMPL_TE, &c->perf);
 }
 
 double moe_machine_usable(const struct moe_machine *c)

@@ -9,6 +9,7 @@
 
 #include "memory.h"
 #include "model.h"
+#include "steptime.h"
 
 /* The machine the layouts are for. */
 struct moe_machine {
@@ -18,8 +19,10 @@ struct moe_machine {
     double headroom;     /* fraction kept free: fragmentation, NCCL, CUDA context */
     int fixed_pp, fixed_vpp; /* layouts: only this PP / VPP (0 = any), e.g. when an
                                 explicit pipeline layout pins them */
+    struct moe_perf perf;    /* rates and bandwidths for the step-time model */
 };
 
+/* 8-GPU NVLink domain, 80 GiB, 10% headroom, H100 rates with TE. */
 void moe_machine_defaults(struct moe_machine *c);
 
 /* Usable bytes on one GPU after the headroom. */

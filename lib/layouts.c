@@ -3,6 +3,7 @@
  * once per PP and a rejected subtree is counted without being walked. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,10 @@ const char *moe_rule_id(enum moe_rule r)
 
 static const char *const scale_texts[MOE_SCALE_COUNT] = {
     "last", "fits in memory (no/selective recompute < full < offload)",
-    "smaller model-parallel footprint", "larger DP",
+    "faster predicted step", "larger DP",
     "TP and EPxETP inside one NVLink domain", "EP preferred over ETP",
-    "PP only across nodes", "CP only for long context", "lighter recompute, less memory",
+    "PP only across nodes", "CP only for long context",
+    "faster predicted step (near-tie)", "lighter recompute, less memory",
 };
 
 const char *moe_scale_rule_text(enum moe_scale_rule r)
@@ -171,8 +173,9 @@ struct builder {
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
     struct layer_memo *lmemo;                  /* [etp][step] */
-    struct moe_pp_stage stages[2 * 128];          /* [vpp][first, last] for this PP */
-    struct param_memo pmemo[2 * 128];          /* [vpp][first, last] */
+    struct moe_pp_stage stages[MOE_PP_BUSY_MAX * 128]; /* [vpp][busy stage] for this PP */
+    int n_stages[128];                         /* [vpp]: busy stages */
+    struct param_memo pmemo[MOE_PP_BUSY_MAX * 128]; /* [vpp][busy stage] */
     int memo_nv, memo_ne;
     unsigned stamp;
 };
@@ -222,14 +225,59 @@ static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_train
     }
 }
 
-static int push_valid(struct builder *b, const struct moe_layout_entry *e)
+static void count_valid(struct moe_layout_set *s, const struct moe_layout_entry *e)
 {
-    struct moe_layout_set *s = b->s;
-
     if (s->n_valid == 0 || e->mem.total < s->lightest.mem.total)
         s->lightest = *e;
     s->n_valid++;
     s->n_fitting += e->fits;
+}
+
+/* Files a VPP alternative under its grid, fastest first; `stored` are
+ * already there.  The slowest drops out when the list is full. */
+static void add_alt(struct moe_layout_entry *grid, int stored, const struct moe_layout_entry *e)
+{
+    struct moe_vpp_alt a = { e->layout.vpp, e->fits, e->time.step_ms };
+    int i;
+
+    if (stored == MOE_VPP_ALT_MAX) {
+        if (a.step_ms >= grid->alt[stored - 1].step_ms)
+            return;
+        stored--;
+    }
+    for (i = stored; i > 0 && grid->alt[i - 1].step_ms > a.step_ms; i--)
+        grid->alt[i] = grid->alt[i - 1];
+    grid->alt[i] = a;
+}
+
+/* The VPP values of one grid arrive one after another: the best by the
+ * ranking stands for the grid, the others are listed under it. */
+static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout_entry *e,
+                          const struct moe_train *steps)
+{
+    int n = best->n_vpp, stored = n - 1 < MOE_VPP_ALT_MAX ? n - 1 : MOE_VPP_ALT_MAX;
+
+    if (n == 0) {
+        *best = *e;
+        best->n_vpp = 1;
+        return;
+    }
+    if (cmp_entries_with(e, best, steps) >= 0) {
+        add_alt(best, stored, e);
+    } else {
+        struct moe_layout_entry old = *best;
+        *best = *e;
+        memcpy(best->alt, old.alt, sizeof(old.alt));
+        add_alt(best, stored, &old);
+    }
+    best->n_vpp = n + 1;
+}
+
+static int push_valid(struct builder *b, const struct moe_layout_entry *e)
+{
+    struct moe_layout_set *s = b->s;
+
+    s->n_grids++;
     if (b->top > 0 && s->n_ranked == b->top + 1) {
         /* keep top + 1: the last kept one names the rule of the top-th */
         if (cmp_entries_with(e, &s->valid[0], b->steps) >= 0)
@@ -320,16 +368,16 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
                        struct moe_layout_entry *out)
 {
     double usable = moe_machine_usable(c);
-    int nst = l->pp > 1 ? 2 : 1, s;
-    double pd[2], pe[2];
-    struct moe_memory stat[2];
-    const struct moe_stage_act *acts[2] = { NULL, NULL };
-    const struct moe_pp_stage *st = &b->stages[vi * 2];
+    int nst = b->n_stages[vi], s;
+    double pd[MOE_PP_BUSY_MAX], pe[MOE_PP_BUSY_MAX];
+    struct moe_memory stat[MOE_PP_BUSY_MAX];
+    const struct moe_stage_act *acts[MOE_PP_BUSY_MAX] = { NULL, NULL, NULL };
+    const struct moe_pp_stage *st = &b->stages[vi * MOE_PP_BUSY_MAX];
 
     for (int k = 0; k < nst; k++) {
         /* dense parameters depend on TP and the stage, experts scale
          * with 1/(EP*ETP): computed once per attention grid and VPP */
-        struct param_memo *pm = &b->pmemo[vi * 2 + k];
+        struct param_memo *pm = &b->pmemo[vi * MOE_PP_BUSY_MAX + k];
         if (pm->stamp != stamp) {
             struct moe_layout one = *l;
             one.ep = one.etp = 1;
@@ -343,8 +391,8 @@ static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
         const struct moe_train *t = &b->steps[s];
         double worst = 0;
         for (int k = 0; k < nst; k++) {
-            struct memo *mm =
-                &b->memo[(((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s) * 2 + k];
+            size_t at = ((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s;
+            struct memo *mm = &b->memo[at * MOE_PP_BUSY_MAX + k];
             if (mm->stamp != stamp) {
                 struct layer_memo *lm = &b->lmemo[(size_t)ei * MOE_FIT_MAX_STEPS + s];
                 if (lm->stamp != stamp) {
@@ -414,8 +462,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
         }
     for (int v = 0; v < nv; v++) {
         l.vpp = vpps[v];
-        moe_memory_stage_init(m, &l, 0, &b->stages[2 * v]);
-        moe_memory_stage_init(m, &l, pp - 1, &b->stages[2 * v + 1]);
+        b->n_stages[v] = moe_memory_busy_stages(m, &l, &b->stages[MOE_PP_BUSY_MAX * v]);
     }
     for (size_t i = 0; i < ndg; i++) {
         unsigned stamp = ++b->stamp;
@@ -434,6 +481,8 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                 r = eg[j].rule != MOE_RULE_OK ? eg[j].rule
                                               : check_expert(m, &l, t, c->gpus, NULL, 0);
             }
+            struct moe_layout_entry best;
+            best.n_vpp = 0;
             for (int v = 0; v < nv; v++) {
                 l.vpp = vpps[v];
                 enum moe_rule rv = r != MOE_RULE_OK ? r : check_vpp(m, &l, t, NULL, 0);
@@ -452,10 +501,16 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                 e.layout = l;
                 fit_cached(m, &l, w, c, b, stamp, v, (int)(j / (size_t)nd), &e);
                 judge(&e, c);
+                moe_step_time_at(m, &e.layout, w, &b->steps[e.step], &c->perf,
+                                 c->gpus_per_domain > 0 ? c->gpus_per_domain : 8,
+                                 e.mem.params_dense, e.mem.params_expert,
+                                 &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &e.time);
                 b->s->considered++;
-                if (push_valid(b, &e) < 0)
-                    goto out;
+                count_valid(b->s, &e);
+                keep_best_vpp(&best, &e, b->steps);
             }
+            if (best.n_vpp > 0 && push_valid(b, &best) < 0)
+                goto out;
         }
     }
     rc = 0;
@@ -480,6 +535,20 @@ static int fit_class(const struct moe_layout_entry *e, const struct moe_train *s
     return t->recompute.granularity == MOE_RC_FULL ? 1 : 0;
 }
 
+/* Step times within MOE_NEAR_TIE of each other share a bucket: a log
+ * scale keeps the buckets the same relative width at every speed, and
+ * comparing buckets (not differences) keeps the order transitive. */
+static long step_bucket(const struct moe_layout_entry *e)
+{
+    double ms = e->time.step_ms > 1e-9 ? e->time.step_ms : 1e-9;
+
+    return lround(floor(log(ms) / log1p(MOE_NEAR_TIE)));
+}
+
+/* The one ranking: fitting first (by the workflow's order of remedies),
+ * then the predicted step time, and inside a near-tie the seed's rules;
+ * last the layout itself, so that the order is total and `--top K` is
+ * exactly the first K of the full ranking. */
 static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
                             const struct moe_train *steps)
 {
@@ -491,12 +560,13 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
             return (expr_a) < (expr_b) ? -1 : 1; \
     } while (0)
     KEY(fit_class(a, steps), fit_class(b, steps));
-    KEY(a->footprint, b->footprint);
+    KEY(step_bucket(a), step_bucket(b));
     KEY(-x->dp, -y->dp);
     KEY(!a->nvlink_ok, !b->nvlink_ok);
     KEY(x->etp, y->etp);
     KEY(!a->pp_ok, !b->pp_ok);
     KEY(!a->cp_ok, !b->cp_ok);
+    KEY(a->time.step_ms, b->time.step_ms);
     KEY(a->step, b->step);
     KEY(a->mem.total, b->mem.total);
     KEY(x->tp, y->tp);
@@ -508,77 +578,57 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
     return 0;
 }
 
-/* The ranking as one integer (rules 1-7 and the ladder step), then the
- * memory, then the layout itself, so that sorting 10^5 entries is cheap. */
-struct sort_key {
-    unsigned long long key;
-    double total;
-    size_t idx;
+/* What the index comparator sorts by. */
+struct rank_ctx {
+    const struct moe_layout_entry *valid;
+    const struct moe_train *steps;
 };
 
-static unsigned long long pack_key(const struct moe_layout_entry *e,
-                                   const struct moe_train *steps)
+static int cmp_index(const void *pa, const void *pb, void *ctx)
 {
-    unsigned long long k = 0;
+    const struct rank_ctx *r = ctx;
 
-    k = (k << 2) | (unsigned)fit_class(e, steps);
-    k = (k << 19) | (unsigned)(e->footprint & 0x7ffff);
-    k = (k << 20) | (unsigned)(0xfffff - (e->layout.dp & 0xfffff));
-    k = (k << 1) | !e->nvlink_ok;
-    k = (k << 14) | (unsigned)(e->layout.etp & 0x3fff);
-    k = (k << 1) | !e->pp_ok;
-    k = (k << 1) | !e->cp_ok;
-    k = (k << 5) | (unsigned)(e->step & 0x1f);
-    return k;
+    return cmp_entries_with(&r->valid[*(const size_t *)pa], &r->valid[*(const size_t *)pb],
+                            r->steps);
 }
 
-static int cmp_keys(const void *pa, const void *pb, void *set)
-{
-    const struct sort_key *a = pa, *b = pb;
-    const struct moe_layout_set *s = set;
-
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->total != b->total)
-        return a->total < b->total ? -1 : 1;
-    return cmp_entries_with(&s->valid[a->idx], &s->valid[b->idx], s->steps);
-}
-
-/* Sorts keys, not the entries: entries are large and there can be 10^5. */
+/* Sorts indices, not the entries: entries are large and there can be
+ * 10^5 of them. */
 static int rank_entries(struct moe_layout_set *s)
 {
-    struct sort_key *keys;
+    struct rank_ctx ctx = { s->valid, s->steps };
+    size_t *order;
     struct moe_layout_entry *sorted;
 
     if (s->n_ranked == 0)
         return 0;
-    keys = malloc(s->n_ranked * sizeof(*keys));
+    order = malloc(s->n_ranked * sizeof(*order));
     sorted = malloc(s->n_ranked * sizeof(*sorted));
-    if (!keys || !sorted) {
-        free(keys);
+    if (!order || !sorted) {
+        free(order);
         free(sorted);
         return -1;
     }
     for (size_t i = 0; i < s->n_ranked; i++)
-        keys[i] = (struct sort_key){ pack_key(&s->valid[i], s->steps), s->valid[i].mem.total, i };
-    qsort_r(keys, s->n_ranked, sizeof(*keys), cmp_keys, s);
+        order[i] = i;
+    qsort_r(order, s->n_ranked, sizeof(*order), cmp_index, &ctx);
     for (size_t i = 0; i < s->n_ranked; i++)
-        sorted[i] = s->valid[keys[i].idx];
-    free(keys);
+        sorted[i] = s->valid[order[i]];
+    free(order);
     free(s->valid);
     s->valid = sorted;
     return 0;
 }
 
-/* The first scale rule on which a beats b. */
+/* The first rule on which a beats b, in the comparator's order. */
 static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
                                     const struct moe_layout_entry *b,
                                     const struct moe_train *steps)
 {
     if (fit_class(a, steps) != fit_class(b, steps))
         return MOE_SCALE_FITS;
-    if (a->footprint != b->footprint)
-        return MOE_SCALE_FOOTPRINT;
+    if (step_bucket(a) != step_bucket(b))
+        return MOE_SCALE_STEP_TIME;
     if (a->layout.dp != b->layout.dp)
         return MOE_SCALE_DP;
     if (a->nvlink_ok != b->nvlink_ok)
@@ -589,6 +639,8 @@ static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
         return MOE_SCALE_PP_NODES;
     if (a->cp_ok != b->cp_ok)
         return MOE_SCALE_CP_LONG;
+    if (a->time.step_ms != b->time.step_ms)
+        return MOE_SCALE_NEAR_STEP;
     return MOE_SCALE_CHEAPER_FIT;
 }
 
@@ -610,7 +662,8 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
     memcpy(out->steps, b.steps, sizeof(b.steps));
     out->n_steps = b.n_steps;
     b.memo_nv = 128, b.memo_ne = nd;
-    b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * 2, sizeof(*b.memo));
+    b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * MOE_PP_BUSY_MAX,
+                    sizeof(*b.memo));
     b.lmemo = calloc((size_t)nd * MOE_FIT_MAX_STEPS, sizeof(*b.lmemo));
     if (!b.memo || !b.lmemo)
         goto oom;
@@ -668,6 +721,23 @@ void moe_layout_set_free(struct moe_layout_set *s)
     free(s->rejected);
     s->valid = NULL, s->rejected = NULL;
     s->n_valid = s->n_ranked = s->n_rejected = 0;
+}
+
+const struct moe_layout_entry *moe_layouts_smallest_fit(const struct moe_layout_set *s)
+{
+    const struct moe_layout_entry *best = NULL;
+
+    /* the ranking is fastest first, so the first of the smallest wins */
+    for (size_t i = 0; i < s->n_ranked; i++) {
+        const struct moe_layout_entry *e = &s->valid[i];
+        if (!e->fits)
+            continue;
+        if (!best || fit_class(e, s->steps) < fit_class(best, s->steps) ||
+            (fit_class(e, s->steps) == fit_class(best, s->steps) &&
+             e->footprint < best->footprint))
+            best = e;
+    }
+    return best;
 }
 
 enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)

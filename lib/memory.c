@@ -335,6 +335,28 @@ void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l
     stage_layers(m, l, rank, &st->dense_layers, &st->moe_layers);
 }
 
+int moe_memory_busy_stages(const struct moe_model *m, const struct moe_layout *l,
+                           struct moe_pp_stage *out)
+{
+    int n = 1;
+    struct moe_pp_stage moe = { 0, 0, 0 }, st;
+
+    moe_memory_stage_init(m, l, 0, &out[0]);
+    if (l->pp == 1)
+        return 1;
+    moe_memory_stage_init(m, l, l->pp - 1, &out[n++]);
+    /* ranks hold fewer layers the later they are, so the first with the
+     * most MoE layers is the one to watch */
+    for (int r = 1; r < l->pp - 1; r++) {
+        moe_memory_stage_init(m, l, r, &st);
+        if (st.moe_layers > moe.moe_layers)
+            moe = st;
+    }
+    if (moe.moe_layers > out[0].moe_layers && moe.moe_layers > out[1].moe_layers)
+        out[n++] = moe;
+    return n;
+}
+
 void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t,
                           const struct moe_pp_stage *st, const struct moe_layer_acts *la,
@@ -393,15 +415,13 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
 {
     if (check_shape(m, l, w, err) < 0)
         return -1;
-    /* First and last stages are the candidates: embeddings and the most
-     * in-flight microbatches on the first, logits on the last. */
-    int ranks[2] = { 0, l->pp - 1 };
-    for (int i = 0; i < (l->pp > 1 ? 2 : 1); i++) {
-        struct moe_pp_stage st;
+    struct moe_pp_stage busy[MOE_PP_BUSY_MAX];
+    int n = moe_memory_busy_stages(m, l, busy);
+    for (int i = 0; i < n; i++) {
+        struct moe_pp_stage st = busy[i];
         struct moe_stage_act act;
         struct moe_memory o;
         double pd, pe;
-        moe_memory_stage_init(m, l, ranks[i], &st);
         stage_params(m, l, &st, &pd, &pe);
         moe_memory_stage_act(m, l, w, t, &st, NULL, &act);
         moe_memory_stage_static(m, l, w, t, &st, pd, pe, &o);

@@ -91,6 +91,14 @@ struct moe_pp_stage {
 void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
                            struct moe_pp_stage *st);
 
+/* The pipeline ranks that can hold the peak (of memory and of work): the
+ * first (embeddings, the most microbatches in flight), the last (logits),
+ * and, when leading dense layers sit on the first ranks, the rank with the
+ * most MoE layers.  Returns how many (1 to MOE_PP_BUSY_MAX). */
+#define MOE_PP_BUSY_MAX 3
+int moe_memory_busy_stages(const struct moe_model *m, const struct moe_layout *l,
+                           struct moe_pp_stage *out);
+
 struct moe_stage_act {
     double saved, transient, attn_share;
     int in_flight;

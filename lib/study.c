@@ -119,7 +119,7 @@ static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out
     }
 }
 
-static const char *const gpu_names[] = { "h100", "h200", "b200", "gb200", "a100", NULL };
+static const char *const gpu_names[] = { "h100", "h200", "b200", "gb200", "a100", "gb300", NULL };
 static const char *const dialect_names[] = { "core-0.16", "core-0.19", "bridge-pin", NULL };
 static const char *const dispatcher_names[] = { "alltoall", "allgather", "flex-deepep",
                                                 "flex-hybridep", NULL };
@@ -137,7 +137,10 @@ const char *moe_dispatcher_name(enum moe_dispatcher d) { return dispatcher_names
 const char *moe_precision_name(enum moe_precision p) { return precision_names[p]; }
 const char *moe_recompute_name(enum moe_recompute r) { return recompute_names[r]; }
 const char *moe_routing_name(enum moe_routing r) { return routing_names[r]; }
-bool moe_gpu_is_blackwell(enum moe_gpu g) { return g == MOE_GPU_B200 || g == MOE_GPU_GB200; }
+bool moe_gpu_is_blackwell(enum moe_gpu g)
+{
+    return g == MOE_GPU_B200 || g == MOE_GPU_GB200 || g == MOE_GPU_GB300;
+}
 bool moe_gpu_is_hopper(enum moe_gpu g) { return g == MOE_GPU_H100 || g == MOE_GPU_H200; }
 
 bool moe_precision_is_fp8(enum moe_precision p)
@@ -265,8 +268,27 @@ static int model_check(struct ctx *c, const struct moe_model *m)
 
 static int default_gpu_memory(enum moe_gpu g)
 {
-    static const int gib[] = { 80, 141, 180, 186, 80 };
+    static const int gib[] = { 80, 141, 180, 186, 80, 268 };
     return gib[g];
+}
+
+/* The step-time settings: positive numbers, 0 (unset) = the GPU default. */
+static int cluster_rates(struct ctx *c, struct moe_cluster *k)
+{
+    static const char *const keys[] = { "cluster.achievable_tflops_bf16",
+                                        "cluster.achievable_tflops_fp8", "cluster.nvlink_gbps",
+                                        "cluster.internode_gbps", "cluster.host_overhead_us",
+                                        "cluster.route_ns" };
+    double *v[] = { &k->tflops_bf16, &k->tflops_fp8, &k->nvlink_gbps, &k->internode_gbps,
+                    &k->host_us, &k->route_ns };
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *j = get(c, keys[i]);
+        *v[i] = j ? json_number_value(j) : 0.0;
+        if (j && !(*v[i] > 0 && *v[i] < 1e9))
+            return fail(c, keys[i], "%g is not a positive number", *v[i]);
+    }
+    return 0;
 }
 
 static int cluster_read(struct ctx *c, struct moe_cluster *k)
@@ -275,9 +297,9 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
         return -1;
     k->gpu = get_enum(c, "cluster.gpu", gpu_names, MOE_GPU_H100);
     k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", default_gpu_memory(k->gpu));
-    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", k->gpu == MOE_GPU_GB200 ? 4 : 8);
-    k->nvlink_domain = get_int(c, "cluster.nvlink_domain",
-                               k->gpu == MOE_GPU_GB200 ? 72 : k->gpus_per_node);
+    bool nvl72 = k->gpu == MOE_GPU_GB200 || k->gpu == MOE_GPU_GB300;
+    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", nvl72 ? 4 : 8);
+    k->nvlink_domain = get_int(c, "cluster.nvlink_domain", nvl72 ? 72 : k->gpus_per_node);
     k->nodes = get_int(c, "cluster.nodes", 1);
     copy_str(k->partition, sizeof(k->partition), get_str(c, "cluster.partition", ""));
     copy_str(k->account, sizeof(k->account), get_str(c, "cluster.account", ""));
@@ -296,7 +318,7 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
                     k->nvlink_domain, k->gpus_per_node);
     if (k->container_mounts[0] && !k->container_image[0])
         return fail(c, "cluster.container.mounts", "mounts need cluster.container.image");
-    return 0;
+    return cluster_rates(c, k);
 }
 
 static int workload_read(struct ctx *c, struct moe_study *s)

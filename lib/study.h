@@ -14,7 +14,8 @@
 #define MOE_STUDY_STR_MAX 256
 #define MOE_STUDY_LIST_MAX 16
 
-enum moe_gpu { MOE_GPU_H100 = 0, MOE_GPU_H200, MOE_GPU_B200, MOE_GPU_GB200, MOE_GPU_A100 };
+enum moe_gpu { MOE_GPU_H100 = 0, MOE_GPU_H200, MOE_GPU_B200, MOE_GPU_GB200, MOE_GPU_A100,
+               MOE_GPU_GB300 };
 
 enum moe_dialect { MOE_DIALECT_CORE_0_16 = 0, MOE_DIALECT_CORE_0_19, MOE_DIALECT_BRIDGE_PIN };
 
@@ -50,6 +51,8 @@ struct moe_cluster {
     char container_image[MOE_STUDY_STR_MAX];  /* empty: no container */
     char container_mounts[MOE_STUDY_STR_MAX];
     char launcher[MOE_STUDY_STR_MAX];         /* trainer command, split on blanks */
+    /* step-time model settings; 0 = the GPU type's default */
+    double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, route_ns;
 };
 
 struct moe_software {

@@ -16,7 +16,7 @@
 
 static const char *const router_scores[] = { "softmax", "sigmoid", NULL };
 static const char *const attentions[] = { "gqa", "mla", NULL };
-static const char *const gpus[] = { "h100", "h200", "b200", "gb200", "a100", NULL };
+static const char *const gpus[] = { "h100", "h200", "b200", "gb200", "a100", "gb300", NULL };
 static const char *const dialects[] = { "core-0.16", "core-0.19", "bridge-pin", NULL };
 static const char *const routings[] = { "dropless", "drop-and-pad", "force-balance", NULL };
 static const char *const precisions[] = { "bf16", "fp8-tensorwise", "fp8-delayed",
@@ -60,6 +60,8 @@ static const struct moe_field cluster_keys[] = {
     INT("nvlink_domain", 1, 1 << 16), INT("nodes", 1, 1 << 20), STR("partition"),
     STR("account"), STR("time_limit"), INT("max_array_size", 1, 4000001),
     MAP("container", container_keys), MAP("launcher", launcher_keys),
+    NUM("achievable_tflops_bf16"), NUM("achievable_tflops_fp8"), NUM("nvlink_gbps"),
+    NUM("internode_gbps"), NUM("host_overhead_us"), NUM("route_ns"),
     END
 };
 

@@ -1,3 +1,3 @@
 #!/bin/sh
-# Layout enumeration + memory estimate for DeepSeek-V3 on 4096 GPUs.
+# Layout enumeration + memory estimate + step-time model for DeepSeek-V3 on 4096 GPUs.
 exec "$MOEFLOW_BUILDDIR/tests/bench/layouts_bench" 9

@@ -1,5 +1,5 @@
-/* make bench: enumerate, estimate and fit every DeepSeek-V3 layout on
- * 4096 GPUs and rank the top 10.  Prints the layouts considered and the median of the runs
+/* make bench: enumerate, estimate, fit and time (step-time model) every
+ * DeepSeek-V3 layout on 4096 GPUs and rank the top 10 grids.  Prints the layouts considered and the median of the runs
  * against the 100 ms target. */
 #include "config.h"
 

@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 15
+tap_plan 21
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -21,8 +21,9 @@ tap_ok $? "fit --json carries our total and Megatron's"
 [ $? -eq 2 ] && has "$out/bad.txt" 'layout rejected \(world=tp\*cp\*dp\*pp\)'
 tap_ok $? "a layout breaking a rule exits 2 and names the rule"
 "$M" layouts $Q --gpus 16 --top 3 >"$out/lay.txt" &&
-    [ "$(grep -c 'Attention: ' "$out/lay.txt")" -eq 3 ] && has "$out/lay.txt" 'NVLink domain$'
-tap_ok $? "layouts prints the top 3 with the rule that decided each place"
+    [ "$(grep -c 'Attention: ' "$out/lay.txt")" -eq 3 ] &&
+    [ "$(grep -cE 'GiB +(none|selective|full|no fit) +[0-9.]+ +[0-9.]+  [a-z]' "$out/lay.txt")" -eq 3 ]
+tap_ok $? "layouts prints the top 3 with step time, TFLOP/s and the rule that decided each place"
 "$M" layouts $Q --gpus 16 --top 2 --json >"$out/lay.json" &&
     json_ok "$out/lay.json" 'len(d["layouts"]) == 2 and 0 < d["valid"] < d["considered"]'
 tap_ok $? "layouts --json lists the top layouts and the counts"
@@ -58,4 +59,23 @@ ok "fit STUDY uses the study's model, GPUs and layout" \
     has "$out/sfit.txt" '^model qwen3-30b-a3b on 16 GPUs'
 "$M" layouts "$S/deepseek-v3-1024xh100.yaml" --top 2 --gpus 2048 > "$out/slay.txt" 2>&1
 ok "options given with a STUDY override it (--gpus 2048)" has "$out/slay.txt" ' on 2048 GPUs '
+
+# The step-time model: on every layout of --json, in fit, term by term.
+"$M" layouts $Q --gpus 16 --top 0 --json >"$out/all.json" &&
+    json_ok "$out/all.json" 'all(e["step_ms"] > 0 and e["tflops_per_gpu"] > 0 and "other_vpp" in e for e in d["layouts"]) and len(d["layouts"]) == d["grids"]'
+tap_ok $? "layouts --json: step_ms and tflops_per_gpu on every layout, one entry per grid"
+"$M" fit $Q --gpus 16 --ep 16 --json >"$out/fs.json" &&
+    json_ok "$out/fs.json" 'd["step_ms"] > 0 and d["tflops_per_gpu"] > 0 and d["step_terms_ms"]["compute"] > 0'
+tap_ok $? "fit --json carries step_ms, tflops_per_gpu and the terms"
+ok "fit prints the predicted step and its terms" \
+    grep -qE '^predicted step [0-9.]+ ms, [0-9.]+ model TFLOP/s per GPU' "$out/fit.txt"
+"$M" layouts $Q --gpus 16 --top 1 --explain >"$out/lex.txt" 2>&1
+ok "layouts --explain gives the first grid's step time term by term" \
+    grep -qE '^  (compute|EP all-to-all|bubble|DP/EDP) ' "$out/lex.txt"
+"$M" fit $Q --gpus 16 --ep 16 --gpu b200 --precision mxfp8 >"$out/b200.txt" 2>&1
+ok "fit --gpu b200 --precision mxfp8 computes at B200's FP8 rate" \
+    grep -q 'at 2700 TFLOP/s (FP8)' "$out/b200.txt"
+"$M" fit $Q --gpus 16 --gpu x100 >/dev/null 2>"$out/gpu.txt"
+[ $? -eq 1 ] && has "$out/gpu.txt" "gb300"
+tap_ok $? "fit --gpu with an unknown type exits 1 and lists the types"
 tap_done

@@ -8,6 +8,8 @@
 #include "layouts.h"
 #include "presets.h"
 #include "rankgroups.h"
+#include "study.h"
+#include "study_fit.h"
 #include "unit.h"
 
 static enum moe_rule check(const char *preset, struct moe_layout l, struct moe_workload w,
@@ -184,7 +186,8 @@ static void enumeration_counts_add_up(void **state)
     moe_layout_set_free(&b);
 }
 
-/* The ranking prefers a smaller footprint and then EP over ETP, and says so. */
+/* The ranking is by predicted step time, fitting layouts first, with the
+ * rule that decided each place; the seed's rules only break near-ties. */
 static void ranking_names_the_deciding_rule(void **state)
 {
     const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
@@ -201,32 +204,113 @@ static void ranking_names_the_deciding_rule(void **state)
     assert_true(s.n_fitting > 0);
     const struct moe_layout_entry *top = &s.valid[0];
     assert_true(top->fits);
-    assert_int_equal(top->layout.etp, 1);         /* EP before ETP */
-    assert_int_equal(top->layout.dp, 16);         /* nothing splits attention */
+    assert_int_equal(top->layout.etp, 1); /* EP before ETP */
     assert_true(top->decided_by != MOE_SCALE_NONE);
-    /* among layouts that fit without full recompute or offload, the
-     * footprint (TP*CP*PP*ETP) never shrinks down the ranking */
-    for (size_t i = 1; i < s.n_ranked; i++) {
-        struct moe_fit f;
-        moe_layout_entry_fit(&s, &s.valid[i], &f);
-        if (!f.fits || f.train.recompute.granularity == MOE_RC_FULL ||
-            f.train.optimizer_offload > 0)
-            break;
-        assert_true(s.valid[i - 1].footprint <= s.valid[i].footprint);
+    assert_true(top->time.step_ms > 0 && top->time.tflops_per_gpu > 0);
+    /* down the fitting part, no layout is more than a near-tie faster
+     * than one ranked above it, and each rule named holds */
+    for (size_t i = 1; i < s.n_ranked && s.valid[i].fits; i++) {
+        const struct moe_layout_entry *a = &s.valid[i - 1], *b = &s.valid[i];
+        assert_true(b->time.step_ms * (1 + MOE_NEAR_TIE) >= a->time.step_ms * (1 - 1e-9) ||
+                    a->decided_by == MOE_SCALE_FITS);
+        if (a->decided_by == MOE_SCALE_DP)
+            assert_true(a->layout.dp > b->layout.dp);
+        if (a->decided_by == MOE_SCALE_STEP_TIME)
+            assert_true(a->time.step_ms < b->time.step_ms);
     }
-    assert_int_equal(top->footprint, 1);          /* EP alone splits the model */
-    /* the bounded top-5 is the head of the full ranking, rules included */
-    struct moe_layout_set head;
-    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 5, false, &head, NULL), 0);
-    assert_int_equal(head.n_ranked, 5);
-    assert_int_equal(head.n_valid, s.n_valid);
-    assert_int_equal(head.n_fitting, s.n_fitting);
-    for (size_t i = 0; i < 5; i++) {
-        assert_memory_equal(&head.valid[i].layout, &s.valid[i].layout, sizeof(struct moe_layout));
-        assert_int_equal(head.valid[i].decided_by, s.valid[i].decided_by);
-    }
-    moe_layout_set_free(&head);
     moe_layout_set_free(&s);
+}
+
+/* One entry per grid (TP, CP, PP, EP, ETP): the best VPP stands for it
+ * and the others are listed under it, fastest first. */
+static void one_entry_per_grid(void **state)
+{
+    const struct moe_model *m = moe_preset_find("qwen3-235b-a22b");
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 2048 };
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_layout_set s;
+    size_t with_alts = 0;
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_machine_defaults(&c);
+    c.gpus = 256;
+    t.uneven_pp = true;
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &s, NULL), 0);
+    assert_int_equal(s.n_ranked, s.n_grids);
+    assert_true(s.n_grids < s.n_valid);
+    for (size_t i = 0; i < s.n_ranked; i++) {
+        const struct moe_layout_entry *e = &s.valid[i];
+        for (size_t j = i + 1; j < s.n_ranked && j < i + 50; j++) {
+            const struct moe_layout *x = &e->layout, *y = &s.valid[j].layout;
+            assert_false(x->tp == y->tp && x->cp == y->cp && x->pp == y->pp &&
+                         x->ep == y->ep && x->etp == y->etp);
+        }
+        int shown = e->n_vpp - 1 < MOE_VPP_ALT_MAX ? e->n_vpp - 1 : MOE_VPP_ALT_MAX;
+        with_alts += shown > 0;
+        for (int k = 0; k < shown; k++) {
+            assert_int_not_equal(e->alt[k].vpp, e->layout.vpp);
+            if (k > 0)
+                assert_true(e->alt[k - 1].step_ms <= e->alt[k].step_ms);
+        }
+    }
+    assert_true(with_alts > 0);
+    moe_layout_set_free(&s);
+}
+
+static char srcdir[4096];
+
+/* --top K is exactly the first K of the full ranking (the bounded heap and
+ * the sort use one comparator), for every example study at its own GPU
+ * count and at half and twice of it; DeepSeek-V3 on 1024 GPUs is the case
+ * where a 19-bit packed footprint used to wrap (TP64 x CP8 x ETP1024). */
+static void top_k_is_the_head_of_the_full_ranking(void **state)
+{
+    static const char *const studies[] = { "qwen3-30b-a3b-16xh100.yaml",
+                                           "qwen3-235b-a22b-256xh100.yaml",
+                                           "deepseek-v3-1024xh100.yaml",
+                                           "mixtral-8x7b-16xh100.yaml", "tiny-moe-2gpu.yaml" };
+    static const int scale[] = { 1, 2, 4 }; /* x/2, x, 2x */
+    static const size_t tops[] = { 1, 3, 10 };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(studies) / sizeof(studies[0]); i++) {
+        char path[4300], buf[1024];
+        struct moe_study st;
+        struct moe_train t;
+        struct moe_machine c;
+        struct moe_error e;
+        moe_error_clear(&e);
+        snprintf(path, sizeof(path), "%s/etc/studies/%s", srcdir, studies[i]);
+        if (moe_study_load(&st, path, &e) < 0 || moe_study_fit_inputs(&st, &t, &c, &e) < 0)
+            fail_msg("%s", moe_error_format(&e, buf, sizeof(buf)));
+        int world = c.gpus;
+        for (size_t g = 0; g < 3; g++) {
+            struct moe_layout_set all;
+            c.gpus = world * scale[g] / 2 > 0 ? world * scale[g] / 2 : 1;
+            assert_int_equal(moe_layouts_enumerate(&st.model, &st.workload, &t, &c, 0, false,
+                                                   &all, NULL), 0);
+            for (size_t k = 0; k < 3; k++) {
+                struct moe_layout_set head;
+                assert_int_equal(moe_layouts_enumerate(&st.model, &st.workload, &t, &c, tops[k],
+                                                       false, &head, NULL), 0);
+                size_t n = tops[k] < all.n_ranked ? tops[k] : all.n_ranked;
+                printf("# %s on %d GPUs, --top %zu: %zu of %zu grids\n", studies[i], c.gpus,
+                       tops[k], head.n_ranked, all.n_ranked);
+                assert_int_equal(head.n_ranked, n);
+                assert_int_equal(head.n_grids, all.n_grids);
+                for (size_t r = 0; r < n; r++) {
+                    assert_memory_equal(&head.valid[r].layout, &all.valid[r].layout,
+                                        sizeof(struct moe_layout));
+                    assert_int_equal(head.valid[r].decided_by, all.valid[r].decided_by);
+                }
+                moe_layout_set_free(&head);
+            }
+            moe_layout_set_free(&all);
+        }
+        moe_study_free(&st);
+    }
 }
 
 /* A world no layout can use names the rule; a model too big for any
@@ -278,12 +362,17 @@ static void grid_notation(void **state)
 
 int main(void)
 {
+    const char *src = getenv("MOEFLOW_SRCDIR");
+
+    snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(published_recipes_fit),
         cmocka_unit_test(impossible_layouts_name_their_rule),
         cmocka_unit_test(rank_groups_match_megatron),
         cmocka_unit_test(enumeration_counts_add_up),
         cmocka_unit_test(ranking_names_the_deciding_rule),
+        cmocka_unit_test(one_entry_per_grid),
+        cmocka_unit_test(top_k_is_the_head_of_the_full_ranking),
         cmocka_unit_test(nothing_fits_explains),
         cmocka_unit_test(grid_notation),
     };

@@ -1,0 +1,51 @@
+/* Each term says what it counts, so that a user can check it by hand
+ * against moeflow-fit(1), which documents the formulas. */
+#include "config.h"
+
+#include "steptime_text.h"
+
+void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout *l,
+                    const struct moe_step *st)
+{
+    fprintf(out, "predicted step %.1f ms, %.1f model TFLOP/s per GPU (%.1f TFLOP per step, "
+                 "%d microbatches per pipeline)\n", st->step_ms, st->tflops_per_gpu,
+            st->model_tflop, st->microbatches);
+    fprintf(out, "  compute      %10.1f ms  model FLOPs (+ recompute) of the busiest stage at "
+                 "%.0f TFLOP/s (%s)\n", st->compute_ms, p->fp8 ? p->tflops_fp8 : p->tflops_bf16,
+            p->fp8 ? "FP8" : "BF16");
+    fprintf(out, "  MoE routing  %10.1f ms  router, top-k and token permutation, %.0f ns per "
+                 "routed token copy\n", st->route_ms, p->route_ns);
+    fprintf(out, "  TP comm      %10.1f ms  all-gather/reduce-scatter of TP%d around attention "
+                 "and dense MLPs%s\n", st->tp_ms, l->tp, p->tp_comm_overlap ? " (overlapped)" : "");
+    fprintf(out, "  CP comm      %10.1f ms  ring K/V exchange of CP%d, mostly hidden by "
+                 "attention\n", st->cp_ms, l->cp);
+    fprintf(out, "  EP all-to-all%10.1f ms  dispatch + combine of top-k tokens in EP%d%s\n",
+            st->ep_ms, l->ep, p->ep_overlap ? " (overlapped)" : "");
+    fprintf(out, "  ETP comm     %10.1f ms  all-gather/reduce-scatter of routed tokens in "
+                 "ETP%d\n", st->etp_ms, l->etp);
+    fprintf(out, "  PP send/recv %10.1f ms  activations and gradients between stages\n",
+            st->pp_ms);
+    fprintf(out, "  host         %10.1f ms  %.0f us per layer and microbatch\n", st->host_ms,
+            p->host_us);
+    fprintf(out, "  bubble       %10.1f ms  (PP-1)/VPP = %d/%d microbatch slots idle\n",
+            st->bubble_ms, l->pp - 1, l->vpp);
+    fprintf(out, "  DP/EDP       %10.1f ms  gradient reduce-scatter + parameter all-gather not "
+                 "hidden%s\n", st->dp_ms,
+            p->overlap_grad_reduce ? " (grad-reduce overlap on)" : "");
+    fprintf(out, "  links: NVLink %.0f GB/s, between domains %.0f GB/s per GPU\n", p->nvlink_gbps,
+            p->internode_gbps);
+}
+
+void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layout_entry *e)
+{
+    fprintf(out, "\nstep time of #1, term by term:\n");
+    steptime_print(out, p, &e->layout, &e->time);
+}
+
+json_t *steptime_json(const struct moe_step *st)
+{
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "compute",
+                     st->compute_ms, "route", st->route_ms,
+                     "tp", st->tp_ms, "cp", st->cp_ms, "ep", st->ep_ms, "etp", st->etp_ms, "pp",
+                     st->pp_ms, "host", st->host_ms, "bubble", st->bubble_ms, "dp", st->dp_ms);
+}

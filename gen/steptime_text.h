@@ -1,0 +1,21 @@
+/* The step-time prediction as text (term by term, for --explain and fit)
+ * and as JSON, shared by `moeflow fit` and `moeflow layouts`. */
+#ifndef MOEFLOW_STEPTIME_TEXT_H
+#define MOEFLOW_STEPTIME_TEXT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "layouts.h"
+#include "steptime.h"
+
+void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout *l,
+                    const struct moe_step *st);
+
+/* layouts --explain: the first entry's terms. */
+void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layout_entry *e);
+
+json_t *steptime_json(const struct moe_step *st);
+
+#endif
