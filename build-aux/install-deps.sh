@@ -6,7 +6,7 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
   libyaml-dev libhwloc-dev hwloc libjansson-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev
   libcmocka-dev python3-pandas
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
-  iproute2 procps
+  iproute2 procps xz-utils python3
   debhelper dpkg-dev lintian groff-base man-db
   shellcheck
   clang clang-tidy cppcheck valgrind"

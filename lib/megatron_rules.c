@@ -178,14 +178,11 @@ static bool delay_wgrad_grad_reduce_old_te(const struct moe_study *s, const stru
     return r->cfg.delay_wgrad && r->cfg.overlap_grad_reduce && te_below(s, "2.8");
 }
 
+/* Without TE, TP > 1 is refused for MoE first (moe_tp_needs_sequence_parallel),
+ * so TE's userbuffers check (initialize.py) is never the one that fires. */
 static bool tp_comm_overlap_without_sp(const struct moe_study *s, const struct moe_run *r)
 {
     return r->cfg.tp_comm_overlap && (r->cfg.layout.tp == 1 || !has_te(s));
-}
-
-static bool tp_comm_overlap_without_te(const struct moe_study *s, const struct moe_run *r)
-{
-    return r->cfg.tp_comm_overlap && !has_te(s);
 }
 
 /* ---- CUDA graphs, precision, fit ---- */
@@ -323,11 +320,6 @@ static const struct moe_megatron_rule rules[] = {
       "TP communication overlap needs sequence parallelism (TP > 1 with TE)",
       { ARGS "916", ARGS "1402", ARGS "1391" },
       tp_comm_overlap_without_sp },
-    { "tp_comm_overlap_needs_te",
-      "TP communication overlap needs Transformer Engine's userbuffers",
-      { "megatron/training/initialize.py:252", "megatron/training/initialize.py:197",
-        "megatron/training/initialize.py:197" },
-      tp_comm_overlap_without_te },
     { "cuda_graphs_need_te",
       "--cuda-graph-impl transformer_engine: CUDA graphs are not supported without TE",
       { "megatron/core/transformer/cuda_graphs.py:1678", "megatron/core/transformer/cuda_graphs.py:2098",
