@@ -221,10 +221,12 @@ static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_arg
     case OPT_IMPL:
         if (strcmp(arg, "te") == 0 || strcmp(arg, "transformer_engine") == 0) {
             a->t.impl = MOE_IMPL_TE;
+            a->t.sequence_parallel = true;
             a->impl_given = true;
         } else if (strcmp(arg, "local") == 0) {
             a->impl_given = true;
             a->t.impl = MOE_IMPL_LOCAL; /* as Megatron's local runs: dropout 0.1 */
+            a->t.sequence_parallel = false; /* torch's RMSNorm refuses it */
             a->t.hidden_dropout = a->t.attention_dropout = 0.1;
         } else {
             return bad("--transformer-impl", arg, "expected te or local");

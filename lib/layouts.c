@@ -13,7 +13,7 @@
 static const char *const rule_ids[MOE_RULE_COUNT] = {
     "ok", "layers%pp", "world=tp*cp*dp*pp", "heads%tp", "query_groups%tp", "ffn%tp",
     "seq%2cp", "seq/cp%tp", "cp-needs-te", "gbs%(mbs*dp)", "world=etp*ep*edp*pp",
-    "experts%ep", "moe_ffn%etp", "tp+ep-needs-sp", "vpp-needs-pp", "layers%(pp*vpp)",
+    "experts%ep", "moe_ffn%etp", "moe-tp-needs-sp", "vpp-needs-pp", "layers%(pp*vpp)",
 };
 
 const char *moe_rule_id(enum moe_rule r)
@@ -109,8 +109,10 @@ static enum moe_rule check_expert(const struct moe_model *m, struct moe_layout *
         WHY("ETP=%d does not divide the expert FFN size %d", l->etp, m->moe_ffn_hidden);
         return MOE_RULE_FFN_ETP;
     }
-    if (l->tp > 1 && l->ep > 1 && !t->sequence_parallel) {
-        WHY("TP=%d with EP=%d needs --sequence-parallel", l->tp, l->ep);
+    /* MoELayer refuses TP > 1 without sequence parallelism whatever EP is
+     * (megatron/core/transformer/moe/moe_layer.py:630 in core 0.19) */
+    if (l->tp > 1 && !t->sequence_parallel) {
+        WHY("TP=%d in an MoE model needs --sequence-parallel", l->tp);
         return MOE_RULE_SP;
     }
     return MOE_RULE_OK;

@@ -30,7 +30,7 @@ enum moe_rule {
     MOE_RULE_WORLD_EXPERT, /* world = ETP*EP*EDP*PP */
     MOE_RULE_EXPERTS_EP,   /* num_experts % EP */
     MOE_RULE_FFN_ETP,      /* moe_ffn % ETP */
-    MOE_RULE_SP,           /* TP > 1 with EP > 1 needs sequence parallel */
+    MOE_RULE_SP,           /* TP > 1 in an MoE model needs sequence parallel */
     MOE_RULE_VPP_PP,       /* VPP needs PP > 1 */
     MOE_RULE_VPP_LAYERS,   /* layers % (PP*VPP), unless an explicit layout */
     MOE_RULE_COUNT

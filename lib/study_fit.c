@@ -52,6 +52,9 @@ int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct 
     if (recompute_plan(s, &t->recompute, err) != 0)
         return -1;
     t->impl = s->software.transformer_engine[0] ? MOE_IMPL_TE : MOE_IMPL_LOCAL;
+    /* as the generator emits it: the local implementation's RMSNorm refuses
+     * --sequence-parallel */
+    t->sequence_parallel = t->impl == MOE_IMPL_TE;
     t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
     m->gpus = moe_study_world_size(s);
     m->gpus_per_domain = s->cluster.nvlink_domain;
