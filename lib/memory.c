@@ -24,6 +24,9 @@ void moe_train_local_defaults(struct moe_train *t)
     t->impl = MOE_IMPL_LOCAL;
     t->hidden_dropout = 0.1;
     t->attention_dropout = 0.1;
+    /* the local spec's RMSNorm (WrappedTorchNorm) refuses it, so the
+     * generator does not emit --sequence-parallel without TE */
+    t->sequence_parallel = false;
 }
 
 long moe_padded_vocab(int vocab, int tp)
@@ -276,21 +279,24 @@ static void stage_activations(const struct moe_model *m, const struct moe_layout
     double at = nm > 0 ? efull.attn : dfull.attn, lf = nm > 0 ? efull.ffn : dfull.ffn;
     *attn_share = at + lf > 0 ? at / (at + lf) : 0;
 
-    /* Transients at the peak: the loss keeps bf16 logits and their fp32
-     * softmax; local attention backward holds one s^2 gradient more than
-     * the layer's MLP part it has just freed. */
-    double tr = 0;
+    /* Transients at the peak.  The loss keeps the bf16 logits and their
+     * fp32 copy, which becomes the softmax saved for backward in place
+     * (core/tensor_parallel/cross_entropy.py:25, :42, :62, :181); it is
+     * gone before the first layer's backward.  There local attention
+     * backward holds one s^2 gradient more than the MLP part it has just
+     * freed, on top of a fully recomputed layer. */
+    double loss = 0, g = 0;
     if (r == l->pp - 1) {
         double v = (double)moe_padded_vocab(m->vocab, l->tp);
-        tr = 6 * tok * v / l->tp + 4 * tok * m->hidden / sp;
+        loss = 6 * tok * v / l->tp + 4 * tok * m->hidden / sp;
     }
     if (t->impl == MOE_IMPL_LOCAL && !(sel && (t->recompute.modules & MOE_RC_CORE_ATTN))) {
         double s = (double)w->seq_len / l->cp;
-        double g = 2 * w->mbs * (m->num_heads / (double)l->tp) * s * s - lf;
-        if (g > tr)
-            tr = g;
+        g = 2 * w->mbs * (m->num_heads / (double)l->tp) * s * s - lf;
     }
-    *transient = tr + work;
+    if (g < 0)
+        g = 0;
+    *transient = loss > g + work ? loss : g + work;
 }
 
 static int check_shape(const struct moe_model *m, const struct moe_layout *l,
@@ -316,6 +322,19 @@ static int check_shape(const struct moe_model *m, const struct moe_layout *l,
         return -1;
     }
     return 0;
+}
+
+/* PyTorch takes each cuBLAS workspace from its caching allocator, so it
+ * counts in max allocated: 32 MiB on Hopper and Blackwell, one per (handle,
+ * stream), and handles are per thread (aten/src/ATen/cuda/
+ * CublasHandlePool.cpp: parseChosenWorkspaceSize, setWorkspaceForHandle;
+ * cuBLASLt shares it).  Forward runs on the Python thread and backward on
+ * the autograd engine's device thread: two workspaces, held for good
+ * (tests/gpu: 64.5 MiB in "allocated" beyond the model state on every
+ * layout, PP stage and MBS). */
+static double cublas_workspaces(void)
+{
+    return 2 * 32.0 * 1024 * 1024;
 }
 
 static void static_bytes(const struct moe_layout *l, const struct moe_train *t, double pd,
@@ -388,6 +407,7 @@ void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout 
     if (t->impl == MOE_IMPL_LOCAL) /* Megatron's global buffer for the scores */
         o->persistent = 2.0 * w->mbs * (m->num_heads / (double)l->tp) *
                         ((double)w->seq_len / l->cp) * ((double)w->seq_len / l->cp);
+    o->persistent += cublas_workspaces();
     /* torch's foreach Adam (no TE/Apex) takes a sqrt copy of the moments */
     o->optimizer_step = t->impl == MOE_IMPL_LOCAL ? o->optimizer / 3 : 0;
     o->stage = st->rank;

@@ -47,14 +47,18 @@ static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe
 int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct moe_machine *m,
                          struct moe_error *err)
 {
-    moe_train_defaults(t);
+    /* The generated argv never sets --hidden-dropout or --attention-dropout,
+     * so Megatron's 0.1 applies (core/transformer/transformer_config.py:181,
+     * :184): the local attention keeps an s^2 dropout mask and output
+     * (tests/gpu/results.tsv measures it).  TE keeps the recipe defaults
+     * (no dropout) until a TE run is measured. */
+    if (s->software.transformer_engine[0])
+        moe_train_defaults(t);
+    else
+        moe_train_local_defaults(t);
     moe_machine_defaults(m);
     if (recompute_plan(s, &t->recompute, err) != 0)
         return -1;
-    t->impl = s->software.transformer_engine[0] ? MOE_IMPL_TE : MOE_IMPL_LOCAL;
-    /* as the generator emits it: the local implementation's RMSNorm refuses
-     * --sequence-parallel */
-    t->sequence_parallel = t->impl == MOE_IMPL_TE;
     t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
     m->gpus = moe_study_world_size(s);
     m->gpus_per_domain = s->cluster.nvlink_domain;

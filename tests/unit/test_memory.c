@@ -212,6 +212,51 @@ static void recompute_module_names(void **state)
     assert_non_null(strstr(e.text, "'attn'"));
 }
 
+/* The tiny study's GPU lane runs (tests/gpu/results.tsv, core 0.19 and
+ * bridge-pin alike, local impl, dropout 0.1, vocab 32000): peak "max
+ * allocated" over the ranks Megatron printed, each within 10%. */
+static void gpu_lane_rows_within_ten_percent(void **state)
+{
+    static const struct {
+        int pp, vpp, ep, etp, mbs;
+        enum moe_recompute_granularity g;
+        unsigned mods;
+        double measured;
+    } runs[] = {
+        { 1, 1, 2, 1, 1, MOE_RC_NONE, 0, 1375.4 },
+        { 1, 1, 2, 1, 1, MOE_RC_SELECTIVE, MOE_RC_CORE_ATTN, 1219.1 },
+        { 1, 1, 2, 1, 1, MOE_RC_FULL, 0, 1118.8 },
+        { 1, 1, 1, 1, 1, MOE_RC_NONE, 0, 1513.2 },
+        { 1, 1, 1, 2, 1, MOE_RC_NONE, 0, 1377.2 },
+        { 2, 1, 1, 1, 1, MOE_RC_NONE, 0, 1140.5 },
+        { 2, 2, 1, 1, 1, MOE_RC_NONE, 0, 1208.4 },
+        { 1, 1, 2, 1, 2, MOE_RC_NONE, 0, 1838.6 },
+    };
+    struct moe_model m;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    m.num_layers = 4, m.hidden = 512, m.ffn_hidden = 2048, m.moe_ffn_hidden = 1024;
+    m.num_experts = 8, m.topk = 2, m.num_heads = 8, m.num_query_groups = 4;
+    m.head_dim = 64, m.vocab = 32000, m.swiglu = true, m.untie_embeddings = true;
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        int dp = 2 / runs[i].pp, edp = dp / (runs[i].ep * runs[i].etp);
+        struct moe_layout l = { .tp = 1, .cp = 1, .pp = runs[i].pp, .vpp = runs[i].vpp,
+                                .ep = runs[i].ep, .etp = runs[i].etp, .dp = dp,
+                                .edp = edp > 0 ? edp : 1 };
+        struct moe_workload w = { .seq_len = 1024, .mbs = runs[i].mbs, .gbs = 8 };
+        struct moe_train t;
+        struct moe_memory mm;
+        moe_train_local_defaults(&t);
+        t.recompute.granularity = runs[i].g, t.recompute.modules = runs[i].mods;
+        assert_int_equal(moe_memory_estimate(&m, &l, &w, &t, &mm, NULL), 0);
+        double err = (mm.total / MOE_MIB - runs[i].measured) / runs[i].measured;
+        printf("# gpu lane %zu: measured %.1f MiB, ours %.1f (%+.1f%%)\n", i,
+               runs[i].measured, mm.total / MOE_MIB, 100 * err);
+        assert_true(fabs(err) <= 0.10);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +266,7 @@ int main(void)
         cmocka_unit_test(parameter_count_matches_megatron),
         cmocka_unit_test(recompute_and_sharding_order),
         cmocka_unit_test(recompute_module_names),
+        cmocka_unit_test(gpu_lane_rows_within_ten_percent),
     };
     return MOE_RUN_TESTS(tests);
 }
