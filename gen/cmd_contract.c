@@ -45,9 +45,9 @@ static json_t *load_any(const char *path, char digest[MOE_SHA256_HEX_LEN + 1])
     if (is_dir(path) && access(file, F_OK) != 0)
         doc = moe_contract_load_frozen(path, digest, &err);
     else {
-        doc = is_dir(path) ? moe_contract_load_file(file, &err)
+        doc = is_dir(path) ? moe_contract_load_run(path, digest, &err)
                            : moe_contract_load_plain(path, &err);
-        if (doc)
+        if (doc && !is_dir(path))
             moe_contract_digest(doc, digest, &err);
     }
     if (!doc)
