@@ -90,6 +90,17 @@ static int read_profile(struct moe_report_run *r, const char *path, struct moe_e
     return rc;
 }
 
+/* The log's warnings go to stderr as they are found, whether or not the run
+ * then makes it into the report. */
+static void print_warnings(const struct moe_log *log)
+{
+    for (size_t i = 0; i < log->nwarnings; i++)
+        fprintf(stderr, "moeflow report: warning: %s\n", log->warnings[i].text);
+    if (log->warnings_total > log->nwarnings)
+        fprintf(stderr, "moeflow report: warning: ... and %zu more\n",
+                log->warnings_total - log->nwarnings);
+}
+
 /* One run: a log file, or a directory of rank logs and profiles. */
 static int load_run(const char *arg, struct moe_report_run *r, long first, long last,
                     const struct expect_arg *all, size_t nall, struct progress *pg,
@@ -120,6 +131,7 @@ static int load_run(const char *arg, struct moe_report_run *r, long first, long 
     if (!S_ISDIR(st.st_mode)) {
         rc = moe_log_read_file(&log, arg, err);
         tick(pg);
+        print_warnings(&log);
         if (rc == 0)
             rc = moe_report_run_init(r, base, &log, first, last, ex, nex, err);
         moe_log_free(&log);
@@ -138,6 +150,7 @@ static int load_run(const char *arg, struct moe_report_run *r, long first, long 
             tick(pg);
         }
     }
+    print_warnings(&log);
     if (moe_report_run_init(r, base, &log, first, last, ex, nex, err) < 0)
         goto out;
     for (int i = 0; i < n; i++) {

@@ -74,6 +74,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
             r->series[i].iter > r->last)
             continue;
         it = &log->iters[r->series[i].record];
+        r->in_window++;
         if (!isnan(it->step_ms)) {
             ms[r->n++] = it->step_ms;
             sum += it->step_ms;
@@ -216,6 +217,13 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->name, sizeof(r->name), "%s", name);
+    r->warnings = json_array();
+    for (size_t i = 0; i < log->nwarnings; i++)
+        json_array_append_new(r->warnings, json_string(log->warnings[i].text));
+    if (log->warnings_total > log->nwarnings)
+        json_array_append_new(r->warnings,
+                              json_sprintf("... and %zu more warnings",
+                                           log->warnings_total - log->nwarnings));
     r->first = first;
     r->last = last;
     if (log->niters == 0) {
@@ -237,7 +245,12 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
         return -1;
     }
     if (window_stats(r, log, err) < 0 || r->n == 0) {
-        if (r->n == 0)
+        if (r->n == 0 && r->in_window > 0)
+            moe_error_at(err, name, 0, 0,
+                         "window %ld-%ld: %zu iterations logged inside it, none with a usable "
+                         "step time (%zu warnings about the log)", first, last, r->in_window,
+                         log->warnings_total);
+        else if (r->n == 0)
             moe_error_at(err, name, 0, 0,
                          "window %ld-%ld: no logged iteration inside it besides the first "
                          "logged one (%ld)", first, last, r->first_logged);
@@ -303,6 +316,7 @@ void moe_report_run_free(struct moe_report_run *r)
     json_decref(r->in_effect);
     json_decref(r->mismatches);
     json_decref(r->profile);
+    json_decref(r->warnings);
     memset(r, 0, sizeof(*r));
 }
 
@@ -356,6 +370,7 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
     json_object_set_new(j, "theoretical_total_mb", num(r->theo_total_mb));
     json_object_set_new(j, "in_effect", json_incref(r->in_effect));
     json_object_set_new(j, "mismatches", json_incref(r->mismatches));
+    json_object_set_new(j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());
     if (r->profile)
         json_object_set_new(j, "profile", json_incref(r->profile));
     for (size_t i = 0; i < r->nseries; i++)

@@ -30,6 +30,7 @@ struct moe_report_run {
     size_t steps_seen;       /* distinct iterations logged */
     long first_logged, max_iter;
     size_t n;                /* iterations inside the window (first logged excluded) */
+    size_t in_window;        /* ... counting those without a usable step time */
     double step_mean, step_median, step_stdev, step_cv; /* ms; cv = stdev / mean */
     double tflops_mean, tflops_median;                   /* NAN when not logged */
     int loss_finite;         /* every window iteration has a finite lm loss */
@@ -43,6 +44,7 @@ struct moe_report_run {
     json_t *in_effect;       /* features as the argument dump shows them */
     json_t *mismatches;      /* array of strings: requested vs what ran */
     json_t *profile;         /* profile evidence, or NULL */
+    json_t *warnings;        /* the log's warnings (strings), FILE:LINE: first */
 };
 
 /* KEY=VALUE: an argument the run was asked to run with. */

@@ -275,6 +275,79 @@ static void bridge_step_time_and_prefixed_dump(void **state)
     moe_log_free(&log);
 }
 
+/* The real 2xH200 log with four lines corrupted the ways logs really break:
+ * "(ms): 1e" (a cut-off exponent), "-5" ms, "abc", a line cut off mid-way.
+ * Each is a warning naming file and line; none becomes a number; the clean
+ * log gives no warning at all. */
+static void corrupt_numbers_are_warnings(void **state)
+{
+    char tmp[] = "/tmp/moe-corrupt-log.XXXXXX", line[4096];
+    FILE *in = fopen(srcpath("tests/data/logs/h200x2-moe-ep2-alltoall-60it.log"), "r"), *out;
+    struct moe_log log;
+    struct moe_error e;
+    int fd = mkstemp(tmp), n = 0;
+    int bad1e = 0, badneg = 0, badabc = 0, badcut = 0;
+
+    (void)state;
+    assert_non_null(in);
+    assert_true(fd >= 0);
+    out = fdopen(fd, "w");
+    while (fgets(line, sizeof(line), in)) {
+        char *p = strstr(line, "elapsed time per iteration (ms): ");
+
+        n++;
+        if (p && strstr(line, "iteration       42/")) {
+            bad1e = n;
+            strcpy(p + 33, "1e | lm loss: 8.0 | number of nan iterations:   0 |\n");
+        } else if (p && strstr(line, "iteration       43/")) {
+            badneg = n;
+            strcpy(p + 33, "-5.0 | lm loss: 8.0 | number of nan iterations:   0 |\n");
+        } else if (p && strstr(line, "iteration       44/")) {
+            badabc = n;
+            strcpy(p + 33, "abc | lm loss: 8.0 | number of nan iterations:   0 |\n");
+        } else if (p && strstr(line, "iteration       45/")) {
+            badcut = n;
+            strcpy(p + 33, "311.1 | throughput per GPU (TFLOP/s/GPU): 6.\n");
+        }
+        fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+
+    read_log(&log, "tests/data/logs/h200x2-moe-ep2-alltoall-60it.log");
+    assert_int_equal(log.warnings_total, 0);
+    moe_log_free(&log);
+
+    moe_log_init(&log);
+    moe_error_clear(&e);
+    assert_int_equal(moe_log_read_file(&log, tmp, &e), 0);
+    unlink(tmp);
+    assert_int_equal(log.niters, 60);
+    assert_true(isnan(log.iters[41].step_ms)); /* "1e" is not 1.0 */
+    assert_true(isnan(log.iters[42].step_ms)); /* -5 ms is impossible */
+    assert_true(isnan(log.iters[43].step_ms));
+    NEAR(log.iters[44].step_ms, 311.1);        /* the cut line keeps what it has */
+    /* 42, 43, 44: the bad number, then "no usable step time" at the end;
+     * 45: cut off. */
+    assert_int_equal(log.warnings_total, 7);
+    for (size_t i = 0; i < log.nwarnings; i++)
+        print_message("# %s\n", log.warnings[i].text);
+    snprintf(line, sizeof(line), "%s:%d: iteration 42: 'elapsed time per iteration (ms): 1e' is "
+             "not a number", tmp, bad1e);
+    assert_non_null(strstr(log.warnings[0].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 43: 'elapsed time per iteration (ms): -5' is "
+             "impossible (must be > 0)", tmp, badneg);
+    assert_non_null(strstr(log.warnings[1].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 44: 'elapsed time per iteration (ms): abc' is "
+             "not a number", tmp, badabc);
+    assert_non_null(strstr(log.warnings[2].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 45: the line ends early", tmp, badcut);
+    assert_non_null(strstr(log.warnings[3].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 42 has no usable step time", tmp, bad1e);
+    assert_non_null(strstr(log.warnings[4].text, line));
+    moe_log_free(&log);
+}
+
 /* A synthetic run: iteration 1 at 1000 ms, then `ms` for 2..n except a
  * +-jitter alternation, so the CV is known. */
 static void synth_run(struct moe_log *log, double ms, double jitter, const char *args)
@@ -451,6 +524,7 @@ int main(void)
         cmocka_unit_test(bridge_step_time_and_prefixed_dump),
         cmocka_unit_test(ab_verdicts),             cmocka_unit_test(mismatches_are_flagged),
         cmocka_unit_test(rendered_outputs),
+        cmocka_unit_test(corrupt_numbers_are_warnings),
     };
 
     return MOE_RUN_TESTS(tests);
