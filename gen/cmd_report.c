@@ -42,9 +42,13 @@ static void usage(FILE *out)
             "                    deepep-run:dispatcher=deepep; a different value in the\n"
             "                    argument dump is flagged\n"
             "  --json            print report.json to stdout\n"
+            "  --min-effect PCT  smallest change of the median step time that counts as a\n"
+            "                    win or a loss (default %.0f%%); it must also be significant:\n"
+            "                    Mann-Whitney U p < %.2f and a 95%% bootstrap interval of\n"
+            "                    the median difference that excludes 0\n"
             "\n"
             "example: moeflow report -o out/ runs/baseline runs/deepep\n",
-            MOE_REPORT_FIRST, MOE_REPORT_LAST);
+            MOE_REPORT_FIRST, MOE_REPORT_LAST, MOE_REPORT_MIN_EFFECT, MOE_REPORT_ALPHA);
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -203,19 +207,22 @@ static int parse_window(const char *s, long *first, long *last)
     return (end == s || *end || *first < 1 || *last < *first) ? -1 : 0;
 }
 
-static void print_summary(const struct moe_report_run *runs, size_t n)
+static void print_summary(const struct moe_report_run *runs, size_t n,
+                          const struct moe_report_opts *opts)
 {
     printf("%-32s %6s %10s %9s %7s %11s %6s %7s %4s %9s %s\n", "run", "steps", "median_ms",
-           "mean_ms", "cv%", "TFLOP/s/GPU", "loss", "skipped", "nan", "peak_MiB", "verdict");
+           "mean_ms", "cv%", "TFLOP/s/GPU", "loss", "skipped", "nan", "peak_MiB",
+           "effect [95% interval] p verdict");
     for (size_t i = 0; i < n; i++) {
         const struct moe_report_run *r = &runs[i];
-        char verdict[64] = "baseline";
+        char verdict[96] = "baseline";
 
         if (i) {
             struct moe_report_ab ab;
 
-            moe_report_compare(&runs[0], r, &ab);
-            snprintf(verdict, sizeof(verdict), "%+.2f%% ±%.2f%% %s", ab.delta_pct, ab.noise_pct,
+            moe_report_compare(&runs[0], r, opts, &ab);
+            snprintf(verdict, sizeof(verdict), "%+.2f%% [%+.2f%%, %+.2f%%] p=%.3g %s",
+                     ab.delta_pct, ab.ci_lo_pct, ab.ci_hi_pct, ab.p_value,
                      moe_verdict_name(ab.verdict));
         }
         printf("%-32.32s %6zu %10.1f %9.2f %7.2f %11.1f %6s %7ld %4ld %9.0f %s\n", r->name, r->n,
@@ -225,10 +232,14 @@ static void print_summary(const struct moe_report_run *runs, size_t n)
         for (size_t j = 0; j < json_array_size(r->mismatches); j++)
             printf("  MISMATCH: %s\n", json_string_value(json_array_get(r->mismatches, j)));
     }
+    if (n > 1)
+        printf("win/loss: p < %.3g (Mann-Whitney U), a 95%% bootstrap interval of the median "
+               "difference that excludes 0, and |effect| >= %.2f%%\n",
+               opts->alpha, opts->min_effect_pct);
 }
 
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         struct moe_error *err)
+                         const struct moe_report_opts *opts, struct moe_error *err)
 {
     char path[4096];
     json_t *j;
@@ -239,7 +250,7 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
         return -1;
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
-    j = moe_report_to_json(runs, n);
+    j = moe_report_to_json(runs, n, opts);
     rc = json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     if (rc < 0) {
@@ -247,7 +258,7 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
         return -1;
     }
     snprintf(path, sizeof(path), "%s/report.md", dir);
-    if (moe_report_write_md(runs, n, path, err) < 0)
+    if (moe_report_write_md(runs, n, opts, path, err) < 0)
         return -1;
     snprintf(path, sizeof(path), "%s/step-time.svg", dir);
     return moe_report_write_svg(runs, n, path, err);
@@ -260,12 +271,14 @@ int cmd_report(int argc, char **argv)
         { "window", required_argument, NULL, 'w' },
         { "expect", required_argument, NULL, 'e' },
         { "json", no_argument, NULL, 'j' },
+        { "min-effect", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct expect_arg ex[MAX_EXPECT];
     struct moe_report_run *runs;
     struct progress pg = { 0 };
+    struct moe_report_opts ropts = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT };
     struct moe_error err;
     const char *outdir = NULL;
     long first = MOE_REPORT_FIRST, last = MOE_REPORT_LAST;
@@ -274,7 +287,7 @@ int cmd_report(int argc, char **argv)
 
     moe_error_clear(&err);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:w:e:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:w:e:jhm:", opts, NULL)) != -1) {
         char *eq;
 
         switch (c) {
@@ -312,6 +325,18 @@ int cmd_report(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'm': {
+            char *end;
+
+            ropts.min_effect_pct = strtod(optarg, &end);
+            if (end == optarg || *end || !(ropts.min_effect_pct >= 0) ||
+                ropts.min_effect_pct > 100) {
+                fprintf(stderr, "moeflow report: --min-effect '%s': expected a percentage "
+                        "between 0 and 100, e.g. 2\n", optarg);
+                return MOE_EXIT_USAGE;
+            }
+            break;
+        }
         case 'h':
             usage(stdout);
             return MOE_EXIT_OK;
@@ -347,15 +372,15 @@ int cmd_report(int argc, char **argv)
         fputc('\n', stderr);
     if (rc == MOE_EXIT_OK) {
         if (json) {
-            json_t *j = moe_report_to_json(runs, nruns);
+            json_t *j = moe_report_to_json(runs, nruns, &ropts);
 
             json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
             putchar('\n');
             json_decref(j);
         } else {
-            print_summary(runs, nruns);
+            print_summary(runs, nruns, &ropts);
         }
-        if (outdir && write_outputs(outdir, runs, nruns, &err) < 0) {
+        if (outdir && write_outputs(outdir, runs, nruns, &ropts, &err) < 0) {
             moe_cli_report(&err);
             rc = MOE_EXIT_SYSTEM;
         }

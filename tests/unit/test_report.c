@@ -375,7 +375,8 @@ static void synth_run(struct moe_log *log, double ms, double jitter, const char 
     }
 }
 
-/* A/B: a change beyond the noise band is a win or a loss; within it, no change. */
+/* A/B: a significant change beyond the minimum effect is a win or a loss;
+ * a median 0.5% off inside the baseline's own scatter is no change. */
 static void ab_verdicts(void **state)
 {
     struct moe_report_run base, fast, same, slow;
@@ -400,15 +401,24 @@ static void ab_verdicts(void **state)
     assert_int_equal(moe_report_run_init(&slow, "slow", &log, 11, 20, NULL, 0, &e), 0);
     moe_log_free(&log);
 
-    moe_report_compare(&base, &fast, &ab);
+    moe_report_compare(&base, &fast, NULL, &ab);
     NEAR(ab.delta_pct, -10.0);
-    NEAR(ab.noise_pct, 100.0 * sqrt(10.0 / 9.0) / 100.0);
+    assert_int_equal(ab.n_base, 10);
+    assert_int_equal(ab.n_cand, 10);
+    assert_true(ab.p_value < 0.001); /* complete separation of 10 and 10 */
+    assert_true(ab.ci_hi_pct < 0);
     assert_int_equal(ab.verdict, MOE_VERDICT_WIN);
-    moe_report_compare(&base, &same, &ab);
+    moe_report_compare(&base, &same, NULL, &ab);
     NEAR(ab.delta_pct, 0.5);
+    assert_true(ab.p_value > 0.05);
     assert_int_equal(ab.verdict, MOE_VERDICT_NO_CHANGE);
-    moe_report_compare(&base, &slow, &ab);
+    assert_non_null(strstr(ab.why, "not significant"));
+    moe_report_compare(&base, &slow, NULL, &ab);
     assert_int_equal(ab.verdict, MOE_VERDICT_LOSS);
+    /* 5% slower, but a 10% minimum effect: no change, and why */
+    moe_report_compare(&base, &slow, &(struct moe_report_opts){ 0.05, 10.0 }, &ab);
+    assert_int_equal(ab.verdict, MOE_VERDICT_NO_CHANGE);
+    assert_non_null(strstr(ab.why, "below the 10.00% minimum effect"));
     assert_string_equal(moe_verdict_name(MOE_VERDICT_NO_CHANGE), "no change");
     moe_report_run_free(&base);
     moe_report_run_free(&fast);
@@ -493,13 +503,16 @@ static void rendered_outputs(void **state)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     snprintf(svg, sizeof(svg), "%s/moeflow-test-report-%ld.svg",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    assert_int_equal(moe_report_write_md(runs, 2, md, &e), 0);
+    assert_int_equal(moe_report_write_md(runs, 2, NULL, md, &e), 0);
     assert_int_equal(moe_report_write_svg(runs, 2, svg, &e), 0);
     text = slurp(md);
     assert_non_null(strstr(
         text,
         "| base | 10 | 308.1 | 295.63 | 25.24 | 8.54 | 6.7 | yes | 0 | 0 | 1792 | baseline |"));
-    assert_non_null(strstr(text, "+0.00% (noise ±8.54%) | no change |"));
+    /* the same window twice: U = 50 of 100, p = 1 (ties: normal approximation) */
+    assert_non_null(strstr(text, "| +0.00% ["));
+    assert_non_null(strstr(text, "| 1 | no change: not significant (p=1 >= alpha, interval "
+                                 "includes 0) |"));
     free(text);
     text = slurp(svg);
     assert_true(strncmp(text, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
