@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 15
+tap_plan 22
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -71,6 +71,22 @@ done
 tap_ok $rc "every array task was checked by the plugin as its own candidate"
 ok "profile ran under nsys" test -n "$(ls "$OUTDIR"/results/profile/*.nsys-rep 2> /dev/null)"
 ok "validate recorded the report window 41..50" has "$OUTDIR/results/validate/window.json" '"first": 41, "last": 50'
+
+# The analysis reads the study directory itself: a row per retune
+# candidate, labelled, against the scale baseline, over the screening steps.
+"$MOEFLOW_BIN" report "$OUTDIR" --stage retune > "$WORK/report.out" 2> "$WORK/report.err"
+tap_ok $? "moeflow report STUDY --stage retune"
+diag < "$WORK/report.out"
+ok "... a row per candidate (13) and the reference" \
+    test "$(grep -cE '^(baseline|[a-z_]+=)' "$WORK/report.out")" = 14
+ok "... EP overlap (10% faster in the double) is a win" has "$WORK/report.out" '^ep_overlap=true .* win$'
+ok "... recompute (4% slower) is a loss" has "$WORK/report.out" '^recompute_modules=\["moe_act"\] .* loss$'
+"$MOEFLOW_BIN" report "$OUTDIR" > "$WORK/validate.out" 2>&1
+ok "report STUDY reports validate over report_window 41-50" \
+    has "$WORK/validate.out" 'stage validate: 0 candidates; window 41-50'
+ok "the validate run's record keeps its launch log" test -s "$OUTDIR/runs/$last/launch.log"
+"$MOEFLOW_BIN" report "$OUTDIR/runs/$last" > "$WORK/run.out" 2>&1
+ok "report runs/<job> finds it and uses the validate window" has "$WORK/run.out" '^baseline +10 '
 if [ "$TAP_FAILED" -ne 0 ]; then
     for f in "$OUTDIR"/logs/*; do echo "== $f"; tail -5 "$f"; done | diag
     sacct > /dev/null 2>&1 || squeue -a 2>&1 | diag
