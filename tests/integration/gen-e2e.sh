@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 22
+tap_plan 29
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -87,6 +87,25 @@ ok "report STUDY reports validate over report_window 41-50" \
 ok "the validate run's record keeps its launch log" test -s "$OUTDIR/runs/$last/launch.log"
 "$MOEFLOW_BIN" report "$OUTDIR/runs/$last" > "$WORK/run.out" 2>&1
 ok "report runs/<job> finds it and uses the validate window" has "$WORK/run.out" '^baseline +10 '
+# The plugin refuses at sbatch what the submission already shows.
+printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
+chmod 0755 "$WORK/plain.sh"
+overlap=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3 }' "$OUTDIR/candidates.tsv")
+n_jobs=$(squeue -h -o %i | wc -l)
+(cd "$WORK" && as_user sbatch --moe-stage=retune --moe-candidate="$overlap" plain.sh) > "$WORK/nostudy.out" 2>&1
+tap_ok $(( $? == 0 )) "a retune naming a candidate but no --moe-study is refused at sbatch"
+ok "... saying it needs --moe-study" has "$WORK/nostudy.out" 'needs --moe-study=DIR'
+(cd "$WORK" && as_user sbatch --moe-study="$OUTDIR" --moe-stage=retune plain.sh) > "$WORK/nocand.out" 2>&1
+tap_ok $(( $? == 0 )) "a retune of the study outside an array, without --moe-candidate, is refused at sbatch"
+ok "... saying how many candidates and what to do" \
+    has "$WORK/nocand.out" 'has 13 candidates: submit the stage.s job array \(sbatch retune.sbatch\) or name one'
+ok "no job was created by either" test "$(squeue -h -o %i | wc -l)" = "$n_jobs"
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=retune --array=0-1 plain.sh) \
+    > "$WORK/array.out" 2>&1
+tap_ok $? "the same as an array (--array on the command line) is accepted"
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=retune \
+    --moe-candidate="$overlap" plain.sh) > "$WORK/named.out" 2>&1
+tap_ok $? "... and so is one named candidate"
 if [ "$TAP_FAILED" -ne 0 ]; then
     for f in "$OUTDIR"/logs/*; do echo "== $f"; tail -5 "$f"; done | diag
     sacct > /dev/null 2>&1 || squeue -a 2>&1 | diag
