@@ -34,12 +34,39 @@ static void usage(FILE *out)
             "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d;\n"
             "                          'auto' asks slurmctld through libslurm)\n"
             "  -t, --templates DIR     sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
+            "                          the source tree's when run from its build tree, else\n"
             "                          %s/templates)\n"
             "  -f, --for BOTTLENECK    retune only what targets it (memory, communication,\n"
             "                          host, compute), as 'moeflow diagnose' reports it\n\n"
-            "example:\n"
-            "  moeflow gen etc/studies/tiny-moe-2gpu.yaml -o tiny && tiny/submit.sh\n",
+            "example (submit.sh as the job user: the contract is never frozen as root):\n"
+            "  moeflow gen etc/studies/tiny-moe-2gpu.yaml -o tiny && cat tiny/candidates.tsv\n"
+            "  cd tiny && ./submit.sh\n",
             moe_stage_choices(), MOE_MAX_ARRAY_SIZE_DEFAULT, MOEFLOW_PKGDATADIR);
+}
+
+/* The templates: $MOEFLOW_TEMPLATE_DIR; else, for a moeflow run from the
+ * build tree it was built in, the source tree's; else the installed ones. */
+static void default_templates(char *buf, size_t len)
+{
+    const char *envdir = getenv("MOEFLOW_TEMPLATE_DIR");
+    char exe[4096], mine[4096];
+    ssize_t n;
+
+    if (envdir && *envdir) {
+        snprintf(buf, len, "%s", envdir);
+        return;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        snprintf(mine, sizeof(mine), "%s/gen/moeflow", MOEFLOW_ABS_BUILDDIR);
+        snprintf(buf, len, "%s/templates/submit.sh.in", MOEFLOW_ABS_SRCDIR);
+        if (strcmp(exe, mine) == 0 && access(buf, R_OK) == 0) {
+            snprintf(buf, len, "%s/templates", MOEFLOW_ABS_SRCDIR);
+            return;
+        }
+    }
+    snprintf(buf, len, "%s/templates", MOEFLOW_PKGDATADIR);
 }
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
@@ -279,10 +306,7 @@ int cmd_gen(int argc, char **argv)
         return MOE_EXIT_USAGE;
     }
     if (!opts.templates_dir) {
-        const char *envdir = getenv("MOEFLOW_TEMPLATE_DIR");
-        snprintf(templates, sizeof(templates), "%s", envdir && *envdir ? envdir
-                                                                      : MOEFLOW_PKGDATADIR
-                 "/templates");
+        default_templates(templates, sizeof(templates));
         opts.templates_dir = templates;
     }
     if (!dry && access(dir, F_OK) == 0) {
