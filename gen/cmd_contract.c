@@ -24,7 +24,7 @@ static const char usage_text[] =
     "A and B are contract files or study directories (their frozen baseline).\n"
     "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
     "\n"
-    "example: moeflow contract diff runs/c03 runs/c04 --stage retune\n";
+    "example: moeflow contract diff tiny tiny/runs/6_0 --stage retune\n";
 
 static bool is_dir(const char *path)
 {

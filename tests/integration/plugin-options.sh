@@ -5,7 +5,7 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
 
-tap_plan 33
+tap_plan 34
 cluster_up opts
 
 # A job script that prints, per step, what the plugin exported.  The batch
@@ -33,6 +33,8 @@ sbatch --help > help.out 2>&1
 ok "sbatch --help lists --moe-stage" has help.out '--moe-stage=STAGE'
 ok "sbatch --help lists --moe-study" has help.out '--moe-study=PATH'
 ok "sbatch --help lists --moe-candidate" has help.out '--moe-candidate=ID'
+ok "... and says where ids come from, with no made-up example id" \
+    has help.out "candidates\\.tsv" && hasnt help.out 'c03'
 
 # --- command-line options reach batch step and srun tasks on two nodes ----
 job=$(run_batch -o "$WORK/cli-%j.out" --moe-stage=retune --moe-study="$WORK/study.yaml" \
