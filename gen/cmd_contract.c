@@ -173,25 +173,12 @@ static int cmd_verify(const char *path)
  * alone or in a declared combination. */
 static int cmd_winner(const char *study, const char *run_dir)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1], winners[4096], path[4200];
-    json_t *doc = load_any(run_dir, digest);
+    char path[4200];
     struct moe_error err;
     int rc;
 
-    if (!doc)
-        return MOE_EXIT_INVALID_INPUT;
     moe_error_clear(&err);
-    json_object_del(doc, "run");
-    snprintf(winners, sizeof(winners), "%s/winners", study);
-    if (mkdir(winners, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "moeflow: %s: %s\n", winners, strerror(errno));
-        json_decref(doc);
-        return MOE_EXIT_SYSTEM;
-    }
-    moe_contract_digest(doc, digest, &err);
-    snprintf(path, sizeof(path), "%s/%s.json", winners, digest);
-    rc = moe_contract_write_file(path, doc, &err);
-    json_decref(doc);
+    rc = moe_contract_record_winner(study, run_dir, path, sizeof(path), &err);
     if (rc < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;

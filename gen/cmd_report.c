@@ -17,6 +17,7 @@
 #include "megatron_log.h"
 #include "report.h"
 #include "study_report.h"
+#include "contract_store.h"
 #include "trace.h"
 
 #define MAX_EXPECT 64
@@ -43,6 +44,8 @@ static void usage(FILE *out)
             "  -o DIR            write report.json, report.md and step-time.svg into DIR\n"
             "  --stage STAGE     with a STUDY_DIR: the stage to report (default: the last\n"
             "                    of validate, retune, scale that has a log)\n"
+            "  --record-winners  with a STUDY_DIR: record every win (its sealed run record)\n"
+            "                    in STUDY_DIR/winners, as 'moeflow contract winner' does\n"
             "  --window A-B      iterations to report (default: the study's, else %d-%d)\n"
             "  --expect [RUN:]K=V  argument value the runs (or the run named RUN) were\n"
             "                    asked for, e.g. moe_token_dispatcher_type=flex or\n"
@@ -316,9 +319,53 @@ static int file_exists(const char *path)
 
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
+/* The contract's "winner" rule: each run with a "win" verdict, as its
+ * sealed run record shows it, goes to <study>/winners. */
+static int record_winners(const struct moe_study_view *v, const struct moe_report_run *runs,
+                          size_t nruns, const struct moe_report_opts *o)
+{
+    int rc = MOE_EXIT_OK, any = 0;
+
+    for (size_t i = 1; i < nruns; i++) {
+        const struct moe_study_cand *c = NULL;
+        struct moe_report_ab ab;
+        struct moe_error err;
+        char run[4400], path[4400];
+        int r = -1;
+
+        moe_report_compare(&runs[0], &runs[i], o, &ab);
+        if (ab.verdict != MOE_VERDICT_WIN)
+            continue;
+        any = 1;
+        for (size_t k = 0; k < v->n && !c; k++)
+            if (strcmp(v->cands[k].label, runs[i].name) == 0)
+                c = &v->cands[k];
+        moe_error_clear(&err);
+        if (!c)
+            moe_error_set(&err, "not a candidate of the stage");
+        else if ((r = moe_study_find_run(v->study, v->stage, c->id, run, sizeof(run), &err)) == 0)
+            moe_error_set(&err, "no run record of it under runs/ (did it run with the moeflow "
+                          "plugin?)");
+        else if (r == 1)
+            r = moe_contract_record_winner(v->study, run, path, sizeof(path), &err);
+        if (!c || r < 0 || err.text[0]) {
+            fprintf(stderr, "moeflow report: winner %s not recorded: %s\n", runs[i].name,
+                    err.text);
+            rc = MOE_EXIT_INVALID_INPUT;
+            continue;
+        }
+        printf("winner %s: %s %s (run %s)\n", runs[i].name,
+               r == 0 ? "recorded" : "already recorded", path, strrchr(run, '/') + 1);
+    }
+    if (!any)
+        printf("no winner to record: no candidate is a win\n");
+    return rc;
+}
+
 static int report_study(const char *study, const char *stage, int window_given, long first,
                         long last, const struct expect_arg *ex, size_t nex,
-                        const struct moe_report_opts *o, int json, const char *outdir)
+                        const struct moe_report_opts *o, int json, const char *outdir,
+                        int winners)
 {
     struct moe_study_view v;
     struct moe_report_run *runs = NULL;
@@ -388,6 +435,8 @@ static int report_study(const char *study, const char *stage, int window_given, 
             printf("  NOT REPORTED: %s: %s\n", json_string_value(json_object_get(s, "candidate")),
                    json_string_value(json_object_get(s, "reason")));
         }
+    if (rc == MOE_EXIT_OK && winners)
+        rc = record_winners(&v, runs, nruns, o);
 out:
     for (size_t i = 0; i < nruns; i++)
         moe_report_run_free(&runs[i]);
@@ -407,6 +456,7 @@ int cmd_report(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "min-effect", required_argument, NULL, 'm' },
         { "stage", required_argument, NULL, 's' },
+        { "record-winners", no_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -416,7 +466,7 @@ int cmd_report(int argc, char **argv)
     struct moe_report_opts ropts = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT };
     struct moe_study_where where;
     const char *stage = NULL;
-    int window_given = 0;
+    int window_given = 0, winners = 0;
     struct moe_error err;
     const char *outdir = NULL;
     long first = MOE_REPORT_FIRST, last = MOE_REPORT_LAST;
@@ -425,12 +475,15 @@ int cmd_report(int argc, char **argv)
 
     moe_error_clear(&err);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:w:e:jhm:s:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:w:e:jhm:s:W", opts, NULL)) != -1) {
         char *eq;
 
         switch (c) {
         case 'o':
             outdir = optarg;
+            break;
+        case 'W':
+            winners = 1;
             break;
         case 's':
             if (strcmp(optarg, "scale") != 0 && strcmp(optarg, "retune") != 0 &&
@@ -507,11 +560,11 @@ int cmd_report(int argc, char **argv)
         }
         if (loc == 1 && !where.cand.id[0])
             return report_study(where.study, stage ? stage : where.stage, window_given, first,
-                                last, ex, nex, &ropts, json, outdir);
+                                last, ex, nex, &ropts, json, outdir, winners);
     }
-    if (stage) {
-        fprintf(stderr, "moeflow report: --stage needs one study directory (the folder moeflow "
-                "gen wrote, with its manifest.json)\n");
+    if (stage || winners) {
+        fprintf(stderr, "moeflow report: --%s needs one study directory (the folder moeflow "
+                "gen wrote, with its manifest.json)\n", stage ? "stage" : "record-winners");
         return MOE_EXIT_USAGE;
     }
     runs = calloc((size_t)(argc - optind), sizeof(*runs));

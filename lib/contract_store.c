@@ -420,6 +420,36 @@ json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LE
     return doc;
 }
 
+int moe_contract_record_winner(const char *study, const char *run_dir, char *path, size_t len,
+                               struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], dir[PATH_MAX];
+    json_t *doc;
+    int rc;
+
+    if (geteuid() == 0) {
+        moe_error_set(err, "refusing to record winners as root: they belong to the job user");
+        return -1;
+    }
+    doc = moe_contract_load_run(run_dir, digest, err);
+    if (!doc)
+        return -1;
+    json_object_del(doc, "run");
+    snprintf(dir, sizeof(dir), "%s/winners", study);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        moe_error_set(err, "%s: %s", dir, strerror(errno));
+        json_decref(doc);
+        return -1;
+    }
+    rc = moe_contract_digest(doc, digest, err);
+    if (rc == 0) {
+        snprintf(path, len, "%s/%s.json", dir, digest);
+        rc = moe_contract_write_file(path, doc, err);
+    }
+    json_decref(doc);
+    return rc;
+}
+
 json_t *moe_contract_load_file(const char *path, struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1];

@@ -32,6 +32,12 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
 json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LEN + 1],
                               struct moe_error *err);
 
+/* Records the sealed run at run_dir (its contract without the "run" part)
+ * as a winner of study: <study>/winners/<sha256>.json, written once, never
+ * as root.  0 recorded, 1 already recorded, -1 error; path gets the file. */
+int moe_contract_record_winner(const char *study, const char *run_dir, char *path, size_t len,
+                               struct moe_error *err);
+
 /* Writes doc's canonical text to path once (mode 0444, no symlinks, never
  * as root); 1 when the file already exists. */
 int moe_contract_write_file(const char *path, const json_t *doc, struct moe_error *err);

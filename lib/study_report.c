@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -273,6 +274,43 @@ static int candidate_in(const char *study, const char *stage, const char *id,
         moe_error_set(err, "%s/manifest.json: stage %s has no candidate %.16s", study, stage, id);
     json_decref(m);
     return rc;
+}
+
+int moe_study_find_run(const char *study, const char *stage, const char *id, char *run_dir,
+                       size_t len, struct moe_error *err)
+{
+    char dir[4200], file[4600];
+    struct dirent **ents = NULL;
+    int n, found = 0;
+
+    snprintf(dir, sizeof(dir), "%s/runs", study);
+    n = scandir(dir, &ents, NULL, alphasort);
+    if (n < 0) {
+        if (errno == ENOENT)
+            return 0;
+        moe_error_set(err, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        json_t *doc, *run;
+        const char *s, *c;
+
+        if (!found && ents[i]->d_name[0] != '.') {
+            snprintf(file, sizeof(file), "%s/%s/contract.json", dir, ents[i]->d_name);
+            doc = json_load_file(file, 0, NULL);
+            run = json_object_get(doc, "run");
+            s = json_string_value(json_object_get(run, "stage"));
+            c = json_string_value(json_object_get(run, "candidate"));
+            if (s && c && strcmp(s, stage) == 0 && strcmp(c, id) == 0) {
+                snprintf(run_dir, len, "%s/%s", dir, ents[i]->d_name);
+                found = 1;
+            }
+            json_decref(doc);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    return found;
 }
 
 int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_error *err)

@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 29
+tap_plan 37
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -87,6 +87,30 @@ ok "report STUDY reports validate over report_window 41-50" \
 ok "the validate run's record keeps its launch log" test -s "$OUTDIR/runs/$last/launch.log"
 "$MOEFLOW_BIN" report "$OUTDIR/runs/$last" > "$WORK/run.out" 2>&1
 ok "report runs/<job> finds it and uses the validate window" has "$WORK/run.out" '^baseline +10 '
+# The wins become the study's winners, from their sealed run records, as
+# the job user (never as root); validate of a winner is then accepted.
+"$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/root-winners.out" 2>&1
+tap_ok $(( $? == 0 )) "report --record-winners as root is refused"
+ok "... saying why" has "$WORK/root-winners.out" "refusing to record winners as root"
+as_user "$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/winners.out" 2>&1
+tap_ok $? "report --record-winners as the job user"
+diag < "$WORK/winners.out"
+ok "... records the 4 wins (EP overlap and three FP8 recipes)" \
+    test "$(grep -c '^winner .*: recorded .*/winners/[0-9a-f]\{64\}\.json (run [0-9]*_[0-9]*)$' "$WORK/winners.out")" = 4
+ok "... and winners/ holds exactly those 4 contracts" test "$(ls "$OUTDIR"/winners/*.json | wc -l)" = 4
+as_user "$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/winners2.out" 2>&1
+ok "recording again is a no-op" test "$(grep -c ': already recorded ' "$WORK/winners2.out")" = 4
+overlap_id=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3 }' "$OUTDIR/candidates.tsv")
+printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
+chmod 0755 "$WORK/plain.sh"
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=validate \
+    --moe-candidate="$overlap_id" plain.sh) > "$WORK/val-winner.out" 2>&1
+tap_ok $? "validate of the recorded EP-overlap winner is accepted at sbatch"
+mbs_id=$(awk -F'\t' '$1 == "retune" && $4 == "mbs" { print $3 }' "$OUTDIR/candidates.tsv")
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=validate \
+    --moe-candidate="$mbs_id" plain.sh) > "$WORK/val-loser.out" 2>&1
+tap_ok $(( $? == 0 )) "validate of a loss (mbs=2), never recorded, is refused"
+
 # The plugin refuses at sbatch what the submission already shows.
 printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
 chmod 0755 "$WORK/plain.sh"
