@@ -44,8 +44,9 @@ static void usage(FILE *out)
             "  -o DIR            write report.json, report.md and step-time.svg into DIR\n"
             "  --stage STAGE     with a STUDY_DIR: the stage to report (default: the last\n"
             "                    of validate, retune, scale that has a log)\n"
-            "  --record-winners  with a STUDY_DIR: record every win (its sealed run record)\n"
-            "                    in STUDY_DIR/winners, as 'moeflow contract winner' does\n"
+            "  --record-winners  with a STUDY_DIR: record the best win of each variable (its\n"
+            "                    sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
+            "                    contract winner' does (validate from them: moeflow gen --winners)\n"
             "  --window A-B      iterations to report (default: the study's, else %d-%d)\n"
             "  --expect [RUN:]K=V  argument value the runs (or the run named RUN) were\n"
             "                    asked for, e.g. moe_token_dispatcher_type=flex or\n"
@@ -319,8 +320,34 @@ static int file_exists(const char *path)
 
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
-/* The contract's "winner" rule: each run with a "win" verdict, as its
- * sealed run record shows it, goes to <study>/winners. */
+/* The contract's "winner" rule: for each variable, the run with the best
+ * "win" verdict (the largest speed-up; one value of a variable can win),
+ * as its sealed run record shows it, goes to <study>/winners. */
+static int best_win_of_its_variable(const struct moe_report_run *runs, size_t nruns, size_t i,
+                                    const struct moe_report_opts *o, const char **better)
+{
+    const char *eq = strchr(runs[i].name, '=');
+    size_t vlen = eq ? (size_t)(eq - runs[i].name) : strlen(runs[i].name);
+    struct moe_report_ab mine, other;
+
+    double best;
+
+    moe_report_compare(&runs[0], &runs[i], o, &mine);
+    best = mine.delta_pct;
+    *better = NULL;
+    for (size_t k = 1; k < nruns; k++) {
+        if (k == i || strncmp(runs[k].name, runs[i].name, vlen) != 0 || runs[k].name[vlen] != '=')
+            continue;
+        moe_report_compare(&runs[0], &runs[k], o, &other);
+        if (other.verdict == MOE_VERDICT_WIN &&
+            (other.delta_pct < best || (other.delta_pct == best && k < i && !*better))) {
+            best = other.delta_pct;
+            *better = runs[k].name;
+        }
+    }
+    return *better == NULL;
+}
+
 static int record_winners(const struct moe_study_view *v, const struct moe_report_run *runs,
                           size_t nruns, const struct moe_report_opts *o)
 {
@@ -333,10 +360,16 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
         char run[4400], path[4400];
         int r = -1;
 
+        const char *better = NULL;
+
         moe_report_compare(&runs[0], &runs[i], o, &ab);
         if (ab.verdict != MOE_VERDICT_WIN)
             continue;
         any = 1;
+        if (!best_win_of_its_variable(runs, nruns, i, o, &better)) {
+            printf("win %s: not recorded: %s wins more\n", runs[i].name, better);
+            continue;
+        }
         for (size_t k = 0; k < v->n && !c; k++)
             if (strcmp(v->cands[k].label, runs[i].name) == 0)
                 c = &v->cands[k];

@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 37
+tap_plan 47
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -95,11 +95,13 @@ ok "... saying why" has "$WORK/root-winners.out" "refusing to record winners as 
 as_user "$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/winners.out" 2>&1
 tap_ok $? "report --record-winners as the job user"
 diag < "$WORK/winners.out"
-ok "... records the 4 wins (EP overlap and three FP8 recipes)" \
-    test "$(grep -c '^winner .*: recorded .*/winners/[0-9a-f]\{64\}\.json (run [0-9]*_[0-9]*)$' "$WORK/winners.out")" = 4
-ok "... and winners/ holds exactly those 4 contracts" test "$(ls "$OUTDIR"/winners/*.json | wc -l)" = 4
+ok "... records the best win of each variable: EP overlap and FP8 delayed scaling" \
+    test "$(grep -c '^winner \(ep_overlap=true\|precision=fp8-delayed\): recorded .*/winners/[0-9a-f]\{64\}\.json (run [0-9]*_[0-9]*)$' "$WORK/winners.out")" = 2
+ok "... not the two lesser FP8 wins" \
+    test "$(grep -c '^win precision=fp8-\(tensorwise\|blockwise\): not recorded: precision=fp8-delayed wins more$' "$WORK/winners.out")" = 2
+ok "... and winners/ holds exactly those 2 contracts" test "$(ls "$OUTDIR"/winners/*.json | wc -l)" = 2
 as_user "$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/winners2.out" 2>&1
-ok "recording again is a no-op" test "$(grep -c ': already recorded ' "$WORK/winners2.out")" = 4
+ok "recording again is a no-op" test "$(grep -c ': already recorded ' "$WORK/winners2.out")" = 2
 overlap_id=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3 }' "$OUTDIR/candidates.tsv")
 printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
 chmod 0755 "$WORK/plain.sh"
@@ -110,6 +112,30 @@ mbs_id=$(awk -F'\t' '$1 == "retune" && $4 == "mbs" { print $3 }' "$OUTDIR/candid
 (cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=validate \
     --moe-candidate="$mbs_id" plain.sh) > "$WORK/val-loser.out" 2>&1
 tap_ok $(( $? == 0 )) "validate of a loss (mbs=2), never recorded, is refused"
+
+# gen --winners rebuilds validate from the winners: baseline, each alone,
+# then both together; the array runs and report compares them.
+as_user "$MOEFLOW_BIN" gen "$OUTDIR/study.yaml" --stage validate --winners "$OUTDIR" \
+    > "$WORK/gen-winners.out" 2>&1
+tap_ok $? "gen --stage validate --winners STUDY"
+diag < "$WORK/gen-winners.out"
+ok "... four validate runs: baseline, two winners alone, their combination" \
+    test "$(grep -c '^validate	' "$OUTDIR/candidates.tsv")" = 4
+ok "... the last is the combination of the two" \
+    has "$OUTDIR/candidates.tsv" '^validate	3	[0-9a-f]{64}	combination	\["ep_overlap=true","precision=fp8-delayed"\]'
+ok "... validate.sbatch is an array of 4" has "$OUTDIR/validate.sbatch" '^#SBATCH --array=0-3%'
+ok "... the other stages' rows are unchanged" \
+    test "$(grep -c '^retune	' "$OUTDIR/candidates.tsv")" = 13
+val=$(cd "$OUTDIR" && as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err")
+tap_ok $? "the validate array is accepted at sbatch (every run: baseline, winner or declared combination)"
+diag < "$WORK/val-submit.err"
+wait_job "$val" 300
+ok "... and all 4 runs recorded their window" test "$(ls "$OUTDIR"/results/validate/*.window.json 2> /dev/null | wc -l)" = 4
+"$MOEFLOW_BIN" report "$OUTDIR" --stage validate > "$WORK/validate-report.out" 2>&1
+tap_ok $? "report STUDY --stage validate"
+diag < "$WORK/validate-report.out"
+ok "... the combination is a win over 41-50" \
+    has "$WORK/validate-report.out" '^combination=\["ep_overlap=true","precision=fp8-delayed"\] +10 .* win$'
 
 # The plugin refuses at sbatch what the submission already shows.
 printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
