@@ -66,7 +66,8 @@ timeout 900 unshare --mount --propagation private /bin/bash -c '
 
 norm() {
     sed -E -e 's/[0-9a-f]{64}/<sha256>/g' -e 's/port [0-9]+/port <N>/g' -e 's/job [0-9]+/job <N>/g' \
-        -e 's/afterok:[0-9]+/afterok:<N>/g' -e 's|/runs/[0-9_]+|/runs/<id>|g'
+        -e 's/afterok:[0-9]+/afterok:<N>/g' -e 's|/runs/[0-9_]+|/runs/<id>|g' \
+        -e 's/\(run [0-9_]+\)/(run <id>)/g'
 }
 for i in $(seq "$n"); do
     cmd=$(head -1 "$T/cmd.$i")
