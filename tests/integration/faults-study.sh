@@ -47,6 +47,7 @@ half_written() {  # half_written DIR
             */frozen.json|*/contract.json) python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" \
                 2>/dev/null || echo "$f" ;;
             */frozen.json.sha256) grep -qE '^[0-9a-f]{64}  frozen\.json$' "$f" || echo "$f" ;;
+            */contract.json.sha256) grep -qE '^[0-9a-f]{64}  contract\.json$' "$f" || echo "$f" ;;
             *) echo "$f" ;;
         esac
     done
