@@ -24,7 +24,7 @@ static const char usage_text[] =
     "A and B are contract files or study directories (their frozen baseline).\n"
     "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
     "\n"
-    "example: moeflow contract diff runs/c03 runs/c04 --stage retune\n";
+    "example: moeflow contract diff tiny tiny/runs/6_0 --stage retune\n";
 
 static bool is_dir(const char *path)
 {
@@ -45,9 +45,9 @@ static json_t *load_any(const char *path, char digest[MOE_SHA256_HEX_LEN + 1])
     if (is_dir(path) && access(file, F_OK) != 0)
         doc = moe_contract_load_frozen(path, digest, &err);
     else {
-        doc = is_dir(path) ? moe_contract_load_file(file, &err)
+        doc = is_dir(path) ? moe_contract_load_run(path, digest, &err)
                            : moe_contract_load_plain(path, &err);
-        if (doc)
+        if (doc && !is_dir(path))
             moe_contract_digest(doc, digest, &err);
     }
     if (!doc)
@@ -173,25 +173,12 @@ static int cmd_verify(const char *path)
  * alone or in a declared combination. */
 static int cmd_winner(const char *study, const char *run_dir)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1], winners[4096], path[4200];
-    json_t *doc = load_any(run_dir, digest);
+    char path[4200];
     struct moe_error err;
     int rc;
 
-    if (!doc)
-        return MOE_EXIT_INVALID_INPUT;
     moe_error_clear(&err);
-    json_object_del(doc, "run");
-    snprintf(winners, sizeof(winners), "%s/winners", study);
-    if (mkdir(winners, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "moeflow: %s: %s\n", winners, strerror(errno));
-        json_decref(doc);
-        return MOE_EXIT_SYSTEM;
-    }
-    moe_contract_digest(doc, digest, &err);
-    snprintf(path, sizeof(path), "%s/%s.json", winners, digest);
-    rc = moe_contract_write_file(path, doc, &err);
-    json_decref(doc);
+    rc = moe_contract_record_winner(study, run_dir, path, sizeof(path), &err);
     if (rc < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;

@@ -16,6 +16,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: moeflow diagnose [--run NAME] [--capacity-gib G] [--json] REPORT [OVERLAP]\n"
+            "       moeflow diagnose --list BOTTLENECK\n"
             "\n"
             "REPORT: report.json from moeflow report (or its -o directory); OVERLAP: the\n"
             "output of moeflow overlap --json.  Classifies the bottleneck as memory,\n"
@@ -24,6 +25,8 @@ static void usage(FILE *out)
             "  --run NAME        the run to diagnose (default: the report's baseline)\n"
             "  --capacity-gib G  GPU memory, to judge how near capacity the peak is\n"
             "  --json            machine-readable output\n"
+            "  --list B          print the retune candidates for bottleneck B (memory,\n"
+            "                    communication, host, compute) without diagnosing\n"
             "\n"
             "example: moeflow diagnose --capacity-gib 141 out/report.json overlap.json\n");
 }
@@ -63,6 +66,7 @@ int cmd_diagnose(int argc, char **argv)
         { "run", required_argument, NULL, 'r' },
         { "capacity-gib", required_argument, NULL, 'c' },
         { "json", no_argument, NULL, 'j' },
+        { "list", required_argument, NULL, 'l' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -77,7 +81,7 @@ int cmd_diagnose(int argc, char **argv)
 
     moe_error_clear(&err);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:c:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:c:jhl:", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
             run_name = optarg;
@@ -92,6 +96,19 @@ int cmd_diagnose(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'l': {
+            enum moe_bottleneck b = moe_bottleneck_parse(optarg);
+
+            if (b == MOE_BOTTLENECK_COUNT) {
+                fprintf(stderr, "moeflow diagnose: --list '%s': expected memory, communication, "
+                        "host or compute\n", optarg);
+                return MOE_EXIT_USAGE;
+            }
+            printf("retune candidates (moeflow gen --stage retune --for %s):\n", optarg);
+            for (const char *const *p = moe_diagnose_candidates(b); *p; p++)
+                printf("  - %s\n", *p);
+            return MOE_EXIT_OK;
+        }
         case 'h':
             usage(stdout);
             return MOE_EXIT_OK;

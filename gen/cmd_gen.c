@@ -18,6 +18,9 @@
 #include "readfile.h"
 #include "diagnose.h"
 #include "stagegen.h"
+#include "study_report.h"
+#include "study_validate.h"
+#include "candidates.h"
 #include "study.h"
 
 static void usage(FILE *out)
@@ -25,6 +28,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: moeflow gen STUDY -o DIR [--stage STAGE] [--dry-run]\n"
             "                   [--max-array-size N] [--templates DIR]\n"
+            "       moeflow gen DIR/study.yaml --stage validate --winners DIR\n"
             "Writes one sbatch script per workflow stage (job arrays for fit, scale and\n"
             "retune), manifest.json, candidates.tsv and submit.sh into DIR, which must not\n"
             "exist yet.  See moeflow-study(5) for the study file.\n\n"
@@ -34,12 +38,42 @@ static void usage(FILE *out)
             "  -m, --max-array-size N  Slurm MaxArraySize (default: the study's, else %d;\n"
             "                          'auto' asks slurmctld through libslurm)\n"
             "  -t, --templates DIR     sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
+            "                          the source tree's when run from its build tree, else\n"
             "                          %s/templates)\n"
             "  -f, --for BOTTLENECK    retune only what targets it (memory, communication,\n"
-            "                          host, compute), as 'moeflow diagnose' reports it\n\n"
-            "example:\n"
-            "  moeflow gen etc/studies/tiny-moe-2gpu.yaml -o tiny && tiny/submit.sh\n",
+            "                          host, compute), as 'moeflow diagnose' reports it\n"
+            "  -W, --winners DIR       rebuild the validate stage of the study DIR (written by\n"
+            "                          moeflow gen) in place from its recorded winners: each\n"
+            "                          winner alone, then their combination (no -o)\n\n"
+            "example (submit.sh as the job user: the contract is never frozen as root):\n"
+            "  moeflow gen etc/studies/tiny-moe-2gpu.yaml -o tiny && cat tiny/candidates.tsv\n"
+            "  cd tiny && ./submit.sh\n",
             moe_stage_choices(), MOE_MAX_ARRAY_SIZE_DEFAULT, MOEFLOW_PKGDATADIR);
+}
+
+/* The templates: $MOEFLOW_TEMPLATE_DIR; else, for a moeflow run from the
+ * build tree it was built in, the source tree's; else the installed ones. */
+static void default_templates(char *buf, size_t len)
+{
+    const char *envdir = getenv("MOEFLOW_TEMPLATE_DIR");
+    char exe[4096], mine[4096];
+    ssize_t n;
+
+    if (envdir && *envdir) {
+        snprintf(buf, len, "%s", envdir);
+        return;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        snprintf(mine, sizeof(mine), "%s/gen/moeflow", MOEFLOW_ABS_BUILDDIR);
+        snprintf(buf, len, "%s/templates/submit.sh.in", MOEFLOW_ABS_SRCDIR);
+        if (strcmp(exe, mine) == 0 && access(buf, R_OK) == 0) {
+            snprintf(buf, len, "%s/templates", MOEFLOW_ABS_SRCDIR);
+            return;
+        }
+    }
+    snprintf(buf, len, "%s/templates", MOEFLOW_PKGDATADIR);
 }
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
@@ -190,6 +224,124 @@ static int cluster_max_array_size(struct moe_error *err)
     return v;
 }
 
+/* Replaces dir/name whole: a reader sees the old file or the new one. */
+static int replace_file(const char *dir, const char *name, const char *data, size_t len, int mode,
+                        struct moe_error *err)
+{
+    char path[4400], tmp[4500];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
+    f = fopen(tmp, "w");
+    if (!f || fwrite(data, 1, len, f) != len || fchmod(fileno(f), (mode_t)mode) != 0) {
+        moe_error_at(err, tmp, 0, 0, "cannot write: %s", strerror(errno));
+        if (f)
+            fclose(f);
+        unlink(tmp);
+        return -1;
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        moe_error_at(err, path, 0, 0, "cannot replace: %s", strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct moe_gen_file *find_out(const struct moe_gen_output *out, const char *name)
+{
+    for (int i = 0; i < out->n; i++)
+        if (strcmp(out->files[i].name, name) == 0)
+            return &out->files[i];
+    return NULL;
+}
+
+/* gen --winners DIR: the validate stage of the study at DIR, rebuilt from its
+ * recorded winners, goes into DIR itself: validate.sbatch, the new declared
+ * contracts, the validate entry of manifest.json and its rows of
+ * candidates.tsv.  Nothing else of DIR changes. */
+static int update_validate(const char *dir, const struct moe_gen_output *out,
+                           struct moe_error *err)
+{
+    const struct moe_gen_file *f = find_out(out, "manifest.json"), *tsv;
+    json_t *mine = NULL, *theirs = NULL, *st, *newst = NULL;
+    char path[4400], *text = NULL, *old = NULL, *line, *save = NULL;
+    json_error_t je;
+    size_t i, len = 0;
+    FILE *m;
+    int rc = -1;
+
+    snprintf(path, sizeof(path), "%s/manifest.json", dir);
+    theirs = json_load_file(path, 0, &je);
+    mine = f ? json_loads(f->data, 0, &je) : NULL;
+    if (!theirs || !mine) {
+        moe_error_at(err, path, je.line, je.column, "%s", je.text);
+        goto out;
+    }
+    if (!json_equal(json_object_get(theirs, "study_hash"), json_object_get(mine, "study_hash"))) {
+        moe_error_at(err, path, 0, 0, "study_hash: %s was generated from another study (or "
+                     "another version of it) than the one given", dir);
+        goto out;
+    }
+    newst = json_array_get(json_object_get(mine, "stages"), 0);
+    json_array_foreach(json_object_get(theirs, "stages"), i, st) {
+        if (strcmp(json_string_value(json_object_get(st, "stage")), "validate") == 0) {
+            json_array_set(json_object_get(theirs, "stages"), i, newst);
+            newst = NULL;
+            break;
+        }
+    }
+    if (newst)
+        json_array_append(json_object_get(theirs, "stages"), newst);
+    for (i = 0; i < (size_t)out->n; i++) {
+        const struct moe_gen_file *g = &out->files[i];
+        struct stat sb;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, g->name);
+        if (strncmp(g->name, "contracts/", 10) == 0 && stat(path, &sb) != 0 &&
+            replace_file(dir, g->name, g->data, g->len, g->mode, err) < 0)
+            goto out;
+    }
+    f = find_out(out, "validate.sbatch");
+    if (!f || replace_file(dir, f->name, f->data, f->len, f->mode, err) < 0)
+        goto out;
+    /* candidates.tsv: the other stages' rows as they were, then validate's. */
+    snprintf(path, sizeof(path), "%s/candidates.tsv", dir);
+    old = moe_read_file(path, "candidates.tsv", NULL, err);
+    tsv = find_out(out, "candidates.tsv");
+    m = old && tsv ? open_memstream(&text, &len) : NULL;
+    if (!m)
+        goto out;
+    for (line = strtok_r(old, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (strncmp(line, "validate\t", 9) != 0)
+            fprintf(m, "%s\n", line);
+    for (const char *p = tsv->data; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+
+        if (strncmp(p, "validate\t", 9) == 0)
+            fprintf(m, "%.*s\n", (int)l, p);
+        p = e ? e + 1 : p + l;
+    }
+    fclose(m);
+    if (replace_file(dir, "candidates.tsv", text, len, 0644, err) < 0)
+        goto out;
+    free(text);
+    text = json_dumps(theirs, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    if (!text)
+        goto out;
+    len = strlen(text);
+    text[len++] = '\n'; /* json_dumps leaves room for the NUL it wrote */
+    rc = replace_file(dir, "manifest.json", text, len, 0644, err);
+out:
+    free(text);
+    free(old);
+    json_decref(mine);
+    json_decref(theirs);
+    return rc;
+}
+
 static void dry_run(const char *dir, const struct moe_gen_output *out)
 {
     printf("would create %s/ with:\n", dir);
@@ -208,11 +360,13 @@ int cmd_gen(int argc, char **argv)
         { "max-array-size", required_argument, NULL, 'm' },
         { "templates", required_argument, NULL, 't' },
         { "for", required_argument, NULL, 'f' },
+        { "winners", required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION, NULL, NULL };
-    const char *dir = NULL;
+    struct moe_gen_opts opts = { NULL, 0, MOE_STAGE_NONE, NULL, PACKAGE_VERSION, NULL, NULL, NULL };
+    const char *dir = NULL, *winners = NULL;
+    json_t *vcands = NULL;
     char templates[4096], study_dir[4200], *text = NULL, *end;
     struct moe_study study;
     struct moe_gen_output out;
@@ -223,7 +377,7 @@ int cmd_gen(int argc, char **argv)
 
     moe_error_clear(&err);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:s:nm:t:f:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:s:nm:t:f:hW:", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (moe_bottleneck_parse(optarg) == MOE_BOTTLENECK_COUNT) {
@@ -235,6 +389,9 @@ int cmd_gen(int argc, char **argv)
             break;
         case 'o':
             dir = optarg;
+            break;
+        case 'W':
+            winners = optarg;
             break;
         case 's':
             if ((opts.only = moe_stage_parse(optarg)) == MOE_STAGE_NONE) {
@@ -274,18 +431,30 @@ int cmd_gen(int argc, char **argv)
             return MOE_EXIT_USAGE;
         }
     }
+    if (winners && (dir || dry || (opts.only != MOE_STAGE_NONE &&
+                                   opts.only != MOE_STAGE_VALIDATE))) {
+        fprintf(stderr, "moeflow gen: --winners DIR updates the validate stage of DIR in place: "
+                "no -o, --dry-run or other --stage\n");
+        return MOE_EXIT_USAGE;
+    }
+    if (winners && !moe_study_is_dir(winners)) {
+        fprintf(stderr, "moeflow gen: --winners '%s': not a study directory written by moeflow "
+                "gen (no manifest.json)\n", winners);
+        return MOE_EXIT_USAGE;
+    }
+    if (winners) {
+        dir = winners;
+        opts.only = MOE_STAGE_VALIDATE;
+    }
     if (optind != argc - 1 || !dir) {
         usage(stderr);
         return MOE_EXIT_USAGE;
     }
     if (!opts.templates_dir) {
-        const char *envdir = getenv("MOEFLOW_TEMPLATE_DIR");
-        snprintf(templates, sizeof(templates), "%s", envdir && *envdir ? envdir
-                                                                      : MOEFLOW_PKGDATADIR
-                 "/templates");
+        default_templates(templates, sizeof(templates));
         opts.templates_dir = templates;
     }
-    if (!dry && access(dir, F_OK) == 0) {
+    if (!dry && !winners && access(dir, F_OK) == 0) {
         moe_error_at(&err, dir, 0, 0, "already exists; remove it or choose another -o");
         moe_cli_report(&err);
         return MOE_EXIT_USAGE;
@@ -308,11 +477,46 @@ int cmd_gen(int argc, char **argv)
     }
     opts.study_dir = study_dir;
     rc = MOE_EXIT_OK;
+    if (winners) {
+        struct moe_stage_plan plan = { .candidates = NULL };
+
+        if (moe_candidates_build(&study, MOE_STAGE_VALIDATE, &plan, &err) == 0)
+            vcands = moe_validate_from_winners(winners, json_array_get(plan.candidates, 0),
+                                               &err);
+        moe_stage_plan_free(&plan);
+        if (!vcands) {
+            moe_cli_report(&err);
+            moe_study_free(&study);
+            free(text);
+            return MOE_EXIT_INVALID_INPUT;
+        }
+        opts.validate = vcands;
+    }
     if (moe_gen_build(&study, &opts, &out, &err) < 0) {
         moe_cli_report(&err);
         rc = MOE_EXIT_INVALID_INPUT;
     } else {
-        if (dry)
+        if (winners) {
+            if (update_validate(dir, &out, &err) < 0) {
+                moe_cli_report(&err);
+                rc = MOE_EXIT_SYSTEM;
+            } else {
+                json_t *vc;
+                size_t i;
+
+                printf("validate: %zu runs in %s/validate.sbatch (an array):\n",
+                       json_array_size(vcands), dir);
+                json_array_foreach(vcands, i, vc) {
+                    char *val = json_dumps(json_object_get(vc, "value"),
+                                           JSON_COMPACT | JSON_ENCODE_ANY);
+
+                    printf("  %zu: %s = %s\n", i,
+                           json_string_value(json_object_get(vc, "variable")), val ? val : "?");
+                    free(val);
+                }
+                printf("submit it from %s: sbatch validate.sbatch\n", dir);
+            }
+        } else if (dry)
             dry_run(dir, &out);
         else if (write_atomically(dir, &out, &err) < 0) {
             moe_cli_report(&err);
@@ -320,6 +524,7 @@ int cmd_gen(int argc, char **argv)
         }
         moe_gen_output_free(&out);
     }
+    json_decref(vcands);
     moe_study_free(&study);
     free(text);
     return rc;

@@ -229,20 +229,27 @@ static int seal_matches(const char *seal, const char *digest)
     return strncmp(seal, digest, MOE_SHA256_HEX_LEN) == 0 && seal[MOE_SHA256_HEX_LEN] == ' ';
 }
 
-/* The .sha256 goes in after frozen.json: a reader racing a freezer waits
+/* The .sha256 goes in after the contract: a reader racing a writer waits
  * for it briefly rather than reporting a half-finished freeze. */
-static char *read_seal(int cfd, struct moe_error *err)
+static char *read_seal_of(int dfd, const char *name, const char *shown, struct moe_error *err)
 {
     struct timespec pause = { 0, 20 * 1000 * 1000 };
+    char seal_name[64];
 
+    snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
     for (int i = 0; i < 100; i++) {
-        if (faccessat(cfd, "frozen.json.sha256", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-            return read_small(cfd, "frozen.json.sha256", err);
+        if (faccessat(dfd, seal_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+            return read_small(dfd, seal_name, err);
         nanosleep(&pause, NULL);
     }
-    moe_error_set(err, "contract/frozen.json.sha256 is missing: the freeze was interrupted or the "
-                  "seal was removed");
+    moe_error_set(err, "%s.sha256 is missing: the write was interrupted or the seal was removed",
+                  shown);
     return NULL;
+}
+
+static char *read_seal(int cfd, struct moe_error *err)
+{
+    return read_seal_of(cfd, "frozen.json", "contract/frozen.json", err);
 }
 
 static json_t *load_frozen_at(int cfd, char digest[MOE_SHA256_HEX_LEN + 1], struct moe_error *err)
@@ -267,12 +274,18 @@ static json_t *load_frozen_at(int cfd, char digest[MOE_SHA256_HEX_LEN + 1], stru
     return doc;
 }
 
+static int seal_as(int dfd, const char *name, const char *digest, struct moe_error *err)
+{
+    char line[MOE_SHA256_HEX_LEN + 80], seal_name[64];
+
+    snprintf(line, sizeof(line), "%s  %s\n", digest, name);
+    snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
+    return write_once(dfd, seal_name, line, err) < 0 ? -1 : 0;
+}
+
 static int seal(int cfd, const char *digest, struct moe_error *err)
 {
-    char line[MOE_SHA256_HEX_LEN + 32];
-
-    snprintf(line, sizeof(line), "%s  frozen.json\n", digest);
-    return write_once(cfd, "frozen.json.sha256", line, err) < 0 ? -1 : 0;
+    return seal_as(cfd, "frozen.json", digest, err);
 }
 
 static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN + 1],
@@ -350,7 +363,7 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
 int moe_contract_record_run(const char *study, const char *run_id, const json_t *doc,
                             struct moe_error *err)
 {
-    char *canon = NULL;
+    char *canon = NULL, digest[MOE_SHA256_HEX_LEN + 1];
     int sfd, runs = -1, run = -1, rc = -1;
 
     sfd = open_study(study, err);
@@ -360,14 +373,80 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     if (runs >= 0)
         run = open_owned_subdir(runs, run_id, study, err);
     canon = run >= 0 ? moe_contract_dump(doc) : NULL;
-    if (canon)
+    if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0)
         rc = write_once(run, "contract.json", canon, err);
+    /* Sealed like the frozen baseline, so that verify notices an edit. */
+    if (rc >= 0 && seal_as(run, "contract.json", digest, err) < 0)
+        rc = -1;
     free(canon);
     if (run >= 0)
         close(run);
     if (runs >= 0)
         close(runs);
     close(sfd);
+    return rc;
+}
+
+json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LEN + 1],
+                              struct moe_error *err)
+{
+    char shown[PATH_MAX], *text = NULL, *sealtext = NULL;
+    json_t *doc = NULL;
+    int dfd;
+
+    snprintf(shown, sizeof(shown), "%s/contract.json", run_dir);
+    if (check_path_links(run_dir, err) != 0)
+        return NULL;
+    dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        moe_error_set(err, "%s: %s", run_dir, strerror(errno));
+        return NULL;
+    }
+    text = read_small(dfd, "contract.json", err);
+    if (text)
+        doc = parse_canonical(text, shown, digest, err);
+    if (doc && !(sealtext = read_seal_of(dfd, "contract.json", shown, err))) {
+        json_decref(doc);
+        doc = NULL;
+    } else if (doc && !seal_matches(sealtext, digest)) {
+        moe_error_set(err, "%s does not match its .sha256: it was edited after the run "
+                      "(content %.12s…, seal %.12s…)", shown, digest, sealtext);
+        json_decref(doc);
+        doc = NULL;
+    }
+    free(sealtext);
+    free(text);
+    close(dfd);
+    return doc;
+}
+
+int moe_contract_record_winner(const char *study, const char *run_dir, char *path, size_t len,
+                               struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], dir[PATH_MAX];
+    json_t *doc;
+    int rc;
+
+    if (geteuid() == 0) {
+        moe_error_set(err, "refusing to record winners as root: they belong to the job user");
+        return -1;
+    }
+    doc = moe_contract_load_run(run_dir, digest, err);
+    if (!doc)
+        return -1;
+    json_object_del(doc, "run");
+    snprintf(dir, sizeof(dir), "%s/winners", study);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        moe_error_set(err, "%s: %s", dir, strerror(errno));
+        json_decref(doc);
+        return -1;
+    }
+    rc = moe_contract_digest(doc, digest, err);
+    if (rc == 0) {
+        snprintf(path, len, "%s/%s.json", dir, digest);
+        rc = moe_contract_write_file(path, doc, err);
+    }
+    json_decref(doc);
     return rc;
 }
 

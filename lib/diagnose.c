@@ -7,14 +7,24 @@
 
 static const char *const names[] = { "memory", "communication", "host", "compute" };
 
-/* The workflow's table (stage 4, retune), by bottleneck. */
-static const char *const memory_c[] = { "selective recompute", "FP8", "offload", "PP layout",
-                                        NULL };
-static const char *const comm_c[] = { "DeepEP/HybridEP dispatcher", "EP overlap",
-                                      "DP/TP communication overlap", "PP layout", NULL };
-static const char *const host_c[] = { "CUDA graphs", "manual GC", "larger MBS", "CPU affinity",
-                                      NULL };
-static const char *const compute_c[] = { "grouped GEMM", "fusions", "FP8", NULL };
+/* The retune variables `moeflow gen --stage retune --for B` can produce for
+ * each bottleneck (the catalogue in candidates.c; tests/cli/gen-for.sh
+ * checks that the two agree), each with what it changes. */
+static const char *const memory_c[] = {
+    "recompute_modules: selective recompute, one module at a time", NULL };
+static const char *const comm_c[] = {
+    "dispatcher: flex dispatcher with DeepEP or HybridEP",
+    "ep_overlap: overlap of the EP all-to-all with computation",
+    "shared_expert_overlap: shared experts overlapped with dispatch",
+    "delay_wgrad: delayed weight-gradient computation (with EP overlap)",
+    "overlap_grad_reduce: DP gradient reduce-scatter overlapped",
+    "tp_comm_overlap: TP communication overlapped", NULL };
+static const char *const host_c[] = {
+    "cuda_graph_modules: CUDA graphs, smallest scope first (moe_router, moe_preprocess, attn)",
+    "manual_gc: Python garbage collection at fixed intervals", NULL };
+static const char *const compute_c[] = {
+    "precision: low precision (FP8; MXFP8/NVFP4 on Blackwell), router stays FP32",
+    "mbs: a larger micro-batch", NULL };
 
 const char *moe_bottleneck_name(enum moe_bottleneck b)
 {

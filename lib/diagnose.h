@@ -36,7 +36,9 @@ const char *moe_bottleneck_name(enum moe_bottleneck b);
 /* "memory", "communication", "host", "compute"; MOE_BOTTLENECK_COUNT if none. */
 enum moe_bottleneck moe_bottleneck_parse(const char *s);
 
-/* The workflow's retune candidates for b, NULL-terminated. */
+/* The retune candidates for b that `moeflow gen --for b` produces, as
+ * "VARIABLE: what it changes" (VARIABLE as in candidates.tsv),
+ * NULL-terminated. */
 const char *const *moe_diagnose_candidates(enum moe_bottleneck b);
 
 /* run: one element of report.json's "runs"; overlap: moeflow overlap's

@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "jobopts.h"
+#include "readfile.h"
 #include "plugin_config.h"
 
 void moe_jobopts_init(struct moe_jobopts *opts)
@@ -103,4 +105,71 @@ int moe_study_path_check(const char *path, struct moe_error *err)
         return -1;
     }
     return 0;
+}
+
+static bool array_option(const char *arg)
+{
+    return strcmp(arg, "--array") == 0 || strncmp(arg, "--array=", 8) == 0 ||
+           (arg[0] == '-' && arg[1] == 'a');
+}
+
+/* sbatch reads #SBATCH lines up to the first line that is neither blank nor
+ * a comment.  -1: path is not a batch script ("#!" first), else 0 or 1. */
+static int script_requests_array(const char *path)
+{
+    struct moe_error ignored;
+    struct stat st;
+    char *text, *line, *save = NULL;
+    int found = 0;
+
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20))
+        return -1;
+    text = moe_read_file(path, "batch script", NULL, &ignored);
+    if (!text)
+        return -1;
+    if (strncmp(text, "#!", 2) != 0) {
+        free(text);
+        return -1;
+    }
+    for (line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
+        char *p = line, *tok, *tsave = NULL;
+
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p && *p != '#')
+            break;
+        if (strncmp(p, "#SBATCH", 7) != 0 || (p[7] != ' ' && p[7] != '\t'))
+            continue;
+        for (tok = strtok_r(p + 7, " \t", &tsave); tok && *tok != '#';
+             tok = strtok_r(NULL, " \t", &tsave))
+            if (array_option(tok)) {
+                found = 1;
+                break;
+            }
+    }
+    free(text);
+    return found;
+}
+
+bool moe_sbatch_args_request_array(int argc, char *const argv[])
+{
+    /* Short options other than -a are skipped, with no way to know whether
+     * the next argument is their value: a value is only taken for the script
+     * when it is a file that starts with "#!". */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (argv[i][0] == '-' && argv[i][1] != '-' && argv[i][1] != 'a')
+            continue;
+        if (array_option(argv[i]))
+            return true;
+        /* The script ends sbatch's options: what follows is the script's. */
+        if (argv[i][0] != '-') {
+            int rc = script_requests_array(argv[i]);
+
+            if (rc >= 0)
+                return rc == 1;
+        }
+    }
+    return false;
 }

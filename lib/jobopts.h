@@ -34,4 +34,11 @@ bool moe_candidate_id_valid(const char *id);
 /* The study must exist at submission: a study YAML file or a study directory. */
 int moe_study_path_check(const char *path, struct moe_error *err);
 
+/* Whether an sbatch command line asks for a job array: --array or -a on the
+ * command line, or "#SBATCH --array" / "#SBATCH -a" in the header of a batch
+ * script it names (every argument that is a readable file is looked at: the
+ * script is the first argument that is not an option or an option's
+ * value, which only sbatch's own table could tell apart). */
+bool moe_sbatch_args_request_array(int argc, char *const argv[]);
+
 #endif

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ void moe_log_free(struct moe_log *log)
         free(log->args[i].value);
     }
     free(log->args);
+    free(log->warnings);
     free(log->iters);
     free(log->mems);
     memset(log, 0, sizeof(*log));
@@ -45,8 +47,72 @@ static void *grow(void *p, size_t *cap, size_t need, size_t sz)
     return np;
 }
 
-/* The number after "key" inside [s, end), or NAN.  strtod also reads the
- * "nan" and "inf" Megatron prints for a diverged loss. */
+static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
+{
+    struct moe_log_warning *w;
+    va_list ap;
+    int n;
+
+    log->warnings_total++;
+    if (log->nwarnings >= MOE_LOG_WARNINGS_MAX)
+        return;
+    w = grow(log->warnings, &log->capwarnings, log->nwarnings + 1, sizeof(*log->warnings));
+    if (!w)
+        return; /* a warning lost to memory pressure is still counted */
+    log->warnings = w;
+    w = &log->warnings[log->nwarnings++];
+    w->line = lineno;
+    n = snprintf(w->text, sizeof(w->text), "%s:%d: ", log->source ? log->source : "<log>", lineno);
+    if (n < 0 || (size_t)n >= sizeof(w->text))
+        n = 0;
+    va_start(ap, fmt);
+    vsnprintf(w->text + n, sizeof(w->text) - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+enum { FIELD_ABSENT, FIELD_OK, FIELD_BAD };
+
+/* A number ends where a field ends: at a space, '|', ',' or the record's end. */
+static int number_ends(const char *tail, const char *end)
+{
+    return tail >= end || *tail == ' ' || *tail == '|' || *tail == ',' || *tail == '\t' ||
+           *tail == '\r';
+}
+
+/* The number after "key" inside [s, end).  strtod also reads the "nan" and
+ * "inf" Megatron prints for a diverged loss; anything else that is not a
+ * whole number ("1e", "abc", "12ms") is FIELD_BAD, with the text in bad. */
+static int field_strict(const char *s, const char *end, const char *key, double *out, char *bad,
+                        size_t badlen)
+{
+    size_t kl = strlen(key);
+    const char *p = s;
+    char *tail;
+
+    *out = NAN;
+    while ((p = strstr(p, key)) && p < end) {
+        const char *q = p + kl, *e;
+
+        while (q < end && *q == ' ')
+            q++;
+        *out = strtod(q, &tail);
+        if (tail != q && tail <= end && number_ends(tail, end))
+            return FIELD_OK;
+        *out = NAN;
+        for (e = q; e < end && *e != '|' && *e != ' '; e++)
+            ;
+        snprintf(bad, badlen, "%.*s", (int)(e - q > 40 ? 40 : e - q), q);
+        return FIELD_BAD;
+    }
+    return FIELD_ABSENT;
+}
+
+/* The number after "key" inside [s, end), or NAN, for lines whose numbers
+ * carry glued units (Bridge's "2.34s", "45.2MODEL_TFLOP/s/GPU") or are not
+ * checked strictly (memory lines). */
 static double field(const char *s, const char *end, const char *key)
 {
     size_t kl = strlen(key);
@@ -116,10 +182,40 @@ static const char *next_memory(const char *p, int *rank, long *after, double *un
     return NULL;
 }
 
+/* One strictly read number of an iteration record; min: the smallest
+ * possible value (exclusive when open); NAN when absent, malformed or
+ * impossible, the last two with a warning. */
+static double iter_field(struct moe_log *log, const char *s, const char *end, const char *key,
+                         double min, int open, int integer, long iter, int lineno)
+{
+    char bad[48];
+    double v;
+
+    switch (field_strict(s, end, key, &v, bad, sizeof(bad))) {
+    case FIELD_ABSENT:
+        return NAN;
+    case FIELD_BAD:
+        warn(log, lineno, "iteration %ld: '%s %s' is not a number; value ignored", iter, key,
+             bad);
+        return NAN;
+    default:
+        break;
+    }
+    if (isnan(v))
+        return v; /* Megatron's own "nan": a diverged value, reported as such */
+    if (!isfinite(v) || v < min || (open && v == min) || (integer && v != floor(v))) {
+        warn(log, lineno, "iteration %ld: '%s %g' is impossible (%s); value ignored", iter, key, v,
+             integer ? "must be a whole number >= 0" : open ? "must be > 0" : "must be >= 0");
+        return NAN;
+    }
+    return v;
+}
+
 static int add_iter(struct moe_log *log, const char *s, const char *end, long iter, long total,
                     int lineno)
 {
     struct moe_log_iter *it;
+    const char *lm;
     double v;
 
     log->iters = grow(log->iters, &log->capiters, log->niters + 1, sizeof(*log->iters));
@@ -128,15 +224,27 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
     it = &log->iters[log->niters++];
     it->iter = iter;
     it->total = total;
-    it->step_ms = field(s, end, "elapsed time per iteration (ms):");
-    it->tflops = field(s, end, "throughput per GPU (TFLOP/s/GPU):");
-    it->loss = field(s, end, "lm loss:");
-    it->has_loss = strstr(s, "lm loss:") != NULL && strstr(s, "lm loss:") < end;
-    v = field(s, end, "number of skipped iterations:");
+    it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", 0, 1, 0, iter,
+                             lineno);
+    it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", 0, 0, 0, iter,
+                            lineno);
+    it->loss = iter_field(log, s, end, "lm loss:", -INFINITY, 0, 0, iter, lineno);
+    lm = strstr(s, "lm loss:");
+    it->has_loss = lm && lm < end;
+    v = iter_field(log, s, end, "number of skipped iterations:", 0, 0, 1, iter, lineno);
     it->skipped = isnan(v) ? 0 : (long)v;
-    v = field(s, end, "number of nan iterations:");
+    v = iter_field(log, s, end, "number of nan iterations:", 0, 0, 1, iter, lineno);
     it->nan_iters = isnan(v) ? 0 : (long)v;
     it->line = lineno;
+    /* Megatron ends every iteration record with the NaN count: a record
+     * that has its step time but not that field was cut off. */
+    if (!isnan(it->step_ms)) {
+        const char *n = strstr(s, "number of nan iterations:");
+
+        if (!n || n >= end)
+            warn(log, lineno, "iteration %ld: the line ends early (no 'number of nan "
+                 "iterations' field): truncated?", iter);
+    }
     return 0;
 }
 
@@ -319,6 +427,17 @@ int moe_log_feed_line(struct moe_log *log, const char *line, int lineno)
     return feed(log, line, lineno);
 }
 
+void moe_log_finish(struct moe_log *log)
+{
+    for (; log->checked < log->niters; log->checked++) {
+        const struct moe_log_iter *it = &log->iters[log->checked];
+
+        if (isnan(it->step_ms))
+            warn(log, it->line, "iteration %ld has no usable step time (truncated or malformed "
+                 "line); it is left out of the statistics", it->iter);
+    }
+}
+
 int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err)
 {
     FILE *f = fopen(path, "r");
@@ -331,6 +450,7 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
         moe_error_at(err, path, 0, 0, "cannot open log: %s", strerror(errno));
         return -1;
     }
+    log->source = path;
     while ((n = getline(&line, &cap, f)) >= 0) {
         lineno++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -342,6 +462,8 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
         }
     }
     log->in_args = 0; /* a dump cut short ends with its file */
+    moe_log_finish(log);
+    log->source = NULL;
     if (rc == 0 && ferror(f)) {
         moe_error_at(err, path, 0, 0, "read error: %s", strerror(errno));
         rc = -1;

@@ -31,6 +31,15 @@ struct moe_log_mem {
     double allocated, max_allocated, reserved, max_reserved;
 };
 
+/* Something in the log that cannot be right: a malformed or impossible
+ * number, a truncated iteration line.  text starts with "FILE:LINE: ". */
+struct moe_log_warning {
+    int line;
+    char text[320];
+};
+
+#define MOE_LOG_WARNINGS_MAX 200
+
 struct moe_log_arg {
     char *key, *value;
 };
@@ -49,15 +58,27 @@ struct moe_log {
     char graph_example[160];
     size_t lines;
     int in_args; /* inside the argument dump */
+    struct moe_log_warning *warnings; /* at most MOE_LOG_WARNINGS_MAX kept */
+    size_t nwarnings, capwarnings;
+    size_t warnings_total;            /* including those not kept */
+    const char *source;               /* the file being read, for warnings */
+    size_t checked;                   /* iteration records already checked */
 };
 
 void moe_log_init(struct moe_log *log);
 void moe_log_free(struct moe_log *log);
 
+/* Numbers are read strictly: "1e", "abc" or a unit glued to the number are
+ * malformed, a step time <= 0 or a negative throughput or count impossible;
+ * such a value is dropped (NAN) and a warning names file and line. */
+
 /* Adds one file's records (ranks' files of one run may be added in turn). */
 int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err);
 /* Adds the records of one line (no newline needed). */
 int moe_log_feed_line(struct moe_log *log, const char *line, int lineno);
+/* After the last line fed by hand: warns about iteration records that never
+ * got a step time (moe_log_read_file does this itself). */
+void moe_log_finish(struct moe_log *log);
 
 /* The argument dump's value for key, or NULL. */
 const char *moe_log_arg(const struct moe_log *log, const char *key);

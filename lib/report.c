@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "abtest.h"
 #include "report.h"
 
 static int by_iter(const void *pa, const void *pb)
@@ -74,6 +75,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
             r->series[i].iter > r->last)
             continue;
         it = &log->iters[r->series[i].record];
+        r->in_window++;
         if (!isnan(it->step_ms)) {
             ms[r->n++] = it->step_ms;
             sum += it->step_ms;
@@ -216,6 +218,13 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->name, sizeof(r->name), "%s", name);
+    r->warnings = json_array();
+    for (size_t i = 0; i < log->nwarnings; i++)
+        json_array_append_new(r->warnings, json_string(log->warnings[i].text));
+    if (log->warnings_total > log->nwarnings)
+        json_array_append_new(r->warnings,
+                              json_sprintf("... and %zu more warnings",
+                                           log->warnings_total - log->nwarnings));
     r->first = first;
     r->last = last;
     if (log->niters == 0) {
@@ -237,7 +246,12 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
         return -1;
     }
     if (window_stats(r, log, err) < 0 || r->n == 0) {
-        if (r->n == 0)
+        if (r->n == 0 && r->in_window > 0)
+            moe_error_at(err, name, 0, 0,
+                         "window %ld-%ld: %zu iterations logged inside it, none with a usable "
+                         "step time (%zu warnings about the log)", first, last, r->in_window,
+                         log->warnings_total);
+        else if (r->n == 0)
             moe_error_at(err, name, 0, 0,
                          "window %ld-%ld: no logged iteration inside it besides the first "
                          "logged one (%ld)", first, last, r->first_logged);
@@ -303,22 +317,75 @@ void moe_report_run_free(struct moe_report_run *r)
     json_decref(r->in_effect);
     json_decref(r->mismatches);
     json_decref(r->profile);
+    json_decref(r->warnings);
     memset(r, 0, sizeof(*r));
 }
 
-void moe_report_compare(const struct moe_report_run *base, const struct moe_report_run *cand,
-                        struct moe_report_ab *ab)
+size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max)
 {
-    double cvb = isnan(base->step_cv) ? 0 : base->step_cv;
-    double cvc = isnan(cand->step_cv) ? 0 : cand->step_cv;
+    size_t k = 0;
 
+    for (size_t i = 0; i < r->nseries && k < max; i++) {
+        const struct moe_report_point *p = &r->series[i];
+
+        if (p->iter == r->first_logged || p->iter < r->first || p->iter > r->last ||
+            isnan(p->step_ms))
+            continue;
+        out[k++] = p->step_ms;
+    }
+    return k;
+}
+
+void moe_report_compare(const struct moe_report_run *base, const struct moe_report_run *cand,
+                        const struct moe_report_opts *opts, struct moe_report_ab *ab)
+{
+    struct moe_report_opts def = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT };
+    double *a = malloc((base->nseries + 1) * sizeof(double));
+    double *b = malloc((cand->nseries + 1) * sizeof(double));
+    struct moe_abtest t;
+    struct moe_error err;
+    int significant;
+
+    if (!opts)
+        opts = &def;
+    memset(ab, 0, sizeof(*ab));
+    ab->alpha = opts->alpha;
+    ab->min_effect_pct = opts->min_effect_pct;
     ab->delta_pct = 100.0 * (cand->step_median - base->step_median) / base->step_median;
-    ab->noise_pct = 100.0 * (cvb > cvc ? cvb : cvc);
-    /* Inside the noise band a difference is not a result. */
-    if (fabs(ab->delta_pct) <= ab->noise_pct)
-        ab->verdict = MOE_VERDICT_NO_CHANGE;
-    else
-        ab->verdict = ab->delta_pct < 0 ? MOE_VERDICT_WIN : MOE_VERDICT_LOSS;
+    ab->ci_lo_pct = ab->ci_hi_pct = ab->p_value = NAN;
+    ab->verdict = MOE_VERDICT_NO_CHANGE;
+    moe_error_clear(&err);
+    if (!a || !b) {
+        snprintf(ab->why, sizeof(ab->why), "out of memory");
+        goto out;
+    }
+    ab->n_base = moe_report_window_samples(base, a, base->nseries);
+    ab->n_cand = moe_report_window_samples(cand, b, cand->nseries);
+    if (moe_abtest_run(a, ab->n_base, b, ab->n_cand, MOE_ABTEST_SEED, &t, &err) < 0) {
+        snprintf(ab->why, sizeof(ab->why), "no test: %.140s", err.text);
+        goto out;
+    }
+    ab->delta_pct = t.effect_pct;
+    ab->ci_lo_pct = t.ci_lo_pct;
+    ab->ci_hi_pct = t.ci_hi_pct;
+    ab->p_value = t.p_value;
+    ab->exact = t.exact;
+    significant = t.p_value < opts->alpha && (t.ci_hi_pct < 0 || t.ci_lo_pct > 0);
+    if (!significant)
+        snprintf(ab->why, sizeof(ab->why), "not significant (p=%.3g%s, interval %s 0)",
+                 t.p_value, t.p_value < opts->alpha ? "" : " >= alpha",
+                 t.ci_lo_pct <= 0 && t.ci_hi_pct >= 0 ? "includes" : "excludes");
+    else if (fabs(t.effect_pct) < opts->min_effect_pct)
+        snprintf(ab->why, sizeof(ab->why), "significant, but |%+.2f%%| is below the %.2f%% "
+                 "minimum effect", t.effect_pct, opts->min_effect_pct);
+    else {
+        ab->verdict = t.effect_pct < 0 ? MOE_VERDICT_WIN : MOE_VERDICT_LOSS;
+        snprintf(ab->why, sizeof(ab->why), "significant (p=%.3g) and at least the %.2f%% "
+                 "minimum effect", t.p_value, opts->min_effect_pct);
+    }
+out:
+    free(a);
+    free(b);
 }
 
 const char *moe_verdict_name(enum moe_verdict v)
@@ -331,7 +398,8 @@ static json_t *num(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *run_json(const struct moe_report_run *r, const struct moe_report_run *base)
+static json_t *run_json(const struct moe_report_run *r, const struct moe_report_run *base,
+                        const struct moe_report_opts *opts)
 {
     json_t *j = json_object(), *series = json_array();
 
@@ -356,6 +424,7 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
     json_object_set_new(j, "theoretical_total_mb", num(r->theo_total_mb));
     json_object_set_new(j, "in_effect", json_incref(r->in_effect));
     json_object_set_new(j, "mismatches", json_incref(r->mismatches));
+    json_object_set_new(j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());
     if (r->profile)
         json_object_set_new(j, "profile", json_incref(r->profile));
     for (size_t i = 0; i < r->nseries; i++)
@@ -365,21 +434,27 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
     if (base && base != r) {
         struct moe_report_ab ab;
 
-        moe_report_compare(base, r, &ab);
-        json_object_set_new(j, "ab", json_pack("{s:s,s:o,s:o,s:s}", "baseline", base->name,
-                                               "delta_pct", num(ab.delta_pct), "noise_pct",
-                                               num(ab.noise_pct), "verdict",
-                                               moe_verdict_name(ab.verdict)));
+        moe_report_compare(base, r, opts, &ab);
+        json_object_set_new(
+            j, "ab",
+            json_pack("{s:s,s:o,s:[o,o],s:o,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "baseline",
+                      base->name, "delta_pct", num(ab.delta_pct), "ci95_pct", num(ab.ci_lo_pct),
+                      num(ab.ci_hi_pct), "p_value", num(ab.p_value), "test",
+                      ab.exact ? "Mann-Whitney U, exact" : "Mann-Whitney U, normal approximation",
+                      "n_baseline", (json_int_t)ab.n_base, "n_candidate", (json_int_t)ab.n_cand,
+                      "alpha", ab.alpha, "min_effect_pct", ab.min_effect_pct, "verdict",
+                      moe_verdict_name(ab.verdict), "why", ab.why));
     }
     return j;
 }
 
-json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n)
+json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
+                           const struct moe_report_opts *opts)
 {
     json_t *root = json_object(), *arr = json_array();
 
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, run_json(&runs[i], &runs[0]));
+        json_array_append_new(arr, run_json(&runs[i], &runs[0], opts));
     json_object_set_new(root, "runs", arr);
     json_object_set_new(root, "baseline", n ? json_string(runs[0].name) : json_null());
     json_object_set_new(root, "note",

@@ -30,6 +30,7 @@ struct moe_report_run {
     size_t steps_seen;       /* distinct iterations logged */
     long first_logged, max_iter;
     size_t n;                /* iterations inside the window (first logged excluded) */
+    size_t in_window;        /* ... counting those without a usable step time */
     double step_mean, step_median, step_stdev, step_cv; /* ms; cv = stdev / mean */
     double tflops_mean, tflops_median;                   /* NAN when not logged */
     int loss_finite;         /* every window iteration has a finite lm loss */
@@ -43,6 +44,7 @@ struct moe_report_run {
     json_t *in_effect;       /* features as the argument dump shows them */
     json_t *mismatches;      /* array of strings: requested vs what ran */
     json_t *profile;         /* profile evidence, or NULL */
+    json_t *warnings;        /* the log's warnings (strings), FILE:LINE: first */
 };
 
 /* KEY=VALUE: an argument the run was asked to run with. */
@@ -64,21 +66,44 @@ void moe_report_run_free(struct moe_report_run *r);
 
 enum moe_verdict { MOE_VERDICT_NO_CHANGE = 0, MOE_VERDICT_WIN, MOE_VERDICT_LOSS };
 
-struct moe_report_ab {
-    double delta_pct; /* median step time vs the baseline; negative is faster */
-    double noise_pct; /* the larger of the two runs' CV, in % */
-    enum moe_verdict verdict;
+/* What a verdict needs: significance at alpha (the rank test's p-value
+ * below it and the bootstrap interval of the effect excluding 0) and an
+ * effect at least min_effect_pct large. */
+struct moe_report_opts {
+    double alpha;          /* default MOE_REPORT_ALPHA */
+    double min_effect_pct; /* default MOE_REPORT_MIN_EFFECT */
 };
 
+#define MOE_REPORT_ALPHA 0.05
+#define MOE_REPORT_MIN_EFFECT 2.0
+
+struct moe_report_ab {
+    double delta_pct;            /* median step time vs the baseline's; negative is faster */
+    double ci_lo_pct, ci_hi_pct; /* its 95% bootstrap interval */
+    double p_value;              /* Mann-Whitney U, two-sided */
+    int exact;                   /* exact p-value (no ties), else normal approximation */
+    size_t n_base, n_cand;
+    double alpha, min_effect_pct;
+    enum moe_verdict verdict;
+    char why[160];               /* the reason for the verdict, in words */
+};
+
+/* opts NULL: the defaults. */
 void moe_report_compare(const struct moe_report_run *base, const struct moe_report_run *cand,
-                        struct moe_report_ab *ab);
+                        const struct moe_report_opts *opts, struct moe_report_ab *ab);
 const char *moe_verdict_name(enum moe_verdict v);
 
+/* The step times of r's window (the first logged iteration excluded), in
+ * iteration order; returns how many, at most max. */
+size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max);
+
 /* report.json: runs[0] is the baseline. */
-json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n);
+json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
+                           const struct moe_report_opts *opts);
 
 /* report_render.c: report.md and the step-time SVG chart. */
-int moe_report_write_md(const struct moe_report_run *runs, size_t n, const char *path,
+int moe_report_write_md(const struct moe_report_run *runs, size_t n,
+                        const struct moe_report_opts *opts, const char *path,
                         struct moe_error *err);
 int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
                          struct moe_error *err);

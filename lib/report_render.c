@@ -37,7 +37,8 @@ static void cell(FILE *f, double v, int decimals)
     fputs(" | ", f);
 }
 
-int moe_report_write_md(const struct moe_report_run *runs, size_t n, const char *path,
+int moe_report_write_md(const struct moe_report_run *runs, size_t n,
+                        const struct moe_report_opts *opts, const char *path,
                         struct moe_error *err)
 {
     FILE *f = open_out(path, err);
@@ -48,8 +49,8 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n, const char 
                "discarded). Baseline: %s.\n\n",
             n ? runs[0].first : 0, n ? runs[0].last : 0, n ? runs[0].name : "-");
     fputs("| run | steps | median ms | mean ms | stdev ms | CV % | TFLOP/s/GPU | loss finite | "
-          "skipped | NaN | peak MiB | vs baseline | verdict |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n", f);
+          "skipped | NaN | peak MiB | vs baseline (95% interval) | p | verdict |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n", f);
     for (size_t i = 0; i < n; i++) {
         const struct moe_report_run *r = &runs[i];
 
@@ -63,17 +64,23 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n, const char 
                 r->nan_iters);
         cell(f, r->peak_bytes / 1048576.0, 0);
         if (i == 0) {
-            fputs("baseline | - |\n", f);
+            fputs("baseline | - | - |\n", f);
         } else {
             struct moe_report_ab ab;
 
-            moe_report_compare(&runs[0], r, &ab);
-            fprintf(f, "%+.2f%% (noise ±%.2f%%) | %s |\n", ab.delta_pct, ab.noise_pct,
-                    moe_verdict_name(ab.verdict));
+            moe_report_compare(&runs[0], r, opts, &ab);
+            fprintf(f, "%+.2f%% [%+.2f%%, %+.2f%%] | %.3g | %s: %s |\n", ab.delta_pct,
+                    ab.ci_lo_pct, ab.ci_hi_pct, ab.p_value, moe_verdict_name(ab.verdict),
+                    ab.why);
         }
     }
-    fputs("\nEach A/B compares one candidate with the baseline. Gains of separate A/Bs do not "
-          "add up: measure a combination as its own run.\n", f);
+    fputs("\nEach A/B compares one candidate's window with the baseline's: the effect is the "
+          "difference of the median step times, with a 95% bootstrap interval, and p is the "
+          "two-sided Mann-Whitney U test's. ", f);
+    fprintf(f, "A win or a loss needs p < %.3g, an interval that excludes 0 and an effect of at "
+               "least %.2f%%. ", opts ? opts->alpha : MOE_REPORT_ALPHA,
+            opts ? opts->min_effect_pct : MOE_REPORT_MIN_EFFECT);
+    fputs("Gains of separate A/Bs do not add up: measure a combination as its own run.\n", f);
     for (size_t i = 0; i < n; i++) {
         const struct moe_report_run *r = &runs[i];
         const char *k;

@@ -15,9 +15,12 @@
 #include "study_contract.h"
 #include "template.h"
 
-static bool is_array_stage(enum moe_stage st)
+/* Sweeps are arrays; validate is one when it validates several runs
+ * (recorded winners, then their combination). */
+static bool is_array_stage(enum moe_stage st, int n)
 {
-    return st == MOE_STAGE_FIT || st == MOE_STAGE_SCALE || st == MOE_STAGE_RETUNE;
+    return st == MOE_STAGE_FIT || st == MOE_STAGE_SCALE || st == MOE_STAGE_RETUNE ||
+           (st == MOE_STAGE_VALIDATE && n > 1);
 }
 
 static int add_file(struct moe_gen_output *out, const char *name, char *data, int mode,
@@ -218,7 +221,7 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
         sbatch_line(lines, "account", k->account);
     if (k->partition[0])
         sbatch_line(lines, "partition", k->partition);
-    if (is_array_stage(st)) {
+    if (is_array_stage(st, (int)json_array_size(cands))) {
         sbatch_line(lines, "array", json_string_value(json_object_get(chunk0, "array")));
         snprintf(buf, sizeof(buf), "logs/%s-%%A_%%a.out", moe_stage_name(st));
     } else {
@@ -274,6 +277,10 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     so->context = NULL;
     if (moe_candidates_build(s, st, &plan, err) < 0)
         return -1;
+    if (st == MOE_STAGE_VALIDATE && o->validate) {
+        json_decref(plan.candidates);
+        plan.candidates = json_deep_copy(o->validate);
+    }
     if (st == MOE_STAGE_RETUNE && o->retune_for)
         keep_bottleneck(&plan, o->retune_for);
     n = (int)json_array_size(plan.candidates);
@@ -286,9 +293,9 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     throttle = moe_study_world_size(s) / per_job;
     if (throttle < 1)
         throttle = 1;
-    ch = chunks(script, plan.candidates, is_array_stage(st) ? n : (n ? 1 : 0), max, throttle);
+    ch = chunks(script, plan.candidates, is_array_stage(st, n) ? n : (n ? 1 : 0), max, throttle);
     so->manifest = json_pack("{s:s, s:s, s:b, s:O, s:O, s:O}", "stage", name, "script",
-                             n ? script : "", "array", is_array_stage(st), "chunks", ch,
+                             n ? script : "", "array", is_array_stage(st, n), "chunks", ch,
                              "candidates", plan.candidates, "skipped", plan.skipped);
     if (n) {
         launcher = launcher_words(s->cluster.launcher);
@@ -301,7 +308,7 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
             "summary", summary(s, st, n),
             "sbatch", sbatch_lines(s, st, plan.candidates, json_array_get(ch, 0), throttle,
                                    o->study_dir),
-            "chunks", ch, "array", is_array_stage(st),
+            "chunks", ch, "array", is_array_stage(st, n),
             "candidates", script_candidates(plan.candidates), "candidate",
             json_array_get(plan.candidates, 0), "launcher", launcher,
             "container", s->cluster.container_image[0] != '\0', "container_image", image,

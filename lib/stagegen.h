@@ -31,6 +31,7 @@ struct moe_gen_opts {
     const char *version;            /* moeflow version for the headers */
     const char *study_dir;          /* absolute path the directory will have (--moe-study) */
     const char *retune_for;         /* NULL, or the bottleneck retune candidates must target */
+    const json_t *validate;         /* NULL, or the validate candidates to use (winners) */
 };
 
 int moe_gen_build(const struct moe_study *study, const struct moe_gen_opts *opts,

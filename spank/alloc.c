@@ -2,7 +2,9 @@
  * command prints our message and creates no job. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <slurm/spank.h>
 
@@ -21,10 +23,33 @@ static int validate_submission(void)
     return 0;
 }
 
+/* sbatch's own command line (the plugin runs inside sbatch here): does it
+ * ask for a job array?  SBATCH_ARRAY_INX is the environment's way. */
+static bool submits_array(void)
+{
+    char buf[65536], *argv[512];
+    int argc = 0;
+    size_t len;
+    FILE *f;
+
+    if (getenv("SBATCH_ARRAY_INX"))
+        return true;
+    f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return false;
+    len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len && argc < 511; i += strlen(buf + i) + 1)
+        argv[argc++] = buf + i;
+    argv[argc] = NULL;
+    return moe_sbatch_args_request_array(argc, argv);
+}
+
 int moe_alloc_post_opt(spank_t sp)
 {
     (void)sp;
-    if (validate_submission() != 0)
+    if (validate_submission() != 0 || moe_submission_rules(submits_array()) != 0)
         return -1;
     return moe_contract_at_submit();
 }
@@ -36,5 +61,7 @@ int moe_srun_post_opt(spank_t sp)
     (void)sp;
     if (validate_submission() != 0)
         return -1;
-    return getenv("SLURM_JOB_ID") ? 0 : moe_contract_at_submit();
+    if (getenv("SLURM_JOB_ID"))
+        return 0;
+    return moe_submission_rules(false) != 0 ? -1 : moe_contract_at_submit();
 }

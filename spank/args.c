@@ -50,7 +50,7 @@ static struct spank_option moe_options[] = {
       "moeflow workflow stage: contract|fit|scale|profile|retune|validate", 1, OPT_STAGE,
       option_cb },
     { "moe-study", "PATH", "moeflow study file or study directory", 1, OPT_STUDY, option_cb },
-    { "moe-candidate", "ID", "moeflow candidate id from the study's manifest (e.g. c03)", 1,
+    { "moe-candidate", "ID", "moeflow candidate id: column id of the study's candidates.tsv", 1,
       OPT_CANDIDATE, option_cb },
     { "moe-enforce", "MODE",
       "moeflow contract checks: strict|warn (warn only where the admin allows it)", 1, OPT_ENFORCE,

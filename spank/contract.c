@@ -112,6 +112,50 @@ static int submit_check_one(const char *study, const char *candidate, enum moe_e
     return rc;
 }
 
+/* What the submission itself shows to be wrong, before any contract is
+ * read: a stage after the contract without --moe-study has nothing to be
+ * checked against; a stage of several candidates outside an array, without
+ * --moe-candidate, cannot tell its step which candidate it runs.  array:
+ * the submission asks for a job array.  Strict mode refuses, warn mode
+ * reports and lets it through. */
+int moe_submission_rules(bool array)
+{
+    const char *study = moe_plugin.opts.study;
+    enum moe_enforce_mode mode;
+    struct moe_error err;
+    json_t *ids;
+    size_t n;
+
+    if (moe_plugin.opts.stage == MOE_STAGE_NONE || moe_plugin.opts.stage == MOE_STAGE_CONTRACT)
+        return 0;
+    if (enforce_mode(&mode) != 0)
+        return -1;
+    if (!study[0]) {
+        slurm_error(MOE_LOG_PREFIX "--moe-stage=%s needs --moe-study=DIR (the study directory "
+                    "moeflow gen wrote): without it no contract check can run%s",
+                    moe_stage_name(moe_plugin.opts.stage),
+                    mode == MOE_ENFORCE_STRICT ? "" : " (enforce=warn: let through)");
+        return mode == MOE_ENFORCE_STRICT ? -1 : 0;
+    }
+    if (moe_plugin.opts.candidate[0] || array || !contract_applies(study))
+        return 0;
+    moe_error_clear(&err);
+    ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, &err);
+    if (!ids)
+        return 0; /* the contract check reports an unreadable manifest */
+    n = json_array_size(ids);
+    json_decref(ids);
+    if (n <= 1)
+        return 0;
+    slurm_error(MOE_LOG_PREFIX "--moe-stage=%s of %s has %zu candidates: submit the stage's job "
+                "array (sbatch %s.sbatch) or name one with --moe-candidate=ID (ids in "
+                "candidates.tsv)%s",
+                moe_stage_name(moe_plugin.opts.stage), study, n,
+                moe_stage_name(moe_plugin.opts.stage),
+                mode == MOE_ENFORCE_STRICT ? "" : " (enforce=warn: let through)");
+    return mode == MOE_ENFORCE_STRICT ? -1 : 0;
+}
+
 /* Without --moe-candidate a job (array) may run any candidate of its stage:
  * every one of them must pass. */
 int moe_contract_at_submit(void)

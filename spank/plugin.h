@@ -32,6 +32,7 @@ int moe_args_recover(spank_t sp);
 
 /* contract.c: the measurement contract. */
 int moe_contract_at_submit(void);
+int moe_submission_rules(bool array);
 int moe_contract_at_task(spank_t sp, bool batch);
 void moe_contract_user_init(spank_t sp);
 /* The parallel layout of the candidate this task runs (from the study's

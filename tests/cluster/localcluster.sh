@@ -6,11 +6,13 @@
 #
 #   localcluster.sh up     [--prefix DIR] [--nodes N] [--plugin SO] [--plugstack-args "k=v ..."]
 #                          [--plugstack-include FILE]
-#   localcluster.sh down   [--prefix DIR]
+#   localcluster.sh down   [--prefix DIR] [--keep-logs]
 #   localcluster.sh status [--prefix DIR]
-#   localcluster.sh pids   [--prefix DIR]   processes carrying the cluster's tag
+#   localcluster.sh pids   [--prefix DIR] [--tag TAG]   processes carrying the cluster's tag
 #
-# After "up", ". DIR/env" points sbatch/srun/squeue at the cluster.
+# After "up", ". DIR/env" points sbatch/srun/squeue at the cluster.  "up" on
+# a running cluster says so and replaces it; "down" stops every process and
+# removes DIR (with --keep-logs, all but DIR/log).
 set -u
 
 PREFIX=${MOEFLOW_LC_PREFIX:-/tmp/moeflow-lc}
@@ -20,6 +22,8 @@ CPUS_PER_NODE=8
 PLUGIN=""
 PLUGSTACK_ARGS=""
 PLUGSTACK_INCLUDE=""
+KEEP_LOGS=0
+TAG_ARG=""
 SBIN_PATH=/usr/sbin:/sbin:/usr/bin:/bin
 
 die() { echo "localcluster: $*" >&2; exit 1; }
@@ -33,6 +37,8 @@ parse_args() {
             --plugin) PLUGIN=$2; shift 2 ;;
             --plugstack-args) PLUGSTACK_ARGS=$2; shift 2 ;;
             --plugstack-include) PLUGSTACK_INCLUDE=$2; shift 2 ;;
+            --keep-logs) KEEP_LOGS=1; shift ;;
+            --tag) TAG_ARG=$2; shift 2 ;;
             *) die "unknown argument '$1' (see the header of $0)" ;;
         esac
     done
@@ -94,6 +100,25 @@ down() {
     [ -z "$left" ] || { say "processes left behind: $left"; return 1; }
     rm -rf "$PREFIX/env" "$PREFIX/run/pids"
     return 0
+}
+
+# down, then nothing of the cluster stays on disk either.
+down_all() {
+    local had=0 f
+    [ -f "$PREFIX/tag" ] && had=1
+    down || return 1
+    [ -d "$PREFIX" ] || return 0
+    # Only a directory this script made (it holds our tag file) is removed.
+    [ $had = 1 ] || { say "down: $PREFIX holds no cluster of ours; left as it is"; return 0; }
+    if [ $KEEP_LOGS = 1 ]; then
+        for f in "$PREFIX"/* "$PREFIX"/.[!.]*; do
+            [ -e "$f" ] && [ "$f" != "$PREFIX/log" ] && rm -rf "$f"
+        done
+        say "down: stopped; logs kept in $PREFIX/log"
+    else
+        rm -rf "$PREFIX"
+        say "down: stopped, $PREFIX removed"
+    fi
 }
 
 port_in_use() {
@@ -218,7 +243,16 @@ nodes_idle() {
 }
 
 up() {
-    local base i
+    local base i pid
+    if [ -f "$PREFIX/tag" ]; then
+        pid=$(cat "$PREFIX/run/pids/slurmctld" 2>/dev/null)
+        if [ -n "$(tagged_pids "$(cat "$PREFIX/tag")")" ]; then
+            say "up: a cluster is already running at $PREFIX${pid:+ (slurmctld pid $pid)}:" \
+                "stopping it and its jobs, then starting a new one"
+        else
+            say "up: $PREFIX holds a stopped cluster: removing it, then starting a new one"
+        fi
+    fi
     down || die "could not stop the previous cluster at $PREFIX"
     rm -rf "$PREFIX"
     mkdir -p "$PREFIX"/{etc,state,log,run/pids}
@@ -259,8 +293,11 @@ cmd=${1:-}
 parse_args "$@"
 case "$cmd" in
     up) up ;;
-    down) down ;;
+    down) down_all ;;
     status) status ;;
-    pids) [ -f "$PREFIX/tag" ] && tagged_pids "$(cat "$PREFIX/tag")" ;;
+    pids)
+        if [ -n "$TAG_ARG" ]; then tagged_pids "$TAG_ARG"
+        elif [ -f "$PREFIX/tag" ]; then tagged_pids "$(cat "$PREFIX/tag")"
+        fi ;;
     *) die "usage: $0 up|down|status [--prefix DIR] [--nodes N] [--plugin SO] [--plugstack-args ARGS]" ;;
 esac

@@ -69,7 +69,7 @@ tap_ok $? "--expect RUN:KEY=VALUE applies to the named run only"
 "$M" overlap --json "$T/synthetic-2gpu.json" > "$TMP/ov-all.json"
 "$M" diagnose "$TMP/out" "$TMP/ov-all.json" > "$TMP/diag.txt"
 grep -q 'communication bottleneck: exposed communication is 31.2% of GPU time' "$TMP/diag.txt" &&
-    grep -q 'DeepEP/HybridEP dispatcher' "$TMP/diag.txt"
+    grep -q '^  - dispatcher: flex dispatcher with DeepEP or HybridEP' "$TMP/diag.txt"
 tap_ok $? "diagnose: 25 us exposed of 80 us GPU time is a communication bottleneck"
 
 fails=0

@@ -111,7 +111,8 @@ chmod 0755 "$WORK/job.sh"
 cd "$WORK" || exit 1
 sbatch --help > help.out 2>&1
 ok "sbatch --help lists the installed plugin's --moe-stage" has help.out '--moe-stage=STAGE'
-job=$(run_batch -o "$WORK/deb-%j.out" --moe-stage=retune --moe-candidate=c03 job.sh)
+touch "$WORK/study.yaml"   # strict mode: a stage needs --moe-study
+job=$(run_batch -o "$WORK/deb-%j.out" --moe-stage=retune --moe-study="$WORK/study.yaml" --moe-candidate=c03 job.sh)
 tap_ok $? "sbatch --moe-stage=retune runs on the installed plugin"
 ok "the batch step sees MOEFLOW_STAGE=retune from the plugin" has "$WORK/deb-$job.out" '^batch stage=retune cand=c03$'
 ok "the srun task sees MOEFLOW_STAGE=retune from the plugin" has "$WORK/deb-$job.out" '^step stage=retune cand=c03$'

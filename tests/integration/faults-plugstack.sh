@@ -29,9 +29,10 @@ SLURM_CONF=${CLIENT_CONF:-$SLURM_CONF} /usr/bin/srun -n 1 /bin/echo "step ran"
 EOF2
 chmod 0755 "$WORK/job.sh"
 cd "$WORK" || exit 1
+touch "$WORK/study.yaml"   # strict mode: a stage needs --moe-study
 
 job=$(SLURM_CONF=$WORK/good-slurm.conf sbatch --parsable -o "$WORK/%j.out" \
-      --export=ALL,CLIENT_CONF="$WORK/good-slurm.conf" --moe-stage=fit job.sh)
+      --export=ALL,CLIENT_CONF="$WORK/good-slurm.conf" --moe-stage=fit --moe-study="$WORK/study.yaml" job.sh)
 tap_ok $? "the submission passes (the submitting host's plugstack.conf is fine)"
 wait_job "$job"
 ok "the batch step still runs: failing it would drain the node" has "$WORK/$job.out" '^batch ran$'
@@ -43,7 +44,7 @@ ok "srun reports the task's failure" has "$WORK/$job.out" 'srun: error: .*task 0
 ok "the node is IDLE, not drained" idle_soon
 
 # srun on the node reads the same bad plugstack.conf: it refuses to start.
-job=$(SLURM_CONF=$WORK/good-slurm.conf sbatch --parsable -o "$WORK/%j.out" --moe-stage=fit job.sh)
+job=$(SLURM_CONF=$WORK/good-slurm.conf sbatch --parsable -o "$WORK/%j.out" --moe-stage=fit --moe-study="$WORK/study.yaml" job.sh)
 wait_job "$job"
 ok "srun reading the bad plugstack.conf refuses to launch" hasnt "$WORK/$job.out" '^step ran$'
 ok "and says which argument is wrong" \

@@ -47,6 +47,7 @@ half_written() {  # half_written DIR
             */frozen.json|*/contract.json) python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" \
                 2>/dev/null || echo "$f" ;;
             */frozen.json.sha256) grep -qE '^[0-9a-f]{64}  frozen\.json$' "$f" || echo "$f" ;;
+            */contract.json.sha256) grep -qE '^[0-9a-f]{64}  contract\.json$' "$f" || echo "$f" ;;
             *) echo "$f" ;;
         esac
     done
@@ -153,7 +154,8 @@ ok "no stray temporary files in the study" test -z "$(half_written "$S")"
 # --- 5. a bad option value reaches slurmstepd through the environment ------
 # sbatch never saw it (it validates its own options); the user's environment
 # carries Slurm's forwarded copy of the option into the step.
-job=$(as_user sbatch --parsable -o "$WORK/env-%j.out" --moe-stage=fit \
+touch "$WORK/plain-study.yaml"   # a study file: no contract, but --moe-study is given
+job=$(as_user sbatch --parsable -o "$WORK/env-%j.out" --moe-stage=fit --moe-study="$WORK/plain-study.yaml" \
       --export=ALL,SLURM_SPANK__SLURM_SPANK_OPTION_moeflow_moe_candidate=../../etc step.sh)
 wait_job "$job"
 ok "a forged option value in the environment: the step is failed" hasnt "$WORK/env-$job.out" '^step ran'

@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 15
+tap_plan 47
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -71,6 +71,91 @@ done
 tap_ok $rc "every array task was checked by the plugin as its own candidate"
 ok "profile ran under nsys" test -n "$(ls "$OUTDIR"/results/profile/*.nsys-rep 2> /dev/null)"
 ok "validate recorded the report window 41..50" has "$OUTDIR/results/validate/window.json" '"first": 41, "last": 50'
+
+# The analysis reads the study directory itself: a row per retune
+# candidate, labelled, against the scale baseline, over the screening steps.
+"$MOEFLOW_BIN" report "$OUTDIR" --stage retune > "$WORK/report.out" 2> "$WORK/report.err"
+tap_ok $? "moeflow report STUDY --stage retune"
+diag < "$WORK/report.out"
+ok "... a row per candidate (13) and the reference" \
+    test "$(grep -cE '^(baseline|[a-z_]+=)' "$WORK/report.out")" = 14
+ok "... EP overlap (10% faster in the double) is a win" has "$WORK/report.out" '^ep_overlap=true .* win$'
+ok "... recompute (4% slower) is a loss" has "$WORK/report.out" '^recompute_modules=\["moe_act"\] .* loss$'
+"$MOEFLOW_BIN" report "$OUTDIR" > "$WORK/validate.out" 2>&1
+ok "report STUDY reports validate over report_window 41-50" \
+    has "$WORK/validate.out" 'stage validate: 0 candidates; window 41-50'
+ok "the validate run's record keeps its launch log" test -s "$OUTDIR/runs/$last/launch.log"
+"$MOEFLOW_BIN" report "$OUTDIR/runs/$last" > "$WORK/run.out" 2>&1
+ok "report runs/<job> finds it and uses the validate window" has "$WORK/run.out" '^baseline +10 '
+# The wins become the study's winners, from their sealed run records, as
+# the job user (never as root); validate of a winner is then accepted.
+"$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/root-winners.out" 2>&1
+tap_ok $(( $? == 0 )) "report --record-winners as root is refused"
+ok "... saying why" has "$WORK/root-winners.out" "refusing to record winners as root"
+as_user "$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/winners.out" 2>&1
+tap_ok $? "report --record-winners as the job user"
+diag < "$WORK/winners.out"
+ok "... records the best win of each variable: EP overlap and FP8 delayed scaling" \
+    test "$(grep -c '^winner \(ep_overlap=true\|precision=fp8-delayed\): recorded .*/winners/[0-9a-f]\{64\}\.json (run [0-9]*_[0-9]*)$' "$WORK/winners.out")" = 2
+ok "... not the two lesser FP8 wins" \
+    test "$(grep -c '^win precision=fp8-\(tensorwise\|blockwise\): not recorded: precision=fp8-delayed wins more$' "$WORK/winners.out")" = 2
+ok "... and winners/ holds exactly those 2 contracts" test "$(ls "$OUTDIR"/winners/*.json | wc -l)" = 2
+as_user "$MOEFLOW_BIN" report "$OUTDIR" --stage retune --record-winners > "$WORK/winners2.out" 2>&1
+ok "recording again is a no-op" test "$(grep -c ': already recorded ' "$WORK/winners2.out")" = 2
+overlap_id=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3 }' "$OUTDIR/candidates.tsv")
+printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
+chmod 0755 "$WORK/plain.sh"
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=validate \
+    --moe-candidate="$overlap_id" plain.sh) > "$WORK/val-winner.out" 2>&1
+tap_ok $? "validate of the recorded EP-overlap winner is accepted at sbatch"
+mbs_id=$(awk -F'\t' '$1 == "retune" && $4 == "mbs" { print $3 }' "$OUTDIR/candidates.tsv")
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=validate \
+    --moe-candidate="$mbs_id" plain.sh) > "$WORK/val-loser.out" 2>&1
+tap_ok $(( $? == 0 )) "validate of a loss (mbs=2), never recorded, is refused"
+
+# gen --winners rebuilds validate from the winners: baseline, each alone,
+# then both together; the array runs and report compares them.
+as_user "$MOEFLOW_BIN" gen "$OUTDIR/study.yaml" --stage validate --winners "$OUTDIR" \
+    > "$WORK/gen-winners.out" 2>&1
+tap_ok $? "gen --stage validate --winners STUDY"
+diag < "$WORK/gen-winners.out"
+ok "... four validate runs: baseline, two winners alone, their combination" \
+    test "$(grep -c '^validate	' "$OUTDIR/candidates.tsv")" = 4
+ok "... the last is the combination of the two" \
+    has "$OUTDIR/candidates.tsv" '^validate	3	[0-9a-f]{64}	combination	\["ep_overlap=true","precision=fp8-delayed"\]'
+ok "... validate.sbatch is an array of 4" has "$OUTDIR/validate.sbatch" '^#SBATCH --array=0-3%'
+ok "... the other stages' rows are unchanged" \
+    test "$(grep -c '^retune	' "$OUTDIR/candidates.tsv")" = 13
+val=$(cd "$OUTDIR" && as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err")
+tap_ok $? "the validate array is accepted at sbatch (every run: baseline, winner or declared combination)"
+diag < "$WORK/val-submit.err"
+wait_job "$val" 300
+ok "... and all 4 runs recorded their window" test "$(ls "$OUTDIR"/results/validate/*.window.json 2> /dev/null | wc -l)" = 4
+"$MOEFLOW_BIN" report "$OUTDIR" --stage validate > "$WORK/validate-report.out" 2>&1
+tap_ok $? "report STUDY --stage validate"
+diag < "$WORK/validate-report.out"
+ok "... the combination is a win over 41-50" \
+    has "$WORK/validate-report.out" '^combination=\["ep_overlap=true","precision=fp8-delayed"\] +10 .* win$'
+
+# The plugin refuses at sbatch what the submission already shows.
+printf '#!/bin/bash\n#SBATCH -N 1 -n 1\n/usr/bin/srun -n 1 /bin/true\n' > "$WORK/plain.sh"
+chmod 0755 "$WORK/plain.sh"
+overlap=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3 }' "$OUTDIR/candidates.tsv")
+n_jobs=$(squeue -h -o %i | wc -l)
+(cd "$WORK" && as_user sbatch --moe-stage=retune --moe-candidate="$overlap" plain.sh) > "$WORK/nostudy.out" 2>&1
+tap_ok $(( $? == 0 )) "a retune naming a candidate but no --moe-study is refused at sbatch"
+ok "... saying it needs --moe-study" has "$WORK/nostudy.out" 'needs --moe-study=DIR'
+(cd "$WORK" && as_user sbatch --moe-study="$OUTDIR" --moe-stage=retune plain.sh) > "$WORK/nocand.out" 2>&1
+tap_ok $(( $? == 0 )) "a retune of the study outside an array, without --moe-candidate, is refused at sbatch"
+ok "... saying how many candidates and what to do" \
+    has "$WORK/nocand.out" 'has 13 candidates: submit the stage.s job array \(sbatch retune.sbatch\) or name one'
+ok "no job was created by either" test "$(squeue -h -o %i | wc -l)" = "$n_jobs"
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=retune --array=0-1 plain.sh) \
+    > "$WORK/array.out" 2>&1
+tap_ok $? "the same as an array (--array on the command line) is accepted"
+(cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=retune \
+    --moe-candidate="$overlap" plain.sh) > "$WORK/named.out" 2>&1
+tap_ok $? "... and so is one named candidate"
 if [ "$TAP_FAILED" -ne 0 ]; then
     for f in "$OUTDIR"/logs/*; do echo "== $f"; tail -5 "$f"; done | diag
     sacct > /dev/null 2>&1 || squeue -a 2>&1 | diag

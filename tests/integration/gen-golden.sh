@@ -11,7 +11,7 @@ T=$(mktemp -d /tmp/moeflow-gen-golden.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 STUDIES="qwen3-30b-a3b-16xh100 qwen3-235b-a22b-256xh100 deepseek-v3-1024xh100 mixtral-8x7b-16xh100 tiny-moe-2gpu"
-tap_plan 25
+tap_plan 28
 
 for n in $STUDIES; do
     # Run from the study folder so that messages and copies name it the same
@@ -48,6 +48,20 @@ ok "--dry-run lists the files" has "$T/dry.out" "retune.sbatch"
 ok "--stage retune writes the retune script" test -f "$T/only/retune.sbatch"
 tap_ok "$(ls "$T/only"/*.sbatch | wc -l | awk '{ print ($1 == 1) ? 0 : 1 }')" "... and no other stage's"
 ok "... and submit.sh submits only retune" test "$(grep -c '^id=\$(submit' "$T/only/submit.sh")" = 1
+
+# From the build tree, with no --templates and no MOEFLOW_TEMPLATE_DIR, gen
+# uses the source tree's templates (not the install path, which may not
+# exist): the same output as the golden files.
+(cd "$MOEFLOW_SRCDIR/etc/studies" && env -u MOEFLOW_TEMPLATE_DIR "$MOEFLOW_BIN" gen \
+    tiny-moe-2gpu.yaml -o "$T/nodefault") > "$T/nodefault.out" 2>&1
+tap_ok $? "gen from the build tree finds its templates without flags"
+rmdir "$T/nodefault/logs" 2> /dev/null
+grep -rl "$T/nodefault" "$T/nodefault" | xargs -r sed -i "s|$T/nodefault|@OUTDIR@|g"
+ok "... the source tree's: the output matches the golden files" \
+    diff -r "$MOEFLOW_SRCDIR/tests/data/golden/tiny-moe-2gpu" "$T/nodefault"
+"$MOEFLOW_BIN" gen --help > "$T/help.out"
+ok "gen --help's example does not run submit.sh as root" \
+    has "$T/help.out" "submit.sh as the job user"
 
 mkdir "$T/broken-templates"
 cp "$MOEFLOW_SRCDIR"/templates/* "$T/broken-templates/"

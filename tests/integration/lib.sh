@@ -107,10 +107,13 @@ nodes_all_idle() {
 
 # Nothing the cluster started may survive its teardown.
 teardown_leaves_nothing() {
-    local left
+    local left tag
+    tag=$(cat "$LC_PREFIX/tag" 2>/dev/null)
+    [ -n "$tag" ] || { echo "no cluster tag at $LC_PREFIX" | diag; return 1; }
     "$LC" down --prefix "$LC_PREFIX" 2>&1 | diag
-    left=$("$LC" pids --prefix "$LC_PREFIX")
+    left=$("$LC" pids --prefix "$LC_PREFIX" --tag "$tag")
     [ -z "$left" ] || { echo "left behind: $left" | diag; return 1; }
+    [ ! -e "$LC_PREFIX" ] || { echo "left on disk: $LC_PREFIX" | diag; return 1; }
 }
 
 # grep -q that shows the haystack on failure.

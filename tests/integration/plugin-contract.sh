@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 36
+tap_plan 39
 cluster_up contract
 
 U=slurmtest
@@ -91,6 +91,16 @@ ok "placement uses the candidate's EP16 layout from its declared contract" \
 "$MOEFLOW_BIN" contract verify "$S/runs/$job" > verify.out 2>&1
 ok "moeflow contract verify re-checks the run with its stage's rule" \
     has verify.out "allowed by rule retune-one-variable: changes one tuning variable: dispatcher"
+ok "the run record is sealed (sha256sum -c accepts it)" \
+    sh -c "cd '$S/runs/$job' && sha256sum -c contract.json.sha256 > /dev/null"
+# An edit that keeps the canonical form must still be caught, on a copy so
+# the winner below comes from the real record.
+mkdir -p "$S/runs/edited" && cp "$S/runs/$job"/contract.json* "$S/runs/edited/"
+sed -i 's/"ep_overlap":false/"ep_overlap":true/' "$S/runs/edited/contract.json"
+"$MOEFLOW_BIN" contract verify "$S/runs/edited" > verify-edited.out 2>&1
+tap_ok $(( $? == 0 )) "verify refuses a run record edited after the run"
+ok "... and says so" has verify-edited.out "does not match its .sha256: it was edited after the run"
+rm -rf "$S/runs/edited"
 as_user "$MOEFLOW_BIN" contract winner "$S" "$S/runs/$job" > winner.out 2>&1
 ok "the winning retune run is recorded as a winner by its user" has winner.out "^recorded winner "
 job=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=validate \

@@ -5,7 +5,7 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
 
-tap_plan 30
+tap_plan 34
 cluster_up opts
 
 # A job script that prints, per step, what the plugin exported.  The batch
@@ -20,7 +20,7 @@ export MOEFLOW_STAGE=inherited
   'echo "step node=$SLURMD_NODENAME stage=${MOEFLOW_STAGE:-unset} cand=${MOEFLOW_CANDIDATE:-unset}"'
 EOF
 cp "$WORK/job.sh" "$WORK/job-export-none.sh"
-sed 's/^#SBATCH -N 2 --gpus-per-node=8$/#SBATCH -N 2 --gpus-per-node=8 --moe-stage=validate --moe-candidate=c07/' \
+sed "s|^#SBATCH -N 2 --gpus-per-node=8\$|#SBATCH -N 2 --gpus-per-node=8 --moe-stage=validate --moe-study=$WORK/study.yaml --moe-candidate=c07|" \
     "$WORK/job.sh" > "$WORK/job-directive.sh"
 chmod 0755 "$WORK"/*.sh
 # A study file, not a generated study directory: no contract to enforce here
@@ -33,6 +33,8 @@ sbatch --help > help.out 2>&1
 ok "sbatch --help lists --moe-stage" has help.out '--moe-stage=STAGE'
 ok "sbatch --help lists --moe-study" has help.out '--moe-study=PATH'
 ok "sbatch --help lists --moe-candidate" has help.out '--moe-candidate=ID'
+ok "... and says where ids come from, with no made-up example id" \
+    has help.out "candidates\\.tsv" && hasnt help.out 'c03'
 
 # --- command-line options reach batch step and srun tasks on two nodes ----
 job=$(run_batch -o "$WORK/cli-%j.out" --moe-stage=retune --moe-study="$WORK/study.yaml" \
@@ -54,6 +56,7 @@ ok "directive value reaches both srun tasks" \
 
 # --- --export=NONE: only Slurm's SPANK copy of the options survives --------
 job=$(run_batch -o "$WORK/none-%j.out" --export=NONE --moe-stage=profile --moe-candidate=p1 \
+      --moe-study="$WORK/study.yaml" \
       job-export-none.sh)
 tap_ok $? "sbatch --export=NONE --moe-stage=profile runs"
 ok "--export=NONE: batch step sees stage=profile" has "$WORK/none-$job.out" '^batch node=n1 stage=profile '
@@ -74,6 +77,14 @@ tap_ok $(( $? == 0 )) "sbatch refuses a --moe-study path that does not exist"
 ok "the message names the missing study" has bad-study.out "moeflow: --moe-study '$WORK/no-such-study': No such file or directory"
 sbatch --moe-stage=fit --moe-candidate='../c1' job.sh > bad-cand.out 2>&1
 tap_ok $(( $? == 0 )) "sbatch refuses a malformed --moe-candidate"
+# Strict mode (the default): a stage after the contract needs a study to
+# be checked against; the contract stage itself and jobs without a stage
+# do not.
+sbatch --moe-stage=retune --moe-candidate=c03 job.sh > nostudy.out 2>&1
+tap_ok $(( $? == 0 )) "strict: sbatch refuses --moe-stage=retune without --moe-study"
+ok "... saying what is missing" has nostudy.out "moeflow: --moe-stage=retune needs --moe-study=DIR"
+srun -N1 --moe-stage=fit /bin/true > nostudy-srun.out 2>&1
+tap_ok $(( $? == 0 )) "strict: srun outside a job refuses --moe-stage=fit without --moe-study"
 ok "no job was created by the refused submissions" test "$(squeue -h -o %i | wc -l)" = "$before"
 
 # --- strict plugstack arguments: a client reading a bad plugstack.conf ------
@@ -88,7 +99,7 @@ ok "still no job was created" test "$(squeue -h -o %i | wc -l)" = "$before"
 # --- a non-root user ------------------------------------------------------
 id slurmtest >/dev/null 2>&1 || useradd -m slurmtest
 job=$(runuser -u slurmtest -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -D "$WORK" \
-      -o "$WORK/user-%j.out" --moe-stage=scale --moe-candidate=s2 job.sh)
+      -o "$WORK/user-%j.out" --moe-stage=scale --moe-study="$WORK/study.yaml" --moe-candidate=s2 job.sh)
 wait_job "$job"
 ok "the non-root user's job COMPLETED with exit code 0:0" job_completed "$job"
 ok "a non-root user's job sees the plugin's values in batch and srun steps" \

@@ -2,9 +2,12 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "contract.h"
+#include "contract_store.h"
 #include "contract_diff.h"
 #include "contract_rules.h"
 #include "unit.h"
@@ -276,6 +279,64 @@ static void variable_names(void **state)
     assert_null(moe_contract_variable("parallel.tp", buf, sizeof(buf)));
 }
 
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A run record is sealed like the frozen baseline: an edit that keeps the
+ * canonical form (true for false) and a missing seal are both caught. */
+static void run_record_seal(void **state)
+{
+    char dir[] = "/tmp/moe-run-seal.XXXXXX", digest[65], got[65], line[160];
+    json_t *doc = baseline(), *back;
+    struct moe_error err;
+    char *canon, *edited, *p;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    canon = moe_contract_dump(doc);
+    assert_int_equal(moe_sha256_hex(canon, strlen(canon), digest, NULL), 0);
+    write_text(dir, "contract.json", canon);
+    snprintf(line, sizeof(line), "%s  contract.json\n", digest);
+    write_text(dir, "contract.json.sha256", line);
+    moe_error_clear(&err);
+    back = moe_contract_load_run(dir, got, &err);
+    assert_non_null(back);
+    assert_string_equal(got, digest);
+    json_decref(back);
+
+    edited = strdup(canon);
+    p = strstr(edited, "false");
+    assert_non_null(p);
+    memcpy(p, "true ", 5); /* then drop the space: still canonical JSON */
+    memmove(p + 4, p + 5, strlen(p + 5) + 1);
+    write_text(dir, "contract.json", edited);
+    back = moe_contract_load_run(dir, got, &err);
+    assert_null(back);
+    assert_non_null(strstr(err.text, "was edited after the run"));
+
+    snprintf(line, sizeof(line), "%s/contract.json.sha256", dir);
+    unlink(line);
+    write_text(dir, "contract.json", canon);
+    back = moe_contract_load_run(dir, got, &err);
+    assert_null(back);
+    assert_non_null(strstr(err.text, "contract.json.sha256 is missing"));
+    snprintf(line, sizeof(line), "%s/contract.json", dir);
+    unlink(line);
+    rmdir(dir);
+    free(edited);
+    free(canon);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +352,7 @@ int main(void)
         cmocka_unit_test(retune_stage),
         cmocka_unit_test(validate_stage),
         cmocka_unit_test(variable_names),
+        cmocka_unit_test(run_record_seal),
     };
     return MOE_RUN_TESTS(tests);
 }

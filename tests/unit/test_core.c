@@ -2,7 +2,9 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "jobopts.h"
@@ -163,6 +165,55 @@ static void error_format(void **state)
     assert_string_equal(moe_error_format(&e, buf, sizeof(buf)), "arg: y");
 }
 
+static void write_script(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* sbatch command lines that ask for an array, and ones that do not: the
+ * option in any spelling, #SBATCH lines of the script up to its first
+ * command, never the script's own arguments or its later lines. */
+static void sbatch_array_detection(void **state)
+{
+    char arr[] = "/tmp/moe-arr.XXXXXX", plain[] = "/tmp/moe-plain.XXXXXX";
+    int fa = mkstemp(arr), fp = mkstemp(plain);
+
+    (void)state;
+    assert_true(fa >= 0 && fp >= 0);
+    close(fa);
+    close(fp);
+    write_script(arr, "#!/bin/bash\n# retune\n#SBATCH --gpus-per-node=2\n#SBATCH --array=0-12%1\n"
+                      "srun true\n");
+    write_script(plain, "#!/bin/bash\n#SBATCH -N 1\necho hi\n#SBATCH --array=0-3\n");
+    {
+        char *a1[] = { "sbatch", "--array=0-3", "job.sh", NULL };
+        char *a2[] = { "sbatch", "--array", "0-3", "job.sh", NULL };
+        char *a3[] = { "sbatch", "-a0-3", "job.sh", NULL };
+        char *a4[] = { "sbatch", "-a", "1,2", "job.sh", NULL };
+        char *a5[] = { "sbatch", "--moe-stage=retune", arr, NULL };
+        char *n1[] = { "sbatch", "--moe-stage=retune", plain, NULL };
+        char *n2[] = { "sbatch", "-N", "1", plain, "--array=0-3", NULL };
+        char *n3[] = { "sbatch", "--account=x", "-A", "y", plain, NULL };
+        char *n4[] = { "sbatch", "--wrap=true", NULL };
+
+        assert_true(moe_sbatch_args_request_array(3, a1));
+        assert_true(moe_sbatch_args_request_array(4, a2));
+        assert_true(moe_sbatch_args_request_array(3, a3));
+        assert_true(moe_sbatch_args_request_array(4, a4));
+        assert_true(moe_sbatch_args_request_array(3, a5));   /* #SBATCH --array */
+        assert_false(moe_sbatch_args_request_array(3, n1));  /* after the first command */
+        assert_false(moe_sbatch_args_request_array(5, n2));  /* the script's argument */
+        assert_false(moe_sbatch_args_request_array(5, n3));
+        assert_false(moe_sbatch_args_request_array(2, n4));
+    }
+    unlink(arr);
+    unlink(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +221,7 @@ int main(void)
         cmocka_unit_test(bad_stage_message_lists_choices),
         cmocka_unit_test(candidate_ids),
         cmocka_unit_test(study_path_check),
+        cmocka_unit_test(sbatch_array_detection),
         cmocka_unit_test(plugstack_defaults),
         cmocka_unit_test(plugstack_all_keys),
         cmocka_unit_test(plugstack_strict),

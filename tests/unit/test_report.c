@@ -275,6 +275,79 @@ static void bridge_step_time_and_prefixed_dump(void **state)
     moe_log_free(&log);
 }
 
+/* The real 2xH200 log with four lines corrupted the ways logs really break:
+ * "(ms): 1e" (a cut-off exponent), "-5" ms, "abc", a line cut off mid-way.
+ * Each is a warning naming file and line; none becomes a number; the clean
+ * log gives no warning at all. */
+static void corrupt_numbers_are_warnings(void **state)
+{
+    char tmp[] = "/tmp/moe-corrupt-log.XXXXXX", line[4096];
+    FILE *in = fopen(srcpath("tests/data/logs/h200x2-moe-ep2-alltoall-60it.log"), "r"), *out;
+    struct moe_log log;
+    struct moe_error e;
+    int fd = mkstemp(tmp), n = 0;
+    int bad1e = 0, badneg = 0, badabc = 0, badcut = 0;
+
+    (void)state;
+    assert_non_null(in);
+    assert_true(fd >= 0);
+    out = fdopen(fd, "w");
+    while (fgets(line, sizeof(line), in)) {
+        char *p = strstr(line, "elapsed time per iteration (ms): ");
+
+        n++;
+        if (p && strstr(line, "iteration       42/")) {
+            bad1e = n;
+            strcpy(p + 33, "1e | lm loss: 8.0 | number of nan iterations:   0 |\n");
+        } else if (p && strstr(line, "iteration       43/")) {
+            badneg = n;
+            strcpy(p + 33, "-5.0 | lm loss: 8.0 | number of nan iterations:   0 |\n");
+        } else if (p && strstr(line, "iteration       44/")) {
+            badabc = n;
+            strcpy(p + 33, "abc | lm loss: 8.0 | number of nan iterations:   0 |\n");
+        } else if (p && strstr(line, "iteration       45/")) {
+            badcut = n;
+            strcpy(p + 33, "311.1 | throughput per GPU (TFLOP/s/GPU): 6.\n");
+        }
+        fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+
+    read_log(&log, "tests/data/logs/h200x2-moe-ep2-alltoall-60it.log");
+    assert_int_equal(log.warnings_total, 0);
+    moe_log_free(&log);
+
+    moe_log_init(&log);
+    moe_error_clear(&e);
+    assert_int_equal(moe_log_read_file(&log, tmp, &e), 0);
+    unlink(tmp);
+    assert_int_equal(log.niters, 60);
+    assert_true(isnan(log.iters[41].step_ms)); /* "1e" is not 1.0 */
+    assert_true(isnan(log.iters[42].step_ms)); /* -5 ms is impossible */
+    assert_true(isnan(log.iters[43].step_ms));
+    NEAR(log.iters[44].step_ms, 311.1);        /* the cut line keeps what it has */
+    /* 42, 43, 44: the bad number, then "no usable step time" at the end;
+     * 45: cut off. */
+    assert_int_equal(log.warnings_total, 7);
+    for (size_t i = 0; i < log.nwarnings; i++)
+        print_message("# %s\n", log.warnings[i].text);
+    snprintf(line, sizeof(line), "%s:%d: iteration 42: 'elapsed time per iteration (ms): 1e' is "
+             "not a number", tmp, bad1e);
+    assert_non_null(strstr(log.warnings[0].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 43: 'elapsed time per iteration (ms): -5' is "
+             "impossible (must be > 0)", tmp, badneg);
+    assert_non_null(strstr(log.warnings[1].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 44: 'elapsed time per iteration (ms): abc' is "
+             "not a number", tmp, badabc);
+    assert_non_null(strstr(log.warnings[2].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 45: the line ends early", tmp, badcut);
+    assert_non_null(strstr(log.warnings[3].text, line));
+    snprintf(line, sizeof(line), "%s:%d: iteration 42 has no usable step time", tmp, bad1e);
+    assert_non_null(strstr(log.warnings[4].text, line));
+    moe_log_free(&log);
+}
+
 /* A synthetic run: iteration 1 at 1000 ms, then `ms` for 2..n except a
  * +-jitter alternation, so the CV is known. */
 static void synth_run(struct moe_log *log, double ms, double jitter, const char *args)
@@ -302,7 +375,8 @@ static void synth_run(struct moe_log *log, double ms, double jitter, const char 
     }
 }
 
-/* A/B: a change beyond the noise band is a win or a loss; within it, no change. */
+/* A/B: a significant change beyond the minimum effect is a win or a loss;
+ * a median 0.5% off inside the baseline's own scatter is no change. */
 static void ab_verdicts(void **state)
 {
     struct moe_report_run base, fast, same, slow;
@@ -327,15 +401,24 @@ static void ab_verdicts(void **state)
     assert_int_equal(moe_report_run_init(&slow, "slow", &log, 11, 20, NULL, 0, &e), 0);
     moe_log_free(&log);
 
-    moe_report_compare(&base, &fast, &ab);
+    moe_report_compare(&base, &fast, NULL, &ab);
     NEAR(ab.delta_pct, -10.0);
-    NEAR(ab.noise_pct, 100.0 * sqrt(10.0 / 9.0) / 100.0);
+    assert_int_equal(ab.n_base, 10);
+    assert_int_equal(ab.n_cand, 10);
+    assert_true(ab.p_value < 0.001); /* complete separation of 10 and 10 */
+    assert_true(ab.ci_hi_pct < 0);
     assert_int_equal(ab.verdict, MOE_VERDICT_WIN);
-    moe_report_compare(&base, &same, &ab);
+    moe_report_compare(&base, &same, NULL, &ab);
     NEAR(ab.delta_pct, 0.5);
+    assert_true(ab.p_value > 0.05);
     assert_int_equal(ab.verdict, MOE_VERDICT_NO_CHANGE);
-    moe_report_compare(&base, &slow, &ab);
+    assert_non_null(strstr(ab.why, "not significant"));
+    moe_report_compare(&base, &slow, NULL, &ab);
     assert_int_equal(ab.verdict, MOE_VERDICT_LOSS);
+    /* 5% slower, but a 10% minimum effect: no change, and why */
+    moe_report_compare(&base, &slow, &(struct moe_report_opts){ 0.05, 10.0 }, &ab);
+    assert_int_equal(ab.verdict, MOE_VERDICT_NO_CHANGE);
+    assert_non_null(strstr(ab.why, "below the 10.00% minimum effect"));
     assert_string_equal(moe_verdict_name(MOE_VERDICT_NO_CHANGE), "no change");
     moe_report_run_free(&base);
     moe_report_run_free(&fast);
@@ -420,13 +503,16 @@ static void rendered_outputs(void **state)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     snprintf(svg, sizeof(svg), "%s/moeflow-test-report-%ld.svg",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    assert_int_equal(moe_report_write_md(runs, 2, md, &e), 0);
+    assert_int_equal(moe_report_write_md(runs, 2, NULL, md, &e), 0);
     assert_int_equal(moe_report_write_svg(runs, 2, svg, &e), 0);
     text = slurp(md);
     assert_non_null(strstr(
         text,
         "| base | 10 | 308.1 | 295.63 | 25.24 | 8.54 | 6.7 | yes | 0 | 0 | 1792 | baseline |"));
-    assert_non_null(strstr(text, "+0.00% (noise ±8.54%) | no change |"));
+    /* the same window twice: U = 50 of 100, p = 1 (ties: normal approximation) */
+    assert_non_null(strstr(text, "| +0.00% ["));
+    assert_non_null(strstr(text, "| 1 | no change: not significant (p=1 >= alpha, interval "
+                                 "includes 0) |"));
     free(text);
     text = slurp(svg);
     assert_true(strncmp(text, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
@@ -451,6 +537,7 @@ int main(void)
         cmocka_unit_test(bridge_step_time_and_prefixed_dump),
         cmocka_unit_test(ab_verdicts),             cmocka_unit_test(mismatches_are_flagged),
         cmocka_unit_test(rendered_outputs),
+        cmocka_unit_test(corrupt_numbers_are_warnings),
     };
 
     return MOE_RUN_TESTS(tests);

@@ -10,43 +10,49 @@ mkdir -p logs results
 
 after=()
 # submit STAGE SBATCH-ARGS...: submits, reports the job id on stderr, prints it.
+# set -e does not reach into $(...), so every failure is checked here and the
+# callers stop on it: nothing after a failed stage is submitted.
 submit() {
-    local stage=$1 id
+    local stage=$1 id rc=0
     shift
-    id=$(sbatch --parsable "${after[@]}" "$@")
+    id=$(sbatch --parsable "${after[@]}" "$@") || rc=$?
     id=${id%%;*}
+    if [ "$rc" -ne 0 ] || ! [[ $id =~ ^[0-9]+$ ]]; then
+        echo "submit.sh: $stage: sbatch failed (exit $rc${id:+, printed '$id'}); later stages were not submitted" >&2
+        return 1
+    fi
     echo "  $stage: job $id" >&2
     echo "$id"
 }
 
 echo "contract: capture software versions, hardware and topology of one node; freeze the measurement contract"
 ids=()
-id=$(submit contract --wait contract.sbatch)
+id=$(submit contract --wait contract.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
 echo "fit: 5 memory-fit runs, one GPU each, Megatron's fake process group standing in for a rank of 16 GPUs"
 ids=()
-id=$(submit fit fit.sbatch)
+id=$(submit fit fit.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
 echo "scale: 5 parallel layouts on 16 GPUs, 13 steps each"
 ids=()
-id=$(submit scale scale.sbatch)
+id=$(submit scale scale.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
 echo "profile: the baseline under Nsight Systems, profiling steps 5..7"
 ids=()
-id=$(submit profile profile.sbatch)
+id=$(submit profile profile.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
 echo "retune: 14 candidates, one change from the baseline each, 13 steps each"
 ids=()
-id=$(submit retune retune.sbatch)
+id=$(submit retune retune.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
 echo "validate: the baseline for 50 steps; report window 41..50"
 ids=()
-id=$(submit validate validate.sbatch)
+id=$(submit validate validate.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
 echo "all stages submitted; last dependency: ${after[*]}"

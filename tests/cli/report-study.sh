@@ -1,0 +1,85 @@
+#!/bin/bash
+# moeflow report understands a generated study directory: one row per
+# candidate labelled by its variable and value (never a hex id), the
+# stage's own reference run (scale's baseline for retune, whatever sorts
+# first), the study's window (screening steps 3-8 for scale and retune,
+# report_window 41-50 for validate) without --window, results/<stage> and
+# results/<stage>/<id>.log and runs/<job> (contract.json + launch.log) as
+# arguments, and candidates without a log listed, not dropped.  The logs are
+# what tests/doubles/fake-megatron prints for each candidate's arguments
+# (invented step times: EP overlap 10% faster, recompute 4% slower).
+. "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
+M=$MOEFLOW_BIN
+export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
+T=$(mktemp -d /tmp/mfrs.XXXXXX) && trap 'rm -rf "$T"' EXIT
+tap_plan 22
+S=$T/tiny
+"$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
+# Each candidate's launch log, as the stage script writes it (rank 1 of 2 logs).
+python3 - "$S" "$MOEFLOW_SRCDIR" <<'PY'
+import json, os, subprocess, sys
+s, src = sys.argv[1], sys.argv[2]
+for st in json.load(open(s + "/manifest.json"))["stages"]:
+    if st["stage"] not in ("scale", "retune", "validate"):
+        continue
+    os.makedirs("%s/results/%s" % (s, st["stage"]), exist_ok=True)
+    for c in st["candidates"]:
+        out = subprocess.run([src + "/tests/doubles/fake-megatron",
+                              src + "/tests/data/megatron/argparse-core_v0.19.0.txt"] + c["argv"],
+                             env=dict(os.environ, RANK="1", WORLD_SIZE="2"),
+                             capture_output=True, text=True, check=True)
+        open("%s/results/%s/%s.log" % (s, st["stage"], c["id"]), "w").write(out.stdout)
+PY
+id_of() {  # id_of STAGE VARIABLE VALUE
+    awk -F'\t' -v s="$1" -v v="$2" -v x="$3" '$1 == s && $4 == v && $5 == x { print $3 }' "$S/candidates.tsv"
+}
+scale_base=$(id_of scale baseline baseline)
+overlap=$(id_of retune ep_overlap true)
+
+"$M" report "$S" --stage retune > "$T/retune.out" 2> "$T/retune.err"
+tap_ok $? "report STUDY --stage retune succeeds"
+ok "one row per retune candidate, plus the reference (14 rows)" \
+    test "$(sed -n '3,$p' "$T/retune.out" | grep -c '^[a-z_]*[=b]')" = 14
+ok "rows are labelled by variable and value" has "$T/retune.out" '^ep_overlap=true +6 '
+ok "... arrays too" has "$T/retune.out" '^cuda_graph_modules=\["moe_router","moe_preprocess"\] '
+ok "no row is a hex id" hasnt "$T/retune.out" '^[0-9a-f]{12}'
+ok "the reference is the scale stage's baseline" \
+    has "$T/retune.out" "reference: the scale stage's baseline \($scale_base\)"
+ok "the window is the screening steps, without --window" \
+    has "$T/retune.out" 'window 3-8 \(screening steps 3-8 \(after 2 warm-up steps\)\)'
+ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_overlap=true .* -10\.[0-9]+% .* win$'
+ok "recompute (4% slower) is a loss" has "$T/retune.out" '^recompute_modules=\["moe_act"\] .* loss$'
+ok "manual GC (no effect) is no change" has "$T/retune.out" '^manual_gc=true .* no change$'
+ok "no warning about the logs" test ! -s "$T/retune.err"
+
+"$M" report "$S/results/retune" > "$T/dir.out" 2>&1
+ok "report results/retune is the same report" cmp -s "$T/dir.out" "$T/retune.out"
+
+"$M" report "$S" > "$T/default.out" 2>&1
+ok "with no --stage: the last stage with logs (validate), window report_window 41-50" \
+    has "$T/default.out" 'stage validate: 0 candidates; window 41-50 \(report_window 41-50\)'
+
+"$M" report "$S/results/retune/$overlap.log" > "$T/one.out" 2>&1
+tap_ok $? "one screening log of the study reports without --window"
+ok "... over steps 3-8, named by its change" has "$T/one.out" '^ep_overlap=true +6 '
+
+mkdir -p "$S/runs/7_0"
+printf '{"run":{"candidate":"%s","id":"7_0","stage":"retune"}}\n' "$overlap" > "$S/runs/7_0/contract.json"
+cp "$S/results/retune/$overlap.log" "$S/runs/7_0/launch.log"
+"$M" report "$S/results/scale/$scale_base.log" "$S/runs/7_0" > "$T/run.out" 2>&1
+tap_ok $? "report runs/<job> works from the run record and its launch log"
+ok "... named and windowed from the record" has "$T/run.out" '^ep_overlap=true +6 .* win$'
+
+rm "$S/results/retune/$overlap.log"
+"$M" report --json "$S" --stage retune > "$T/missing.json" 2>&1
+tap_ok $? "a candidate without a log does not stop the report"
+ok "... it is listed with the reason" has "$T/missing.json" '"reason": "no log yet'
+"$M" report "$S" --stage retune > "$T/missing.out" 2>&1
+ok "... in the table's notes too" has "$T/missing.out" '^  NOT REPORTED: ep_overlap=true: no log yet'
+
+"$M" report --stage retune "$MOEFLOW_SRCDIR/tests/data/logs/h200x2-moe-ep2-alltoall-60it.log" > /dev/null 2>&1
+tap_ok $(( $? != 1 )) "--stage without a study directory is a usage error"
+"$M" report --stage profile "$S" > /dev/null 2>&1
+tap_ok $(( $? != 1 )) "--stage profile is a usage error (no step-time window)"
+tap_done
