@@ -57,7 +57,7 @@ validate_log=$(ls "$study"/results/validate/*[0-9a-f].log)
 tap_ok $? "report reads the validate run over the study's report window 41..50"
 want=$(awk -F'\t' '$1 == "core-0.19" && $2 == "validate" {print $7}' "$results")
 ok "report's median step time equals collect.py's ($want ms)" \
-    grep -qE "^[0-9a-f]+ +10 +$want " "$out/report.txt"
+    grep -qE "^baseline +10 +$want " "$out/report.txt"
 diag < "$out/report.txt"
 "$M" diagnose --capacity-gib 141 "$out/report/report.json" "$out/overlap.json" > "$out/diagnose.txt" 2>&1
 ok "diagnose calls the tiny model on 2 GPUs communication-bound (0% hidden)" \

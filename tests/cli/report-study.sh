@@ -48,7 +48,8 @@ ok "the reference is the scale stage's baseline" \
     has "$T/retune.out" "reference: the scale stage's baseline \($scale_base\)"
 ok "the window is the screening steps, without --window" \
     has "$T/retune.out" 'window 3-8 \(screening steps 3-8 \(after 2 warm-up steps\)\)'
-ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_overlap=true .* -10\.[0-9]+% .* win$'
+# 10% with the double's deterministic jitter, which follows the arguments
+ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_overlap=true .* -(8|9|10|11|12)\.[0-9]+% .* win$'
 ok "recompute (4% slower) is a loss" has "$T/retune.out" '^recompute_modules=\["moe_act"\] .* loss$'
 ok "manual GC (no effect) is no change" has "$T/retune.out" '^manual_gc=true .* no change$'
 ok "no warning about the logs" test ! -s "$T/retune.err"
