@@ -1,0 +1,182 @@
+/* The validate stage from recorded winners (lib/study_validate.c), on a
+ * study directory built here: winners traced to their retune candidates
+ * through sealed run records; each alone over the validate steps; their
+ * combination applies every winner's argument, environment and contract
+ * changes and names the winners; two winners that set the same argument
+ * differently are refused, and so is a study with no winner. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "contract.h"
+#include "study_validate.h"
+#include "unit.h"
+
+static char study[64];
+
+static const char *base_contract =
+    "{\"environment\":{\"megatron\":\"core_v0.19.0\"},\"hardware\":{\"gpus\":2},"
+    "\"workload\":{\"mbs\":1},\"semantics\":{\"routing\":\"dropless\"},\"parallel\":{\"ep\":2},"
+    "\"tuning\":{\"ep_overlap\":false,\"precision\":\"bf16\"},\"timing\":{\"window\":[41,50]}}";
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A retune candidate: the baseline with one tuning field and its flags. */
+static json_t *candidate(const char *id, const char *var, const char *val, const char *field,
+                         json_t *fval, const char *const *flags)
+{
+    json_t *c = json_loads(base_contract, 0, NULL), *argv;
+
+    json_object_set_new(json_object_get(c, "tuning"), field, fval);
+    argv = json_pack("[s,s,s,s]", "--num-layers", "4", "--train-iters", "8");
+    for (const char *const *f = flags; f && *f; f++)
+        json_array_append_new(argv, json_string(*f));
+    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:[s,s],s:o}", "id", id, "stage", "retune",
+                     "variable", var, "value", val, "argv", argv, "env", "A=1",
+                     strcmp(var, "ep_overlap") == 0 ? "CUDA_DEVICE_MAX_CONNECTIONS=32" : "B=2",
+                     "contract", c);
+}
+
+/* runs/<run>/contract.json (sealed) for candidate c, and its winner file. */
+static void record(const char *run, const json_t *c)
+{
+    json_t *doc = json_deep_copy(json_object_get(c, "contract"));
+    char path[256], digest[65], seal[128], *canon;
+
+    assert_int_equal(moe_contract_digest(doc, digest, NULL), 0);
+    snprintf(path, sizeof(path), "%s/winners/%s.json", study, digest);
+    write_text(path, "{}\n"); /* only its name is read here */
+    json_object_set_new(doc, "run", json_pack("{s:s,s:s,s:s}", "stage", "retune", "candidate",
+                                              json_string_value(json_object_get(c, "id")), "id",
+                                              run));
+    canon = moe_contract_dump(doc);
+    snprintf(path, sizeof(path), "%s/runs/%s", study, run);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/runs/%s/contract.json", study, run);
+    write_text(path, canon);
+    assert_int_equal(moe_contract_digest(doc, digest, NULL), 0);
+    snprintf(seal, sizeof(seal), "%s  contract.json\n", digest);
+    snprintf(path, sizeof(path), "%s/runs/%s/contract.json.sha256", study, run);
+    write_text(path, seal);
+    free(canon);
+    json_decref(doc);
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static void winners_alone_and_combined(void **state)
+{
+    static const char *const ovl[] = { "--overlap-moe-expert-parallel-comm", NULL };
+    static const char *const fp8[] = { "--fp8-format", "hybrid", NULL };
+    static const char *const fp8b[] = { "--fp8-format", "e4m3", NULL };
+    json_t *a = candidate("aaaa", "ep_overlap", "true", "ep_overlap", json_true(), ovl);
+    json_t *b = candidate("bbbb", "precision", "fp8-delayed", "precision", json_string("fp8"), fp8);
+    json_t *d = candidate("dddd", "precision", "fp8-e4m3", "precision", json_string("e4m3"), fp8b);
+    json_t *base, *manifest, *out, *combo, *argv;
+    struct moe_error e;
+    char path[256], *dump;
+
+    (void)state;
+    snprintf(study, sizeof(study), "/tmp/moe-validate.XXXXXX");
+    assert_non_null(mkdtemp(study));
+    snprintf(path, sizeof(path), "%s/runs", study);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/winners", study);
+    mkdir(path, 0755);
+    manifest = json_pack("{s:[{s:s,s:[O,O,O]}]}", "stages", "stage", "retune", "candidates", a, b,
+                         d);
+    snprintf(path, sizeof(path), "%s/manifest.json", study);
+    assert_int_equal(json_dump_file(manifest, path, 0), 0);
+    base = json_pack("{s:s,s:s,s:s,s:s,s:[s,s,s,s],s:[s],s:o}", "id", "base", "stage",
+                     "validate", "variable", "baseline", "value", "baseline", "argv",
+                     "--num-layers", "4", "--train-iters", "50", "env", "A=1", "contract",
+                     json_loads(base_contract, 0, NULL));
+
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_non_null(strstr(e.text, "no winner recorded"));
+
+    record("7_0", a);
+    record("7_1", b);
+    moe_error_clear(&e);
+    out = moe_validate_from_winners(study, base, &e);
+    if (!out)
+        fail_msg("%s", e.text);
+    assert_int_equal(json_array_size(out), 4);
+    assert_string_equal(str(json_array_get(out, 0), "id"), "base");
+    /* alone: the retune candidate's id and contract, over the validate steps */
+    for (size_t i = 1; i <= 2; i++) {
+        const json_t *w = json_array_get(out, i);
+
+        assert_true(strcmp(str(w, "id"), "aaaa") == 0 || strcmp(str(w, "id"), "bbbb") == 0);
+        assert_string_equal(str(w, "stage"), "validate");
+        dump = json_dumps(json_object_get(w, "argv"), JSON_COMPACT);
+        assert_non_null(strstr(dump, "\"--train-iters\",\"50\""));
+        free(dump);
+    }
+    combo = json_array_get(out, 3);
+    assert_string_equal(str(combo, "variable"), "combination");
+    argv = json_object_get(combo, "argv");
+    dump = json_dumps(argv, JSON_COMPACT);
+    print_message("# combination argv %s\n", dump);
+    assert_string_equal(dump, "[\"--num-layers\",\"4\",\"--train-iters\",\"50\","
+                              "\"--overlap-moe-expert-parallel-comm\",\"--fp8-format\","
+                              "\"hybrid\"]");
+    free(dump);
+    dump = json_dumps(json_object_get(combo, "env"), JSON_COMPACT);
+    assert_string_equal(dump, "[\"A=1\",\"CUDA_DEVICE_MAX_CONNECTIONS=32\",\"B=2\"]");
+    free(dump);
+    {
+        const json_t *c = json_object_get(combo, "contract");
+        char digest[65];
+
+        assert_true(json_is_true(json_object_get(json_object_get(c, "tuning"), "ep_overlap")));
+        assert_string_equal(str(json_object_get(c, "tuning"), "precision"), "fp8");
+        assert_int_equal(json_array_size(json_object_get(json_object_get(c, "validation"),
+                                                         "combination")), 2);
+        assert_int_equal(moe_contract_digest(c, digest, NULL), 0);
+        assert_string_equal(str(combo, "id"), digest);
+    }
+    json_decref(out);
+
+    /* a second precision winner: two winners set --fp8-format differently */
+    record("7_2", d);
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    print_message("# %s\n", e.text);
+    assert_non_null(strstr(e.text, "cannot be combined"));
+    assert_non_null(strstr(e.text, "--fp8-format"));
+
+    snprintf(path, sizeof(path), "rm -rf '%s'", study);
+    assert_int_equal(system(path), 0);
+    json_decref(a);
+    json_decref(b);
+    json_decref(d);
+    json_decref(base);
+    json_decref(manifest);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(winners_alone_and_combined),
+    };
+
+    return MOE_RUN_TESTS(tests);
+}
