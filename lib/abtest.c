@@ -13,8 +13,7 @@ static int by_double(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* Median of v (sorted in place). */
-static double median(double *v, size_t n)
+double moe_median(double *v, size_t n)
 {
     qsort(v, n, sizeof(*v), by_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
@@ -158,8 +157,8 @@ static int bootstrap(const double *a, size_t na, const double *b, size_t nb, uin
             ra[i] = a[below(&s, na)];
         for (size_t i = 0; i < nb; i++)
             rb[i] = b[below(&s, nb)];
-        ma = median(ra, na);
-        mb = median(rb, nb);
+        ma = moe_median(ra, na);
+        mb = moe_median(rb, nb);
         if (ma > 0)
             eff[ne++] = 100.0 * (mb - ma) / ma;
     }
@@ -198,8 +197,8 @@ int moe_abtest_run(const double *a, size_t na, const double *b, size_t nb, uint6
     memcpy(sb, b, nb * sizeof(double));
     t->n_a = na;
     t->n_b = nb;
-    t->median_a = median(sa, na);
-    t->median_b = median(sb, nb);
+    t->median_a = moe_median(sa, na);
+    t->median_b = moe_median(sb, nb);
     free(sa);
     free(sb);
     if (!(t->median_a > 0)) {

@@ -18,19 +18,6 @@ static int by_iter(const void *pa, const void *pb)
     return (a->record > b->record) - (a->record < b->record);
 }
 
-static int by_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), by_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
 /* The series: one point per iteration, the first record of it winning
  * (several ranks may print the same iteration). */
 static int build_series(struct moe_report_run *r, const struct moe_log *log)
@@ -99,7 +86,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
     /* Sample standard deviation: the window is a sample of the run. */
     r->step_stdev = r->n > 1 ? sqrt(ss / (double)(r->n - 1)) : 0.0;
     r->step_cv = r->step_mean > 0 ? r->step_stdev / r->step_mean : NAN;
-    r->step_median = median(ms, r->n);
+    r->step_median = moe_median(ms, r->n);
     r->tflops_mean = NAN;
     r->tflops_median = NAN;
     if (ntf) {
@@ -108,7 +95,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
         for (size_t i = 0; i < ntf; i++)
             t += tf[i];
         r->tflops_mean = t / (double)ntf;
-        r->tflops_median = median(tf, ntf);
+        r->tflops_median = moe_median(tf, ntf);
     }
     free(ms);
     free(tf);
