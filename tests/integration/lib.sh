@@ -92,13 +92,15 @@ job_completed() {
 queue_empty() { [ -z "$(squeue -h -o %i)" ]; }
 
 # Every node back to IDLE.  Right after a burst of jobs a node may still be
-# COMPLETING or PLANNED for a moment: give it up to 10 s, but a DRAIN or DOWN
-# never turns back into IDLE by itself, so those still fail.
+# COMPLETING, or PLANNED until the backfill scheduler's next pass (every 30 s
+# by default): give those up to 40 s.  A DRAIN or DOWN never turns back into
+# IDLE by itself, so it fails at once.
 nodes_all_idle() {
     local states i
-    for i in $(seq 100); do
+    for i in $(seq 400); do
         states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
         [ "$states" = "idle " ] && return 0
+        case "$states" in *drain*|*drng*|*down*|*fail*) break ;; esac
         sleep 0.1
     done
     echo "node states: $states" | diag
