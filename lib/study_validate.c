@@ -69,6 +69,22 @@ static json_t *with_iters(const json_t *argv, const json_t *ref)
     return out;
 }
 
+/* Records that who sets key to value; -1 when an earlier winner set it to
+ * something else (null: removed). */
+static int claim(json_t *changes, const char *key, json_t *value, const char *who,
+                 struct moe_error *err)
+{
+    json_t *prior = json_object_get(changes, key);
+
+    if (prior && !json_equal(prior, value)) {
+        moe_error_set(err, "winners cannot be combined: %s sets %s differently from an "
+                      "earlier winner (record one of them only)", who, key);
+        return -1;
+    }
+    json_object_set(changes, key, value);
+    return 0;
+}
+
 /* Applies what cand changes relative to base (arguments: set or removed;
  * --train-iters never) onto combo; changes: flag -> what a previous winner
  * set it to (null: removed), to find two winners that disagree. */
@@ -84,13 +100,8 @@ static int merge_args(json_t *combo, const json_t *base, const json_t *cand, jso
 
         if (strcmp(flag, "--train-iters") == 0 || (b && json_equal(b, o)))
             continue;
-        prior = json_object_get(changes, flag);
-        if (prior && !json_equal(prior, o)) {
-            moe_error_set(err, "winners cannot be combined: %s sets %s differently from an "
-                          "earlier winner (record one of them only)", who, flag);
+        if (claim(changes, flag, o, who, err) < 0)
             return -1;
-        }
-        json_object_set(changes, flag, o);
         c = find_opt(combo, flag);
         if (c)
             json_array_set(c, 1, json_array_get(o, 1));
@@ -128,7 +139,6 @@ static int merge_env(json_t *combo, const json_t *base, const json_t *cand, json
     json_array_foreach(cand, i, e) {
         const char *kv = json_string_value(e), *eq = kv ? strchr(kv, '=') : NULL;
         char key[128];
-        json_t *prior;
         size_t k;
         int found = 0;
 
@@ -140,13 +150,8 @@ static int merge_env(json_t *combo, const json_t *base, const json_t *cand, json
                 found = 1;
         if (found)
             continue;
-        prior = json_object_get(changes, key);
-        if (prior && !json_equal(prior, e)) {
-            moe_error_set(err, "winners cannot be combined: %s sets %s differently from an "
-                          "earlier winner", who, key);
+        if (claim(changes, key, e, who, err) < 0)
             return -1;
-        }
-        json_object_set(changes, key, e);
         for (k = 0; k < json_array_size(combo); k++) {
             const char *c = json_string_value(json_array_get(combo, k));
 
@@ -169,19 +174,14 @@ static int merge_contract(json_t *combo, const json_t *base, const json_t *cand,
         if (!json_is_object(sv))
             continue;
         json_object_foreach(sv, key, v) {
-            json_t *b = json_object_get(json_object_get(base, sec), key), *prior;
+            json_t *b = json_object_get(json_object_get(base, sec), key);
             char path[256];
 
             if (b && json_equal(b, v))
                 continue;
             snprintf(path, sizeof(path), "%s.%s", sec, key);
-            prior = json_object_get(changes, path);
-            if (prior && !json_equal(prior, v)) {
-                moe_error_set(err, "winners cannot be combined: %s sets %s differently from an "
-                              "earlier winner (record one of them only)", who, path);
+            if (claim(changes, path, v, who, err) < 0)
                 return -1;
-            }
-            json_object_set(changes, path, v);
             if (!json_object_get(combo, sec))
                 json_object_set_new(combo, sec, json_object());
             json_object_set(json_object_get(combo, sec), key, v);
