@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU lane's committed evidence (tests/gpu/, tests/data/gpu/), replayed
 # without a GPU: results.tsv is what collect.py derives from the committed
-# logs with today's moeflow fit; every candidate trained; the memory
+# logs with today's moeflow fit, steady.tsv from the steady-state scale runs; every candidate trained; the memory
 # estimate is within 10% of Megatron's peak on every row; Megatron's own
 # validate_args passed every candidate of every example study; report,
 # overlap and diagnose read what the stages wrote; every candidate's
@@ -11,14 +11,19 @@
 M=$MOEFLOW_BIN S=$MOEFLOW_SRCDIR
 data=$S/tests/data/gpu results=$S/tests/gpu/results.tsv validate=$S/tests/gpu/validate.tsv
 out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
-tap_plan 18
+tap_plan 19
 
 python3 "$S/tests/gpu/collect.py" "$data" "$M" > "$out/results.tsv" 2> "$out/collect.err"
 ok "collect.py derives tests/gpu/results.tsv from the committed logs, byte for byte" \
     cmp -s "$out/results.tsv" "$results"
 diff "$results" "$out/results.tsv" | diag
-ok "every candidate of both dialects ran (32 rows) and exited 0" \
-    test "$(awk -F'\t' 'NR > 1 && $5 == 0' "$results" | wc -l)" = 32
+mkdir "$out/steady" && tar -xJf "$data/steady-scale.tar.xz" -C "$out/steady"
+python3 "$S/tests/gpu/collect.py" --steady "$out/steady/steady" > "$out/steady.tsv"
+ok "and steady.tsv (every scale grid exited 0, 12-step window) from the steady-state logs" \
+    sh -c "cmp -s '$out/steady.tsv' '$S/tests/gpu/steady.tsv' &&
+           test \$(awk -F'\t' 'NR > 1 && \$3 == 0 && \$6 != \"-\"' '$S/tests/gpu/steady.tsv' | wc -l) = 8"
+ok "every candidate of both dialects ran (30 rows: contract, 3 fit, 4 scale grids, profile, 5 retune, validate each) and exited 0" \
+    test "$(awk -F'\t' 'NR > 1 && $5 == 0' "$results" | wc -l)" = 30
 ok "every training run logged its steps (8 screening, 4 fit, 50 validate)" \
     test "$(awk -F'\t' 'NR > 1 && $2 != "contract" && ($6 != ($2 == "fit" ? 4 : $2 == "validate" ? 50 : 8))' \
            "$results" | wc -l)" = 0
@@ -37,12 +42,14 @@ for d in core-0.19 bridge-pin; do
     tar -xJf "$data/lane-$d.tar.xz" -C "$out"
 done
 study=$out/lane-core-0.19
-ok "the lane ran PP2, PP2 with VPP2 and EP1xETP2 layouts in both dialects" \
-    test "$(grep -hcE 'layout	tp1\.cp1\.pp2\.vpp1\.|layout	tp1\.cp1\.pp2\.vpp2\.|layout	tp1\.cp1\.pp1\.vpp1\.ep1\.etp2' \
-           "$out"/lane-*/candidates.tsv | awk '{n += $1} END {print n}')" = 6
-ok "TP2 was skipped, naming the Megatron rule and its source line" \
-    grep -qF 'moe_tp_needs_sequence_parallel (megatron/core/transformer/moe/moe_layer.py:630 in core-0.19)' \
-    "$study/manifest.json"
+# One entry per (TP, CP, PP, EP, ETP) grid: PP2 runs at its best VPP (2).
+ok "the lane ran PP2 with VPP2 and EP1xETP2 layouts in both dialects" \
+    test "$(grep -hcE 'layout	tp1\.cp1\.pp2\.vpp2\.|layout	tp1\.cp1\.pp1\.vpp1\.ep1\.etp2' \
+           "$out"/lane-*/candidates.tsv | awk '{n += $1} END {print n}')" = 4
+"$M" layouts --explain "$study/study.yaml" > "$out/layouts.txt" 2>&1
+ok "no TP2 layout ran: layouts excludes it by Megatron's MoE-TP-needs-SP rule" \
+    sh -c "! grep -q 'layout	tp2' '$out'/lane-*/candidates.tsv &&
+           grep -qE '^  TP2 .* moe-tp-needs-sp ' '$out/layouts.txt'"
 
 "$M" overlap --window steps=4-5 "$data"/traces/core-0.19/rank-*.json.gz > "$out/overlap.txt" 2>&1
 ok "overlap reads the PyTorch-profiler traces the profile stage wrote (golden)" \

@@ -2,6 +2,7 @@
 """The GPU lane's evidence, from what its jobs wrote.
 
 usage: collect.py DATA_DIR MOEFLOW > results.tsv
+       collect.py --steady STEADY_DIR > steady.tsv
 
 DATA_DIR is tests/data/gpu: lane-<dialect>.tar.xz per dialect, the
 generated study directory as the stand-in jobs left it on the GPU machine
@@ -111,7 +112,35 @@ def rows(data_dir, moeflow, tmp):
                        "-" if peak is None else f"{peak:.1f}", pred]
 
 
+def steady_rows(steady_dir):
+    """The scale stage run alone with a long warm-up (lane.sh steady): per
+    layout, the median step over its post-warm-up window."""
+    for study in sorted(glob.glob(os.path.join(steady_dir, "*", "manifest.json"))):
+        study = os.path.dirname(study)
+        with open(os.path.join(study, "study.json")) as f:
+            study_json = json.load(f)
+        with open(os.path.join(study, "manifest.json")) as f:
+            manifest = json.load(f)
+        for stage in manifest["stages"]:
+            for cand in stage["candidates"]:
+                p = cand["contract"]["parallel"]
+                layout = ".".join(f"{k}{p[k]}" for k in ("tp", "cp", "pp", "vpp", "ep", "etp"))
+                argv = cand["argv"]
+                iters = int(argv[argv.index("--train-iters") + 1])
+                first, last = window(study_json, "scale", iters)
+                res = os.path.join(study, "results", "scale", cand["id"])
+                steps, median, _ = log_figures(res + ".log", first, last)
+                rc = open(res + ".rc").read().strip() if os.path.exists(res + ".rc") else "-"
+                yield [os.path.basename(study), layout, rc, str(steps), f"{first}-{last}",
+                       "-" if median is None else f"{median:.1f}"]
+
+
 def main():
+    if sys.argv[1] == "--steady":
+        print("dialect\tlayout\trc\tsteps\twindow\tmedian_ms")
+        for row in steady_rows(sys.argv[2]):
+            print("\t".join(row))
+        return
     data_dir, moeflow = sys.argv[1], sys.argv[2]
     print("dialect\tstage\tindex\tcandidate\trc\tsteps\tmedian_ms\tpeak_mib\tpredicted_mib")
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,6 +10,9 @@
 #   lane.sh run OUT_DIR         on the GPU machine: train, validate, archive
 #   lane.sh collect ARCHIVE BUILD_DIR   here: results.tsv, validate.tsv, data
 #   lane.sh all BUILD_DIR       the three in a row, on a GPU machine with a build
+#   lane.sh steady-prepare BUILD_DIR / steady OUT_DIR / steady-collect ARCHIVE
+#                               the scale stage alone with a long warm-up, one
+#                               dialect after the other, for step times
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -57,6 +60,54 @@ prepare() {
             fi
         done
     done
+}
+
+# Step times for the step-time model (issue 12): the screening window of
+# the lane (steps 3..8) is still warming up -- the tiny model's steps fall
+# from about 350 to 250 ms until step 20 or so -- so the scale stage is run
+# again with 20 warm-up steps and a 12-step window, the dialects one after
+# the other so that they do not share the GPUs.
+steady_prepare() {
+    local build=$1 d
+    rm -rf "$work/steady"
+    mkdir -p "$work/steady" "$work/megatron"
+    for d in $LANE_DIALECTS; do
+        [ -f "$work/megatron/${TARBALL[$d]}.tar.xz" ] ||
+            cp "$top/../shared/megatron/${TARBALL[$d]}.tar.xz" "$work/megatron/" ||
+            die "no ../shared/megatron/${TARBALL[$d]}.tar.xz"
+        lane_study "$d" | sed -e 's/^  warmup: .*/  warmup: 20/' \
+            -e 's/^  screen_steps: .*/  screen_steps: 12/' \
+            -e 's/^  profile_steps: .*/  profile_steps: [23, 24]/' > "$work/steady/tiny-$d.yaml"
+        "$build/gen/moeflow" gen --templates "$top/templates" --stage scale \
+            "$work/steady/tiny-$d.yaml" -o "$work/steady/$d"
+    done
+}
+
+steady() {
+    local out=$1 d dir
+    mkdir -p "$out" "$work/bin"
+    unpack_megatron
+    command -v python > /dev/null || ln -sf "$(command -v python3)" "$work/bin/python"
+    export PATH=$here/standin:$work/bin:$PATH PYTHONUNBUFFERED=1
+    for d in $LANE_DIALECTS; do
+        dir=$work/steady/$d
+        ln -sf "/tmp/mlm/${TARBALL[$d]}/pretrain_gpt.py" "$dir/pretrain_gpt.py"
+        ( cd "$dir" && PYTHONPATH=/tmp/mlm/${TARBALL[$d]} MOEFLOW_STANDIN_STATE=$dir/.standin \
+              MOEFLOW_STANDIN_FIRST_ID=${FIRST_ID[$d]} sbatch scale.sbatch ) \
+            > "$work/steady/$d.submit.log" 2>&1 || echo "lane: steady $d exited $?" >&2
+    done
+    tar -C "$work" --exclude=pretrain_gpt.py --exclude=.standin -czf "$out/steady.tar.gz" steady
+}
+
+# Median step time of the steady window of every scale candidate, from the
+# logs Megatron wrote ("elapsed time per iteration (ms): X" per step).
+steady_collect() {
+    local archive=$1 tmp d
+    tmp=$(mktemp -d)
+    tar -xzf "$archive" -C "$tmp"
+    tar -C "$tmp" -cJf "$top/tests/data/gpu/steady-scale.tar.xz" steady
+    python3 "$here/collect.py" --steady "$tmp/steady" > "$here/steady.tsv"
+    rm -rf "$tmp"
 }
 
 unpack_megatron() {
@@ -148,6 +199,9 @@ case "${1:-}" in
     run) run "${2:?out dir}" ;;
     train) train_dialect "${2:?dialect}" ;;
     collect) collect "${2:?archive}" "${3:?build dir}" ;;
+    steady-prepare) steady_prepare "${2:?build dir}" ;;
+    steady) steady "${2:?out dir}" ;;
+    steady-collect) steady_collect "${2:?archive}" ;;
     all) prepare "${2:?build dir}"; run "$work/out"; collect "$work/out/lane.tar.gz" "$2" ;;
     *) sed -n '2,13p' "$0"; exit 2 ;;
 esac
