@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "nvml.h"
+#include "topology/nvml.h"
 
 int main(void)
 {

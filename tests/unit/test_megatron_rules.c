@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidates.h"
-#include "megatron_args.h"
-#include "megatron_rules.h"
-#include "readfile.h"
-#include "study.h"
+#include "study/candidates.h"
+#include "study/megatron_args.h"
+#include "study/megatron_rules.h"
+#include "core/readfile.h"
+#include "study/study.h"
 #include "unit.h"
 
 static char srcdir[4096];

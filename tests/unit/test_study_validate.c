@@ -14,8 +14,8 @@
 
 #include <jansson.h>
 
-#include "contract.h"
-#include "study_validate.h"
+#include "contract/contract.h"
+#include "study/study_validate.h"
 #include "unit.h"
 
 static char study[64];
