@@ -1,3 +1,4 @@
+/* SHA-256, the identity of contracts, studies and node facts. */
 #ifndef MOEFLOW_SHA256_H
 #define MOEFLOW_SHA256_H
 
