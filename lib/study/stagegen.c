@@ -393,7 +393,7 @@ static char *canonical_line(const json_t *doc)
 }
 
 /* contracts/baseline.json and contracts/<id>.json: what the plugin checks
- * each run against (see lib/contract_check.h on main). */
+ * each run against (see contract/contract_check.h). */
 static int add_contracts(const struct moe_study *s, const json_t *stages,
                          struct moe_gen_output *out, struct moe_error *err)
 {

@@ -1,5 +1,5 @@
 /* The declared measurement contract of one run, in the sections the
- * contract module (lib/contract.h on main) compares: environment, hardware,
+ * contract module (contract/contract.h) compares: environment, hardware,
  * workload, semantics, parallel, tuning, timing, and profiling for the
  * profile stage.  `moeflow gen` writes one per candidate under contracts/. */
 #ifndef MOEFLOW_STUDY_CONTRACT_H

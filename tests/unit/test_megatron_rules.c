@@ -1,4 +1,4 @@
-/* Megatron's prerequisite rules (lib/megatron_rules.c): each rule refuses
+/* Megatron's prerequisite rules (lib/study/megatron_rules.c): each rule refuses
  * a run built to break it and lets through the nearest run that does not;
  * every citation names a file and line that exist, and, where the three
  * Megatron trees are at hand (MOEFLOW_MEGATRON_TREES, set by
