@@ -33,25 +33,16 @@ static const struct field fields[] = {
 
 static int set_enum(struct moe_model *m, const char *key, const char *v)
 {
-    if (strcmp(key, "attention") == 0) {
-        if (strcmp(v, "gqa") == 0)
-            m->attention = MOE_ATTN_GQA;
-        else if (strcmp(v, "mla") == 0)
-            m->attention = MOE_ATTN_MLA;
-        else
-            return -1;
-        return 0;
-    }
-    if (strcmp(key, "router_score") == 0) {
-        if (strcmp(v, "softmax") == 0)
-            m->router_score = MOE_ROUTER_SOFTMAX;
-        else if (strcmp(v, "sigmoid") == 0)
-            m->router_score = MOE_ROUTER_SIGMOID;
-        else
-            return -1;
-        return 0;
-    }
-    return -1;
+    int i;
+
+    if (strcmp(key, "attention") == 0 && (i = moe_enum_parse(moe_attention_names, v)) >= 0)
+        m->attention = (enum moe_attention_kind)i;
+    else if (strcmp(key, "router_score") == 0 &&
+             (i = moe_enum_parse(moe_router_score_names, v)) >= 0)
+        m->router_score = (enum moe_router_score)i;
+    else
+        return -1;
+    return 0;
 }
 
 static int set_field(struct moe_model *m, const char *key, json_t *v)

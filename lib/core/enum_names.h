@@ -1,0 +1,32 @@
+/* Names of enum values, from one list per enum.  Each enum is written once
+ * as an X-macro list, LIST(X) expanding X(IDENTIFIER, "name") per value, next
+ * to the enum; the enum and its NULL-ended name table are both expanded from
+ * it, so the two cannot drift apart, and MOE_ENUM_NAMES_CHECK fails the build
+ * if a table does not hold exactly one name per value.  The study reader, the
+ * schema's allowed values, the canonical study JSON and the contract all use
+ * these tables. */
+#ifndef MOEFLOW_CORE_ENUM_NAMES_H
+#define MOEFLOW_CORE_ENUM_NAMES_H
+
+#define MOE_ENUM_ID(id, name) id,
+#define MOE_ENUM_NAME(id, name) name,
+/* The count stays out of the enum so that switches over it stay exhaustive
+ * (-Wswitch) without a case for a value that is not one. */
+#define MOE_ENUM_PLUS_ONE(id, name) +1
+
+/* A table expanded from a list: COUNT names and the NULL that ends it. */
+#define MOE_ENUM_NAMES_CHECK(table, count)                                                     \
+    _Static_assert(sizeof(table) / sizeof((table)[0]) == (size_t)(count) + 1,                 \
+                   #table " must hold one name per value and end in NULL")
+
+/* What a name function returns for a value outside its enum: printable, so a
+ * corrupted value shows up in output instead of crashing a printf. */
+#define MOE_ENUM_UNKNOWN "?"
+
+/* The index of s in the NULL-ended names, or -1 (also for s == NULL). */
+int moe_enum_parse(const char *const *names, const char *s);
+
+/* names[v] for 0 <= v < count, otherwise MOE_ENUM_UNKNOWN. */
+const char *moe_enum_name(const char *const *names, int count, int v);
+
+#endif
