@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 
 #include "contract.h"
+#include "study.h"
 
 const char *const moe_contract_sections[] = {
     "environment", "hardware", "workload", "semantics", "parallel", "tuning", "timing", NULL,
@@ -89,55 +90,6 @@ json_t *moe_contract_load_plain(const char *path, struct moe_error *err)
     return doc;
 }
 
-/* 2^53: above it a double no longer holds every integer exactly. */
-#define EXACT_INT_LIMIT 9007199254740992.0
-
-static json_t *normalize_real(double v)
-{
-    if (v == 0.0)
-        return json_integer(0);
-    if (isfinite(v) && floor(v) == v && fabs(v) <= EXACT_INT_LIMIT)
-        return json_integer((json_int_t)v);
-    return json_real(v);
-}
-
-json_t *moe_contract_normalize(const json_t *doc)
-{
-    json_t *out, *value;
-    const char *key;
-    size_t i;
-
-    switch (json_typeof(doc)) {
-    case JSON_REAL:
-        return normalize_real(json_real_value(doc));
-    case JSON_OBJECT:
-        out = json_object();
-        json_object_foreach((json_t *)doc, key, value)
-            json_object_set_new(out, key, moe_contract_normalize(value));
-        return out;
-    case JSON_ARRAY:
-        out = json_array();
-        json_array_foreach(doc, i, value)
-            json_array_append_new(out, moe_contract_normalize(value));
-        return out;
-    default:
-        return json_deep_copy(doc);
-    }
-}
-
-char *moe_contract_dump(const json_t *doc)
-{
-    json_t *norm = moe_contract_normalize(doc);
-    char *text;
-
-    if (!norm)
-        return NULL;
-    text = json_dumps(norm, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(15) |
-                                JSON_ENCODE_ANY);
-    json_decref(norm);
-    return text;
-}
-
 int moe_sha256_hex(const void *data, size_t len, char hex[MOE_SHA256_HEX_LEN + 1],
                    struct moe_error *err)
 {
@@ -160,14 +112,8 @@ int moe_sha256_hex(const void *data, size_t len, char hex[MOE_SHA256_HEX_LEN + 1
 int moe_contract_digest(const json_t *doc, char hex[MOE_SHA256_HEX_LEN + 1],
                         struct moe_error *err)
 {
-    char *text = moe_contract_dump(doc);
-    int rc;
-
-    if (!text) {
-        moe_error_set(err, "cannot serialise the contract");
-        return -1;
-    }
-    rc = moe_sha256_hex(text, strlen(text), hex, err);
-    free(text);
-    return rc;
+    if (moe_json_sha256(doc, hex) == 0)
+        return 0;
+    moe_error_set(err, "cannot serialise the contract");
+    return -1;
 }

@@ -31,15 +31,8 @@ json_t *moe_json_load_regular(const char *path, json_error_t *jerr);
  * checked for its sections; errors carry the file and position. */
 json_t *moe_contract_load_plain(const char *path, struct moe_error *err);
 
-/* Deep copy in canonical number form: integral reals (1.0, 1e0) become
- * integers and -0.0 becomes 0, so equal values hash equal. */
-json_t *moe_contract_normalize(const json_t *doc);
-
-/* Canonical text: normalized, sorted keys, compact, 15 significant digits.
- * Caller frees with free(). */
-char *moe_contract_dump(const json_t *doc);
-
-/* SHA-256 of moe_contract_dump() as lower-case hex. */
+/* SHA-256 of the contract's canonical form (moe_json_canonical()) as
+ * lower-case hex. */
 int moe_contract_digest(const json_t *doc, char hex[MOE_SHA256_HEX_LEN + 1],
                         struct moe_error *err);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "contract_store.h"
+#include "study.h"
 
 #define CONTRACT_MAX_BYTES (16 * 1024 * 1024)
 
@@ -210,7 +211,7 @@ static json_t *parse_canonical(const char *text, const char *name,
         moe_error_at(err, name, jerr.line, jerr.column, "not valid JSON: %s", jerr.text);
         return NULL;
     }
-    canon = moe_contract_dump(doc);
+    canon = moe_json_canonical(doc);
     same = canon && strcmp(text, canon) == 0;
     if (!same || moe_contract_check_shape(doc, err) != 0 ||
         moe_sha256_hex(canon, strlen(canon), digest, err) != 0) {
@@ -291,7 +292,7 @@ static int seal(int cfd, const char *digest, struct moe_error *err)
 static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN + 1],
                      struct moe_error *err)
 {
-    char *canon = moe_contract_dump(doc), theirs[MOE_SHA256_HEX_LEN + 1];
+    char *canon = moe_json_canonical(doc), theirs[MOE_SHA256_HEX_LEN + 1];
     json_t *existing;
     int rc = -1;
 
@@ -372,7 +373,7 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     runs = open_owned_subdir(sfd, "runs", study, err);
     if (runs >= 0)
         run = open_owned_subdir(runs, run_id, study, err);
-    canon = run >= 0 ? moe_contract_dump(doc) : NULL;
+    canon = run >= 0 ? moe_json_canonical(doc) : NULL;
     if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0)
         rc = write_once(run, "contract.json", canon, err);
     /* Sealed like the frozen baseline, so that verify notices an edit. */
@@ -482,7 +483,7 @@ int moe_contract_write_file(const char *path, const json_t *doc, struct moe_erro
         moe_error_set(err, "%s: %s", dir, strerror(errno));
         return -1;
     }
-    canon = moe_contract_dump(doc);
+    canon = moe_json_canonical(doc);
     if (canon)
         rc = write_once(dfd, slash ? slash + 1 : path, canon, err);
     free(canon);

@@ -154,8 +154,10 @@ void moe_study_free(struct moe_study *study);
 
 int moe_study_world_size(const struct moe_study *study);
 
-/* Canonical serialisation (sorted keys, compact, 15 digits) and its SHA-256
- * as 64 lower-case hex digits.  buf must hold 65 bytes. */
+/* The canonical serialisation of any JSON value, used for every digest and
+ * id (sorted keys, compact, integral reals as integers, 15 significant
+ * digits; study.c says why), and its SHA-256 as 64 lower-case hex digits.
+ * hex must hold 65 bytes. */
 char *moe_json_canonical(const json_t *json);
 int moe_json_sha256(const json_t *json, char hex[65]);
 
