@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 
 #include "contract.h"
+#include "readfile.h"
 #include "study.h"
 
 const char *const moe_contract_sections[] = {
@@ -52,36 +53,12 @@ int moe_contract_check_shape(const json_t *doc, struct moe_error *err)
     return 0;
 }
 
-#define STUDY_JSON_MAX_BYTES (16L * 1024 * 1024)
-
-json_t *moe_json_load_regular(const char *path, json_error_t *jerr)
-{
-    struct stat st;
-    json_t *doc = NULL;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-    memset(jerr, 0, sizeof(*jerr));
-    if (fd < 0) {
-        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > STUDY_JSON_MAX_BYTES)
-        snprintf(jerr->text, sizeof(jerr->text), "not a regular file of at most 16 MiB");
-    else
-        doc = json_loadfd(fd, 0, jerr);
-    close(fd);
-    return doc;
-}
-
 json_t *moe_contract_load_plain(const char *path, struct moe_error *err)
 {
-    json_error_t jerr;
-    json_t *doc = moe_json_load_regular(path, &jerr);
+    json_t *doc = moe_read_json(path, "contract", err);
 
-    if (!doc) {
-        moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
+    if (!doc)
         return NULL;
-    }
     if (moe_contract_check_shape(doc, err) != 0) {
         moe_error_locate(err, path, 0, 0);
         json_decref(doc);

@@ -22,11 +22,6 @@ extern const char *const moe_contract_sections[];
  * unknown section.  err names the offending section. */
 int moe_contract_check_shape(const json_t *doc, struct moe_error *err);
 
-/* Loads a JSON file of the user's study: a regular file of at most 16 MiB,
- * opened non-blocking (a FIFO in its place must not hang sbatch or
- * slurmstepd waiting for a writer).  NULL with jerr->text on error. */
-json_t *moe_json_load_regular(const char *path, json_error_t *jerr);
-
 /* A contract written by a person or a generator: any JSON formatting,
  * checked for its sections; errors carry the file and position. */
 json_t *moe_contract_load_plain(const char *path, struct moe_error *err);

@@ -10,6 +10,7 @@
 
 #include "model_json.h"
 #include "presets.h"
+#include "readfile.h"
 
 enum kind { K_INT, K_BOOL };
 
@@ -73,15 +74,12 @@ static int set_field(struct moe_model *m, const char *key, json_t *v)
 
 int moe_model_from_json_file(const char *path, struct moe_model *m, struct moe_error *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je), *v;
+    json_t *root = moe_read_json(path, "model", err), *v;
     const char *key;
     int rc = -1;
 
-    if (!root) {
-        moe_error_at(err, path, je.line, je.column, "%s", je.text);
+    if (!root)
         return -1;
-    }
     memset(m, 0, sizeof(*m));
     snprintf(m->name, sizeof(m->name), "custom");
     if (!json_is_object(root)) {

@@ -14,6 +14,7 @@
 
 
 #include "presets.h"
+#include "readfile.h"
 #include "contract.h"
 #include "study.h"
 #include "study_pipeline.h"
@@ -628,30 +629,11 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
 
 int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *text;
-    long len;
+    char *text = moe_read_file(path, "study", NULL, err);
     int rc;
 
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open: %s", strerror(errno));
+    if (!text)
         return -1;
-    }
-    if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
-        len > (1 << 24)) {
-        fclose(f);
-        moe_error_at(err, path, 0, 0, "cannot read (not a regular file or over 16 MiB)");
-        return -1;
-    }
-    text = malloc((size_t)len + 1);
-    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-        free(text);
-        fclose(f);
-        moe_error_at(err, path, 0, 0, "cannot read: %s", strerror(errno));
-        return -1;
-    }
-    fclose(f);
-    text[len] = '\0';
     rc = moe_study_load_string(study, path, text, err);
     free(text);
     return rc;
