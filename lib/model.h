@@ -13,14 +13,11 @@
 /* Each enum with its names (core/enum_names.h); the tables are in
  * core/enum_names.c. */
 #define MOE_ROUTER_SCORE_LIST(X) X(MOE_ROUTER_SOFTMAX, "softmax") X(MOE_ROUTER_SIGMOID, "sigmoid")
-enum moe_router_score { MOE_ROUTER_SCORE_LIST(MOE_ENUM_ID) };
-#define MOE_ROUTER_SCORE_COUNT (0 MOE_ROUTER_SCORE_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_router_score_names[];
+MOE_ENUM_DECLARE(moe_router_score, MOE_ROUTER_SCORE_LIST, MOE_ROUTER_SCORE_COUNT,
+                 moe_router_score_names);
 
 #define MOE_ATTENTION_LIST(X) X(MOE_ATTN_GQA, "gqa") X(MOE_ATTN_MLA, "mla")
-enum moe_attention_kind { MOE_ATTENTION_LIST(MOE_ENUM_ID) };
-#define MOE_ATTENTION_COUNT (0 MOE_ATTENTION_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_attention_names[];
+MOE_ENUM_DECLARE(moe_attention_kind, MOE_ATTENTION_LIST, MOE_ATTENTION_COUNT, moe_attention_names);
 
 struct moe_model {
     char name[MOE_NAME_MAX];      /* preset name or "custom" */
@@ -65,9 +62,7 @@ struct moe_layout {
 #define MOE_ROUTING_LIST(X)                                                                    \
     X(MOE_ROUTING_DROPLESS, "dropless") X(MOE_ROUTING_DROP_AND_PAD, "drop-and-pad")            \
     X(MOE_ROUTING_FORCE_BALANCE, "force-balance")
-enum moe_routing { MOE_ROUTING_LIST(MOE_ENUM_ID) };
-#define MOE_ROUTING_COUNT (0 MOE_ROUTING_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_routing_names[];
+MOE_ENUM_DECLARE(moe_routing, MOE_ROUTING_LIST, MOE_ROUTING_COUNT, moe_routing_names);
 
 struct moe_workload {
     int seq_len;

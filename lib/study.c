@@ -118,16 +118,12 @@ static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out
 
 /* The tables behind study.h's enums; the schema's allowed values and the
  * JSON and contract writers use the same ones. */
-#define NAMES(table, list, count)                                                              \
-    const char *const table[] = { list(MOE_ENUM_NAME) NULL };                                  \
-    MOE_ENUM_NAMES_CHECK(table, count)
-NAMES(moe_gpu_names, MOE_GPU_LIST, MOE_GPU_COUNT);
-NAMES(moe_dialect_names, MOE_DIALECT_LIST, MOE_DIALECT_COUNT);
-NAMES(moe_dispatcher_names, MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT);
-NAMES(moe_precision_names, MOE_PRECISION_LIST, MOE_PRECISION_COUNT);
-NAMES(moe_profiler_names, MOE_PROFILER_LIST, MOE_PROFILER_COUNT);
-NAMES(moe_recompute_names, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT);
-#undef NAMES
+MOE_ENUM_NAMES_DEFINE(MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
+MOE_ENUM_NAMES_DEFINE(MOE_DIALECT_LIST, MOE_DIALECT_COUNT, moe_dialect_names);
+MOE_ENUM_NAMES_DEFINE(MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_names);
+MOE_ENUM_NAMES_DEFINE(MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
+MOE_ENUM_NAMES_DEFINE(MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profiler_names);
+MOE_ENUM_NAMES_DEFINE(MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
 #define NAME_FN(fn, type, table, count)                                                        \
     const char *fn(type v) { return moe_enum_name(table, count, (int)v); }
@@ -277,7 +273,7 @@ static int default_gpu_memory(enum moe_gpu g)
     };
     _Static_assert(sizeof(gib) / sizeof(gib[0]) == MOE_GPU_COUNT, "one memory size per GPU");
 
-    return g >= 0 && g < MOE_GPU_COUNT ? gib[g] : gib[MOE_GPU_H100];
+    return (int)g >= 0 && (int)g < MOE_GPU_COUNT ? gib[g] : gib[MOE_GPU_H100];
 }
 
 /* The step-time settings: positive numbers, 0 (unset) = the GPU default. */

@@ -20,43 +20,31 @@
 #define MOE_GPU_LIST(X)                                                                        \
     X(MOE_GPU_H100, "h100") X(MOE_GPU_H200, "h200") X(MOE_GPU_B200, "b200")                  \
     X(MOE_GPU_GB200, "gb200") X(MOE_GPU_A100, "a100") X(MOE_GPU_GB300, "gb300")
-enum moe_gpu { MOE_GPU_LIST(MOE_ENUM_ID) };
-#define MOE_GPU_COUNT (0 MOE_GPU_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_gpu_names[];
+MOE_ENUM_DECLARE(moe_gpu, MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
 
 #define MOE_DIALECT_LIST(X)                                                                    \
     X(MOE_DIALECT_CORE_0_16, "core-0.16") X(MOE_DIALECT_CORE_0_19, "core-0.19")                \
     X(MOE_DIALECT_BRIDGE_PIN, "bridge-pin")
-enum moe_dialect { MOE_DIALECT_LIST(MOE_ENUM_ID) };
-#define MOE_DIALECT_COUNT (0 MOE_DIALECT_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_dialect_names[];
+MOE_ENUM_DECLARE(moe_dialect, MOE_DIALECT_LIST, MOE_DIALECT_COUNT, moe_dialect_names);
 
 #define MOE_DISPATCHER_LIST(X)                                                                 \
     X(MOE_DISPATCH_ALLTOALL, "alltoall") X(MOE_DISPATCH_ALLGATHER, "allgather")                \
     X(MOE_DISPATCH_FLEX_DEEPEP, "flex-deepep") X(MOE_DISPATCH_FLEX_HYBRIDEP, "flex-hybridep")
-enum moe_dispatcher { MOE_DISPATCHER_LIST(MOE_ENUM_ID) };
-#define MOE_DISPATCHER_COUNT (0 MOE_DISPATCHER_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_dispatcher_names[];
+MOE_ENUM_DECLARE(moe_dispatcher, MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_names);
 
 #define MOE_PRECISION_LIST(X)                                                                  \
     X(MOE_PREC_BF16, "bf16") X(MOE_PREC_FP8_TENSORWISE, "fp8-tensorwise")                      \
     X(MOE_PREC_FP8_DELAYED, "fp8-delayed") X(MOE_PREC_FP8_BLOCKWISE, "fp8-blockwise")          \
     X(MOE_PREC_MXFP8, "mxfp8") X(MOE_PREC_NVFP4, "nvfp4")
-enum moe_precision { MOE_PRECISION_LIST(MOE_ENUM_ID) };
-#define MOE_PRECISION_COUNT (0 MOE_PRECISION_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_precision_names[];
+MOE_ENUM_DECLARE(moe_precision, MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
 
 #define MOE_PROFILER_LIST(X) X(MOE_PROFILER_NSYS, "nsys") X(MOE_PROFILER_PYTORCH, "pytorch")
-enum moe_profiler { MOE_PROFILER_LIST(MOE_ENUM_ID) };
-#define MOE_PROFILER_COUNT (0 MOE_PROFILER_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_profiler_names[];
+MOE_ENUM_DECLARE(moe_profiler, MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profiler_names);
 
 #define MOE_RECOMPUTE_LIST(X)                                                                  \
     X(MOE_RECOMPUTE_NONE, "none") X(MOE_RECOMPUTE_SELECTIVE, "selective")                      \
     X(MOE_RECOMPUTE_FULL, "full")
-enum moe_recompute { MOE_RECOMPUTE_LIST(MOE_ENUM_ID) };
-#define MOE_RECOMPUTE_COUNT (0 MOE_RECOMPUTE_LIST(MOE_ENUM_PLUS_ONE))
-extern const char *const moe_recompute_names[];
+MOE_ENUM_DECLARE(moe_recompute, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
 /* The retune axes, in catalogue order (NULL-ended). */
 extern const char *const moe_retune_axes[];

@@ -7,12 +7,9 @@
 #include "model.h"
 
 /* model.h is plain data with no source file of its own: its tables live here. */
-const char *const moe_router_score_names[] = { MOE_ROUTER_SCORE_LIST(MOE_ENUM_NAME) NULL };
-MOE_ENUM_NAMES_CHECK(moe_router_score_names, MOE_ROUTER_SCORE_COUNT);
-const char *const moe_attention_names[] = { MOE_ATTENTION_LIST(MOE_ENUM_NAME) NULL };
-MOE_ENUM_NAMES_CHECK(moe_attention_names, MOE_ATTENTION_COUNT);
-const char *const moe_routing_names[] = { MOE_ROUTING_LIST(MOE_ENUM_NAME) NULL };
-MOE_ENUM_NAMES_CHECK(moe_routing_names, MOE_ROUTING_COUNT);
+MOE_ENUM_NAMES_DEFINE(MOE_ROUTER_SCORE_LIST, MOE_ROUTER_SCORE_COUNT, moe_router_score_names);
+MOE_ENUM_NAMES_DEFINE(MOE_ATTENTION_LIST, MOE_ATTENTION_COUNT, moe_attention_names);
+MOE_ENUM_NAMES_DEFINE(MOE_ROUTING_LIST, MOE_ROUTING_COUNT, moe_routing_names);
 
 int moe_enum_parse(const char *const *names, const char *s)
 {

@@ -10,9 +10,20 @@
 
 #define MOE_ENUM_ID(id, name) id,
 #define MOE_ENUM_NAME(id, name) name,
-/* The count stays out of the enum so that switches over it stay exhaustive
- * (-Wswitch) without a case for a value that is not one. */
 #define MOE_ENUM_PLUS_ONE(id, name) +1
+
+/* Declares enum TYPE from LIST, COUNT (the number of values, kept out of the
+ * enum so that switches over it stay exhaustive under -Wswitch without a
+ * case for a value that is not one) and the NULL-ended table NAMES, which
+ * one source file defines with MOE_ENUM_NAMES_DEFINE. */
+#define MOE_ENUM_DECLARE(type, list, count, names)                                             \
+    enum type { list(MOE_ENUM_ID) };                                                           \
+    enum { count = 0 list(MOE_ENUM_PLUS_ONE) };                                                \
+    extern const char *const names[]
+
+#define MOE_ENUM_NAMES_DEFINE(list, count, names)                                              \
+    const char *const names[] = { list(MOE_ENUM_NAME) NULL };                                  \
+    MOE_ENUM_NAMES_CHECK(names, count)
 
 /* A table expanded from a list: COUNT names and the NULL that ends it. */
 #define MOE_ENUM_NAMES_CHECK(table, count)                                                     \
