@@ -10,8 +10,8 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "diagnose.h"
-#include "readfile.h"
+#include "analysis/diagnose.h"
+#include "core/readfile.h"
 
 static void usage(FILE *out)
 {

@@ -9,7 +9,7 @@
 #include <slurm/spank.h>
 
 #include "plugin.h"
-#include "readfile.h"
+#include "core/readfile.h"
 
 /* Checks that need all options, or the submitter's file system. */
 static int validate_submission(void)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/enum_names.h"
-#include "model.h"
+#include "core/model.h"
 
 /* model.h is plain data with no source file of its own: its tables live here. */
 MOE_ENUM_NAMES_DEFINE(MOE_ROUTER_SCORE_LIST, MOE_ROUTER_SCORE_COUNT, moe_router_score_names);

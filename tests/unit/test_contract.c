@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "contract.h"
-#include "study.h"
-#include "contract_store.h"
-#include "contract_diff.h"
-#include "contract_rules.h"
+#include "contract/contract.h"
+#include "contract/contract_diff.h"
+#include "contract/contract_rules.h"
+#include "contract/contract_store.h"
+#include "core/json_canon.h"
 #include "unit.h"
 
 static const char *baseline_text =

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "core/enum_names.h"
-#include "stage.h"
-#include "study.h"
-#include "study_schema.h"
+#include "core/stage.h"
+#include "study/study.h"
+#include "study/study_schema.h"
 #include "unit.h"
 
 struct table {

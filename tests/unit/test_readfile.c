@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readfile.h"
+#include "core/readfile.h"
 #include "unit.h"
 
 static char dir[64];
