@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "analysis/diagnose.h"
+#include "core/readfile.h"
 
 static void usage(FILE *out)
 {
@@ -31,21 +32,16 @@ static void usage(FILE *out)
             "example: moeflow diagnose --capacity-gib 141 out/report.json overlap.json\n");
 }
 
-static json_t *load(const char *path, struct moe_error *err)
+static json_t *load(const char *path, const char *what, struct moe_error *err)
 {
     char buf[4096];
     struct stat st;
-    json_error_t je;
-    json_t *j;
 
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(buf, sizeof(buf), "%s/report.json", path);
         path = buf;
     }
-    j = json_load_file(path, 0, &je);
-    if (!j)
-        moe_error_at(err, path, je.line, je.column, "%s", je.text);
-    return j;
+    return moe_read_json(path, what, err);
 }
 
 static const json_t *pick_run(const json_t *report, const char *name)
@@ -122,9 +118,9 @@ int cmd_diagnose(int argc, char **argv)
         usage(stderr);
         return MOE_EXIT_USAGE;
     }
-    report = load(argv[optind], &err);
+    report = load(argv[optind], "report", &err);
     if (report && optind + 1 < argc)
-        overlap = load(argv[optind + 1], &err);
+        overlap = load(argv[optind + 1], "overlap", &err);
     if (!report || (optind + 1 < argc && !overlap))
         goto fail;
     run = pick_run(report, run_name);

@@ -273,10 +273,10 @@ static int update_validate(const char *dir, const struct moe_gen_output *out,
     int rc = -1;
 
     snprintf(path, sizeof(path), "%s/manifest.json", dir);
-    theirs = json_load_file(path, 0, &je);
-    mine = f ? json_loads(f->data, 0, &je) : NULL;
-    if (!theirs || !mine) {
-        moe_error_at(err, path, je.line, je.column, "%s", je.text);
+    if (!(theirs = moe_read_json(path, "manifest", err)))
+        goto out;
+    if (!(mine = f ? json_loads(f->data, 0, &je) : NULL)) {
+        moe_error_set(err, "the generated manifest: %s", f ? je.text : "missing");
         goto out;
     }
     if (!json_equal(json_object_get(theirs, "study_hash"), json_object_get(mine, "study_hash"))) {

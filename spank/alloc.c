@@ -9,6 +9,7 @@
 #include <slurm/spank.h>
 
 #include "plugin.h"
+#include "core/readfile.h"
 
 /* Checks that need all options, or the submitter's file system. */
 static int validate_submission(void)
@@ -27,23 +28,21 @@ static int validate_submission(void)
  * ask for a job array?  SBATCH_ARRAY_INX is the environment's way. */
 static bool submits_array(void)
 {
-    char buf[65536], *argv[512];
+    char *buf, *argv[512];
     int argc = 0;
     size_t len;
-    FILE *f;
+    bool array;
 
     if (getenv("SBATCH_ARRAY_INX"))
         return true;
-    f = fopen("/proc/self/cmdline", "r");
-    if (!f)
+    if (!(buf = moe_read_file("/proc/self/cmdline", "command line", &len, NULL)))
         return false;
-    len = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[len] = '\0';
     for (size_t i = 0; i < len && argc < 511; i += strlen(buf + i) + 1)
         argv[argc++] = buf + i;
     argv[argc] = NULL;
-    return moe_sbatch_args_request_array(argc, argv);
+    array = moe_sbatch_args_request_array(argc, argv);
+    free(buf);
+    return array;
 }
 
 int moe_alloc_post_opt(spank_t sp)

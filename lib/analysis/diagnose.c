@@ -5,7 +5,11 @@
 
 #include "analysis/diagnose.h"
 
-static const char *const names[] = { "memory", "communication", "host", "compute" };
+static const char *const names[] = {
+    [MOE_BOTTLENECK_MEMORY] = "memory", [MOE_BOTTLENECK_COMMUNICATION] = "communication",
+    [MOE_BOTTLENECK_HOST] = "host", [MOE_BOTTLENECK_COMPUTE] = "compute",
+};
+_Static_assert(sizeof(names) / sizeof(names[0]) == MOE_BOTTLENECK_COUNT, "one name per bottleneck");
 
 /* The retune variables `moeflow gen --stage retune --for B` can produce for
  * each bottleneck (the catalogue in candidates.c; tests/cli/gen-for.sh

@@ -438,6 +438,8 @@ void moe_log_finish(struct moe_log *log)
     }
 }
 
+/* Streams, line by line, instead of moe_read_file(): a long run's log has
+ * no useful size limit, and only the parsed figures are kept. */
 int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err)
 {
     FILE *f = fopen(path, "r");
@@ -447,7 +449,7 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
     int lineno = 0, rc = 0;
 
     if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open log: %s", strerror(errno));
+        moe_error_at(err, path, 0, 0, "log: %s", strerror(errno));
         return -1;
     }
     log->source = path;
@@ -465,7 +467,7 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
     moe_log_finish(log);
     log->source = NULL;
     if (rc == 0 && ferror(f)) {
-        moe_error_at(err, path, 0, 0, "read error: %s", strerror(errno));
+        moe_error_at(err, path, 0, 0, "log: %s", strerror(errno));
         rc = -1;
     }
     free(line);

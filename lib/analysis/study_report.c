@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis/study_report.h"
+#include "core/readfile.h"
 
 int moe_study_is_dir(const char *dir)
 {
@@ -23,15 +24,11 @@ int moe_study_is_dir(const char *dir)
 static json_t *load_manifest(const char *study, struct moe_error *err)
 {
     char path[4200];
-    json_error_t je;
     json_t *m;
 
     snprintf(path, sizeof(path), "%s/manifest.json", study);
-    m = json_load_file(path, 0, &je);
-    if (!m) {
-        moe_error_at(err, path, je.line, je.column, "%s", je.text);
+    if (!(m = moe_read_json(path, "manifest", err)))
         return NULL;
-    }
     if (!json_is_array(json_object_get(m, "stages"))) {
         moe_error_at(err, path, 0, 0, "stages: missing or not an array (not a manifest written "
                      "by moeflow gen?)");
@@ -297,7 +294,7 @@ int moe_study_find_run(const char *study, const char *stage, const char *id, cha
 
         if (!found && ents[i]->d_name[0] != '.') {
             snprintf(file, sizeof(file), "%s/%s/contract.json", dir, ents[i]->d_name);
-            doc = json_load_file(file, 0, NULL);
+            doc = moe_read_json(file, "run record", NULL);
             run = json_object_get(doc, "run");
             s = json_string_value(json_object_get(run, "stage"));
             c = json_string_value(json_object_get(run, "candidate"));
@@ -340,15 +337,12 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
     snprintf(file, sizeof(file), "%s/contract.json", real);
     if (S_ISDIR(st.st_mode) && strcmp(base(up), "runs") == 0 && moe_study_is_dir(up2) &&
         file_exists(file)) {
-        json_error_t je;
-        json_t *doc = json_load_file(file, 0, &je), *run;
+        json_t *doc = moe_read_json(file, "run record", err), *run;
         const char *stage, *cand;
         int rc = 0;
 
-        if (!doc) {
-            moe_error_at(err, file, je.line, je.column, "%s", je.text);
+        if (!doc)
             return -1;
-        }
         run = json_object_get(doc, "run");
         stage = json_string_value(json_object_get(run, "stage"));
         cand = json_string_value(json_object_get(run, "candidate"));

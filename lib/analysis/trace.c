@@ -292,10 +292,10 @@ int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err)
     static const char sqlite_magic[16] = "SQLite format 3";
     char head[16];
     size_t got;
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(path, "rb"); /* only the 16-byte format probe */
 
     if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open trace: %s", strerror(errno));
+        moe_error_at(err, path, 0, 0, "trace: %s", strerror(errno));
         return -1;
     }
     got = fread(head, 1, sizeof(head), f);

@@ -254,9 +254,11 @@ int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_erro
     struct reader r = { .path = path, .err = err, .cap = WINDOW_MIN };
     int c, rc = -1;
 
+    /* gzip-streamed through a window, not moe_read_file(): a trace is
+     * hundreds of MiB unpacked. */
     r.gz = gzopen(path, "rb");
     if (!r.gz) {
-        moe_error_at(err, path, 0, 0, "cannot open trace: %s",
+        moe_error_at(err, path, 0, 0, "trace: %s",
                      errno ? strerror(errno) : "out of memory");
         return -1;
     }

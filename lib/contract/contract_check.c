@@ -13,6 +13,7 @@
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
 #include "contract/node_facts.h"
+#include "core/readfile.h"
 
 json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err)
 {
@@ -31,16 +32,14 @@ json_t *moe_contract_declared(const char *study, const char *candidate, struct m
 json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct moe_error *err)
 {
     char path[4096];
-    json_error_t jerr;
     json_t *manifest, *ids = json_array(), *st, *c;
     size_t i, j;
 
     snprintf(path, sizeof(path), "%s/manifest.json", study);
     if (access(path, F_OK) != 0)
         return ids;
-    manifest = moe_json_load_regular(path, &jerr);
+    manifest = moe_read_json(path, "manifest", err);
     if (!manifest) {
-        moe_error_at(err, path, jerr.line, jerr.column, "%s", jerr.text);
         json_decref(ids);
         return NULL;
     }

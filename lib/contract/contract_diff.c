@@ -6,6 +6,7 @@
 
 #include "contract/contract.h"
 #include "contract/contract_diff.h"
+#include "core/json_canon.h"
 
 /* Sections that describe a contract rather than belong to it. */
 static int is_annotation(const char *section)
@@ -70,7 +71,7 @@ static const char **union_keys(json_t *a, json_t *b, size_t *count)
 
 static char *leaf_text(json_t *value)
 {
-    return value ? moe_contract_dump(value) : NULL;
+    return value ? moe_json_canonical(value) : NULL;
 }
 
 static int texts_equal(const char *a, const char *b)

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "contract/contract_store.h"
+#include "core/json_canon.h"
+#include "core/readfile.h"
 
-#define CONTRACT_MAX_BYTES (16 * 1024 * 1024)
 
 /* A symlink on the way is fine when the user or root made it; one owned by
  * anybody else could redirect our writes. */
@@ -159,41 +160,18 @@ out:
     return rc;
 }
 
-static char *read_small(int dirfd, const char *name, struct moe_error *err)
+static char *read_small(int dirfd, const char *name, const char *what, struct moe_error *err)
 {
-    struct stat st;
-    char *buf = NULL;
-    ssize_t got = 0;
-    /* O_NONBLOCK: a FIFO planted as frozen.json must not hang the plugin;
-     * the S_ISREG check below then refuses it. */
+    /* O_NOFOLLOW: a symlink planted in the study must not be followed;
+     * O_NONBLOCK: nor may a FIFO hang the plugin (moe_read_fd refuses it). */
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     if (fd < 0) {
-        moe_error_set(err, "%s: %s", name, errno == ELOOP ? "is a symlink" : strerror(errno));
+        moe_error_at(err, name, 0, 0, "%s: %s", what,
+                     errno == ELOOP ? "is a symlink" : strerror(errno));
         return NULL;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CONTRACT_MAX_BYTES) {
-        moe_error_set(err, "%s: not a regular file of at most 16 MiB", name);
-        goto fail;
-    }
-    buf = malloc((size_t)st.st_size + 1);
-    if (!buf)
-        goto fail;
-    while (got < st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)(st.st_size - got));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += n;
-    }
-    buf[got] = '\0';
-    close(fd);
-    return buf;
-fail:
-    free(buf);
-    close(fd);
-    return NULL;
+    return moe_read_fd(fd, name, what, NULL, err);
 }
 
 /* Parses a contract file and insists that it is in canonical form, so any
@@ -210,7 +188,7 @@ static json_t *parse_canonical(const char *text, const char *name,
         moe_error_at(err, name, jerr.line, jerr.column, "not valid JSON: %s", jerr.text);
         return NULL;
     }
-    canon = moe_contract_dump(doc);
+    canon = moe_json_canonical(doc);
     same = canon && strcmp(text, canon) == 0;
     if (!same || moe_contract_check_shape(doc, err) != 0 ||
         moe_sha256_hex(canon, strlen(canon), digest, err) != 0) {
@@ -239,7 +217,7 @@ static char *read_seal_of(int dfd, const char *name, const char *shown, struct m
     snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
     for (int i = 0; i < 100; i++) {
         if (faccessat(dfd, seal_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-            return read_small(dfd, seal_name, err);
+            return read_small(dfd, seal_name, "seal", err);
         nanosleep(&pause, NULL);
     }
     moe_error_set(err, "%s.sha256 is missing: the write was interrupted or the seal was removed",
@@ -254,7 +232,7 @@ static char *read_seal(int cfd, struct moe_error *err)
 
 static json_t *load_frozen_at(int cfd, char digest[MOE_SHA256_HEX_LEN + 1], struct moe_error *err)
 {
-    char *text = read_small(cfd, "frozen.json", err), *seal = NULL;
+    char *text = read_small(cfd, "frozen.json", "contract", err), *seal = NULL;
     json_t *doc = NULL;
 
     if (!text)
@@ -291,7 +269,7 @@ static int seal(int cfd, const char *digest, struct moe_error *err)
 static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN + 1],
                      struct moe_error *err)
 {
-    char *canon = moe_contract_dump(doc), theirs[MOE_SHA256_HEX_LEN + 1];
+    char *canon = moe_json_canonical(doc), theirs[MOE_SHA256_HEX_LEN + 1];
     json_t *existing;
     int rc = -1;
 
@@ -302,7 +280,7 @@ static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN 
         rc = seal(cfd, digest, err);
     else if (rc == 1) {
         /* someone froze first: fine if it is the same contract */
-        char *prior = read_small(cfd, "frozen.json", err);
+        char *prior = read_small(cfd, "frozen.json", "contract", err);
         existing = prior ? parse_canonical(prior, "contract/frozen.json", theirs, err) : NULL;
         free(prior);
         if (!existing)
@@ -372,7 +350,7 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     runs = open_owned_subdir(sfd, "runs", study, err);
     if (runs >= 0)
         run = open_owned_subdir(runs, run_id, study, err);
-    canon = run >= 0 ? moe_contract_dump(doc) : NULL;
+    canon = run >= 0 ? moe_json_canonical(doc) : NULL;
     if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0)
         rc = write_once(run, "contract.json", canon, err);
     /* Sealed like the frozen baseline, so that verify notices an edit. */
@@ -402,7 +380,7 @@ json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LE
         moe_error_set(err, "%s: %s", run_dir, strerror(errno));
         return NULL;
     }
-    text = read_small(dfd, "contract.json", err);
+    text = read_small(dfd, "contract.json", "contract", err);
     if (text)
         doc = parse_canonical(text, shown, digest, err);
     if (doc && !(sealtext = read_seal_of(dfd, "contract.json", shown, err))) {
@@ -453,7 +431,7 @@ int moe_contract_record_winner(const char *study, const char *run_dir, char *pat
 json_t *moe_contract_load_file(const char *path, struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1];
-    char *text = read_small(AT_FDCWD, path, err);
+    char *text = read_small(AT_FDCWD, path, "contract", err);
     json_t *doc;
 
     if (!text)
@@ -482,7 +460,7 @@ int moe_contract_write_file(const char *path, const json_t *doc, struct moe_erro
         moe_error_set(err, "%s: %s", dir, strerror(errno));
         return -1;
     }
-    canon = moe_contract_dump(doc);
+    canon = moe_json_canonical(doc);
     if (canon)
         rc = write_once(dfd, slash ? slash + 1 : path, canon, err);
     free(canon);

@@ -118,12 +118,9 @@ static bool array_option(const char *arg)
 static int script_requests_array(const char *path)
 {
     struct moe_error ignored;
-    struct stat st;
     char *text, *line, *save = NULL;
     int found = 0;
 
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20))
-        return -1;
     text = moe_read_file(path, "batch script", NULL, &ignored);
     if (!text)
         return -1;

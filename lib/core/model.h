@@ -6,11 +6,18 @@
 
 #include <stdbool.h>
 
+#include "core/enum_names.h"
+
 #define MOE_NAME_MAX 64
 
-enum moe_router_score { MOE_ROUTER_SOFTMAX = 0, MOE_ROUTER_SIGMOID };
+/* Each enum with its names (core/enum_names.h); the tables are in
+ * core/enum_names.c. */
+#define MOE_ROUTER_SCORE_LIST(X) X(MOE_ROUTER_SOFTMAX, "softmax") X(MOE_ROUTER_SIGMOID, "sigmoid")
+MOE_ENUM_DECLARE(moe_router_score, MOE_ROUTER_SCORE_LIST, MOE_ROUTER_SCORE_COUNT,
+                 moe_router_score_names);
 
-enum moe_attention_kind { MOE_ATTN_GQA = 0, MOE_ATTN_MLA };
+#define MOE_ATTENTION_LIST(X) X(MOE_ATTN_GQA, "gqa") X(MOE_ATTN_MLA, "mla")
+MOE_ENUM_DECLARE(moe_attention_kind, MOE_ATTENTION_LIST, MOE_ATTENTION_COUNT, moe_attention_names);
 
 struct moe_model {
     char name[MOE_NAME_MAX];      /* preset name or "custom" */
@@ -50,11 +57,12 @@ struct moe_layout {
     int dp, edp;                  /* derived from the world size */
 };
 
-enum moe_routing {
-    MOE_ROUTING_DROPLESS = 0,     /* training-equivalent */
-    MOE_ROUTING_DROP_AND_PAD,     /* training-equivalent, capacity factor applies */
-    MOE_ROUTING_FORCE_BALANCE,    /* benchmark-only */
-};
+/* dropless and drop-and-pad (where the capacity factor applies) are
+ * training-equivalent; force-balance is benchmark-only. */
+#define MOE_ROUTING_LIST(X)                                                                    \
+    X(MOE_ROUTING_DROPLESS, "dropless") X(MOE_ROUTING_DROP_AND_PAD, "drop-and-pad")            \
+    X(MOE_ROUTING_FORCE_BALANCE, "force-balance")
+MOE_ENUM_DECLARE(moe_routing, MOE_ROUTING_LIST, MOE_ROUTING_COUNT, moe_routing_names);
 
 struct moe_workload {
     int seq_len;

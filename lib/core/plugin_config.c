@@ -11,7 +11,12 @@ struct config_key {
     const char *help;
 };
 
-static const char *const affinity_names[] = { "exclusive", "closest", "none" };
+static const char *const affinity_names[] = {
+    [MOE_AFFINITY_EXCLUSIVE] = "exclusive", [MOE_AFFINITY_CLOSEST] = "closest",
+    [MOE_AFFINITY_NONE] = "none",
+};
+_Static_assert(sizeof(affinity_names) / sizeof(affinity_names[0]) == MOE_AFFINITY_NONE + 1,
+               "one name per affinity mode");
 
 int moe_affinity_mode_parse(const char *s, enum moe_affinity_mode *mode)
 {

@@ -1,45 +1,108 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/readfile.h"
 
-char *moe_read_file(const char *path, const char *what, size_t *len_out, struct moe_error *err)
+static const char *file_kind(mode_t mode)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, got;
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    return "not a plain file";
+}
 
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open %s: %s", what, strerror(errno));
-        return NULL;
+static char *fail(int fd, char *buf, const char *path, const char *what, struct moe_error *err,
+                  const char *reason)
+{
+    moe_error_at(err, path, 0, 0, "%s: %s", what, reason);
+    free(buf);
+    close(fd);
+    return NULL;
+}
+
+/* Reads to end of file rather than trusting st_size: /proc reports 0, and a
+ * file may grow while it is read. */
+char *moe_read_fd(int fd, const char *path, const char *what, size_t *len_out,
+                  struct moe_error *err)
+{
+    char reason[128], *buf = NULL;
+    size_t len = 0, cap;
+    struct stat st;
+
+    if (fstat(fd, &st) != 0)
+        return fail(fd, NULL, path, what, err, strerror(errno));
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(reason, sizeof(reason), "not a regular file (%s)", file_kind(st.st_mode));
+        return fail(fd, NULL, path, what, err, reason);
     }
-    do {
-        if (len + 4097 > cap) {
-            char *p = realloc(buf, cap = cap ? cap * 2 : 16384);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                moe_error_at(err, path, 0, 0, "out of memory reading %s", what);
-                return NULL;
-            }
+    /* room for the file, its NUL and one byte more, so that the read which
+     * finds the end needs no second allocation */
+    cap = st.st_size > 0 && st.st_size <= MOE_READ_FILE_MAX ? (size_t)st.st_size + 2 : 4096;
+    for (;;) {
+        ssize_t n;
+
+        if (len > (size_t)MOE_READ_FILE_MAX || st.st_size > MOE_READ_FILE_MAX)
+            return fail(fd, buf, path, what, err,
+                        "too large (at most " MOE_READ_FILE_MAX_TEXT " is read whole)");
+        if (len + 1 >= cap || !buf) {
+            char *p = realloc(buf, cap = buf ? cap * 2 : cap);
+            if (!p)
+                return fail(fd, buf, path, what, err, "out of memory");
             buf = p;
         }
-        got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0);
-    if (ferror(f)) {
-        moe_error_at(err, path, 0, 0, "cannot read %s: %s", what, strerror(errno));
-        free(buf);
-        fclose(f);
-        return NULL;
+        n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return fail(fd, buf, path, what, err, strerror(errno));
+        if (n == 0)
+            break;
+        len += (size_t)n;
     }
+    close(fd);
     buf[len] = '\0';
-    fclose(f);
     if (len_out)
         *len_out = len;
     return buf;
+}
+
+char *moe_read_file(const char *path, const char *what, size_t *len, struct moe_error *err)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (the plugin
+     * reads the user's files inside sbatch and slurmstepd); moe_read_fd
+     * then refuses it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd < 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        return NULL;
+    }
+    return moe_read_fd(fd, path, what, len, err);
+}
+
+json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
+{
+    size_t len;
+    char *text = moe_read_file(path, what, &len, err);
+    json_error_t jerr;
+    json_t *doc;
+
+    if (!text)
+        return NULL;
+    doc = json_loadb(text, len, 0, &jerr);
+    free(text);
+    if (!doc)
+        moe_error_at(err, path, jerr.line, jerr.column, "%s: %s", what, jerr.text);
+    return doc;
 }

@@ -1,13 +1,43 @@
-/* Whole small files into memory: templates, studies, admin maps. */
+/* The one whole-file reader: studies, templates, contracts, manifests,
+ * reports, admin maps, batch scripts.  One limit and one message style,
+ * "PATH: what: reason" (what names the file's role: "study", "contract").
+ *
+ * Readers that stream on purpose do not come here: Megatron logs
+ * (megatron_log.c, line by line: a long run's log is unbounded), Kineto
+ * traces (trace_kineto.c, gzip-streamed: hundreds of MiB unpacked), Nsight
+ * Systems exports (trace_nsys.c, SQLite opens the file itself), trace.c's
+ * 16-byte format probe, and the line readers of kernel pseudo-files and the
+ * admin's topology.conf (gpuminor.c, affinity.c, domains.c: fixed line
+ * buffers, nothing held whole). */
 #ifndef MOEFLOW_READFILE_H
 #define MOEFLOW_READFILE_H
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "core/error.h"
 
+/* The limit on a file read whole.  The plugin reads the user's study files
+ * (contracts, manifest.json) with root's rights inside sbatch and
+ * slurmstepd, so the bound is small: the largest real input, the manifest of
+ * the 1024-GPU DeepSeek-V3 example, is 0.23 MiB.  SECURITY.md states it. */
+#define MOE_READ_FILE_MAX (16L * 1024 * 1024)
+#define MOE_READ_FILE_MAX_TEXT "16 MiB"
+
 /* NUL-terminated contents (free() them); len, when not NULL, gets the byte
- * count.  what names the file in messages ("template", "study", ...). */
+ * count (an empty file gives "" and 0).  Only a regular file of at most
+ * MOE_READ_FILE_MAX bytes is read; it is opened non-blocking, so a FIFO in
+ * its place is refused at once instead of waiting for a writer. */
 char *moe_read_file(const char *path, const char *what, size_t *len, struct moe_error *err);
+
+/* The same from an open descriptor, which it closes; path is for messages.
+ * For callers that open the file their own way (openat, O_NOFOLLOW). */
+char *moe_read_fd(int fd, const char *path, const char *what, size_t *len,
+                  struct moe_error *err);
+
+/* A JSON file through moe_read_file; a parse error is "PATH:LINE:COL: what:
+ * reason". */
+json_t *moe_read_json(const char *path, const char *what, struct moe_error *err);
 
 #endif

@@ -4,18 +4,14 @@
 
 #include "core/stage.h"
 
-static const char *const stage_names[MOE_STAGE_COUNT] = {
-    "contract", "fit", "scale", "profile", "retune", "validate",
-};
+static const char *const stage_names[] = { MOE_STAGE_LIST(MOE_ENUM_NAME) NULL };
+MOE_ENUM_NAMES_CHECK(stage_names, MOE_STAGE_COUNT);
 
 enum moe_stage moe_stage_parse(const char *name)
 {
-    if (!name)
-        return MOE_STAGE_NONE;
-    for (int i = 0; i < MOE_STAGE_COUNT; i++)
-        if (strcmp(name, stage_names[i]) == 0)
-            return (enum moe_stage)i;
-    return MOE_STAGE_NONE;
+    int i = moe_enum_parse(stage_names, name);
+
+    return i < 0 ? MOE_STAGE_NONE : (enum moe_stage)i;
 }
 
 const char *moe_stage_name(enum moe_stage stage)
@@ -27,5 +23,8 @@ const char *moe_stage_name(enum moe_stage stage)
 
 const char *moe_stage_choices(void)
 {
-    return "contract|fit|scale|profile|retune|validate";
+#define PIPE_NAME(id, name) "|" name
+    /* The list joined at compile time; + 1 skips the leading "|". */
+    return MOE_STAGE_LIST(PIPE_NAME) + 1;
+#undef PIPE_NAME
 }

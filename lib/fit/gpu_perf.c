@@ -37,13 +37,6 @@ static const struct gpu_row rows[] = {
 };
 #define N_ROWS (sizeof(rows) / sizeof(rows[0]))
 
-static const char *const names[] = { "h100", "h200", "b200", "gb200", "gb300", "a100", NULL };
-
-const char *const *moe_perf_gpu_names(void)
-{
-    return names;
-}
-
 int moe_perf_defaults(const char *gpu, enum moe_impl impl, struct moe_perf *out)
 {
     const struct gpu_row *r = &rows[0];

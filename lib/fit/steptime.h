@@ -31,9 +31,6 @@ struct moe_perf {
  * unknown GPU name; out is then the H100 defaults. */
 int moe_perf_defaults(const char *gpu, enum moe_impl impl, struct moe_perf *out);
 
-/* NULL-ended list of the GPU names moe_perf_defaults knows. */
-const char *const *moe_perf_gpu_names(void);
-
 /* The prediction, term by term, in milliseconds per training step. */
 struct moe_step {
     double compute_ms;    /* model FLOPs (+ recompute) at the achievable rate */

@@ -14,8 +14,6 @@
 #include "study/megatron_args.h"
 #include "study/study.h"
 
-#define MOE_DIALECT_COUNT 3
-
 struct moe_megatron_rule {
     const char *id;
     const char *text;                        /* what Megatron requires */

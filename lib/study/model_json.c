@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "core/readfile.h"
 #include "study/model_json.h"
 #include "study/presets.h"
 
@@ -33,25 +34,16 @@ static const struct field fields[] = {
 
 static int set_enum(struct moe_model *m, const char *key, const char *v)
 {
-    if (strcmp(key, "attention") == 0) {
-        if (strcmp(v, "gqa") == 0)
-            m->attention = MOE_ATTN_GQA;
-        else if (strcmp(v, "mla") == 0)
-            m->attention = MOE_ATTN_MLA;
-        else
-            return -1;
-        return 0;
-    }
-    if (strcmp(key, "router_score") == 0) {
-        if (strcmp(v, "softmax") == 0)
-            m->router_score = MOE_ROUTER_SOFTMAX;
-        else if (strcmp(v, "sigmoid") == 0)
-            m->router_score = MOE_ROUTER_SIGMOID;
-        else
-            return -1;
-        return 0;
-    }
-    return -1;
+    int i;
+
+    if (strcmp(key, "attention") == 0 && (i = moe_enum_parse(moe_attention_names, v)) >= 0)
+        m->attention = (enum moe_attention_kind)i;
+    else if (strcmp(key, "router_score") == 0 &&
+             (i = moe_enum_parse(moe_router_score_names, v)) >= 0)
+        m->router_score = (enum moe_router_score)i;
+    else
+        return -1;
+    return 0;
 }
 
 static int set_field(struct moe_model *m, const char *key, json_t *v)
@@ -82,15 +74,12 @@ static int set_field(struct moe_model *m, const char *key, json_t *v)
 
 int moe_model_from_json_file(const char *path, struct moe_model *m, struct moe_error *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je), *v;
+    json_t *root = moe_read_json(path, "model", err), *v;
     const char *key;
     int rc = -1;
 
-    if (!root) {
-        moe_error_at(err, path, je.line, je.column, "%s", je.text);
+    if (!root)
         return -1;
-    }
     memset(m, 0, sizeof(*m));
     snprintf(m->name, sizeof(m->name), "custom");
     if (!json_is_object(root)) {

@@ -13,6 +13,7 @@
 
 
 #include "study/presets.h"
+#include "core/readfile.h"
 #include "core/suggest.h"
 #include "study/study.h"
 #include "study/study_pipeline.h"
@@ -85,14 +86,9 @@ static const char *get_str(struct ctx *c, const char *path, const char *def)
  * rejected anything else. */
 static int get_enum(struct ctx *c, const char *path, const char *const *names, int def)
 {
-    const char *v = get_str(c, path, NULL);
+    int i = moe_enum_parse(names, get_str(c, path, NULL));
 
-    if (!v)
-        return def;
-    for (int i = 0; names[i]; i++)
-        if (strcmp(names[i], v) == 0)
-            return i;
-    return def;
+    return i < 0 ? def : i;
 }
 
 static void copy_str(char *dst, size_t len, const char *src)
@@ -119,24 +115,29 @@ static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out
     }
 }
 
-static const char *const gpu_names[] = { "h100", "h200", "b200", "gb200", "a100", "gb300", NULL };
-static const char *const dialect_names[] = { "core-0.16", "core-0.19", "bridge-pin", NULL };
-static const char *const dispatcher_names[] = { "alltoall", "allgather", "flex-deepep",
-                                                "flex-hybridep", NULL };
-static const char *const precision_names[] = { "bf16", "fp8-tensorwise", "fp8-delayed",
-                                               "fp8-blockwise", "mxfp8", "nvfp4", NULL };
-static const char *const recompute_names[] = { "none", "selective", "full", NULL };
-static const char *const routing_names[] = { "dropless", "drop-and-pad", "force-balance", NULL };
-static const char *const profiler_names[] = { "nsys", "pytorch", NULL };
-static const char *const score_names[] = { "softmax", "sigmoid", NULL };
-static const char *const attention_names[] = { "gqa", "mla", NULL };
+/* The tables behind study.h's enums; the schema's allowed values and the
+ * JSON and contract writers use the same ones. */
+MOE_ENUM_NAMES_DEFINE(MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
+MOE_ENUM_NAMES_DEFINE(MOE_DIALECT_LIST, MOE_DIALECT_COUNT, moe_dialect_names);
+MOE_ENUM_NAMES_DEFINE(MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_names);
+MOE_ENUM_NAMES_DEFINE(MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
+MOE_ENUM_NAMES_DEFINE(MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profiler_names);
+MOE_ENUM_NAMES_DEFINE(MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
-const char *moe_gpu_name(enum moe_gpu g) { return gpu_names[g]; }
-const char *moe_dialect_name(enum moe_dialect d) { return dialect_names[d]; }
-const char *moe_dispatcher_name(enum moe_dispatcher d) { return dispatcher_names[d]; }
-const char *moe_precision_name(enum moe_precision p) { return precision_names[p]; }
-const char *moe_recompute_name(enum moe_recompute r) { return recompute_names[r]; }
-const char *moe_routing_name(enum moe_routing r) { return routing_names[r]; }
+#define NAME_FN(fn, type, table, count)                                                        \
+    const char *fn(type v) { return moe_enum_name(table, count, (int)v); }
+NAME_FN(moe_gpu_name, enum moe_gpu, moe_gpu_names, MOE_GPU_COUNT)
+NAME_FN(moe_dialect_name, enum moe_dialect, moe_dialect_names, MOE_DIALECT_COUNT)
+NAME_FN(moe_dispatcher_name, enum moe_dispatcher, moe_dispatcher_names, MOE_DISPATCHER_COUNT)
+NAME_FN(moe_precision_name, enum moe_precision, moe_precision_names, MOE_PRECISION_COUNT)
+NAME_FN(moe_profiler_name, enum moe_profiler, moe_profiler_names, MOE_PROFILER_COUNT)
+NAME_FN(moe_recompute_name, enum moe_recompute, moe_recompute_names, MOE_RECOMPUTE_COUNT)
+NAME_FN(moe_routing_name, enum moe_routing, moe_routing_names, MOE_ROUTING_COUNT)
+NAME_FN(moe_router_score_name, enum moe_router_score, moe_router_score_names,
+        MOE_ROUTER_SCORE_COUNT)
+NAME_FN(moe_attention_name, enum moe_attention_kind, moe_attention_names, MOE_ATTENTION_COUNT)
+#undef NAME_FN
+
 bool moe_gpu_is_blackwell(enum moe_gpu g)
 {
     return g == MOE_GPU_B200 || g == MOE_GPU_GB200 || g == MOE_GPU_GB300;
@@ -148,14 +149,10 @@ bool moe_precision_is_fp8(enum moe_precision p)
     return p == MOE_PREC_FP8_TENSORWISE || p == MOE_PREC_FP8_DELAYED || p == MOE_PREC_FP8_BLOCKWISE;
 }
 
-const char *const *moe_retune_axis_names(void)
-{
-    static const char *const axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
+const char *const moe_retune_axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
                                         "delay_wgrad", "overlap_grad_reduce", "tp_comm_overlap",
                                         "recompute", "precision", "cuda_graph", "manual_gc",
                                         "mbs", NULL };
-    return axes;
-}
 
 /* ---- model ---- */
 
@@ -232,8 +229,9 @@ static int model_read(struct ctx *c, struct moe_model *m)
         m->num_query_groups = m->num_heads;
     if (!get(c, "model.preset") && !get(c, "model.head_dim"))
         m->head_dim = m->hidden / m->num_heads;
-    m->router_score = get_enum(c, "model.router_score", score_names, m->router_score);
-    m->attention = get_enum(c, "model.attention", attention_names, m->attention);
+    m->router_score = get_enum(c, "model.router_score", moe_router_score_names,
+                               m->router_score);
+    m->attention = get_enum(c, "model.attention", moe_attention_names, m->attention);
     m->qk_layernorm = get_bool(c, "model.qk_layernorm", m->qk_layernorm);
     m->swiglu = get_bool(c, "model.swiglu", m->swiglu);
     m->untie_embeddings = get_bool(c, "model.untie_embeddings", m->untie_embeddings);
@@ -268,8 +266,13 @@ static int model_check(struct ctx *c, const struct moe_model *m)
 
 static int default_gpu_memory(enum moe_gpu g)
 {
-    static const int gib[] = { 80, 141, 180, 186, 80, 268 };
-    return gib[g];
+    static const int gib[] = {
+        [MOE_GPU_H100] = 80, [MOE_GPU_H200] = 141, [MOE_GPU_B200] = 180,
+        [MOE_GPU_GB200] = 186, [MOE_GPU_A100] = 80, [MOE_GPU_GB300] = 268,
+    };
+    _Static_assert(sizeof(gib) / sizeof(gib[0]) == MOE_GPU_COUNT, "one memory size per GPU");
+
+    return (int)g >= 0 && (int)g < MOE_GPU_COUNT ? gib[g] : gib[MOE_GPU_H100];
 }
 
 /* The step-time settings: positive numbers, 0 (unset) = the GPU default. */
@@ -295,7 +298,7 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
 {
     if (require(c, "cluster") < 0 || require(c, "cluster.nodes") < 0)
         return -1;
-    k->gpu = get_enum(c, "cluster.gpu", gpu_names, MOE_GPU_H100);
+    k->gpu = get_enum(c, "cluster.gpu", moe_gpu_names, MOE_GPU_H100);
     k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", default_gpu_memory(k->gpu));
     bool nvl72 = k->gpu == MOE_GPU_GB200 || k->gpu == MOE_GPU_GB300;
     k->gpus_per_node = get_int(c, "cluster.gpus_per_node", nvl72 ? 4 : 8);
@@ -331,7 +334,7 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     w->seq_len = get_int(c, "workload.seq_len", 4096);
     w->mbs = get_int(c, "workload.mbs", 1);
     w->gbs = get_int(c, "workload.gbs", 0);
-    w->routing = get_enum(c, "workload.routing", routing_names, MOE_ROUTING_DROPLESS);
+    w->routing = get_enum(c, "workload.routing", moe_routing_names, MOE_ROUTING_DROPLESS);
     w->capacity_factor = get(c, "workload.capacity_factor")
                              ? json_real_value(get(c, "workload.capacity_factor")) : 0.0;
     if (w->routing == MOE_ROUTING_DROP_AND_PAD && w->capacity_factor == 0.0)
@@ -343,7 +346,8 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     data = get_str(c, "workload.data", "mock");
     copy_str(s->data_path, sizeof(s->data_path), strcmp(data, "mock") == 0 ? "" : data);
     copy_str(s->optimizer, sizeof(s->optimizer), get_str(c, "workload.optimizer", "adam"));
-    s->baseline.precision = get_enum(c, "workload.precision", precision_names, MOE_PREC_BF16);
+    s->baseline.precision = get_enum(c, "workload.precision", moe_precision_names,
+                                     MOE_PREC_BF16);
     return 0;
 }
 
@@ -351,7 +355,7 @@ static int software_read(struct ctx *c, struct moe_software *sw)
 {
     if (require(c, "software") < 0 || require(c, "software.megatron") < 0)
         return -1;
-    sw->dialect = get_enum(c, "software.megatron", dialect_names, MOE_DIALECT_CORE_0_16);
+    sw->dialect = get_enum(c, "software.megatron", moe_dialect_names, MOE_DIALECT_CORE_0_16);
     sw->deepep = get_bool(c, "software.deepep", false);
     sw->hybridep = get_bool(c, "software.hybridep", false);
     copy_str(sw->transformer_engine, sizeof(sw->transformer_engine),
@@ -374,7 +378,8 @@ static void baseline_read(struct ctx *c, struct moe_baseline *b)
     l->vpp = get_int(c, "baseline.vpp", 1);
     l->ep = get_int(c, "baseline.ep", 1);
     l->etp = get_int(c, "baseline.etp", 1);
-    b->dispatcher = get_enum(c, "baseline.dispatcher", dispatcher_names, MOE_DISPATCH_ALLTOALL);
+    b->dispatcher = get_enum(c, "baseline.dispatcher", moe_dispatcher_names,
+                             MOE_DISPATCH_ALLTOALL);
     b->ep_overlap = get_bool(c, "baseline.ep_overlap", false);
     b->shared_expert_overlap = get_bool(c, "baseline.shared_expert_overlap", false);
     b->delay_wgrad = get_bool(c, "baseline.delay_wgrad", false);
@@ -382,7 +387,7 @@ static void baseline_read(struct ctx *c, struct moe_baseline *b)
     b->tp_comm_overlap = get_bool(c, "baseline.tp_comm_overlap", false);
     b->manual_gc = get_bool(c, "baseline.manual_gc", false);
     get_strlist(c, "baseline.recompute_modules", &b->recompute_modules);
-    b->recompute = get_enum(c, "baseline.recompute", recompute_names,
+    b->recompute = get_enum(c, "baseline.recompute", moe_recompute_names,
                             b->recompute_modules.n ? MOE_RECOMPUTE_SELECTIVE
                                                    : MOE_RECOMPUTE_NONE);
     get_strlist(c, "baseline.cuda_graph_modules", &b->cuda_graph_modules);
@@ -504,7 +509,7 @@ static int measure_read(struct ctx *c, struct moe_measure *m)
     m->warmup = get_int(c, "measure.warmup", 3);
     m->screen_steps = get_int(c, "measure.screen_steps", 10);
     m->validate_steps = get_int(c, "measure.validate_steps", 50);
-    m->profiler = get_enum(c, "measure.profiler", profiler_names, MOE_PROFILER_NSYS);
+    m->profiler = get_enum(c, "measure.profiler", moe_profiler_names, MOE_PROFILER_NSYS);
     m->log_interval = get_int(c, "measure.log_interval", 1);
     m->window_first = win ? (int)json_integer_value(json_array_get(win, 0)) : 41;
     m->window_last = win ? (int)json_integer_value(json_array_get(win, 1)) : 50;
@@ -542,7 +547,7 @@ static void retune_read(struct ctx *c, struct moe_study *s)
     if (get(c, "retune.axes"))
         get_strlist(c, "retune.axes", &s->retune_axes);
     else
-        for (const char *const *a = moe_retune_axis_names(); *a; a++)
+        for (const char *const *a = moe_retune_axes; *a; a++)
             copy_str(s->retune_axes.v[s->retune_axes.n++], MOE_NAME_MAX, *a);
     s->retune_mbs_n = 0;
     json_array_foreach(mbs, i, v) {
@@ -619,30 +624,11 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
 
 int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *text;
-    long len;
+    char *text = moe_read_file(path, "study", NULL, err);
     int rc;
 
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "cannot open: %s", strerror(errno));
+    if (!text)
         return -1;
-    }
-    if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
-        len > (1 << 24)) {
-        fclose(f);
-        moe_error_at(err, path, 0, 0, "cannot read (not a regular file or over 16 MiB)");
-        return -1;
-    }
-    text = malloc((size_t)len + 1);
-    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-        free(text);
-        fclose(f);
-        moe_error_at(err, path, 0, 0, "cannot read: %s", strerror(errno));
-        return -1;
-    }
-    fclose(f);
-    text[len] = '\0';
     rc = moe_study_load_string(study, path, text, err);
     free(text);
     return rc;

@@ -14,24 +14,40 @@
 #define MOE_STUDY_STR_MAX 256
 #define MOE_STUDY_LIST_MAX 16
 
-enum moe_gpu { MOE_GPU_H100 = 0, MOE_GPU_H200, MOE_GPU_B200, MOE_GPU_GB200, MOE_GPU_A100,
-               MOE_GPU_GB300 };
+/* Each enum with its names (core/enum_names.h); the tables are in study.c.
+ * The name functions below return MOE_ENUM_UNKNOWN ("?") for a value
+ * outside the enum. */
+#define MOE_GPU_LIST(X)                                                                        \
+    X(MOE_GPU_H100, "h100") X(MOE_GPU_H200, "h200") X(MOE_GPU_B200, "b200")                  \
+    X(MOE_GPU_GB200, "gb200") X(MOE_GPU_A100, "a100") X(MOE_GPU_GB300, "gb300")
+MOE_ENUM_DECLARE(moe_gpu, MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
 
-enum moe_dialect { MOE_DIALECT_CORE_0_16 = 0, MOE_DIALECT_CORE_0_19, MOE_DIALECT_BRIDGE_PIN };
+#define MOE_DIALECT_LIST(X)                                                                    \
+    X(MOE_DIALECT_CORE_0_16, "core-0.16") X(MOE_DIALECT_CORE_0_19, "core-0.19")                \
+    X(MOE_DIALECT_BRIDGE_PIN, "bridge-pin")
+MOE_ENUM_DECLARE(moe_dialect, MOE_DIALECT_LIST, MOE_DIALECT_COUNT, moe_dialect_names);
 
-enum moe_dispatcher {
-    MOE_DISPATCH_ALLTOALL = 0,
-    MOE_DISPATCH_ALLGATHER,
-    MOE_DISPATCH_FLEX_DEEPEP,
-    MOE_DISPATCH_FLEX_HYBRIDEP,
-};
+#define MOE_DISPATCHER_LIST(X)                                                                 \
+    X(MOE_DISPATCH_ALLTOALL, "alltoall") X(MOE_DISPATCH_ALLGATHER, "allgather")                \
+    X(MOE_DISPATCH_FLEX_DEEPEP, "flex-deepep") X(MOE_DISPATCH_FLEX_HYBRIDEP, "flex-hybridep")
+MOE_ENUM_DECLARE(moe_dispatcher, MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_names);
 
-enum moe_precision { MOE_PREC_BF16 = 0, MOE_PREC_FP8_TENSORWISE, MOE_PREC_FP8_DELAYED,
-                     MOE_PREC_FP8_BLOCKWISE, MOE_PREC_MXFP8, MOE_PREC_NVFP4 };
+#define MOE_PRECISION_LIST(X)                                                                  \
+    X(MOE_PREC_BF16, "bf16") X(MOE_PREC_FP8_TENSORWISE, "fp8-tensorwise")                      \
+    X(MOE_PREC_FP8_DELAYED, "fp8-delayed") X(MOE_PREC_FP8_BLOCKWISE, "fp8-blockwise")          \
+    X(MOE_PREC_MXFP8, "mxfp8") X(MOE_PREC_NVFP4, "nvfp4")
+MOE_ENUM_DECLARE(moe_precision, MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
 
-enum moe_profiler { MOE_PROFILER_NSYS = 0, MOE_PROFILER_PYTORCH };
+#define MOE_PROFILER_LIST(X) X(MOE_PROFILER_NSYS, "nsys") X(MOE_PROFILER_PYTORCH, "pytorch")
+MOE_ENUM_DECLARE(moe_profiler, MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profiler_names);
 
-enum moe_recompute { MOE_RECOMPUTE_NONE = 0, MOE_RECOMPUTE_SELECTIVE, MOE_RECOMPUTE_FULL };
+#define MOE_RECOMPUTE_LIST(X)                                                                  \
+    X(MOE_RECOMPUTE_NONE, "none") X(MOE_RECOMPUTE_SELECTIVE, "selective")                      \
+    X(MOE_RECOMPUTE_FULL, "full")
+MOE_ENUM_DECLARE(moe_recompute, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
+
+/* The retune axes, in catalogue order (NULL-ended). */
+extern const char *const moe_retune_axes[];
 
 struct moe_strlist {
     int n;
@@ -132,12 +148,12 @@ const char *moe_dispatcher_name(enum moe_dispatcher d);
 const char *moe_precision_name(enum moe_precision p);
 const char *moe_recompute_name(enum moe_recompute r);
 const char *moe_routing_name(enum moe_routing r);
+const char *moe_profiler_name(enum moe_profiler p);
+const char *moe_router_score_name(enum moe_router_score r);
+const char *moe_attention_name(enum moe_attention_kind a);
 bool moe_gpu_is_blackwell(enum moe_gpu gpu);
 bool moe_gpu_is_hopper(enum moe_gpu gpu);
 bool moe_precision_is_fp8(enum moe_precision p);
-
-/* NULL-ended names of the retune axes, in catalogue order. */
-const char *const *moe_retune_axis_names(void);
 
 /* study_json.c: the resolved study as canonical JSON (new reference). */
 json_t *moe_study_to_json(const struct moe_study *study);

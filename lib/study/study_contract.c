@@ -8,8 +8,14 @@
 
 static const char *megatron_version(enum moe_dialect d)
 {
-    static const char *const v[] = { "core_v0.16.0", "core_v0.19.0", "bridge-pin-2a75ac12" };
-    return v[d];
+    static const char *const v[] = {
+        [MOE_DIALECT_CORE_0_16] = "core_v0.16.0",
+        [MOE_DIALECT_CORE_0_19] = "core_v0.19.0",
+        [MOE_DIALECT_BRIDGE_PIN] = "bridge-pin-2a75ac12",
+    };
+    _Static_assert(sizeof(v) / sizeof(v[0]) == MOE_DIALECT_COUNT, "one version per dialect");
+
+    return moe_enum_name(v, MOE_DIALECT_COUNT, (int)d);
 }
 
 static json_t *strlist(const struct moe_strlist *l)
@@ -78,7 +84,7 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
     if (doc && r->profile)
         json_object_set_new(doc, "profiling",
                             json_pack("{s:s, s:[ii]}", "profiler",
-                                      m->profiler == MOE_PROFILER_NSYS ? "nsys" : "pytorch",
+                                      moe_profiler_name(m->profiler),
                                       "steps", m->profile_first, m->profile_last));
     return doc;
 }

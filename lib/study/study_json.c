@@ -25,9 +25,9 @@ static json_t *model_json(const struct moe_model *m)
                      "num_experts", m->num_experts, "topk", m->topk,
                      "shared_expert_ffn", m->shared_expert_ffn,
                      "first_dense_layers", m->first_dense_layers, "mtp_layers", m->mtp_layers,
-                     "router_score", m->router_score == MOE_ROUTER_SIGMOID ? "sigmoid" : "softmax",
+                     "router_score", moe_router_score_name(m->router_score),
                      "router_groups", m->router_groups, "router_group_topk", m->router_group_topk,
-                     "attention", m->attention == MOE_ATTN_MLA ? "mla" : "gqa",
+                     "attention", moe_attention_name(m->attention),
                      "num_heads", m->num_heads, "num_query_groups", m->num_query_groups,
                      "head_dim", m->head_dim, "qk_layernorm", m->qk_layernorm,
                      "q_lora_rank", m->q_lora_rank, "kv_lora_rank", m->kv_lora_rank,
@@ -84,7 +84,7 @@ static json_t *measure_json(const struct moe_measure *m)
                      "screen_steps", m->screen_steps, "validate_steps", m->validate_steps,
                      "report_window", m->window_first, m->window_last,
                      "profile_steps", m->profile_first, m->profile_last,
-                     "profiler", m->profiler == MOE_PROFILER_PYTORCH ? "pytorch" : "nsys",
+                     "profiler", moe_profiler_name(m->profiler),
                      "log_interval", m->log_interval);
 }
 

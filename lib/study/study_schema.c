@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "study/study.h"
 #include "study/study_schema.h"
 
 #define INT(k, lo, hi) { k, MOE_F_INT, NULL, NULL, lo, hi }
@@ -14,37 +15,24 @@
 #define MAP(k, s) { k, MOE_F_MAP, s, NULL, 0, 0 }
 #define END { NULL, 0, NULL, NULL, 0, 0 }
 
-static const char *const router_scores[] = { "softmax", "sigmoid", NULL };
-static const char *const attentions[] = { "gqa", "mla", NULL };
-static const char *const gpus[] = { "h100", "h200", "b200", "gb200", "a100", "gb300", NULL };
-static const char *const dialects[] = { "core-0.16", "core-0.19", "bridge-pin", NULL };
-static const char *const routings[] = { "dropless", "drop-and-pad", "force-balance", NULL };
-static const char *const precisions[] = { "bf16", "fp8-tensorwise", "fp8-delayed",
-                                          "fp8-blockwise", "mxfp8", "nvfp4", NULL };
+/* Enum values come from the tables next to each enum (model.h, study.h),
+ * the same ones the reader and the JSON writer use. */
 static const char *const optimizers[] = { "adam", "sgd", NULL };
-static const char *const dispatchers[] = { "alltoall", "allgather", "flex-deepep",
-                                           "flex-hybridep", NULL };
-static const char *const recomputes[] = { "none", "selective", "full", NULL };
 /* Megatron's --recompute-modules and CUDA-graph module names. */
 static const char *const recompute_modules[] = { "core_attn", "moe_act", "layernorm",
                                                  "mla_up_proj", "mlp", "moe", "shared_experts",
                                                  NULL };
 static const char *const graph_modules[] = { "attn", "mlp", "moe", "moe_router",
                                              "moe_preprocess", NULL };
-static const char *const profilers[] = { "nsys", "pytorch", NULL };
-static const char *const axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
-                                    "delay_wgrad", "overlap_grad_reduce", "tp_comm_overlap",
-                                    "recompute", "precision", "cuda_graph", "manual_gc", "mbs",
-                                    NULL };
 
 static const struct moe_field model_keys[] = {
     STR("preset"),
     INT("num_layers", 1, 1024), INT("hidden", 1, 1 << 20), INT("ffn_hidden", 0, 1 << 22),
     INT("moe_ffn_hidden", 1, 1 << 22), INT("num_experts", 1, 65536), INT("topk", 1, 1024),
     INT("shared_expert_ffn", 0, 1 << 22), INT("first_dense_layers", 0, 1024),
-    INT("mtp_layers", 0, 16), ENUM("router_score", router_scores),
+    INT("mtp_layers", 0, 16), ENUM("router_score", moe_router_score_names),
     INT("router_groups", 0, 65536), INT("router_group_topk", 0, 65536),
-    ENUM("attention", attentions), INT("num_heads", 1, 4096),
+    ENUM("attention", moe_attention_names), INT("num_heads", 1, 4096),
     INT("num_query_groups", 1, 4096), INT("head_dim", 1, 4096), BOOL("qk_layernorm"),
     INT("q_lora_rank", 0, 1 << 20), INT("kv_lora_rank", 0, 1 << 20),
     INT("qk_head_dim", 0, 4096), INT("qk_pos_head_dim", 0, 4096), INT("v_head_dim", 0, 4096),
@@ -56,7 +44,7 @@ static const struct moe_field container_keys[] = { STR("image"), STR("mounts"), 
 static const struct moe_field launcher_keys[] = { STR("command"), END };
 
 static const struct moe_field cluster_keys[] = {
-    ENUM("gpu", gpus), INT("gpu_memory_gib", 1, 4096), INT("gpus_per_node", 1, 64),
+    ENUM("gpu", moe_gpu_names), INT("gpu_memory_gib", 1, 4096), INT("gpus_per_node", 1, 64),
     INT("nvlink_domain", 1, 1 << 16), INT("nodes", 1, 1 << 20), STR("partition"),
     STR("account"), STR("time_limit"), INT("max_array_size", 1, 4000001),
     MAP("container", container_keys), MAP("launcher", launcher_keys),
@@ -67,22 +55,22 @@ static const struct moe_field cluster_keys[] = {
 
 static const struct moe_field workload_keys[] = {
     INT("seq_len", 1, 1 << 24), INT("mbs", 1, 1 << 16), INT("gbs", 1, 1 << 26), STR("data"),
-    ENUM("optimizer", optimizers), ENUM("precision", precisions), ENUM("routing", routings),
+    ENUM("optimizer", optimizers), ENUM("precision", moe_precision_names), ENUM("routing", moe_routing_names),
     NUM("capacity_factor"),
     END
 };
 
 static const struct moe_field software_keys[] = {
-    ENUM("megatron", dialects), BOOL("deepep"), BOOL("hybridep"), STR("transformer_engine"),
+    ENUM("megatron", moe_dialect_names), BOOL("deepep"), BOOL("hybridep"), STR("transformer_engine"),
     BOOL("apex"), END
 };
 
 static const struct moe_field baseline_keys[] = {
     INT("tp", 1, 1024), INT("cp", 1, 1024), INT("pp", 1, 1024), INT("vpp", 1, 1024),
     INT("ep", 1, 65536), INT("etp", 1, 1024), STR("pipeline_layout"),
-    ENUM("dispatcher", dispatchers), BOOL("ep_overlap"), BOOL("shared_expert_overlap"),
+    ENUM("dispatcher", moe_dispatcher_names), BOOL("ep_overlap"), BOOL("shared_expert_overlap"),
     BOOL("delay_wgrad"), BOOL("overlap_grad_reduce"), BOOL("tp_comm_overlap"),
-    BOOL("manual_gc"), ENUM("recompute", recomputes),
+    BOOL("manual_gc"), ENUM("recompute", moe_recompute_names),
     { "recompute_modules", MOE_F_STRLIST, NULL, recompute_modules, 0, 0 },
     { "cuda_graph_modules", MOE_F_STRLIST, NULL, graph_modules, 0, 0 },
     END
@@ -93,7 +81,7 @@ static const struct moe_field measure_keys[] = {
     INT("validate_steps", 1, 1000000),
     { "report_window", MOE_F_INTLIST, NULL, NULL, 1, 1000000 },
     { "profile_steps", MOE_F_INTLIST, NULL, NULL, 1, 1000000 },
-    ENUM("profiler", profilers), INT("log_interval", 1, 1000000),
+    ENUM("profiler", moe_profiler_names), INT("log_interval", 1, 1000000),
     END
 };
 
@@ -103,7 +91,7 @@ static const struct moe_field scale_keys[] = {
 };
 
 static const struct moe_field retune_keys[] = {
-    { "axes", MOE_F_STRLIST, NULL, axes, 0, 0 },
+    { "axes", MOE_F_STRLIST, NULL, moe_retune_axes, 0, 0 },
     { "mbs", MOE_F_INTLIST, NULL, NULL, 1, 1 << 16 },
     END
 };

@@ -8,6 +8,7 @@
 
 #include "contract/contract.h"
 #include "contract/contract_store.h"
+#include "core/readfile.h"
 #include "study/study_validate.h"
 
 /* [["--flag", [values...]], ...] in argv order. */
@@ -266,15 +267,11 @@ json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
     struct dirent **ents = NULL;
     json_t *manifest = NULL, *runs = NULL, *out = json_array(), *digests = json_array();
     json_t *names = json_array(), *alone = json_array();
-    json_error_t je;
     int n = 0;
 
     snprintf(path, sizeof(path), "%s/manifest.json", study_dir);
-    manifest = json_load_file(path, 0, &je);
-    if (!manifest) {
-        moe_error_at(err, path, je.line, je.column, "%s", je.text);
+    if (!(manifest = moe_read_json(path, "manifest", err)))
         goto fail;
-    }
     runs = run_digests(study_dir);
     snprintf(dir, sizeof(dir), "%s/winners", study_dir);
     n = scandir(dir, &ents, NULL, alphasort);

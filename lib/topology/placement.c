@@ -103,7 +103,12 @@ int moe_layout_block(const struct moe_layout *l)
 
 int moe_placement_mode_parse(const char *s, enum moe_placement_mode *mode, struct moe_error *err)
 {
-    static const char *const names[] = { "nvlink", "nvlink-strict", "none" };
+    static const char *const names[] = {
+        [MOE_PLACEMENT_NVLINK] = "nvlink", [MOE_PLACEMENT_STRICT] = "nvlink-strict",
+        [MOE_PLACEMENT_NONE] = "none",
+    };
+    _Static_assert(sizeof(names) / sizeof(names[0]) == MOE_PLACEMENT_NONE + 1,
+                   "one name per placement mode");
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(s, names[i]) == 0) {

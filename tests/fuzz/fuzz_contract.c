@@ -15,6 +15,7 @@
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
 #include "fuzz.h"
+#include "core/json_canon.h"
 
 static json_t *part(const char *text, size_t len)
 {
@@ -25,13 +26,18 @@ static void exercise_one(const json_t *doc)
 {
     struct moe_error err;
     char hex[MOE_SHA256_HEX_LEN + 1];
-    json_t *norm = moe_contract_normalize(doc);
-    char *canon = moe_contract_dump(doc);
+    char *canon = moe_json_canonical(doc);
+    json_t *again = canon ? json_loads(canon, JSON_DECODE_ANY, NULL) : NULL;
+    char *canon2 = again ? moe_json_canonical(again) : NULL;
 
+    /* The canonical form is a fixed point: re-reading it changes nothing. */
+    if (canon && (!canon2 || strcmp(canon, canon2) != 0))
+        abort();
     moe_contract_check_shape(doc, &err);
     moe_contract_digest(doc, hex, &err);
-    json_decref(norm);
+    json_decref(again);
     free(canon);
+    free(canon2);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include "contract/contract.h"
-#include "contract/contract_store.h"
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
+#include "contract/contract_store.h"
+#include "core/json_canon.h"
 #include "unit.h"
 
 static const char *baseline_text =
@@ -43,7 +44,7 @@ static void canonical_is_stable(void **state)
 {
     json_t *a = json_loads("{\"b\":1.0,\"a\":[1e0,0.1,-0.0,2.5e-1]}", 0, NULL);
     json_t *b = json_loads("{\"a\":[1,1e-1,0,0.25],\"b\":1}", 0, NULL);
-    char *ta = moe_contract_dump(a), *tb = moe_contract_dump(b);
+    char *ta = moe_json_canonical(a), *tb = moe_json_canonical(b);
     char da[65], db[65];
 
     (void)state;
@@ -302,7 +303,7 @@ static void run_record_seal(void **state)
 
     (void)state;
     assert_non_null(mkdtemp(dir));
-    canon = moe_contract_dump(doc);
+    canon = moe_json_canonical(doc);
     assert_int_equal(moe_sha256_hex(canon, strlen(canon), digest, NULL), 0);
     write_text(dir, "contract.json", canon);
     snprintf(line, sizeof(line), "%s  contract.json\n", digest);

@@ -201,6 +201,44 @@ static void canonical_form(void **state)
     json_decref(j);
 }
 
+static void assert_canonical(json_t *j, const char *want)
+{
+    char *t = moe_json_canonical(j);
+    json_t *again = json_loads(t, JSON_DECODE_ANY, NULL);
+    char *t2 = moe_json_canonical(again);
+
+    assert_string_equal(t, want);
+    /* re-reading the canonical text and canonicalising it changes nothing */
+    assert_string_equal(t2, want);
+    free(t);
+    free(t2);
+    json_decref(again);
+    json_decref(j);
+}
+
+/* One number rule for ids and contract digests alike: integral reals are
+ * integers (so 1 and 1.0 hash alike), others keep 15 significant digits,
+ * and scalars canonicalise too. */
+static void canonical_numbers(void **state)
+{
+    char h1[65], h2[65];
+    json_t *a = json_pack("{s:f, s:f}", "x", 1.0, "y", -0.0);
+    json_t *b = json_pack("{s:i, s:i}", "y", 0, "x", 1);
+
+    (void)state;
+    assert_int_equal(moe_json_sha256(a, h1), 0);
+    assert_int_equal(moe_json_sha256(b, h2), 0);
+    assert_string_equal(h1, h2);
+    json_decref(a);
+    json_decref(b);
+    assert_canonical(json_pack("{s:f}", "cf", 0.0), "{\"cf\":0}");
+    assert_canonical(json_pack("[f, f]", 0.1 + 0.2, 1.5), "[0.3,1.5]");
+    /* 2^53 is still exact; 2^60 is not an integer a double can vouch for */
+    assert_canonical(json_real(9007199254740992.0), "9007199254740992");
+    assert_canonical(json_real(1152921504606846976.0), "1.15292150460685e18");
+    assert_canonical(json_string("a\"b"), "\"a\\\"b\"");
+}
+
 /* A preset field can be overridden; the model is then no longer the preset. */
 static void preset_override(void **state)
 {
@@ -281,6 +319,7 @@ int main(void)
         cmocka_unit_test(bad_studies_explained),
         cmocka_unit_test(canonical_hash_is_stable),
         cmocka_unit_test(canonical_form),
+        cmocka_unit_test(canonical_numbers),
         cmocka_unit_test(preset_override),
         cmocka_unit_test(schema_is_documented),
         cmocka_unit_test(pipeline_layouts),

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "contract/contract.h"
+#include "core/json_canon.h"
 #include "study/study_validate.h"
 #include "unit.h"
 
@@ -62,7 +63,7 @@ static void record(const char *run, const json_t *c)
     json_object_set_new(doc, "run", json_pack("{s:s,s:s,s:s}", "stage", "retune", "candidate",
                                               json_string_value(json_object_get(c, "id")), "id",
                                               run));
-    canon = moe_contract_dump(doc);
+    canon = moe_json_canonical(doc);
     snprintf(path, sizeof(path), "%s/runs/%s", study, run);
     mkdir(path, 0755);
     snprintf(path, sizeof(path), "%s/runs/%s/contract.json", study, run);

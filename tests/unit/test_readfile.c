@@ -1,0 +1,204 @@
+/* The one whole-file reader: its limit and its messages, "PATH: what:
+ * reason", for each way a file can be unreadable. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/readfile.h"
+#include "unit.h"
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/mfread.XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd);
+}
+
+static const char *in_dir(const char *name)
+{
+    static char path[128];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return path;
+}
+
+/* A file of exactly size bytes (sparse: zeros). */
+static const char *sized(const char *name, off_t size)
+{
+    const char *path = in_dir(name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, size), 0);
+    close(fd);
+    return path;
+}
+
+static void formatted(const struct moe_error *e, const char *want)
+{
+    char buf[1024];
+
+    assert_string_equal(moe_error_format(e, buf, sizeof(buf)), want);
+}
+
+static void reads_a_file_whole(void **state)
+{
+    const char *path = in_dir("a.txt");
+    struct moe_error e;
+    size_t len = 0;
+    FILE *f = fopen(path, "w");
+    char *text;
+
+    (void)state;
+    fputs("one\ntwo\n", f);
+    fclose(f);
+    assert_non_null(text = moe_read_file(path, "template", &len, &e));
+    assert_string_equal(text, "one\ntwo\n");
+    assert_int_equal(len, 8);
+    free(text);
+}
+
+/* An empty file is read: "" and length 0, no error. */
+static void empty_file_is_empty(void **state)
+{
+    struct moe_error e;
+    size_t len = 99;
+    char *text;
+
+    (void)state;
+    moe_error_clear(&e);
+    assert_non_null(text = moe_read_file(sized("empty", 0), "study", &len, &e));
+    assert_string_equal(text, "");
+    assert_int_equal(len, 0);
+    assert_string_equal(e.text, "");
+    free(text);
+}
+
+static void missing_file(void **state)
+{
+    struct moe_error e;
+    char want[256];
+
+    (void)state;
+    assert_null(moe_read_file(in_dir("nope.yaml"), "study", NULL, &e));
+    snprintf(want, sizeof(want), "%s: study: No such file or directory", in_dir("nope.yaml"));
+    formatted(&e, want);
+}
+
+static void directory_is_refused(void **state)
+{
+    struct moe_error e;
+    char want[256];
+
+    (void)state;
+    assert_null(moe_read_file(dir, "manifest", NULL, &e));
+    snprintf(want, sizeof(want), "%s: manifest: not a regular file (a directory)", dir);
+    formatted(&e, want);
+}
+
+/* A FIFO is refused at once: the open does not wait for a writer. */
+static void fifo_is_refused_at_once(void **state)
+{
+    const char *path = in_dir("fifo");
+    struct moe_error e;
+    char want[256];
+
+    (void)state;
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(10);
+    assert_null(moe_read_file(path, "contract", NULL, &e));
+    alarm(0);
+    snprintf(want, sizeof(want), "%s: contract: not a regular file (a FIFO)", path);
+    formatted(&e, want);
+}
+
+/* The limit is MOE_READ_FILE_MAX bytes, inclusive. */
+static void limit_is_exact(void **state)
+{
+    struct moe_error e;
+    size_t len = 0;
+    char *text, want[256];
+    const char *path;
+
+    (void)state;
+    assert_int_equal(MOE_READ_FILE_MAX, 16 * 1024 * 1024);
+    assert_non_null(text = moe_read_file(sized("max", MOE_READ_FILE_MAX), "study", &len, &e));
+    assert_int_equal(len, MOE_READ_FILE_MAX);
+    free(text);
+    path = sized("over", MOE_READ_FILE_MAX + 1);
+    assert_null(moe_read_file(path, "study", NULL, &e));
+    snprintf(want, sizeof(want), "%s: study: too large (at most 16 MiB is read whole)", path);
+    formatted(&e, want);
+}
+
+/* /proc says size 0 and still has content: read to the end, not to st_size. */
+static void pseudo_files_are_read_to_the_end(void **state)
+{
+    struct moe_error e;
+    size_t len = 0;
+    char *text;
+
+    (void)state;
+    assert_non_null(text = moe_read_file("/proc/self/cmdline", "command line", &len, &e));
+    assert_true(len > 0);
+    assert_non_null(strstr(text, "test_readfile"));
+    free(text);
+}
+
+/* JSON through the same reader; a parse error carries line and column. */
+static void json_errors_have_a_position(void **state)
+{
+    const char *path = in_dir("bad.json");
+    struct moe_error e;
+    FILE *f = fopen(path, "w");
+    char want[256];
+    json_t *doc;
+
+    (void)state;
+    fputs("{\"a\": 1,\n \"b\": }\n", f);
+    fclose(f);
+    assert_null(moe_read_json(path, "report", &e));
+    snprintf(want, sizeof(want), "%s:2:7: report: unexpected token near '}'", path);
+    formatted(&e, want);
+    assert_null(moe_read_json(dir, "report", &e));
+    snprintf(want, sizeof(want), "%s: report: not a regular file (a directory)", dir);
+    formatted(&e, want);
+    f = fopen(path, "w");
+    fputs("{\"a\": [1, 2.5]}", f);
+    fclose(f);
+    assert_non_null(doc = moe_read_json(path, "report", &e));
+    assert_int_equal(json_array_size(json_object_get(doc, "a")), 2);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_a_file_whole),
+        cmocka_unit_test(empty_file_is_empty),
+        cmocka_unit_test(missing_file),
+        cmocka_unit_test(directory_is_refused),
+        cmocka_unit_test(fifo_is_refused_at_once),
+        cmocka_unit_test(limit_is_exact),
+        cmocka_unit_test(pseudo_files_are_read_to_the_end),
+        cmocka_unit_test(json_errors_have_a_position),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}
