@@ -538,6 +538,11 @@ int cmd_report(int argc, char **argv)
         case 'e': {
             char *colon, *key = optarg;
 
+            if (nex == MAX_EXPECT) {
+                fprintf(stderr, "moeflow report: --expect '%s': expected [RUN:]KEY=VALUE\n",
+                        optarg);
+                return MOE_EXIT_USAGE;
+            }
             eq = strchr(optarg, '=');
             colon = strchr(optarg, ':');
             ex[nex].run = NULL;
