@@ -1,0 +1,235 @@
+/* Reading the runs of a report from disk. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "contract_store.h"
+#include "trace.h"
+#include "analysis/report_runs.h"
+
+#define MAX_EXPECT 64
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int is_log(const char *name)
+{
+    return has_suffix(name, ".log") || has_suffix(name, ".out") || has_suffix(name, ".err") ||
+           has_suffix(name, ".txt");
+}
+
+/* A run record's contract.json is not a profile. */
+static int is_profile(const char *name)
+{
+    if (strcmp(name, "contract.json") == 0)
+        return 0;
+    return has_suffix(name, ".json") || has_suffix(name, ".json.gz") || has_suffix(name, ".sqlite");
+}
+
+static int read_profile(struct moe_report_run *r, const char *path, struct moe_error *err)
+{
+    struct moe_trace t;
+    int rc;
+
+    moe_trace_init(&t, path, NULL, NULL);
+    rc = moe_trace_load(&t, path, err);
+    if (rc == 0)
+        moe_report_run_profile(r, &t);
+    moe_trace_free(&t);
+    return rc;
+}
+
+static void file_read(const struct moe_report_reader *rd)
+{
+    if (rd->file_read)
+        rd->file_read(rd->data);
+}
+
+static void warnings(const struct moe_report_reader *rd, const struct moe_log *log)
+{
+    if (rd->warnings)
+        rd->warnings(log, rd->data);
+}
+
+int moe_report_load_run(const char *arg, const char *label, const struct moe_report_reader *rd,
+                        struct moe_report_run *r, struct moe_error *err)
+{
+    struct moe_report_expect ex[MAX_EXPECT];
+    size_t nex = 0;
+    struct dirent **ents = NULL;
+    struct moe_log log;
+    struct stat st;
+    const char *base;
+    char name[128], path[4096];
+    int n = 0, rc = -1;
+
+    if (stat(arg, &st) < 0) {
+        moe_error_at(err, arg, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    snprintf(name, sizeof(name), "%s", arg);
+    while (strlen(name) > 1 && name[strlen(name) - 1] == '/')
+        name[strlen(name) - 1] = '\0';
+    base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (label)
+        base = label;
+    for (size_t i = 0; i < rd->nexpect && nex < MAX_EXPECT; i++)
+        if (!rd->expect[i].run || strcmp(rd->expect[i].run, base) == 0)
+            ex[nex++] = rd->expect[i].e;
+    moe_log_init(&log);
+    if (!S_ISDIR(st.st_mode)) {
+        rc = moe_log_read_file(&log, arg, err);
+        file_read(rd);
+        warnings(rd, &log);
+        if (rc == 0)
+            rc = moe_report_run_init(r, base, &log, rd->first, rd->last, ex, nex, err);
+        moe_log_free(&log);
+        return rc;
+    }
+    n = scandir(arg, &ents, NULL, alphasort);
+    if (n < 0) {
+        moe_error_at(err, arg, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", arg, ents[i]->d_name);
+        if (is_log(ents[i]->d_name)) {
+            if (moe_log_read_file(&log, path, err) < 0)
+                goto out;
+            file_read(rd);
+        }
+    }
+    warnings(rd, &log);
+    if (moe_report_run_init(r, base, &log, rd->first, rd->last, ex, nex, err) < 0)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", arg, ents[i]->d_name);
+        if (is_profile(ents[i]->d_name) && read_profile(r, path, err) < 0) {
+            moe_report_run_free(r);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    moe_log_free(&log);
+    return rc;
+}
+
+size_t moe_report_count_logs(char *const *args, int n)
+{
+    size_t total = 0;
+
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        DIR *d;
+        struct dirent *e;
+
+        if (stat(args[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+            total++;
+            continue;
+        }
+        d = opendir(args[i]);
+        while (d && (e = readdir(d)))
+            total += is_log(e->d_name) != 0;
+        if (d)
+            closedir(d);
+    }
+    return total;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+size_t moe_report_load_candidates(const struct moe_study_view *v,
+                                  const struct moe_report_reader *rd,
+                                  struct moe_report_run *runs, json_t *skipped)
+{
+    struct moe_error err;
+    size_t n = 0;
+
+    for (size_t i = 0; i < v->n; i++) {
+        const struct moe_study_cand *c = &v->cands[i];
+        char why[MOE_ERROR_TEXT_MAX + 64];
+
+        moe_error_clear(&err);
+        if (!file_exists(c->log))
+            snprintf(why, sizeof(why), "no log yet (%.500s)", c->log);
+        else if (moe_report_load_run(c->log, c->label, rd, &runs[n], &err) < 0)
+            snprintf(why, sizeof(why), "%s", err.text);
+        else {
+            n++;
+            continue;
+        }
+        json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}", "candidate", c->label, "id",
+                                                 c->id, "reason", why));
+    }
+    return n;
+}
+
+int moe_report_record_win(const struct moe_study_view *v, const char *label, char *run_dir,
+                          size_t run_len, char *path, size_t path_len, struct moe_error *err)
+{
+    const struct moe_study_cand *c = NULL;
+    int r;
+
+    for (size_t k = 0; k < v->n && !c; k++)
+        if (strcmp(v->cands[k].label, label) == 0)
+            c = &v->cands[k];
+    if (!c) {
+        moe_error_set(err, "not a candidate of the stage");
+        return -1;
+    }
+    r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
+    if (r == 0) {
+        moe_error_set(err, "no run record of it under runs/ (did it run with the moeflow "
+                      "plugin?)");
+        return -1;
+    }
+    if (r == 1)
+        r = moe_contract_record_winner(v->study, run_dir, path, path_len, err);
+    return r >= 0 && err->text[0] ? -1 : r;
+}
+
+/* The contract's "winner" rule: for each variable, the run with the best
+ * "win" verdict. */
+int moe_report_best_win(const struct moe_report_run *runs, size_t nruns, size_t i,
+                        const struct moe_report_opts *o, const char **better)
+{
+    const char *eq = strchr(runs[i].name, '=');
+    size_t vlen = eq ? (size_t)(eq - runs[i].name) : strlen(runs[i].name);
+    struct moe_report_ab mine, other;
+    double best;
+
+    moe_report_compare(&runs[0], &runs[i], o, &mine);
+    best = mine.delta_pct;
+    *better = NULL;
+    for (size_t k = 1; k < nruns; k++) {
+        if (k == i || strncmp(runs[k].name, runs[i].name, vlen) != 0 || runs[k].name[vlen] != '=')
+            continue;
+        moe_report_compare(&runs[0], &runs[k], o, &other);
+        if (other.verdict == MOE_VERDICT_WIN &&
+            (other.delta_pct < best || (other.delta_pct == best && k < i && !*better))) {
+            best = other.delta_pct;
+            *better = runs[k].name;
+        }
+    }
+    return *better == NULL;
+}
+
