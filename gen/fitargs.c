@@ -197,26 +197,28 @@ static int only_for(const struct fit_args *a, bool layouts, const char *opt, con
     return bad(opt, value, layouts ? "only for moeflow layouts" : "only for moeflow fit");
 }
 
-static int set_rank_groups(void *args, const struct moe_opt *o, char *value)
+/* --rank-groups (fit) and --explain (layouts): a bool of the one command. */
+static int own_flag(void *args, const struct moe_opt *o, bool layouts)
 {
-    struct fit_args *a = args;
-    int rc = only_for(a, false, "--rank-groups", "");
+    char opt[64];
+    int rc;
 
-    (void)o;
-    (void)value;
-    a->rank_groups = rc == MOE_CLI_RUN;
+    snprintf(opt, sizeof(opt), "--%s", o->name);
+    if ((rc = only_for(args, layouts, opt, "")) == MOE_CLI_RUN)
+        *(bool *)((char *)args + o->field) = true;
     return rc;
 }
 
-static int set_explain(void *args, const struct moe_opt *o, char *value)
+static int fit_flag(void *args, const struct moe_opt *o, char *value)
 {
-    struct fit_args *a = args;
-    int rc = only_for(a, true, "--explain", "");
-
-    (void)o;
     (void)value;
-    a->explain = rc == MOE_CLI_RUN;
-    return rc;
+    return own_flag(args, o, false);
+}
+
+static int layouts_flag(void *args, const struct moe_opt *o, char *value)
+{
+    (void)value;
+    return own_flag(args, o, true);
 }
 
 static int set_top(void *args, const struct moe_opt *o, char *value)
@@ -278,8 +280,8 @@ static const struct moe_opt fit_opts[] = {
     { "ep", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.ep) },
     { "etp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.etp) },
     { "json", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(json) },
-    { "explain", no_argument, 0, NULL, NULL, .set = set_explain },
-    { "rank-groups", no_argument, 0, NULL, NULL, .set = set_rank_groups },
+    { "explain", no_argument, 0, NULL, NULL, .set = layouts_flag, FIELD(explain) },
+    { "rank-groups", no_argument, 0, NULL, NULL, .set = fit_flag, FIELD(rank_groups) },
     { "top", required_argument, 0, "K", NULL, .set = set_top },
     { "gpu", required_argument, 0, "TYPE", NULL, .set = set_gpu },
     { "precision", required_argument, 0, "P", NULL, .set = set_precision },

@@ -60,49 +60,63 @@ static void warnings(const struct moe_report_reader *rd, const struct moe_log *l
         rd->warnings(log, rd->data);
 }
 
-int moe_report_load_run(const char *arg, const char *label, const struct moe_report_reader *rd,
+/* One run to read: where, its name, what its arguments must say. */
+struct run_spec {
+    const char *path, *name;
+    struct moe_report_expect ex[MAX_EXPECT];
+    size_t nex;
+};
+
+static void run_spec(struct run_spec *s, const char *path, const char *label,
+                     const struct moe_report_reader *rd, char *buf, size_t len)
+{
+    const char *base;
+
+    snprintf(buf, len, "%s", path);
+    while (strlen(buf) > 1 && buf[strlen(buf) - 1] == '/')
+        buf[strlen(buf) - 1] = '\0';
+    base = strrchr(buf, '/');
+    s->path = path;
+    s->name = label ? label : base ? base + 1 : buf;
+    s->nex = 0;
+    for (size_t i = 0; i < rd->nexpect && s->nex < MAX_EXPECT; i++)
+        if (!rd->expect[i].run || strcmp(rd->expect[i].run, s->name) == 0)
+            s->ex[s->nex++] = rd->expect[i].e;
+}
+
+static int load_file_run(const struct run_spec *s, const struct moe_report_reader *rd,
+                         struct moe_report_run *r, struct moe_error *err)
+{
+    struct moe_log log;
+    int rc;
+
+    moe_log_init(&log);
+    rc = moe_log_read_file(&log, s->path, err);
+    file_read(rd);
+    warnings(rd, &log);
+    if (rc == 0)
+        rc = moe_report_run_init(r, s->name, &log, rd->first, rd->last, s->ex, s->nex, err);
+    moe_log_free(&log);
+    return rc;
+}
+
+/* A directory: its rank logs make one log, then its profiles are added. */
+static int load_dir_run(const struct run_spec *s, const struct moe_report_reader *rd,
                         struct moe_report_run *r, struct moe_error *err)
 {
-    struct moe_report_expect ex[MAX_EXPECT];
-    size_t nex = 0;
     struct dirent **ents = NULL;
     struct moe_log log;
-    struct stat st;
-    const char *base;
-    char name[128], path[4096];
-    int n = 0, rc = -1;
+    char path[4096];
+    int n, rc = -1;
 
-    if (stat(arg, &st) < 0) {
-        moe_error_at(err, arg, 0, 0, "%s", strerror(errno));
-        return -1;
-    }
-    snprintf(name, sizeof(name), "%s", arg);
-    while (strlen(name) > 1 && name[strlen(name) - 1] == '/')
-        name[strlen(name) - 1] = '\0';
-    base = strrchr(name, '/');
-    base = base ? base + 1 : name;
-    if (label)
-        base = label;
-    for (size_t i = 0; i < rd->nexpect && nex < MAX_EXPECT; i++)
-        if (!rd->expect[i].run || strcmp(rd->expect[i].run, base) == 0)
-            ex[nex++] = rd->expect[i].e;
-    moe_log_init(&log);
-    if (!S_ISDIR(st.st_mode)) {
-        rc = moe_log_read_file(&log, arg, err);
-        file_read(rd);
-        warnings(rd, &log);
-        if (rc == 0)
-            rc = moe_report_run_init(r, base, &log, rd->first, rd->last, ex, nex, err);
-        moe_log_free(&log);
-        return rc;
-    }
-    n = scandir(arg, &ents, NULL, alphasort);
+    n = scandir(s->path, &ents, NULL, alphasort);
     if (n < 0) {
-        moe_error_at(err, arg, 0, 0, "%s", strerror(errno));
+        moe_error_at(err, s->path, 0, 0, "%s", strerror(errno));
         return -1;
     }
+    moe_log_init(&log);
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", arg, ents[i]->d_name);
+        snprintf(path, sizeof(path), "%s/%s", s->path, ents[i]->d_name);
         if (is_log(ents[i]->d_name)) {
             if (moe_log_read_file(&log, path, err) < 0)
                 goto out;
@@ -110,10 +124,10 @@ int moe_report_load_run(const char *arg, const char *label, const struct moe_rep
         }
     }
     warnings(rd, &log);
-    if (moe_report_run_init(r, base, &log, rd->first, rd->last, ex, nex, err) < 0)
+    if (moe_report_run_init(r, s->name, &log, rd->first, rd->last, s->ex, s->nex, err) < 0)
         goto out;
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", arg, ents[i]->d_name);
+        snprintf(path, sizeof(path), "%s/%s", s->path, ents[i]->d_name);
         if (is_profile(ents[i]->d_name) && read_profile(r, path, err) < 0) {
             moe_report_run_free(r);
             goto out;
@@ -126,6 +140,23 @@ out:
     free(ents);
     moe_log_free(&log);
     return rc;
+}
+
+int moe_report_load_run(const char *path, const char *label, const struct moe_report_reader *rd,
+                        struct moe_report_run *r, struct moe_error *err)
+{
+    struct run_spec s;
+    struct stat st;
+    char name[128];
+
+    if (stat(path, &st) < 0) {
+        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    run_spec(&s, path, label, rd, name, sizeof(name));
+    if (S_ISDIR(st.st_mode))
+        return load_dir_run(&s, rd, r, err);
+    return load_file_run(&s, rd, r, err);
 }
 
 size_t moe_report_count_logs(char *const *args, int n)
