@@ -10,10 +10,10 @@
 
 #include "cli.h"
 #include "options.h"
-#include "contract.h"
-#include "contract_diff.h"
-#include "contract_rules.h"
-#include "contract_store.h"
+#include "contract/contract.h"
+#include "contract/contract_diff.h"
+#include "contract/contract_rules.h"
+#include "contract/contract_store.h"
 
 static bool is_dir(const char *path)
 {

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "diagnose.h"
+#include "analysis/diagnose.h"
 
 struct diagnose_args {
     const char *run;

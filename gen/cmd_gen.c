@@ -12,12 +12,12 @@
 
 #include "cli.h"
 #include "options.h"
-#include "readfile.h"
-#include "diagnose.h"
-#include "stagegen.h"
-#include "study_report.h"
-#include "study_validate.h"
-#include "study.h"
+#include "core/readfile.h"
+#include "analysis/diagnose.h"
+#include "study/stagegen.h"
+#include "analysis/study_report.h"
+#include "study/study_validate.h"
+#include "study/study.h"
 #include "study/gen_write.h"
 
 struct gen_args {

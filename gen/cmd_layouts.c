@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "fitargs.h"
 #include "options.h"
-#include "layouts.h"
+#include "fit/layouts.h"
 #include "steptime_text.h"
 
 /* printf's width counts bytes; "×" is two. */

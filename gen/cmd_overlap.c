@@ -10,8 +10,8 @@
 
 #include "cli.h"
 #include "options.h"
-#include "overlap.h"
-#include "trace.h"
+#include "analysis/overlap.h"
+#include "analysis/trace.h"
 
 #define MAX_PATTERNS 64
 

@@ -12,9 +12,9 @@
 
 #include "cli.h"
 #include "options.h"
-#include "domains.h"
-#include "hostlist.h"
-#include "placement.h"
+#include "topology/domains.h"
+#include "topology/hostlist.h"
+#include "topology/placement.h"
 
 struct place_args {
     const char *nodelist, *topology, *layout, *hostfile;

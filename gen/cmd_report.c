@@ -13,9 +13,10 @@
 
 #include "cli.h"
 #include "options.h"
-#include "report.h"
-#include "study_report.h"
+#include "analysis/report.h"
+#include "analysis/study_report.h"
 #include "analysis/report_runs.h"
+#include "contract/contract_store.h"
 
 #define MAX_EXPECT 64
 
@@ -268,6 +269,33 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     return MOE_EXIT_OK;
 }
 
+/* The win of the candidate labelled LABEL: its sealed run record under
+ * runs/ goes to <study>/winners.  0 recorded, 1 already recorded (path and
+ * run_dir filled), -1 with err. */
+static int record_win(const struct moe_study_view *v, const char *label, char *run_dir,
+                      size_t run_len, char *path, size_t path_len, struct moe_error *err)
+{
+    const struct moe_study_cand *c = NULL;
+    int r;
+
+    for (size_t k = 0; k < v->n && !c; k++)
+        if (strcmp(v->cands[k].label, label) == 0)
+            c = &v->cands[k];
+    if (!c) {
+        moe_error_set(err, "not a candidate of the stage");
+        return -1;
+    }
+    r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
+    if (r == 0) {
+        moe_error_set(err, "no run record of it under runs/ (did it run with the moeflow "
+                      "plugin?)");
+        return -1;
+    }
+    if (r == 1)
+        r = moe_contract_record_winner(v->study, run_dir, path, path_len, err);
+    return r >= 0 && err->text[0] ? -1 : r;
+}
+
 static int record_winners(const struct moe_study_view *v, const struct moe_report_run *runs,
                           size_t nruns, const struct moe_report_opts *o)
 {
@@ -289,7 +317,7 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
             continue;
         }
         moe_error_clear(&err);
-        r = moe_report_record_win(v, runs[i].name, run, sizeof(run), path, sizeof(path), &err);
+        r = record_win(v, runs[i].name, run, sizeof(run), path, sizeof(path), &err);
         if (r < 0) {
             fprintf(stderr, "moeflow report: winner %s not recorded: %s\n", runs[i].name,
                     err.text);

@@ -11,10 +11,10 @@
 #include "cli.h"
 #include "options.h"
 #include "fitargs.h"
-#include "model_json.h"
-#include "presets.h"
-#include "study.h"
-#include "study_fit.h"
+#include "study/model_json.h"
+#include "study/presets.h"
+#include "study/study.h"
+#include "study/study_fit.h"
 
 static int bad(const char *opt, const char *value, const char *what)
 {

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "study_schema.h"
+#include "core/suggest.h"
 
 #define MAX_OPTS 64
 

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "core/error.h"
 
 /* From the parser and the setters: parsing goes on and the command runs.
  * Any other value is the exit code to return at once. */

@@ -8,8 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "contract_store.h"
-#include "trace.h"
+#include "analysis/trace.h"
 #include "analysis/report_runs.h"
 
 #define MAX_EXPECT 64
@@ -212,30 +211,6 @@ size_t moe_report_load_candidates(const struct moe_study_view *v,
                                                  c->id, "reason", why));
     }
     return n;
-}
-
-int moe_report_record_win(const struct moe_study_view *v, const char *label, char *run_dir,
-                          size_t run_len, char *path, size_t path_len, struct moe_error *err)
-{
-    const struct moe_study_cand *c = NULL;
-    int r;
-
-    for (size_t k = 0; k < v->n && !c; k++)
-        if (strcmp(v->cands[k].label, label) == 0)
-            c = &v->cands[k];
-    if (!c) {
-        moe_error_set(err, "not a candidate of the stage");
-        return -1;
-    }
-    r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
-    if (r == 0) {
-        moe_error_set(err, "no run record of it under runs/ (did it run with the moeflow "
-                      "plugin?)");
-        return -1;
-    }
-    if (r == 1)
-        r = moe_contract_record_winner(v->study, run_dir, path, path_len, err);
-    return r >= 0 && err->text[0] ? -1 : r;
 }
 
 /* The contract's "winner" rule: for each variable, the run with the best

@@ -9,10 +9,10 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "megatron_log.h"
-#include "report.h"
-#include "study_report.h"
+#include "core/error.h"
+#include "analysis/megatron_log.h"
+#include "analysis/report.h"
+#include "analysis/study_report.h"
 
 /* An argument value the runs were asked for; run NULL: every run, else the
  * run of that name only. */
@@ -52,11 +52,5 @@ size_t moe_report_load_candidates(const struct moe_study_view *v,
  * variable can win), else 0 with *better naming the run that wins more. */
 int moe_report_best_win(const struct moe_report_run *runs, size_t nruns, size_t i,
                         const struct moe_report_opts *o, const char **better);
-
-/* Records the win of the candidate labelled LABEL of stage V: its sealed
- * run record under runs/ goes to <study>/winners.  0 recorded, 1 already
- * recorded (path and run_dir filled), -1 with err. */
-int moe_report_record_win(const struct moe_study_view *v, const char *label, char *run_dir,
-                          size_t run_len, char *path, size_t path_len, struct moe_error *err);
 
 #endif

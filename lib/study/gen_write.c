@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "readfile.h"
+#include "core/readfile.h"
 #include "study/gen_write.h"
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "stagegen.h"
+#include "core/error.h"
+#include "study/stagegen.h"
 
 /* Builds everything in DIR.tmp-XXXXXX beside DIR, flushes it, then renames
  * it to DIR, which must not exist.  0, or -1 with err and nothing left. */
