@@ -2,29 +2,18 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "contract/contract.h"
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
-
-static const char usage_text[] =
-    "usage: moeflow contract show STUDY|FILE [--json]\n"
-    "       moeflow contract diff A B [--stage STAGE] [--json]\n"
-    "       moeflow contract verify STUDY|RUN_DIR\n"
-    "       moeflow contract freeze STUDY --from FILE\n"
-    "       moeflow contract winner STUDY RUN_DIR\n"
-    "\n"
-    "A and B are contract files or study directories (their frozen baseline).\n"
-    "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
-    "\n"
-    "example: moeflow contract diff tiny tiny/runs/6_0 --stage retune\n";
 
 static bool is_dir(const char *path)
 {
@@ -211,42 +200,54 @@ static int cmd_freeze(const char *study, const char *from)
     return MOE_EXIT_OK;
 }
 
+struct contract_args {
+    const char *stage, *from;
+    bool json;
+};
+
+static const struct moe_opt contract_opts[] = {
+    { "json", no_argument, 'j', NULL, NULL, .set = moe_opt_flag, .field = offsetof(struct contract_args, json) },
+    { "stage", required_argument, 's', "STAGE", NULL, .set = moe_opt_string,
+      .field = offsetof(struct contract_args, stage) },
+    { "from", required_argument, 'f', "FILE", NULL, .set = moe_opt_string,
+      .field = offsetof(struct contract_args, from) },
+    { .name = NULL },
+};
+
+static const struct moe_cli contract_cli = {
+    .usage = "usage: moeflow contract show STUDY|FILE [--json]\n"
+             "       moeflow contract diff A B [--stage STAGE] [--json]\n"
+             "       moeflow contract verify STUDY|RUN_DIR\n"
+             "       moeflow contract freeze STUDY --from FILE\n"
+             "       moeflow contract winner STUDY RUN_DIR\n"
+             "\n"
+             "A and B are contract files or study directories (their frozen baseline).\n"
+             "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
+             "\n"
+             "example: moeflow contract diff tiny tiny/runs/6_0 --stage retune\n",
+    .opts = contract_opts,
+};
+
 int cmd_contract(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "json", no_argument, NULL, 'j' },   { "stage", required_argument, NULL, 's' },
-        { "from", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *stage = NULL, *from = NULL, *verb;
-    bool json = false;
-    int c;
+    struct contract_args a = { 0 };
+    const char *verb;
+    int first, rc = moe_cli_parse(&contract_cli, argc, argv, &a, &first);
 
-    while ((c = getopt_long(argc, argv, "js:f:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 's': stage = optarg; break;
-        case 'f': from = optarg; break;
-        case 'h': fputs(usage_text, stdout); return MOE_EXIT_OK;
-        default:
-            moe_cli_suggest_option(argc, argv, longopts);
-            fputs(usage_text, stderr);
-            return MOE_EXIT_USAGE;
-        }
-    }
-    verb = optind < argc ? argv[optind] : "";
-    argc -= optind + 1;
-    argv += optind + 1;
+    if (rc != MOE_CLI_RUN)
+        return rc;
+    verb = first < argc ? argv[first] : "";
+    argc -= first + 1;
+    argv += first + 1;
     if (strcmp(verb, "show") == 0 && argc == 1)
-        return cmd_show(argv[0], json);
+        return cmd_show(argv[0], a.json);
     if (strcmp(verb, "diff") == 0 && argc == 2)
-        return cmd_diff(argv[0], argv[1], stage, json);
+        return cmd_diff(argv[0], argv[1], a.stage, a.json);
     if (strcmp(verb, "verify") == 0 && argc == 1)
         return cmd_verify(argv[0]);
     if (strcmp(verb, "winner") == 0 && argc == 2)
         return cmd_winner(argv[0], argv[1]);
-    if (strcmp(verb, "freeze") == 0 && argc == 1 && from)
-        return cmd_freeze(argv[0], from);
-    fputs(usage_text, stderr);
-    return MOE_EXIT_USAGE;
+    if (strcmp(verb, "freeze") == 0 && argc == 1 && a.from)
+        return cmd_freeze(argv[0], a.from);
+    return moe_cli_misuse(&contract_cli);
 }

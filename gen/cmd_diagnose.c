@@ -1,7 +1,7 @@
 /* moeflow diagnose: the main bottleneck and its retune candidates. */
 #include "config.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,27 +10,71 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "options.h"
 #include "analysis/diagnose.h"
 #include "core/readfile.h"
 
-static void usage(FILE *out)
+struct diagnose_args {
+    const char *run;
+    double capacity; /* bytes; 0: not given */
+    bool json;
+};
+
+static int set_capacity(void *args, const struct moe_opt *o, char *value)
 {
-    fprintf(out,
-            "usage: moeflow diagnose [--run NAME] [--capacity-gib G] [--json] REPORT [OVERLAP]\n"
-            "       moeflow diagnose --list BOTTLENECK\n"
-            "\n"
-            "REPORT: report.json from moeflow report (or its -o directory); OVERLAP: the\n"
-            "output of moeflow overlap --json.  Classifies the bottleneck as memory,\n"
-            "communication, host or compute, and prints the matching retune candidates\n"
-            "(for moeflow gen --stage retune --for BOTTLENECK).\n"
-            "  --run NAME        the run to diagnose (default: the report's baseline)\n"
-            "  --capacity-gib G  GPU memory, to judge how near capacity the peak is\n"
-            "  --json            machine-readable output\n"
-            "  --list B          print the retune candidates for bottleneck B (memory,\n"
-            "                    communication, host, compute) without diagnosing\n"
-            "\n"
-            "example: moeflow diagnose --capacity-gib 141 out/report.json overlap.json\n");
+    struct diagnose_args *a = args;
+    char *end;
+
+    (void)o;
+    a->capacity = strtod(value, &end) * 1073741824.0;
+    if (*end || a->capacity <= 0)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --capacity-gib '%s': not a size\n",
+                             value);
+    return MOE_CLI_RUN;
 }
+
+/* --list B answers at once: no report needed. */
+static int list_candidates(void *args, const struct moe_opt *o, char *value)
+{
+    enum moe_bottleneck b = moe_bottleneck_parse(value);
+
+    (void)args;
+    (void)o;
+    if (b == MOE_BOTTLENECK_COUNT)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --list '%s': expected memory, "
+                             "communication, host or compute\n", value);
+    printf("retune candidates (moeflow gen --stage retune --for %s):\n", value);
+    for (const char *const *p = moe_diagnose_candidates(b); *p; p++)
+        printf("  - %s\n", *p);
+    return MOE_EXIT_OK;
+}
+
+static const struct moe_opt diagnose_opts[] = {
+    { "run", required_argument, 'r', "NAME",
+      "the run to diagnose (default: the report's baseline)", .set = moe_opt_string,
+      .field = offsetof(struct diagnose_args, run) },
+    { "capacity-gib", required_argument, 'c', "G",
+      "GPU memory, to judge how near capacity the peak is", .set = set_capacity },
+    { "json", no_argument, 'j', NULL, "machine-readable output", .set = moe_opt_flag,
+      .field = offsetof(struct diagnose_args, json) },
+    { "list", required_argument, 'l', "B",
+      "print the retune candidates for bottleneck B (memory,\n"
+      "communication, host, compute) without diagnosing", .set = list_candidates },
+    { .name = NULL },
+};
+
+static const struct moe_cli diagnose_cli = {
+    .usage = "usage: moeflow diagnose [--run NAME] [--capacity-gib G] [--json] REPORT [OVERLAP]\n"
+             "       moeflow diagnose --list BOTTLENECK\n"
+             "\n"
+             "REPORT: report.json from moeflow report (or its -o directory); OVERLAP: the\n"
+             "output of moeflow overlap --json.  Classifies the bottleneck as memory,\n"
+             "communication, host or compute, and prints the matching retune candidates\n"
+             "(for moeflow gen --stage retune --for BOTTLENECK).\n",
+    .opts = diagnose_opts,
+    .column = 20,
+    .tail = "\nexample: moeflow diagnose --capacity-gib 141 out/report.json overlap.json\n",
+};
 
 static json_t *load(const char *path, const char *what, struct moe_error *err)
 {
@@ -56,106 +100,65 @@ static const json_t *pick_run(const json_t *report, const char *name)
     return NULL;
 }
 
-int cmd_diagnose(int argc, char **argv)
+static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bool json)
 {
-    static const struct option opts[] = {
-        { "run", required_argument, NULL, 'r' },
-        { "capacity-gib", required_argument, NULL, 'c' },
-        { "json", no_argument, NULL, 'j' },
-        { "list", required_argument, NULL, 'l' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *run_name = NULL;
-    double capacity = 0;
-    int c, json = 0, rc = MOE_EXIT_INVALID_INPUT;
-    json_t *report = NULL, *overlap = NULL;
+    const char *const *cands = moe_diagnose_candidates(d->bottleneck);
+
+    if (json) {
+        json_t *j = json_object(), *list = json_array();
+
+        for (const char *const *p = cands; *p; p++)
+            json_array_append_new(list, json_string(*p));
+        json_object_set_new(j, "run", json_incref(json_object_get(run, "name")));
+        json_object_set_new(j, "bottleneck", json_string(moe_bottleneck_name(d->bottleneck)));
+        json_object_set_new(j, "reason", json_string(d->reason));
+        json_object_set_new(j, "retune_candidates", list);
+        moe_cli_json(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+        return;
+    }
+    printf("%s: %s bottleneck: %s\nretune candidates (moeflow gen --stage retune --for %s):\n",
+           json_string_value(json_object_get(run, "name")), moe_bottleneck_name(d->bottleneck),
+           d->reason, moe_bottleneck_name(d->bottleneck));
+    for (const char *const *p = cands; *p; p++)
+        printf("  - %s\n", *p);
+}
+
+/* REPORT [OVERLAP]: the run's diagnosis, or -1 with err. */
+static int diagnose(const struct diagnose_args *a, char **files, int n, struct moe_error *err)
+{
+    json_t *report = load(files[0], "report", err), *overlap = NULL;
     const json_t *run;
     struct moe_diagnosis d;
-    struct moe_error err;
-    char *end;
+    int rc = -1;
 
-    moe_error_clear(&err);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "r:c:jhl:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'r':
-            run_name = optarg;
-            break;
-        case 'c':
-            capacity = strtod(optarg, &end) * 1073741824.0;
-            if (*end || capacity <= 0) {
-                fprintf(stderr, "moeflow diagnose: --capacity-gib '%s': not a size\n", optarg);
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'l': {
-            enum moe_bottleneck b = moe_bottleneck_parse(optarg);
-
-            if (b == MOE_BOTTLENECK_COUNT) {
-                fprintf(stderr, "moeflow diagnose: --list '%s': expected memory, communication, "
-                        "host or compute\n", optarg);
-                return MOE_EXIT_USAGE;
-            }
-            printf("retune candidates (moeflow gen --stage retune --for %s):\n", optarg);
-            for (const char *const *p = moe_diagnose_candidates(b); *p; p++)
-                printf("  - %s\n", *p);
-            return MOE_EXIT_OK;
-        }
-        case 'h':
-            usage(stdout);
-            return MOE_EXIT_OK;
-        default:
-            moe_cli_suggest_option(argc, argv, opts);
-            usage(stderr);
-            return MOE_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc || argc - optind > 2) {
-        usage(stderr);
-        return MOE_EXIT_USAGE;
-    }
-    report = load(argv[optind], "report", &err);
-    if (report && optind + 1 < argc)
-        overlap = load(argv[optind + 1], "overlap", &err);
-    if (!report || (optind + 1 < argc && !overlap))
-        goto fail;
-    run = pick_run(report, run_name);
-    if (!run) {
-        moe_error_at(&err, argv[optind], 0, 0, "no run%s%s in the report", run_name ? " " : "",
-                     run_name ? run_name : "");
-        goto fail;
-    }
-    if (moe_diagnose(run, overlap, capacity, &d, &err) < 0)
-        goto fail;
-    if (json) {
-        json_t *j = json_object(), *cands = json_array();
-
-        for (const char *const *p = moe_diagnose_candidates(d.bottleneck); *p; p++)
-            json_array_append_new(cands, json_string(*p));
-        json_object_set_new(j, "run", json_incref(json_object_get(run, "name")));
-        json_object_set_new(j, "bottleneck", json_string(moe_bottleneck_name(d.bottleneck)));
-        json_object_set_new(j, "reason", json_string(d.reason));
-        json_object_set_new(j, "retune_candidates", cands);
-        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-        putchar('\n');
-        json_decref(j);
-    } else {
-        printf("%s: %s bottleneck: %s\nretune candidates (moeflow gen --stage retune --for %s):\n",
-               json_string_value(json_object_get(run, "name")), moe_bottleneck_name(d.bottleneck),
-               d.reason, moe_bottleneck_name(d.bottleneck));
-        for (const char *const *p = moe_diagnose_candidates(d.bottleneck); *p; p++)
-            printf("  - %s\n", *p);
-    }
-    rc = MOE_EXIT_OK;
-    goto out;
-fail:
-    moe_cli_report(&err);
+    if (report && n > 1)
+        overlap = load(files[1], "overlap", err);
+    if (!report || (n > 1 && !overlap))
+        goto out;
+    run = pick_run(report, a->run);
+    if (!run)
+        moe_error_at(err, files[0], 0, 0, "no run%s%s in the report", a->run ? " " : "",
+                     a->run ? a->run : "");
+    else if ((rc = moe_diagnose(run, overlap, a->capacity, &d, err)) == 0)
+        print_diagnosis(run, &d, a->json);
 out:
     json_decref(report);
     json_decref(overlap);
     return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+    struct diagnose_args a = { 0 };
+    struct moe_error err;
+    int first, rc = moe_cli_parse(&diagnose_cli, argc, argv, &a, &first);
+
+    if (rc != MOE_CLI_RUN)
+        return rc;
+    if (first >= argc || argc - first > 2)
+        return moe_cli_misuse(&diagnose_cli);
+    moe_error_clear(&err);
+    if (diagnose(&a, argv + first, argc - first, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    return MOE_EXIT_OK;
 }

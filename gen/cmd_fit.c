@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "fitargs.h"
+#include "options.h"
 #include "fit/layouts.h"
 #include "fit/megatron_memory.h"
 #include "fit/rankgroups.h"
@@ -208,7 +209,7 @@ int cmd_fit(int argc, char **argv)
     struct fit_args a;
     int rc = fit_args_parse(argc, argv, false, &a);
 
-    if (rc >= 0)
+    if (rc != MOE_CLI_RUN)
         return rc;
     return fit_run(&a.model, &a.w, &a.t, &a.c, a.layout_given ? &a.layout : NULL, a.json,
                    a.rank_groups);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "fitargs.h"
+#include "options.h"
 #include "fit/layouts.h"
 #include "steptime_text.h"
 
@@ -191,7 +192,7 @@ int cmd_layouts(int argc, char **argv)
     struct fit_args a;
     int rc = fit_args_parse(argc, argv, true, &a);
 
-    if (rc >= 0)
+    if (rc != MOE_CLI_RUN)
         return rc;
     return layouts_run(&a.model, &a.w, &a.t, &a.c, a.top, a.explain, a.json);
 }

@@ -1,7 +1,7 @@
 /* moeflow overlap: hidden communication per GPU from kernel traces. */
 #include "config.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,30 +9,98 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "options.h"
 #include "analysis/overlap.h"
 #include "analysis/trace.h"
 
 #define MAX_PATTERNS 64
 
-static void usage(FILE *out)
+struct overlap_args {
+    struct moe_window win;
+    const char *patterns[MAX_PATTERNS + 1]; /* the defaults, then --comm */
+    const char *extra[MAX_PATTERNS];
+    size_t nextra;
+    const char *prefix;
+    long top;
+    bool json, no_defaults;
+};
+
+static int set_window(void *args, const struct moe_opt *o, char *value)
 {
-    fprintf(out,
-            "usage: moeflow overlap [--window W] [--json] [--comm GLOB]... [--no-default-comm]\n"
-            "                       [--step-prefix P] [--top N] TRACE...\n"
-            "\n"
-            "TRACE: an nsys SQLite export (nsys export --type sqlite) or a PyTorch-profiler\n"
-            "(Kineto) JSON trace, plain or .json.gz.  Each file's devices are GPUs.\n"
-            "  --window W        all (default), steps=A-B or steps=N (ProfilerStep#N / NVTX\n"
-            "                    ranges named P<N>), time=T0-T1 after the first kernel\n"
-            "                    (units ns|us|ms|s)\n"
-            "  --comm GLOB       another kernel-name glob that counts as communication\n"
-            "  --no-default-comm use only the --comm globs (defaults: NCCL, DeepEP,\n"
-            "                    HybridEP, NVSHMEM)\n"
-            "  --step-prefix P   step marker prefix (default ProfilerStep#)\n"
-            "  --top N           kernels ranked by exposed time (default 10)\n"
-            "  --json            machine-readable output\n"
-            "\n"
-            "example: moeflow overlap --window steps=4-6 rank0.json.gz rank1.json.gz\n");
+    struct moe_error err;
+
+    (void)o;
+    moe_error_clear(&err);
+    if (moe_window_parse(value, &((struct overlap_args *)args)->win, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_USAGE);
+    return MOE_CLI_RUN;
+}
+
+static int add_comm(void *args, const struct moe_opt *o, char *value)
+{
+    struct overlap_args *a = args;
+
+    (void)o;
+    if (a->nextra == MAX_PATTERNS)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow overlap: at most %d --comm globs\n",
+                             MAX_PATTERNS);
+    a->extra[a->nextra++] = value;
+    return MOE_CLI_RUN;
+}
+
+static int set_top(void *args, const struct moe_opt *o, char *value)
+{
+    struct overlap_args *a = args;
+    char *end;
+
+    (void)o;
+    a->top = strtol(value, &end, 10);
+    if (*end || a->top < 0)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow overlap: --top: '%s' is not a count\n",
+                             value);
+    return MOE_CLI_RUN;
+}
+
+static const struct moe_opt overlap_opts[] = {
+    { "window", required_argument, 'w', "W",
+      "all (default), steps=A-B or steps=N (ProfilerStep#N / NVTX\n"
+      "ranges named P<N>), time=T0-T1 after the first kernel\n"
+      "(units ns|us|ms|s)", .set = set_window },
+    { "comm", required_argument, 'c', "GLOB", "another kernel-name glob that counts as communication",
+      .set = add_comm },
+    { "no-default-comm", no_argument, 'N', NULL,
+      "use only the --comm globs (defaults: NCCL, DeepEP,\nHybridEP, NVSHMEM)", .set = moe_opt_flag,
+      .field = offsetof(struct overlap_args, no_defaults) },
+    { "step-prefix", required_argument, 's', "P", "step marker prefix (default ProfilerStep#)",
+      .set = moe_opt_string, .field = offsetof(struct overlap_args, prefix) },
+    { "top", required_argument, 't', "N", "kernels ranked by exposed time (default 10)", .set = set_top },
+    { "json", no_argument, 'j', NULL, "machine-readable output", .set = moe_opt_flag,
+      .field = offsetof(struct overlap_args, json) },
+    { .name = NULL },
+};
+
+static const struct moe_cli overlap_cli = {
+    .usage = "usage: moeflow overlap [--window W] [--json] [--comm GLOB]... [--no-default-comm]\n"
+             "                       [--step-prefix P] [--top N] TRACE...\n"
+             "\n"
+             "TRACE: an nsys SQLite export (nsys export --type sqlite) or a PyTorch-profiler\n"
+             "(Kineto) JSON trace, plain or .json.gz.  Each file's devices are GPUs.\n",
+    .opts = overlap_opts,
+    .column = 20,
+    .tail = "\nexample: moeflow overlap --window steps=4-6 rank0.json.gz rank1.json.gz\n",
+};
+
+/* The kernel-name globs that count as communication. */
+static void comm_patterns(struct overlap_args *a)
+{
+    size_t np = 0;
+
+    for (const char *const *p = moe_trace_default_comm; !a->no_defaults && *p && np < MAX_PATTERNS;
+         p++)
+        a->patterns[np++] = *p;
+    for (size_t i = 0; i < a->nextra && np < MAX_PATTERNS; i++)
+        a->patterns[np++] = a->extra[i];
+    a->patterns[np] = NULL;
 }
 
 static double ms(int64_t ns)
@@ -82,106 +150,47 @@ static void print_table(const struct moe_overlap *o)
     }
 }
 
-int cmd_overlap(int argc, char **argv)
+/* Every trace's GPUs into o; an exit code. */
+static int add_traces(struct moe_overlap *o, const struct overlap_args *a, char **files, int n)
 {
-    static const struct option opts[] = {
-        { "window", required_argument, NULL, 'w' },
-        { "json", no_argument, NULL, 'j' },
-        { "comm", required_argument, NULL, 'c' },
-        { "no-default-comm", no_argument, NULL, 'N' },
-        { "step-prefix", required_argument, NULL, 's' },
-        { "top", required_argument, NULL, 't' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *patterns[MAX_PATTERNS + 1], *extra[MAX_PATTERNS], *prefix = NULL;
-    size_t nextra = 0, np = 0;
-    struct moe_window win = { 0 };
-    struct moe_overlap o;
     struct moe_error err;
-    int json = 0, defaults = 1, c, rc = MOE_EXIT_OK;
-    long top = 10;
-    char *end;
 
     moe_error_clear(&err);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "w:jc:Ns:t:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'w':
-            if (moe_window_parse(optarg, &win, &err) < 0) {
-                moe_cli_report(&err);
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'c':
-            if (nextra == MAX_PATTERNS) {
-                fprintf(stderr, "moeflow overlap: at most %d --comm globs\n", MAX_PATTERNS);
-                return MOE_EXIT_USAGE;
-            }
-            extra[nextra++] = optarg;
-            break;
-        case 'N':
-            defaults = 0;
-            break;
-        case 's':
-            prefix = optarg;
-            break;
-        case 't':
-            top = strtol(optarg, &end, 10);
-            if (*end || top < 0) {
-                fprintf(stderr, "moeflow overlap: --top: '%s' is not a count\n", optarg);
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return MOE_EXIT_OK;
-        default:
-            moe_cli_suggest_option(argc, argv, opts);
-            usage(stderr);
-            return MOE_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc) {
-        usage(stderr);
-        return MOE_EXIT_USAGE;
-    }
-    for (const char *const *p = moe_trace_default_comm; defaults && *p && np < MAX_PATTERNS; p++)
-        patterns[np++] = *p;
-    for (size_t i = 0; i < nextra && np < MAX_PATTERNS; i++)
-        patterns[np++] = extra[i];
-    patterns[np] = NULL;
-
-    moe_overlap_init(&o);
-    for (int i = optind; i < argc && rc == MOE_EXIT_OK; i++) {
+    for (int i = 0; i < n; i++) {
         struct moe_trace t;
+        int rc = 0;
 
-        moe_trace_init(&t, argv[i], patterns, prefix);
-        if (moe_trace_load(&t, argv[i], &err) < 0 ||
-            moe_overlap_add_trace(&o, &t, &win, &err) < 0) {
-            moe_cli_report(&err);
-            rc = MOE_EXIT_INVALID_INPUT;
-        }
+        moe_trace_init(&t, files[i], a->patterns, a->prefix);
+        if (moe_trace_load(&t, files[i], &err) < 0 ||
+            moe_overlap_add_trace(o, &t, &a->win, &err) < 0)
+            rc = -1;
         moe_trace_free(&t);
+        if (rc < 0)
+            return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
-    if (rc == MOE_EXIT_OK && moe_overlap_finish(&o, (size_t)top, &err) < 0) {
-        moe_cli_report(&err);
-        rc = MOE_EXIT_SYSTEM;
-    }
-    if (rc == MOE_EXIT_OK) {
-        if (json) {
-            json_t *j = moe_overlap_to_json(&o, &win);
+    if (moe_overlap_finish(o, (size_t)a->top, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    return MOE_EXIT_OK;
+}
 
-            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-            putchar('\n');
-            json_decref(j);
-        } else {
-            print_table(&o);
-        }
-    }
+int cmd_overlap(int argc, char **argv)
+{
+    struct overlap_args a = { .top = 10 };
+    struct moe_overlap o;
+    int first, rc = moe_cli_parse(&overlap_cli, argc, argv, &a, &first);
+
+    if (rc != MOE_CLI_RUN)
+        return rc;
+    if (first >= argc)
+        return moe_cli_misuse(&overlap_cli);
+    comm_patterns(&a);
+    moe_overlap_init(&o);
+    rc = add_traces(&o, &a, argv + first, argc - first);
+    if (rc == MOE_EXIT_OK && a.json)
+        moe_cli_json(moe_overlap_to_json(&o, &a.win),
+                     JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    else if (rc == MOE_EXIT_OK)
+        print_table(&o);
     moe_overlap_free(&o);
     return rc;
 }

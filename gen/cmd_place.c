@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include <slurm/slurm.h>
 
 #include "cli.h"
+#include "options.h"
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 #include "topology/placement.h"
@@ -24,62 +25,45 @@ static void *hl_create(const char *e) { return slurm_hostlist_create(e); }
 static char *hl_shift(void *hl) { return slurm_hostlist_shift(hl); }
 static void hl_destroy(void *hl) { slurm_hostlist_destroy(hl); }
 
-static void usage(FILE *out)
+static int set_gpn(void *args, const struct moe_opt *o, char *value)
 {
-    fprintf(out,
-            "usage: moeflow place --nodelist HOSTLIST --layout SPEC [--gpus-per-node N]\n"
-            "                     [--topology FILE] [--hostfile FILE]\n"
-            "Orders the job's nodes so that TP/CP and EP groups stay inside NVLink domains.\n"
-            "  --topology FILE  moeflow-topology.yaml or Slurm topology.conf (BlockName=)\n"
-            "                   (default: every node is its own NVLink domain)\n"
-            "  --layout SPEC    tp=..,cp=..,ep=..,etp=..,pp=.. (missing: 1; etp: tp)\n"
-            "  --gpus-per-node N  (default: the map's gpus_per_node for these nodes)\n"
-            "  --hostfile FILE  write one host per rank, for SLURM_HOSTFILE with\n"
-            "                   srun --distribution=arbitrary\n"
-            "example: moeflow place --nodelist 'n[1-8]' --gpus-per-node 4 \\\n"
-            "           --topology topology.yaml --layout tp=2,ep=8,pp=2 --hostfile hosts\n");
-}
-
-static int parse_args(int argc, char **argv, struct place_args *a)
-{
-    static const struct option longopts[] = {
-        { "nodelist", required_argument, NULL, 'w' }, { "gpus-per-node", required_argument, NULL, 'g' },
-        { "topology", required_argument, NULL, 't' }, { "layout", required_argument, NULL, 'l' },
-        { "hostfile", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int c;
+    struct place_args *a = args;
     char *end;
 
-    memset(a, 0, sizeof(*a));
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "w:g:t:l:o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'w': a->nodelist = optarg; break;
-        case 't': a->topology = optarg; break;
-        case 'l': a->layout = optarg; break;
-        case 'o': a->hostfile = optarg; break;
-        case 'g':
-            errno = 0;
-            a->gpn = (int)strtol(optarg, &end, 10);
-            if (*end || errno || a->gpn < 1 || a->gpn > 1024) {
-                fprintf(stderr, "moeflow place: --gpus-per-node must be 1..1024\n");
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return -1;
-        default:
-            moe_cli_suggest_option(argc, argv, longopts);
-            usage(stderr);
-            return MOE_EXIT_USAGE;
-        }
-    }
-    if (optind < argc || !a->nodelist || !a->layout || (!a->gpn && !a->topology)) {
-        usage(stderr);
-        return MOE_EXIT_USAGE;
-    }
-    return MOE_EXIT_OK;
+    (void)o;
+    errno = 0;
+    a->gpn = (int)strtol(value, &end, 10);
+    if (*end || errno || a->gpn < 1 || a->gpn > 1024)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow place: --gpus-per-node must be 1..1024\n");
+    return MOE_CLI_RUN;
 }
+
+static const struct moe_opt place_opts[] = {
+    { "nodelist", required_argument, 'w', "HOSTLIST", NULL, .set = moe_opt_string,
+      .field = offsetof(struct place_args, nodelist) },
+    { "topology", required_argument, 't', "FILE",
+      "moeflow-topology.yaml or Slurm topology.conf (BlockName=)\n"
+      "(default: every node is its own NVLink domain)",
+      .set = moe_opt_string, .field = offsetof(struct place_args, topology) },
+    { "layout", required_argument, 'l', "SPEC", "tp=..,cp=..,ep=..,etp=..,pp=.. (missing: 1; etp: tp)",
+      .set = moe_opt_string, .field = offsetof(struct place_args, layout) },
+    { "gpus-per-node", required_argument, 'g', "N",
+      "(default: the map's gpus_per_node for these nodes)", .set = set_gpn },
+    { "hostfile", required_argument, 'o', "FILE",
+      "write one host per rank, for SLURM_HOSTFILE with\nsrun --distribution=arbitrary",
+      .set = moe_opt_string, .field = offsetof(struct place_args, hostfile) },
+    { .name = NULL },
+};
+
+static const struct moe_cli place_cli = {
+    .usage = "usage: moeflow place --nodelist HOSTLIST --layout SPEC [--gpus-per-node N]\n"
+             "                     [--topology FILE] [--hostfile FILE]\n"
+             "Orders the job's nodes so that TP/CP and EP groups stay inside NVLink domains.\n",
+    .opts = place_opts,
+    .column = 19,
+    .tail = "example: moeflow place --nodelist 'n[1-8]' --gpus-per-node 4 \\\n"
+            "           --topology topology.yaml --layout tp=2,ep=8,pp=2 --hostfile hosts\n",
+};
 
 static const char *domain_name(const struct moe_domains *d, int dom)
 {
@@ -183,25 +167,24 @@ static int place(const struct place_args *a, struct moe_domains *d, char **nodes
 int cmd_place(int argc, char **argv)
 {
     const struct moe_hostlist_api api = { hl_create, hl_shift, hl_destroy };
-    struct place_args a;
+    struct place_args a = { 0 };
     struct moe_domains d;
     struct moe_error err;
     char **nodes = NULL;
-    int n = 0, rc = parse_args(argc, argv, &a);
+    int n = 0, first, rc = moe_cli_parse(&place_cli, argc, argv, &a, &first);
 
-    if (rc != MOE_EXIT_OK)
-        return rc < 0 ? MOE_EXIT_OK : rc;
+    if (rc != MOE_CLI_RUN)
+        return rc;
+    if (first < argc || !a.nodelist || !a.layout || (!a.gpn && !a.topology))
+        return moe_cli_misuse(&place_cli);
     moe_hostlist_bind(&api);
     moe_error_clear(&err);
     memset(&d, 0, sizeof(d));
-    if (a.topology && moe_domains_load(&d, a.topology, &err) != 0) {
-        moe_cli_report(&err);
-        return MOE_EXIT_INVALID_INPUT;
-    }
+    if (a.topology && moe_domains_load(&d, a.topology, &err) != 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     if (moe_hostlist_expand(a.nodelist, &nodes, &n, &err) != 0) {
-        moe_cli_report(&err);
         moe_domains_free(&d);
-        return MOE_EXIT_INVALID_INPUT;
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
     rc = place(&a, &d, nodes, n);
     moe_hostlist_free(nodes, n);

@@ -1,10 +1,8 @@
 /* moeflow report: the validate stage's evidence from Megatron logs. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,73 +12,32 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "analysis/megatron_log.h"
+#include "options.h"
 #include "analysis/report.h"
 #include "analysis/study_report.h"
+#include "analysis/report_runs.h"
 #include "contract/contract_store.h"
-#include "analysis/trace.h"
 
 #define MAX_EXPECT 64
 
-/* --expect, with the run it is for (NULL: every run). */
-struct expect_arg {
-    const char *run;
-    struct moe_report_expect e;
+struct report_args {
+    struct moe_report_expect_for ex[MAX_EXPECT];
+    size_t nex;
+    struct moe_report_opts ropts;
+    const char *stage, *outdir;
+    long first, last;
+    bool window_given, winners, json;
 };
 
-static void usage(FILE *out)
+static int set_stage(void *args, const struct moe_opt *o, char *value)
 {
-    fprintf(out,
-            "usage: moeflow report [-o DIR] [--window A-B] [--expect KEY=VALUE]... [--json]\n"
-            "                      RUN_DIR|LOG...\n"
-            "       moeflow report [--stage scale|retune|validate] [options] STUDY_DIR\n"
-            "\n"
-            "A STUDY_DIR (written by moeflow gen) gives one row per candidate of a stage,\n"
-            "named by its variable and value, against the stage's own baseline (retune: the\n"
-            "scale baseline), over the study's window for the stage.\n"
-            "Each LOG is one run; each RUN_DIR is one run made of its *.log, *.out, *.err and\n"
-            "*.txt files (ranks' logs), with *.json, *.json.gz and *.sqlite files in it read\n"
-            "as its profile.  The first run is the baseline of the A/B verdicts.\n"
-            "  -o DIR            write report.json, report.md and step-time.svg into DIR\n"
-            "  --stage STAGE     with a STUDY_DIR: the stage to report (default: the last\n"
-            "                    of validate, retune, scale that has a log)\n"
-            "  --record-winners  with a STUDY_DIR: record the best win of each variable (its\n"
-            "                    sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
-            "                    contract winner' does (validate from them: moeflow gen --winners)\n"
-            "  --window A-B      iterations to report (default: the study's, else %d-%d)\n"
-            "  --expect [RUN:]K=V  argument value the runs (or the run named RUN) were\n"
-            "                    asked for, e.g. moe_token_dispatcher_type=flex or\n"
-            "                    deepep-run:dispatcher=deepep; a different value in the\n"
-            "                    argument dump is flagged\n"
-            "  --json            print report.json to stdout\n"
-            "  --min-effect PCT  smallest change of the median step time that counts as a\n"
-            "                    win or a loss (default %.0f%%); it must also be significant:\n"
-            "                    Mann-Whitney U p < %.2f and a 95%% bootstrap interval of\n"
-            "                    the median difference that excludes 0\n"
-            "\n"
-            "example: moeflow report tiny-study --stage retune\n",
-            MOE_REPORT_FIRST, MOE_REPORT_LAST, MOE_REPORT_MIN_EFFECT, MOE_REPORT_ALPHA);
-}
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-static int is_log(const char *name)
-{
-    return has_suffix(name, ".log") || has_suffix(name, ".out") || has_suffix(name, ".err") ||
-           has_suffix(name, ".txt");
-}
-
-/* A run record's contract.json is not a profile. */
-static int is_profile(const char *name)
-{
-    if (strcmp(name, "contract.json") == 0)
-        return 0;
-    return has_suffix(name, ".json") || has_suffix(name, ".json.gz") || has_suffix(name, ".sqlite");
+    (void)o;
+    if (strcmp(value, "scale") != 0 && strcmp(value, "retune") != 0 &&
+        strcmp(value, "validate") != 0)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --stage '%s': report reads scale, "
+                             "retune and validate runs\n", value);
+    ((struct report_args *)args)->stage = value;
+    return MOE_CLI_RUN;
 }
 
 struct progress {
@@ -88,127 +45,25 @@ struct progress {
     int tty;
 };
 
-static void tick(struct progress *p)
+static void tick(void *data)
 {
+    struct progress *p = data;
+
     p->done++;
     if (p->tty && p->total > 1)
         fprintf(stderr, "\rmoeflow report: read %zu/%zu files", p->done, p->total);
 }
 
-static int read_profile(struct moe_report_run *r, const char *path, struct moe_error *err)
-{
-    struct moe_trace t;
-    int rc;
-
-    moe_trace_init(&t, path, NULL, NULL);
-    rc = moe_trace_load(&t, path, err);
-    if (rc == 0)
-        moe_report_run_profile(r, &t);
-    moe_trace_free(&t);
-    return rc;
-}
-
 /* The log's warnings go to stderr as they are found, whether or not the run
  * then makes it into the report. */
-static void print_warnings(const struct moe_log *log)
+static void print_warnings(const struct moe_log *log, void *data)
 {
+    (void)data;
     for (size_t i = 0; i < log->nwarnings; i++)
         fprintf(stderr, "moeflow report: warning: %s\n", log->warnings[i].text);
     if (log->warnings_total > log->nwarnings)
         fprintf(stderr, "moeflow report: warning: ... and %zu more\n",
                 log->warnings_total - log->nwarnings);
-}
-
-/* One run: a log file, or a directory of rank logs and profiles. */
-static int load_run(const char *arg, const char *label, struct moe_report_run *r, long first,
-                    long last, const struct expect_arg *all, size_t nall, struct progress *pg,
-                    struct moe_error *err)
-{
-    struct moe_report_expect ex[MAX_EXPECT];
-    size_t nex = 0;
-    struct dirent **ents = NULL;
-    struct moe_log log;
-    struct stat st;
-    const char *base;
-    char name[128], path[4096];
-    int n = 0, rc = -1;
-
-    if (stat(arg, &st) < 0) {
-        moe_error_at(err, arg, 0, 0, "%s", strerror(errno));
-        return -1;
-    }
-    snprintf(name, sizeof(name), "%s", arg);
-    while (strlen(name) > 1 && name[strlen(name) - 1] == '/')
-        name[strlen(name) - 1] = '\0';
-    base = strrchr(name, '/');
-    base = base ? base + 1 : name;
-    if (label)
-        base = label;
-    for (size_t i = 0; i < nall; i++)
-        if (!all[i].run || strcmp(all[i].run, base) == 0)
-            ex[nex++] = all[i].e;
-    moe_log_init(&log);
-    if (!S_ISDIR(st.st_mode)) {
-        rc = moe_log_read_file(&log, arg, err);
-        tick(pg);
-        print_warnings(&log);
-        if (rc == 0)
-            rc = moe_report_run_init(r, base, &log, first, last, ex, nex, err);
-        moe_log_free(&log);
-        return rc;
-    }
-    n = scandir(arg, &ents, NULL, alphasort);
-    if (n < 0) {
-        moe_error_at(err, arg, 0, 0, "%s", strerror(errno));
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", arg, ents[i]->d_name);
-        if (is_log(ents[i]->d_name)) {
-            if (moe_log_read_file(&log, path, err) < 0)
-                goto out;
-            tick(pg);
-        }
-    }
-    print_warnings(&log);
-    if (moe_report_run_init(r, base, &log, first, last, ex, nex, err) < 0)
-        goto out;
-    for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", arg, ents[i]->d_name);
-        if (is_profile(ents[i]->d_name) && read_profile(r, path, err) < 0) {
-            moe_report_run_free(r);
-            goto out;
-        }
-    }
-    rc = 0;
-out:
-    for (int i = 0; i < n; i++)
-        free(ents[i]);
-    free(ents);
-    moe_log_free(&log);
-    return rc;
-}
-
-static size_t count_files(char **args, int n)
-{
-    size_t total = 0;
-
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        DIR *d;
-        struct dirent *e;
-
-        if (stat(args[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
-            total++;
-            continue;
-        }
-        d = opendir(args[i]);
-        while (d && (e = readdir(d)))
-            total += is_log(e->d_name) != 0;
-        if (d)
-            closedir(d);
-    }
-    return total;
 }
 
 static int parse_window(const char *s, long *first, long *last)
@@ -222,6 +77,109 @@ static int parse_window(const char *s, long *first, long *last)
     *last = strtol(s, &end, 10);
     return (end == s || *end || *first < 1 || *last < *first) ? -1 : 0;
 }
+
+static int set_window(void *args, const struct moe_opt *o, char *value)
+{
+    struct report_args *a = args;
+
+    (void)o;
+    a->window_given = true;
+    if (parse_window(value, &a->first, &a->last) < 0)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --window '%s': expected A-B, "
+                             "e.g. 41-50\n", value);
+    return MOE_CLI_RUN;
+}
+
+/* [RUN:]KEY=VALUE, cut in place. */
+static int add_expect(void *args, const struct moe_opt *o, char *value)
+{
+    struct report_args *a = args;
+    struct moe_report_expect_for *x = &a->ex[a->nex];
+    char *eq = strchr(value, '='), *colon = strchr(value, ':'), *key = value;
+
+    (void)o;
+    if (a->nex < MAX_EXPECT) {
+        x->run = NULL;
+        if (colon && eq && colon < eq) {
+            *colon = '\0';
+            x->run = value;
+            key = colon + 1;
+        }
+    }
+    if (!eq || eq == key || a->nex == MAX_EXPECT)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --expect '%s': expected "
+                             "[RUN:]KEY=VALUE\n", value);
+    *eq = '\0';
+    x->e.key = key;
+    x->e.value = eq + 1;
+    a->nex++;
+    return MOE_CLI_RUN;
+}
+
+static int set_min_effect(void *args, const struct moe_opt *o, char *value)
+{
+    struct moe_report_opts *r = &((struct report_args *)args)->ropts;
+    char *end;
+
+    (void)o;
+    r->min_effect_pct = strtod(value, &end);
+    if (end == value || *end || !(r->min_effect_pct >= 0) || r->min_effect_pct > 100)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --min-effect '%s': expected a "
+                             "percentage between 0 and 100, e.g. 2\n", value);
+    return MOE_CLI_RUN;
+}
+
+static const struct moe_opt report_opts[] = {
+    { "output", required_argument, 'o', "DIR",
+      "write report.json, report.md and step-time.svg into DIR", .set = moe_opt_string,
+      .field = offsetof(struct report_args, outdir), .label = "-o DIR" },
+    { "stage", required_argument, 's', "STAGE",
+      "with a STUDY_DIR: the stage to report (default: the last\n"
+      "of validate, retune, scale that has a log)", .set = set_stage },
+    { "record-winners", no_argument, 'W', NULL,
+      "with a STUDY_DIR: record the best win of each variable (its\n"
+      "sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
+      "contract winner' does (validate from them: moeflow gen --winners)", .set = moe_opt_flag,
+      .field = offsetof(struct report_args, winners) },
+    { "window", required_argument, 'w', "A-B",
+      "iterations to report (default: the study's, else %d-%d)", .set = set_window },
+    { "expect", required_argument, 'e', "[RUN:]K=V",
+      "argument value the runs (or the run named RUN) were\n"
+      "asked for, e.g. moe_token_dispatcher_type=flex or\n"
+      "deepep-run:dispatcher=deepep; a different value in the\n"
+      "argument dump is flagged", .set = add_expect },
+    { "json", no_argument, 'j', NULL, "print report.json to stdout", .set = moe_opt_flag,
+      .field = offsetof(struct report_args, json) },
+    { "min-effect", required_argument, 'm', "PCT",
+      "smallest change of the median step time that counts as a\n"
+      "win or a loss (default %.0f%%); it must also be significant:\n"
+      "Mann-Whitney U p < %.2f and a 95%% bootstrap interval of\n"
+      "the median difference that excludes 0", .set = set_min_effect },
+    { .name = NULL },
+};
+
+static void report_help_values(FILE *out, const char *format)
+{
+    moe_cli_printf(out, format, MOE_REPORT_FIRST, MOE_REPORT_LAST, MOE_REPORT_MIN_EFFECT,
+                   MOE_REPORT_ALPHA);
+}
+
+static const struct moe_cli report_cli = {
+    .usage = "usage: moeflow report [-o DIR] [--window A-B] [--expect KEY=VALUE]... [--json]\n"
+             "                      RUN_DIR|LOG...\n"
+             "       moeflow report [--stage scale|retune|validate] [options] STUDY_DIR\n"
+             "\n"
+             "A STUDY_DIR (written by moeflow gen) gives one row per candidate of a stage,\n"
+             "named by its variable and value, against the stage's own baseline (retune: the\n"
+             "scale baseline), over the study's window for the stage.\n"
+             "Each LOG is one run; each RUN_DIR is one run made of its *.log, *.out, *.err and\n"
+             "*.txt files (ranks' logs), with *.json, *.json.gz and *.sqlite files in it read\n"
+             "as its profile.  The first run is the baseline of the A/B verdicts.\n",
+    .opts = report_opts,
+    .column = 20,
+    .tail = "\nexample: moeflow report tiny-study --stage retune\n",
+    .values = report_help_values,
+};
 
 static void print_summary(const struct moe_report_run *runs, size_t n,
                           const struct moe_report_opts *opts)
@@ -311,41 +269,31 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     return MOE_EXIT_OK;
 }
 
-static int file_exists(const char *path)
+/* The win of the candidate labelled LABEL: its sealed run record under
+ * runs/ goes to <study>/winners.  0 recorded, 1 already recorded (path and
+ * run_dir filled), -1 with err. */
+static int record_win(const struct moe_study_view *v, const char *label, char *run_dir,
+                      size_t run_len, char *path, size_t path_len, struct moe_error *err)
 {
-    struct stat st;
+    const struct moe_study_cand *c = NULL;
+    int r;
 
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* One row per candidate of a stage of a generated study, against the
- * stage's own reference, over the study's window for it. */
-/* The contract's "winner" rule: for each variable, the run with the best
- * "win" verdict (the largest speed-up; one value of a variable can win),
- * as its sealed run record shows it, goes to <study>/winners. */
-static int best_win_of_its_variable(const struct moe_report_run *runs, size_t nruns, size_t i,
-                                    const struct moe_report_opts *o, const char **better)
-{
-    const char *eq = strchr(runs[i].name, '=');
-    size_t vlen = eq ? (size_t)(eq - runs[i].name) : strlen(runs[i].name);
-    struct moe_report_ab mine, other;
-
-    double best;
-
-    moe_report_compare(&runs[0], &runs[i], o, &mine);
-    best = mine.delta_pct;
-    *better = NULL;
-    for (size_t k = 1; k < nruns; k++) {
-        if (k == i || strncmp(runs[k].name, runs[i].name, vlen) != 0 || runs[k].name[vlen] != '=')
-            continue;
-        moe_report_compare(&runs[0], &runs[k], o, &other);
-        if (other.verdict == MOE_VERDICT_WIN &&
-            (other.delta_pct < best || (other.delta_pct == best && k < i && !*better))) {
-            best = other.delta_pct;
-            *better = runs[k].name;
-        }
+    for (size_t k = 0; k < v->n && !c; k++)
+        if (strcmp(v->cands[k].label, label) == 0)
+            c = &v->cands[k];
+    if (!c) {
+        moe_error_set(err, "not a candidate of the stage");
+        return -1;
     }
-    return *better == NULL;
+    r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
+    if (r == 0) {
+        moe_error_set(err, "no run record of it under runs/ (did it run with the moeflow "
+                      "plugin?)");
+        return -1;
+    }
+    if (r == 1)
+        r = moe_contract_record_winner(v->study, run_dir, path, path_len, err);
+    return r >= 0 && err->text[0] ? -1 : r;
 }
 
 static int record_winners(const struct moe_study_view *v, const struct moe_report_run *runs,
@@ -354,34 +302,23 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
     int rc = MOE_EXIT_OK, any = 0;
 
     for (size_t i = 1; i < nruns; i++) {
-        const struct moe_study_cand *c = NULL;
         struct moe_report_ab ab;
         struct moe_error err;
         char run[4400], path[4400];
-        int r = -1;
-
         const char *better = NULL;
+        int r;
 
         moe_report_compare(&runs[0], &runs[i], o, &ab);
         if (ab.verdict != MOE_VERDICT_WIN)
             continue;
         any = 1;
-        if (!best_win_of_its_variable(runs, nruns, i, o, &better)) {
+        if (!moe_report_best_win(runs, nruns, i, o, &better)) {
             printf("win %s: not recorded: %s wins more\n", runs[i].name, better);
             continue;
         }
-        for (size_t k = 0; k < v->n && !c; k++)
-            if (strcmp(v->cands[k].label, runs[i].name) == 0)
-                c = &v->cands[k];
         moe_error_clear(&err);
-        if (!c)
-            moe_error_set(&err, "not a candidate of the stage");
-        else if ((r = moe_study_find_run(v->study, v->stage, c->id, run, sizeof(run), &err)) == 0)
-            moe_error_set(&err, "no run record of it under runs/ (did it run with the moeflow "
-                          "plugin?)");
-        else if (r == 1)
-            r = moe_contract_record_winner(v->study, run, path, sizeof(path), &err);
-        if (!c || r < 0 || err.text[0]) {
+        r = record_win(v, runs[i].name, run, sizeof(run), path, sizeof(path), &err);
+        if (r < 0) {
             fprintf(stderr, "moeflow report: winner %s not recorded: %s\n", runs[i].name,
                     err.text);
             rc = MOE_EXIT_INVALID_INPUT;
@@ -395,82 +332,88 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
     return rc;
 }
 
-static int report_study(const char *study, const char *stage, int window_given, long first,
-                        long last, const struct expect_arg *ex, size_t nex,
-                        const struct moe_report_opts *o, int json, const char *outdir,
-                        int winners)
+static struct moe_report_reader reader(const struct report_args *a, long first, long last,
+                                       struct progress *pg)
 {
-    struct moe_study_view v;
-    struct moe_report_run *runs = NULL;
-    struct progress pg = { 0 };
+    return (struct moe_report_reader){ a->ex, a->nex, first, last, tick, print_warnings, pg };
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The study's header line, and the part of report.json that says the same. */
+static json_t *study_header(const struct moe_study_view *v, const struct report_args *a,
+                            long first, long last, json_t *skipped)
+{
+    const char *source = a->window_given ? "--window" : v->window_note;
+
+    if (!a->json)
+        printf("study %s, stage %s: %zu candidates; window %ld-%ld (%s); reference: %s\n",
+               v->name, v->stage, v->n, first, last, source, v->ref_note);
+    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O}", "study", v->name, "stage", v->stage,
+                     "window", (json_int_t)first, (json_int_t)last, "window_source", source,
+                     "reference", v->ref_note, "not_reported", skipped);
+}
+
+static void print_skipped(const json_t *skipped)
+{
+    for (size_t i = 0; i < json_array_size(skipped); i++) {
+        json_t *s = json_array_get(skipped, i);
+
+        printf("  NOT REPORTED: %s: %s\n", json_string_value(json_object_get(s, "candidate")),
+               json_string_value(json_object_get(s, "reason")));
+    }
+}
+
+/* The reference and candidates of v are read; runs gets them. */
+static int load_stage(const struct moe_study_view *v, const struct moe_report_reader *rd,
+                      struct moe_report_run *runs, size_t *nruns, json_t *skipped)
+{
     struct moe_error err;
-    json_t *extra = NULL, *skipped = NULL;
-    size_t nruns = 0;
-    int rc = MOE_EXIT_OK;
 
     moe_error_clear(&err);
-    if (moe_study_view_load(study, stage, &v, &err) < 0) {
-        moe_cli_report(&err);
-        return MOE_EXIT_INVALID_INPUT;
-    }
-    if (!window_given) {
-        first = v.first;
-        last = v.last;
-    }
+    if (!file_exists(v->ref.log))
+        return moe_cli_error(MOE_EXIT_INVALID_INPUT, "moeflow report: %s: the reference run, "
+                             "%s, has no log yet (%s)\n", v->study, v->ref_note, v->ref.log);
+    if (moe_report_load_run(v->ref.log, "baseline", rd, &runs[0], &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    *nruns = 1 + moe_report_load_candidates(v, rd, runs + 1, skipped);
+    return MOE_EXIT_OK;
+}
+
+/* One row per candidate of a stage of a generated study, against the
+ * stage's own reference, over the study's window for it. */
+static int report_study(const char *study, const char *stage, const struct report_args *a)
+{
+    struct moe_study_view v;
+    struct moe_report_run *runs;
+    struct progress pg = { 0 };
+    struct moe_report_reader rd;
+    struct moe_error err;
+    json_t *extra = NULL, *skipped;
+    size_t nruns = 0;
+    int rc;
+
+    moe_error_clear(&err);
+    if (moe_study_view_load(study, stage, &v, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    rd = reader(a, a->window_given ? a->first : v.first, a->window_given ? a->last : v.last, &pg);
     runs = calloc(v.n + 1, sizeof(*runs));
     skipped = json_array();
-    if (!runs || !skipped) {
-        fprintf(stderr, "moeflow report: out of memory\n");
-        rc = MOE_EXIT_SYSTEM;
-        goto out;
+    if (!runs || !skipped)
+        rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
+    else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK) {
+        extra = study_header(&v, a, rd.first, rd.last, skipped);
+        rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
+        if (!a->json)
+            print_skipped(skipped);
+        if (rc == MOE_EXIT_OK && a->winners)
+            rc = record_winners(&v, runs, nruns, &a->ropts);
     }
-    if (!file_exists(v.ref.log)) {
-        fprintf(stderr, "moeflow report: %s: the reference run, %s, has no log yet (%s)\n",
-                study, v.ref_note, v.ref.log);
-        rc = MOE_EXIT_INVALID_INPUT;
-        goto out;
-    }
-    if (load_run(v.ref.log, "baseline", &runs[0], first, last, ex, nex, &pg, &err) < 0) {
-        moe_cli_report(&err);
-        rc = MOE_EXIT_INVALID_INPUT;
-        goto out;
-    }
-    nruns = 1;
-    for (size_t i = 0; i < v.n; i++) {
-        const struct moe_study_cand *c = &v.cands[i];
-        char why[MOE_ERROR_TEXT_MAX + 64];
-
-        moe_error_clear(&err);
-        if (!file_exists(c->log))
-            snprintf(why, sizeof(why), "no log yet (%.500s)", c->log);
-        else if (load_run(c->log, c->label, &runs[nruns], first, last, ex, nex, &pg, &err) < 0)
-            snprintf(why, sizeof(why), "%s", err.text);
-        else {
-            nruns++;
-            continue;
-        }
-        json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}", "candidate", c->label, "id",
-                                                 c->id, "reason", why));
-    }
-    if (!json)
-        printf("study %s, stage %s: %zu candidates; window %ld-%ld (%s); reference: %s\n",
-               v.name, v.stage, v.n, first, last,
-               window_given ? "--window" : v.window_note, v.ref_note);
-    extra = json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O}", "study", v.name, "stage", v.stage,
-                      "window", (json_int_t)first, (json_int_t)last, "window_source",
-                      window_given ? "--window" : v.window_note, "reference", v.ref_note,
-                      "not_reported", skipped);
-    rc = emit(runs, nruns, o, json, outdir, extra);
-    if (!json)
-        for (size_t i = 0; i < json_array_size(skipped); i++) {
-            json_t *s = json_array_get(skipped, i);
-
-            printf("  NOT REPORTED: %s: %s\n", json_string_value(json_object_get(s, "candidate")),
-                   json_string_value(json_object_get(s, "reason")));
-        }
-    if (rc == MOE_EXIT_OK && winners)
-        rc = record_winners(&v, runs, nruns, o);
-out:
     for (size_t i = 0; i < nruns; i++)
         moe_report_run_free(&runs[i]);
     free(runs);
@@ -480,164 +423,71 @@ out:
     return rc;
 }
 
-int cmd_report(int argc, char **argv)
+/* Runs given one by one, the first as the baseline.  A run of a generated
+ * study is named by its variable and value, and reported over the study's
+ * window for its stage. */
+static int report_files(const struct report_args *a, char **paths, int n)
 {
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "window", required_argument, NULL, 'w' },
-        { "expect", required_argument, NULL, 'e' },
-        { "json", no_argument, NULL, 'j' },
-        { "min-effect", required_argument, NULL, 'm' },
-        { "stage", required_argument, NULL, 's' },
-        { "record-winners", no_argument, NULL, 'W' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    struct expect_arg ex[MAX_EXPECT];
-    struct moe_report_run *runs;
-    struct progress pg = { 0 };
-    struct moe_report_opts ropts = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT };
+    struct moe_report_run *runs = calloc((size_t)n, sizeof(*runs));
+    struct progress pg = { .tty = isatty(STDERR_FILENO), .total = moe_report_count_logs(paths, n) };
     struct moe_study_where where;
-    const char *stage = NULL;
-    int window_given = 0, winners = 0;
     struct moe_error err;
-    const char *outdir = NULL;
-    long first = MOE_REPORT_FIRST, last = MOE_REPORT_LAST;
-    size_t nex = 0, nruns = 0;
-    int c, json = 0, rc = MOE_EXIT_OK;
+    size_t nruns = 0;
+    int rc = MOE_EXIT_OK;
 
     moe_error_clear(&err);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:w:e:jhm:s:W", opts, NULL)) != -1) {
-        char *eq;
-
-        switch (c) {
-        case 'o':
-            outdir = optarg;
-            break;
-        case 'W':
-            winners = 1;
-            break;
-        case 's':
-            if (strcmp(optarg, "scale") != 0 && strcmp(optarg, "retune") != 0 &&
-                strcmp(optarg, "validate") != 0) {
-                fprintf(stderr, "moeflow report: --stage '%s': report reads scale, retune and "
-                        "validate runs\n", optarg);
-                return MOE_EXIT_USAGE;
-            }
-            stage = optarg;
-            break;
-        case 'w':
-            window_given = 1;
-            if (parse_window(optarg, &first, &last) < 0) {
-                fprintf(stderr, "moeflow report: --window '%s': expected A-B, e.g. 41-50\n",
-                        optarg);
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'e': {
-            char *colon, *key = optarg;
-
-            eq = strchr(optarg, '=');
-            colon = strchr(optarg, ':');
-            ex[nex].run = NULL;
-            if (colon && eq && colon < eq) {
-                *colon = '\0';
-                ex[nex].run = optarg;
-                key = colon + 1;
-            }
-            if (!eq || eq == key || nex == MAX_EXPECT) {
-                fprintf(stderr, "moeflow report: --expect '%s': expected [RUN:]KEY=VALUE\n",
-                        optarg);
-                return MOE_EXIT_USAGE;
-            }
-            *eq = '\0';
-            ex[nex].e.key = key;
-            ex[nex++].e.value = eq + 1;
-            break;
-        }
-        case 'j':
-            json = 1;
-            break;
-        case 'm': {
-            char *end;
-
-            ropts.min_effect_pct = strtod(optarg, &end);
-            if (end == optarg || *end || !(ropts.min_effect_pct >= 0) ||
-                ropts.min_effect_pct > 100) {
-                fprintf(stderr, "moeflow report: --min-effect '%s': expected a percentage "
-                        "between 0 and 100, e.g. 2\n", optarg);
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        }
-        case 'h':
-            usage(stdout);
-            return MOE_EXIT_OK;
-        default:
-            moe_cli_suggest_option(argc, argv, opts);
-            usage(stderr);
-            return MOE_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc) {
-        usage(stderr);
-        return MOE_EXIT_USAGE;
-    }
-    if (argc - optind == 1) {
-        int loc = moe_study_locate(argv[optind], &where, &err);
-
-        if (loc < 0) {
-            moe_cli_report(&err);
-            return MOE_EXIT_INVALID_INPUT;
-        }
-        if (loc == 1 && !where.cand.id[0])
-            return report_study(where.study, stage ? stage : where.stage, window_given, first,
-                                last, ex, nex, &ropts, json, outdir, winners);
-    }
-    if (stage || winners) {
-        fprintf(stderr, "moeflow report: --%s needs one study directory (the folder moeflow "
-                "gen wrote, with its manifest.json)\n", stage ? "stage" : "record-winners");
-        return MOE_EXIT_USAGE;
-    }
-    runs = calloc((size_t)(argc - optind), sizeof(*runs));
     if (!runs) {
         moe_error_set(&err, "out of memory");
-        moe_cli_report(&err);
-        return MOE_EXIT_SYSTEM;
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     }
-    pg.tty = isatty(STDERR_FILENO);
-    pg.total = count_files(argv + optind, argc - optind);
-    for (int i = optind; i < argc; i++) {
-        long a = first, b = last;
-        const char *label = NULL;
-        int loc = moe_study_locate(argv[i], &where, &err);
+    for (int i = 0; i < n && rc == MOE_EXIT_OK; i++) {
+        int loc = moe_study_locate(paths[i], &where, &err);
+        bool in_study = loc == 1 && where.cand.id[0];
+        struct moe_report_reader rd =
+            reader(a, in_study && !a->window_given ? where.first : a->first,
+                   in_study && !a->window_given ? where.last : a->last, &pg);
 
-        /* A run of a generated study: named by its variable and value, and
-         * reported over the study's window for its stage. */
-        if (loc == 1 && where.cand.id[0]) {
-            label = where.cand.label;
-            if (!window_given) {
-                a = where.first;
-                b = where.last;
-            }
-        }
         if (loc < 0 ||
-            load_run(argv[i], label, &runs[nruns], a, b, ex, nex, &pg, &err) < 0) {
-            if (pg.tty && pg.total > 1)
-                fputc('\n', stderr);
-            moe_cli_report(&err);
+            moe_report_load_run(paths[i], in_study ? where.cand.label : NULL, &rd, &runs[nruns],
+                                &err) < 0)
             rc = MOE_EXIT_INVALID_INPUT;
-            break;
-        }
-        nruns++;
+        else
+            nruns++;
     }
-    if (pg.tty && pg.total > 1 && rc == MOE_EXIT_OK)
+    if (pg.tty && pg.total > 1)
         fputc('\n', stderr);
-    if (rc == MOE_EXIT_OK)
-        rc = emit(runs, nruns, &ropts, json, outdir, NULL);
+    rc = rc == MOE_EXIT_OK ? emit(runs, nruns, &a->ropts, a->json, a->outdir, NULL)
+                           : moe_cli_fail(&err, rc);
     for (size_t i = 0; i < nruns; i++)
         moe_report_run_free(&runs[i]);
     free(runs);
     return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct report_args a = { .ropts = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT },
+                             .first = MOE_REPORT_FIRST, .last = MOE_REPORT_LAST };
+    struct moe_study_where where;
+    struct moe_error err;
+    int first, rc = moe_cli_parse(&report_cli, argc, argv, &a, &first);
+
+    if (rc != MOE_CLI_RUN)
+        return rc;
+    if (first >= argc)
+        return moe_cli_misuse(&report_cli);
+    moe_error_clear(&err);
+    if (argc - first == 1) {
+        int loc = moe_study_locate(argv[first], &where, &err);
+
+        if (loc < 0)
+            return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        if (loc == 1 && !where.cand.id[0])
+            return report_study(where.study, a.stage ? a.stage : where.stage, &a);
+    }
+    if (a.stage || a.winners)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --%s needs one study directory "
+                             "(the folder moeflow gen wrote, with its manifest.json)\n",
+                             a.stage ? "stage" : "record-winners");
+    return report_files(&a, argv + first, argc - first);
 }

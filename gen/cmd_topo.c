@@ -2,13 +2,14 @@
  * admin can check it (and a cached XML) before installing the plugin. */
 #include "config.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topology/affinity.h"
 #include "cli.h"
+#include "options.h"
 
 struct topo_args {
     const char *xml;
@@ -18,63 +19,50 @@ struct topo_args {
     int tasks;          /* 0 = one per GPU */
 };
 
-static void usage(FILE *out)
+static int set_tasks(void *args, const struct moe_opt *o, char *value)
 {
-    fprintf(out,
-            "usage: moeflow topo [--xml FILE] [--tasks N] [--mode exclusive|closest|none]\n"
-            "                    [--gpus LIST] [--cores LIST]\n"
-            "Prints each local task's GPU, PCI bus id, NUMA node and CPU list.\n"
-            "  --xml FILE    hwloc XML topology (default: this machine)\n"
-            "  --tasks N     tasks on the node (default: one per GPU)\n"
-            "  --gpus LIST   the step's GPU indices, as in SLURM_STEP_GPUS (default: all)\n"
-            "  --cores LIST  the step's Slurm core indices (hwloc logical cores; default: all)\n"
-            "example: moeflow topo --xml g4dn.xml --tasks 8 --cores 0-23\n");
-}
-
-static int parse_args(int argc, char **argv, struct topo_args *a)
-{
-    static const struct option longopts[] = {
-        { "xml", required_argument, NULL, 'x' },  { "tasks", required_argument, NULL, 'n' },
-        { "mode", required_argument, NULL, 'm' }, { "gpus", required_argument, NULL, 'g' },
-        { "cores", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int c;
+    struct topo_args *a = args;
     char *end;
 
-    memset(a, 0, sizeof(*a));
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "x:n:m:g:c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'x': a->xml = optarg; break;
-        case 'g': a->gpus = optarg; break;
-        case 'c': a->cores = optarg; break;
-        case 'n':
-            a->tasks = (int)strtol(optarg, &end, 10);
-            if (*end || a->tasks < 1 || a->tasks > 4096) {
-                fprintf(stderr, "moeflow topo: --tasks must be 1..4096, not '%s'\n", optarg);
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'm':
-            if (moe_affinity_mode_parse(optarg, &a->mode) != 0) {
-                fprintf(stderr, "moeflow topo: --mode must be exclusive, closest or none\n");
-                return MOE_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return -1;
-        default:
-            moe_cli_suggest_option(argc, argv, longopts);
-            usage(stderr);
-            return MOE_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        usage(stderr);
-        return MOE_EXIT_USAGE;
-    }
-    return MOE_EXIT_OK;
+    (void)o;
+    a->tasks = (int)strtol(value, &end, 10);
+    if (*end || a->tasks < 1 || a->tasks > 4096)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow topo: --tasks must be 1..4096, not '%s'\n",
+                             value);
+    return MOE_CLI_RUN;
 }
+
+static int set_mode(void *args, const struct moe_opt *o, char *value)
+{
+    (void)o;
+    if (moe_affinity_mode_parse(value, &((struct topo_args *)args)->mode) != 0)
+        return moe_cli_error(MOE_EXIT_USAGE,
+                             "moeflow topo: --mode must be exclusive, closest or none\n");
+    return MOE_CLI_RUN;
+}
+
+static const struct moe_opt topo_opts[] = {
+    { "xml", required_argument, 'x', "FILE", "hwloc XML topology (default: this machine)",
+      .set = moe_opt_string, .field = offsetof(struct topo_args, xml) },
+    { "tasks", required_argument, 'n', "N", "tasks on the node (default: one per GPU)", .set = set_tasks },
+    { "mode", required_argument, 'm', "MODE", NULL, .set = set_mode },
+    { "gpus", required_argument, 'g', "LIST",
+      "the step's GPU indices, as in SLURM_STEP_GPUS (default: all)", .set = moe_opt_string,
+      .field = offsetof(struct topo_args, gpus) },
+    { "cores", required_argument, 'c', "LIST",
+      "the step's Slurm core indices (hwloc logical cores; default: all)", .set = moe_opt_string,
+      .field = offsetof(struct topo_args, cores) },
+    { .name = NULL },
+};
+
+static const struct moe_cli topo_cli = {
+    .usage = "usage: moeflow topo [--xml FILE] [--tasks N] [--mode exclusive|closest|none]\n"
+             "                    [--gpus LIST] [--cores LIST]\n"
+             "Prints each local task's GPU, PCI bus id, NUMA node and CPU list.\n",
+    .opts = topo_opts,
+    .column = 16,
+    .tail = "example: moeflow topo --xml g4dn.xml --tasks 8 --cores 0-23\n",
+};
 
 static void print_task(int r, const struct moe_affinity_task *t)
 {
@@ -137,18 +125,18 @@ out:
 
 int cmd_topo(int argc, char **argv)
 {
-    struct topo_args a;
+    struct topo_args a = { 0 };
     struct moe_nodetopo nt;
     struct moe_error err;
-    int rc = parse_args(argc, argv, &a);
+    int first, rc = moe_cli_parse(&topo_cli, argc, argv, &a, &first);
 
-    if (rc != MOE_EXIT_OK)
-        return rc < 0 ? MOE_EXIT_OK : rc;
+    if (rc != MOE_CLI_RUN)
+        return rc;
+    if (first < argc)
+        return moe_cli_misuse(&topo_cli);
     moe_error_clear(&err);
-    if (moe_nodetopo_load(&nt, a.xml, &err) != 0) {
-        moe_cli_report(&err);
-        return a.xml ? MOE_EXIT_INVALID_INPUT : MOE_EXIT_SYSTEM;
-    }
+    if (moe_nodetopo_load(&nt, a.xml, &err) != 0)
+        return moe_cli_fail(&err, a.xml ? MOE_EXIT_INVALID_INPUT : MOE_EXIT_SYSTEM);
     rc = run(&a, &nt);
     moe_nodetopo_free(&nt);
     return rc;

@@ -1,12 +1,10 @@
 #include "config.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/suggest.h"
 
 const struct moe_command moe_commands[] = {
     { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },
@@ -21,30 +19,6 @@ const struct moe_command moe_commands[] = {
     { "place", "order a job's nodes so TP and EP groups stay inside NVLink domains", cmd_place },
     { NULL, NULL, NULL },
 };
-
-void moe_cli_report(const struct moe_error *err)
-{
-    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
-
-    fprintf(stderr, "moeflow: %s\n", moe_error_format(err, buf, sizeof(buf)));
-}
-
-void moe_cli_suggest_option(int argc, char **argv, const struct option *longopts)
-{
-    const char *names[128], *near;
-    char word[128];
-    int n = 0;
-
-    if (optind < 1 || optind > argc || strncmp(argv[optind - 1], "--", 2) != 0)
-        return;
-    snprintf(word, sizeof(word), "%s", argv[optind - 1] + 2);
-    word[strcspn(word, "=")] = '\0';
-    for (; longopts->name && n < 128; longopts++)
-        names[n++] = longopts->name;
-    near = moe_suggest(word, names, n);
-    if (near)
-        fprintf(stderr, "%s: did you mean --%s?\n", argv[0], near);
-}
 
 bool moe_cli_colour(FILE *out)
 {

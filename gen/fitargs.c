@@ -3,88 +3,18 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "fitargs.h"
 #include "study/model_json.h"
 #include "study/presets.h"
 #include "study/study.h"
 #include "study/study_fit.h"
-
-enum {
-    OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,
-    OPT_DOMAIN, OPT_IMPL, OPT_RECOMPUTE, OPT_UNEVEN, OPT_MTP, OPT_NO_DISTOPT, OPT_OFFLOAD,
-    OPT_TP, OPT_CP, OPT_PP, OPT_VPP, OPT_EP, OPT_ETP, OPT_JSON, OPT_EXPLAIN, OPT_TOP, OPT_HELP,
-    OPT_GROUPS, OPT_GPU, OPT_PRECISION,
-};
-
-static const struct option options[] = {
-    { "preset", required_argument, NULL, OPT_PRESET },
-    { "model-json", required_argument, NULL, OPT_MODEL_JSON },
-    { "gpus", required_argument, NULL, OPT_GPUS },
-    { "seq", required_argument, NULL, OPT_SEQ },
-    { "mbs", required_argument, NULL, OPT_MBS },
-    { "gbs", required_argument, NULL, OPT_GBS },
-    { "gpu-mem-gib", required_argument, NULL, OPT_MEM },
-    { "headroom", required_argument, NULL, OPT_HEADROOM },
-    { "nvlink-domain", required_argument, NULL, OPT_DOMAIN },
-    { "transformer-impl", required_argument, NULL, OPT_IMPL },
-    { "recompute", required_argument, NULL, OPT_RECOMPUTE },
-    { "pipeline-layout", no_argument, NULL, OPT_UNEVEN },
-    { "mtp-layers", required_argument, NULL, OPT_MTP },
-    { "no-distributed-optimizer", no_argument, NULL, OPT_NO_DISTOPT },
-    { "optimizer-offload", required_argument, NULL, OPT_OFFLOAD },
-    { "tp", required_argument, NULL, OPT_TP },
-    { "cp", required_argument, NULL, OPT_CP },
-    { "pp", required_argument, NULL, OPT_PP },
-    { "vpp", required_argument, NULL, OPT_VPP },
-    { "ep", required_argument, NULL, OPT_EP },
-    { "etp", required_argument, NULL, OPT_ETP },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "explain", no_argument, NULL, OPT_EXPLAIN },
-    { "rank-groups", no_argument, NULL, OPT_GROUPS },
-    { "top", required_argument, NULL, OPT_TOP },
-    { "gpu", required_argument, NULL, OPT_GPU },
-    { "precision", required_argument, NULL, OPT_PRECISION },
-    { "help", no_argument, NULL, OPT_HELP },
-    { NULL, 0, NULL, 0 },
-};
-
-static void usage(FILE *out, bool layouts_cmd)
-{
-    if (layouts_cmd)
-        fprintf(out,
-                "usage: moeflow layouts STUDY [--top K] [--explain] [--json] [OPTIONS]\n"
-                "       moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
-                "                       --mbs M --gbs G [--top K] [--explain] [--json] [OPTIONS]\n"
-                "Enumerates every valid parallel-folding layout, ranks them by the scale rules\n"
-                "and names the rule that decided each place.\n");
-    else
-        fprintf(out,
-                "usage: moeflow fit STUDY [--json] [--rank-groups] [OPTIONS]\n"
-                "       moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
-                "                   --gbs G [--tp N --cp N --pp N --vpp N --ep N --etp N] [--json]\n"
-                "                   [--rank-groups] [OPTIONS]\n"
-                "Estimates peak memory per GPU (ours next to Megatron's formula).  Without a\n"
-                "layout it picks the smallest model parallelism that fits; with a STUDY it\n"
-                "checks the study's baseline layout.  Options override the study.\n");
-    fprintf(out,
-            "options: --gpu-mem-gib G (80)  --headroom F (0.10)  --nvlink-domain N (8)\n"
-            "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n"
-            "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n"
-            "         --optimizer-offload F  --no-distributed-optimizer\n"
-            "         --gpu h100|h200|b200|gb200|gb300|a100 (rates for the step time)\n"
-            "         --precision bf16|fp8-tensorwise|fp8-delayed|fp8-blockwise|mxfp8|nvfp4\n"
-            "presets:");
-    for (const char *const *n = moe_preset_names(); *n; n++)
-        fprintf(out, " %s", *n);
-    fprintf(out, "\nexample: moeflow %s --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 "
-                 "--gbs 256%s\n", layouts_cmd ? "layouts" : "fit", layouts_cmd ? " --top 5" : "");
-}
 
 static int bad(const char *opt, const char *value, const char *what)
 {
@@ -106,7 +36,7 @@ static int parse_int(const char *opt, const char *s, int min, int *out)
     if (errno || end == s || *end || v < min || v > 1 << 24)
         return bad(opt, s, "expected a whole number in range");
     *out = (int)v;
-    return -1;
+    return MOE_CLI_RUN;
 }
 
 static int parse_double(const char *opt, const char *s, double min, double max, double *out)
@@ -119,46 +49,54 @@ static int parse_double(const char *opt, const char *s, double min, double max, 
     if (errno || end == s || *end || v < min || v > max)
         return bad(opt, s, "expected a number in range");
     *out = v;
-    return -1;
+    return MOE_CLI_RUN;
 }
 
-static int parse_recompute(const char *s, struct moe_recompute_plan *r)
+static int set_recompute(void *args, const struct moe_opt *o, char *s)
 {
+    struct moe_recompute_plan *r = &((struct fit_args *)args)->t.recompute;
     struct moe_error e;
 
+    (void)o;
     moe_error_clear(&e);
     memset(r, 0, sizeof(*r));
     r->num_layers = 1;
     if (strcmp(s, "none") == 0)
-        return -1;
+        return MOE_CLI_RUN;
     if (strncmp(s, "full", 4) == 0 && (s[4] == '\0' || s[4] == ':')) {
         r->granularity = MOE_RC_FULL;
         return s[4] ? parse_int("--recompute", s + 5, 1, &r->num_layers) : -1;
     }
     r->granularity = MOE_RC_SELECTIVE;
-    if (moe_recompute_modules_parse(s, &r->modules, &e) < 0) {
-        moe_cli_report(&e);
-        return MOE_EXIT_USAGE;
-    }
-    return -1;
+    if (moe_recompute_modules_parse(s, &r->modules, &e) < 0)
+        return moe_cli_fail(&e, MOE_EXIT_USAGE);
+    return MOE_CLI_RUN;
 }
 
-static int load_model(int opt, const char *arg, struct fit_args *a)
+static int set_preset(void *args, const struct moe_opt *o, char *value)
 {
+    struct fit_args *a = args;
+    const struct moe_model *p = moe_preset_find(value);
+
+    (void)o;
+    if (!p)
+        return bad("--preset", value, "unknown preset (see --help for the list)");
+    a->model = *p;
+    a->have_model = true;
+    return MOE_CLI_RUN;
+}
+
+static int set_model_json(void *args, const struct moe_opt *o, char *value)
+{
+    struct fit_args *a = args;
     struct moe_error e;
 
+    (void)o;
     moe_error_clear(&e);
-    if (opt == OPT_PRESET) {
-        const struct moe_model *p = moe_preset_find(arg);
-        if (!p)
-            return bad("--preset", arg, "unknown preset (see --help for the list)");
-        a->model = *p;
-    } else if (moe_model_from_json_file(arg, &a->model, &e) < 0) {
-        moe_cli_report(&e);
-        return MOE_EXIT_INVALID_INPUT;
-    }
+    if (moe_model_from_json_file(value, &a->model, &e) < 0)
+        return moe_cli_fail(&e, MOE_EXIT_INVALID_INPUT);
     a->have_model = true;
-    return -1;
+    return MOE_CLI_RUN;
 }
 
 /* The study's precision names; every one but bf16 runs at the FP8 rate. */
@@ -172,96 +110,230 @@ static bool precision_parse(const char *arg, bool *fp8)
     return false;
 }
 
-static int parse_gpu(const char *arg, struct fit_args *a)
+static int set_gpu(void *args, const struct moe_opt *o, char *arg)
 {
+    struct fit_args *a = args;
     struct moe_perf p;
 
+    (void)o;
     if (moe_perf_defaults(arg, MOE_IMPL_TE, &p) < 0)
         return bad("--gpu", arg, "expected h100, h200, b200, gb200, gb300 or a100");
     snprintf(a->gpu, sizeof(a->gpu), "%s", arg);
-    return -1;
+    return MOE_CLI_RUN;
 }
 
-static int *layout_field(struct fit_args *a, int opt)
+/* --gpus, --seq, --mbs, --gbs, --nvlink-domain: counts from 1. */
+static int set_count(void *args, const struct moe_opt *o, char *value)
 {
-    switch (opt) {
-    case OPT_TP: return &a->layout.tp;
-    case OPT_CP: return &a->layout.cp;
-    case OPT_PP: return &a->layout.pp;
-    case OPT_VPP: return &a->layout.vpp;
-    case OPT_EP: return &a->layout.ep;
-    default: return &a->layout.etp;
-    }
+    char opt[64];
+
+    snprintf(opt, sizeof(opt), "--%s", o->name);
+    return parse_int(opt, value, 1, (int *)((char *)args + o->field));
 }
 
-static int one_option(int opt, const char *arg, bool layouts_cmd, struct fit_args *a)
+static int set_mem(void *args, const struct moe_opt *o, char *value)
+{
+    (void)o;
+    return parse_double("--gpu-mem-gib", value, 1, 1e6, &((struct fit_args *)args)->c.gpu_mem_gib);
+}
+
+static int set_headroom(void *args, const struct moe_opt *o, char *value)
+{
+    (void)o;
+    return parse_double("--headroom", value, 0, 0.9, &((struct fit_args *)args)->c.headroom);
+}
+
+static int set_offload(void *args, const struct moe_opt *o, char *value)
+{
+    (void)o;
+    return parse_double("--optimizer-offload", value, 0, 1,
+                        &((struct fit_args *)args)->t.optimizer_offload);
+}
+
+static int no_distopt(void *args, const struct moe_opt *o, char *value)
+{
+    (void)o;
+    (void)value;
+    ((struct fit_args *)args)->t.distributed_optimizer = false;
+    return MOE_CLI_RUN;
+}
+
+static int set_mtp(void *args, const struct moe_opt *o, char *value)
 {
     int mtp;
 
-    switch (opt) {
-    case OPT_PRESET:
-    case OPT_MODEL_JSON: return load_model(opt, arg, a);
-    case OPT_GPUS: return parse_int("--gpus", arg, 1, &a->c.gpus);
-    case OPT_SEQ: return parse_int("--seq", arg, 1, &a->w.seq_len);
-    case OPT_MBS: return parse_int("--mbs", arg, 1, &a->w.mbs);
-    case OPT_GBS: return parse_int("--gbs", arg, 1, &a->w.gbs);
-    case OPT_MEM: return parse_double("--gpu-mem-gib", arg, 1, 1e6, &a->c.gpu_mem_gib);
-    case OPT_HEADROOM: return parse_double("--headroom", arg, 0, 0.9, &a->c.headroom);
-    case OPT_DOMAIN: return parse_int("--nvlink-domain", arg, 1, &a->c.gpus_per_domain);
-    case OPT_OFFLOAD: return parse_double("--optimizer-offload", arg, 0, 1, &a->t.optimizer_offload);
-    case OPT_RECOMPUTE: return parse_recompute(arg, &a->t.recompute);
-    case OPT_UNEVEN: a->t.uneven_pp = true; return -1;
-    case OPT_NO_DISTOPT: a->t.distributed_optimizer = false; return -1;
-    case OPT_JSON: a->json = true; return -1;
-    case OPT_MTP:
-        if (parse_int("--mtp-layers", arg, 0, &mtp) >= 0)
-            return MOE_EXIT_USAGE;
-        a->model.mtp_layers = mtp;
-        return -1;
-    case OPT_IMPL:
-        if (strcmp(arg, "te") == 0 || strcmp(arg, "transformer_engine") == 0) {
-            a->t.impl = MOE_IMPL_TE;
-            a->t.sequence_parallel = true;
-            a->impl_given = true;
-        } else if (strcmp(arg, "local") == 0) {
-            a->impl_given = true;
-            a->t.impl = MOE_IMPL_LOCAL; /* as Megatron's local runs: dropout 0.1 */
-            a->t.sequence_parallel = false; /* torch's RMSNorm refuses it */
-            a->t.hidden_dropout = a->t.attention_dropout = 0.1;
-        } else {
-            return bad("--transformer-impl", arg, "expected te or local");
-        }
-        return -1;
-    case OPT_GROUPS:
-        if (layouts_cmd)
-            return bad("--rank-groups", "", "only for moeflow fit");
-        a->rank_groups = true;
-        return -1;
-    case OPT_EXPLAIN:
-        if (!layouts_cmd)
-            return bad("--explain", "", "only for moeflow layouts");
-        a->explain = true;
-        return -1;
-    case OPT_TOP:
-        if (!layouts_cmd)
-            return bad("--top", arg, "only for moeflow layouts");
-        return parse_int("--top", arg, 0, &a->top);
-    case OPT_TP: case OPT_CP: case OPT_PP: case OPT_VPP: case OPT_EP: case OPT_ETP:
-        if (layouts_cmd)
-            return bad("layout option", arg, "moeflow layouts enumerates layouts itself");
-        a->layout_given = true;
-        return parse_int("layout size", arg, 1, layout_field(a, opt));
-    case OPT_GPU: return parse_gpu(arg, a);
-    case OPT_PRECISION:
-        if (!precision_parse(arg, &a->fp8))
-            return bad("--precision", arg, "expected bf16, fp8-tensorwise, fp8-delayed, "
-                                           "fp8-blockwise, mxfp8 or nvfp4");
-        a->precision_given = true;
-        return -1;
-    case OPT_HELP: usage(stdout, layouts_cmd); return MOE_EXIT_OK;
-    default: usage(stderr, layouts_cmd); return MOE_EXIT_USAGE;
-    }
+    (void)o;
+    if (parse_int("--mtp-layers", value, 0, &mtp) >= 0)
+        return MOE_EXIT_USAGE;
+    ((struct fit_args *)args)->model.mtp_layers = mtp;
+    return MOE_CLI_RUN;
 }
+
+static int set_impl(void *args, const struct moe_opt *o, char *arg)
+{
+    struct fit_args *a = args;
+
+    (void)o;
+    if (strcmp(arg, "te") == 0 || strcmp(arg, "transformer_engine") == 0) {
+        a->t.impl = MOE_IMPL_TE;
+        a->t.sequence_parallel = true;
+    } else if (strcmp(arg, "local") == 0) {
+        a->t.impl = MOE_IMPL_LOCAL; /* as Megatron's local runs: dropout 0.1 */
+        a->t.sequence_parallel = false; /* torch's RMSNorm refuses it */
+        a->t.hidden_dropout = a->t.attention_dropout = 0.1;
+    } else {
+        return bad("--transformer-impl", arg, "expected te or local");
+    }
+    a->impl_given = true;
+    return MOE_CLI_RUN;
+}
+
+/* fit and layouts share the table: an option of the other one is refused
+ * by name rather than as unknown. */
+static int only_for(const struct fit_args *a, bool layouts, const char *opt, const char *value)
+{
+    if (a->layouts_cmd == layouts)
+        return MOE_CLI_RUN;
+    return bad(opt, value, layouts ? "only for moeflow layouts" : "only for moeflow fit");
+}
+
+/* --rank-groups (fit) and --explain (layouts): a bool of the one command. */
+static int own_flag(void *args, const struct moe_opt *o, bool layouts)
+{
+    char opt[64];
+    int rc;
+
+    snprintf(opt, sizeof(opt), "--%s", o->name);
+    if ((rc = only_for(args, layouts, opt, "")) == MOE_CLI_RUN)
+        *(bool *)((char *)args + o->field) = true;
+    return rc;
+}
+
+static int fit_flag(void *args, const struct moe_opt *o, char *value)
+{
+    (void)value;
+    return own_flag(args, o, false);
+}
+
+static int layouts_flag(void *args, const struct moe_opt *o, char *value)
+{
+    (void)value;
+    return own_flag(args, o, true);
+}
+
+static int set_top(void *args, const struct moe_opt *o, char *value)
+{
+    struct fit_args *a = args;
+    int rc = only_for(a, true, "--top", value);
+
+    (void)o;
+    return rc == MOE_CLI_RUN ? parse_int("--top", value, 0, &a->top) : rc;
+}
+
+/* --tp, --cp, --pp, --vpp, --ep, --etp: the layout fit checks. */
+static int set_layout_size(void *args, const struct moe_opt *o, char *value)
+{
+    struct fit_args *a = args;
+
+    if (a->layouts_cmd)
+        return bad("layout option", value, "moeflow layouts enumerates layouts itself");
+    a->layout_given = true;
+    return parse_int("layout size", value, 1, (int *)((char *)args + o->field));
+}
+
+static int set_precision(void *args, const struct moe_opt *o, char *value)
+{
+    struct fit_args *a = args;
+
+    (void)o;
+    if (!precision_parse(value, &a->fp8))
+        return bad("--precision", value, "expected bf16, fp8-tensorwise, fp8-delayed, "
+                                         "fp8-blockwise, mxfp8 or nvfp4");
+    a->precision_given = true;
+    return MOE_CLI_RUN;
+}
+
+#define FIELD(m) .field = offsetof(struct fit_args, m)
+
+/* The usage text lists these, not option by option (help NULL): its
+ * compact form predates the table. */
+static const struct moe_opt fit_opts[] = {
+    { "preset", required_argument, 0, "NAME", NULL, .set = set_preset },
+    { "model-json", required_argument, 0, "FILE", NULL, .set = set_model_json },
+    { "gpus", required_argument, 0, "N", NULL, .set = set_count, FIELD(c.gpus) },
+    { "seq", required_argument, 0, "S", NULL, .set = set_count, FIELD(w.seq_len) },
+    { "mbs", required_argument, 0, "M", NULL, .set = set_count, FIELD(w.mbs) },
+    { "gbs", required_argument, 0, "G", NULL, .set = set_count, FIELD(w.gbs) },
+    { "gpu-mem-gib", required_argument, 0, "G", NULL, .set = set_mem },
+    { "headroom", required_argument, 0, "F", NULL, .set = set_headroom },
+    { "nvlink-domain", required_argument, 0, "N", NULL, .set = set_count, FIELD(c.gpus_per_domain) },
+    { "transformer-impl", required_argument, 0, "IMPL", NULL, .set = set_impl },
+    { "recompute", required_argument, 0, "WHAT", NULL, .set = set_recompute },
+    { "pipeline-layout", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(t.uneven_pp) },
+    { "mtp-layers", required_argument, 0, "N", NULL, .set = set_mtp },
+    { "no-distributed-optimizer", no_argument, 0, NULL, NULL, .set = no_distopt },
+    { "optimizer-offload", required_argument, 0, "F", NULL, .set = set_offload },
+    { "tp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.tp) },
+    { "cp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.cp) },
+    { "pp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.pp) },
+    { "vpp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.vpp) },
+    { "ep", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.ep) },
+    { "etp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.etp) },
+    { "json", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(json) },
+    { "explain", no_argument, 0, NULL, NULL, .set = layouts_flag, FIELD(explain) },
+    { "rank-groups", no_argument, 0, NULL, NULL, .set = fit_flag, FIELD(rank_groups) },
+    { "top", required_argument, 0, "K", NULL, .set = set_top },
+    { "gpu", required_argument, 0, "TYPE", NULL, .set = set_gpu },
+    { "precision", required_argument, 0, "P", NULL, .set = set_precision },
+    { .name = NULL },
+};
+
+#define FIT_OPTIONS_TEXT \
+    "options: --gpu-mem-gib G (80)  --headroom F (0.10)  --nvlink-domain N (8)\n" \
+    "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n" \
+    "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n" \
+    "         --optimizer-offload F  --no-distributed-optimizer\n" \
+    "         --gpu h100|h200|b200|gb200|gb300|a100 (rates for the step time)\n" \
+    "         --precision bf16|fp8-tensorwise|fp8-delayed|fp8-blockwise|mxfp8|nvfp4\n" \
+    "presets:%s\n"
+
+/* The presets' names, for "presets:%s". */
+static void preset_values(FILE *out, const char *format)
+{
+    char names[2048];
+    size_t n = 0;
+
+    names[0] = '\0';
+    for (const char *const *p = moe_preset_names(); *p && n < sizeof(names); p++)
+        n += (size_t)snprintf(names + n, sizeof(names) - n, " %s", *p);
+    moe_cli_printf(out, format, names);
+}
+
+static const struct moe_cli fit_cli = {
+    .usage = "usage: moeflow fit STUDY [--json] [--rank-groups] [OPTIONS]\n"
+             "       moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
+             "                   --gbs G [--tp N --cp N --pp N --vpp N --ep N --etp N] [--json]\n"
+             "                   [--rank-groups] [OPTIONS]\n"
+             "Estimates peak memory per GPU (ours next to Megatron's formula).  Without a\n"
+             "layout it picks the smallest model parallelism that fits; with a STUDY it\n"
+             "checks the study's baseline layout.  Options override the study.\n",
+    .opts = fit_opts,
+    .tail = FIT_OPTIONS_TEXT
+            "example: moeflow fit --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 --gbs 256\n",
+    .values = preset_values,
+};
+
+static const struct moe_cli layouts_cli = {
+    .usage = "usage: moeflow layouts STUDY [--top K] [--explain] [--json] [OPTIONS]\n"
+             "       moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
+             "                       --mbs M --gbs G [--top K] [--explain] [--json] [OPTIONS]\n"
+             "Enumerates every valid parallel-folding layout, ranks them by the scale rules\n"
+             "and names the rule that decided each place.\n",
+    .opts = fit_opts,
+    .tail = FIT_OPTIONS_TEXT "example: moeflow layouts --preset qwen3-30b-a3b --gpus 16 --seq 4096 "
+            "--mbs 1 --gbs 256 --top 5\n",
+    .values = preset_values,
+};
 
 /* --gpu or --transformer-impl pick the rate defaults again (a study's own
  * rates give way to them); --precision only switches the rate used. */
@@ -308,54 +380,36 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     return rc;
 }
 
-/* The first non-option argument, found without acting on any option; NULL
- * when an option is wrong, which the real pass then reports. */
-static const char *find_study_arg(int argc, char **argv)
+static void fit_args_defaults(struct fit_args *a, bool layouts_cmd)
 {
-    const char *study = NULL;
-    bool bad = false;
-    int c;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1)
-        bad |= c == '?';
-    if (optind < argc && !bad)
-        study = argv[optind];
-    optind = 0;
-    opterr = 1;
-    return study;
-}
-
-int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
-{
-    const char *study;
-    int opt, rc;
-
     memset(a, 0, sizeof(*a));
+    a->layouts_cmd = layouts_cmd;
     moe_train_defaults(&a->t);
     moe_machine_defaults(&a->c);
     a->layout = (struct moe_layout){ .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 };
     a->top = 10;
     snprintf(a->study_gpu, sizeof(a->study_gpu), "h100");
-    study = find_study_arg(argc, argv);
+}
+
+int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
+{
+    const struct moe_cli *cli = layouts_cmd ? &layouts_cli : &fit_cli;
+    const char *study;
+    int first, rc;
+
+    fit_args_defaults(a, layouts_cmd);
+    study = moe_cli_first_operand(cli, argc, argv);
     if (study && (rc = load_study(study, layouts_cmd, a)) >= 0)
         return rc;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'h')
-            opt = OPT_HELP;
-        if (opt == '?')
-            moe_cli_suggest_option(argc, argv, options);
-        if ((rc = one_option(opt, optarg, layouts_cmd, a)) >= 0)
-            return rc;
-    }
-    if (optind + 1 < argc || (optind < argc && argv[optind] != study))
-        return bad("argument", argv[optind + (argv[optind] == study)],
+    if ((rc = moe_cli_parse(cli, argc, argv, a, &first)) != MOE_CLI_RUN)
+        return rc;
+    if (first + 1 < argc || (first < argc && argv[first] != study))
+        return bad("argument", argv[first + (argv[first] == study)],
                    "only one STUDY file is read");
     if (!a->have_model)
         return bad("model", "", "give --preset NAME or --model-json FILE");
     apply_perf(a);
     if (a->c.gpus < 1 || a->w.seq_len < 1 || a->w.mbs < 1 || a->w.gbs < 1)
         return bad("shape", "", "--gpus, --seq, --mbs and --gbs are required");
-    return -1;
+    return MOE_CLI_RUN;
 }

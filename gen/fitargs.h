@@ -26,6 +26,7 @@ struct fit_args {
     char study_gpu[16];       /* the study's GPU type, or h100 */
     bool impl_given;
     bool fp8, precision_given;/* --precision */
+    bool layouts_cmd;         /* parsing for moeflow layouts */
 };
 
 /* Parses argv (argv[0] = subcommand).  Returns -1 when parsing succeeded

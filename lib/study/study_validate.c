@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "study/candidates.h"
 #include "contract/contract.h"
 #include "contract/contract_store.h"
 #include "core/readfile.h"
@@ -381,4 +382,16 @@ fail:
     json_decref(alone);
     json_decref(out);
     return NULL;
+}
+
+json_t *moe_validate_candidates(const struct moe_study *study, const char *study_dir,
+                                struct moe_error *err)
+{
+    struct moe_stage_plan plan = { .candidates = NULL };
+    json_t *cands = NULL;
+
+    if (moe_candidates_build(study, MOE_STAGE_VALIDATE, &plan, err) == 0)
+        cands = moe_validate_from_winners(study_dir, json_array_get(plan.candidates, 0), err);
+    moe_stage_plan_free(&plan);
+    return cands;
 }

@@ -20,11 +20,17 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "study/study.h"
 
 /* baseline: the validate baseline candidate as moe_candidates_build makes
  * it.  A new array of candidates (baseline first), or NULL with err; no
  * winner recorded is an error too. */
 json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
                                   struct moe_error *err);
+
+/* The same for STUDY, whose generated directory is study_dir: its validate
+ * baseline first built as moe_candidates_build does. */
+json_t *moe_validate_candidates(const struct moe_study *study, const char *study_dir,
+                                struct moe_error *err);
 
 #endif

@@ -1,0 +1,221 @@
+/* The shared command line of the subcommands: getopt_long over a command's
+ * option table, --help printed from the same table, usage errors. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+#include "core/suggest.h"
+
+#define MAX_OPTS 64
+
+static const struct moe_opt help_opt = { "help", no_argument, 'h', NULL, NULL, .set = NULL };
+
+/* getopt_long's view of the table: a short option's value is its letter,
+ * a long-only option's is 256 + its index. */
+struct getopt_view {
+    struct option longopts[MAX_OPTS + 2];
+    char shortopts[2 * MAX_OPTS + 4];
+};
+
+static void getopt_view(const struct moe_cli *cli, struct getopt_view *v)
+{
+    size_t i, s = 0;
+
+    for (i = 0; cli->opts[i].name && i < MAX_OPTS; i++) {
+        const struct moe_opt *o = &cli->opts[i];
+
+        v->longopts[i] = (struct option){ o->name, o->has_arg, NULL, o->key ? o->key : 256 + (int)i };
+        if (o->key) {
+            v->shortopts[s++] = (char)o->key;
+            if (o->has_arg == required_argument)
+                v->shortopts[s++] = ':';
+        }
+    }
+    v->longopts[i++] = (struct option){ help_opt.name, help_opt.has_arg, NULL, help_opt.key };
+    v->longopts[i] = (struct option){ NULL, 0, NULL, 0 };
+    v->shortopts[s++] = (char)help_opt.key;
+    v->shortopts[s] = '\0';
+}
+
+static const struct moe_opt *find_opt(const struct moe_cli *cli, int c)
+{
+    if (c >= 256)
+        return &cli->opts[c - 256];
+    for (const struct moe_opt *o = cli->opts; o->name && c != '?'; o++)
+        if (o->key == c)
+            return o;
+    return NULL;
+}
+
+/* After getopt_long refused an option: names the closest long option to
+ * the one just refused ("did you mean --json?"), so a typo costs one retry. */
+static void suggest_option(int argc, char **argv, const struct option *longopts)
+{
+    const char *names[MAX_OPTS + 2], *near;
+    char word[128];
+    int n = 0;
+
+    if (optind < 1 || optind > argc || strncmp(argv[optind - 1], "--", 2) != 0)
+        return;
+    snprintf(word, sizeof(word), "%s", argv[optind - 1] + 2);
+    word[strcspn(word, "=")] = '\0';
+    for (; longopts->name && n < MAX_OPTS + 2; longopts++)
+        names[n++] = longopts->name;
+    near = moe_suggest(word, names, n);
+    if (near)
+        fprintf(stderr, "%s: did you mean --%s?\n", argv[0], near);
+}
+
+int moe_cli_parse(const struct moe_cli *cli, int argc, char **argv, void *args, int *first)
+{
+    struct getopt_view v;
+    int c, rc;
+
+    getopt_view(cli, &v);
+    optind = 0;
+    while ((c = getopt_long(argc, argv, v.shortopts, v.longopts, NULL)) != -1) {
+        const struct moe_opt *o = find_opt(cli, c);
+
+        if (c == help_opt.key) {
+            moe_cli_help(cli, stdout);
+            return MOE_EXIT_OK;
+        }
+        if (!o) {
+            suggest_option(argc, argv, v.longopts);
+            return moe_cli_misuse(cli);
+        }
+        if ((rc = o->set(args, o, optarg)) != MOE_CLI_RUN)
+            return rc;
+    }
+    *first = optind;
+    return MOE_CLI_RUN;
+}
+
+const char *moe_cli_first_operand(const struct moe_cli *cli, int argc, char **argv)
+{
+    const char *operand = NULL;
+    struct getopt_view v;
+    bool bad = false;
+    int c;
+
+    getopt_view(cli, &v);
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, v.shortopts, v.longopts, NULL)) != -1)
+        bad |= c == '?';
+    if (optind < argc && !bad)
+        operand = argv[optind];
+    optind = 0;
+    opterr = 1;
+    return operand;
+}
+
+/* One entry of the list: the label padded to the column (two spaces after
+ * a label that fills it), the text's further lines indented to it. */
+static void list_option(FILE *m, const struct moe_cli *cli, const struct moe_opt *o)
+{
+    char label[128];
+    int width = cli->column - 2;
+
+    if (o->label)
+        snprintf(label, sizeof(label), "%s", o->label);
+    else if (cli->shorts && o->key)
+        snprintf(label, sizeof(label), "-%c, --%s%s%s", o->key, o->name, o->meta ? " " : "",
+                 o->meta ? o->meta : "");
+    else
+        snprintf(label, sizeof(label), "--%s%s%s", o->name, o->meta ? " " : "",
+                 o->meta ? o->meta : "");
+    fprintf(m, "  %-*s%s", width, label, (int)strlen(label) >= width ? "  " : "");
+    for (const char *p = o->help; *p; p++) {
+        fputc(*p, m);
+        if (*p == '\n')
+            fprintf(m, "%*s", cli->column, "");
+    }
+    fputc('\n', m);
+}
+
+void moe_cli_help(const struct moe_cli *cli, FILE *out)
+{
+    char *format = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&format, &len);
+
+    if (!m)
+        return;
+    fputs(cli->usage, m);
+    for (const struct moe_opt *o = cli->opts; o->name; o++)
+        if (o->help)
+            list_option(m, cli, o);
+    fputs(cli->tail ? cli->tail : "", m);
+    if (fclose(m) == 0) {
+        if (cli->values)
+            cli->values(out, format);
+        else
+            moe_cli_printf(out, format);
+    }
+    free(format);
+}
+
+int moe_cli_misuse(const struct moe_cli *cli)
+{
+    moe_cli_help(cli, stderr);
+    return MOE_EXIT_USAGE;
+}
+
+int moe_opt_flag(void *args, const struct moe_opt *o, char *value)
+{
+    (void)value;
+    *(bool *)((char *)args + o->field) = true;
+    return MOE_CLI_RUN;
+}
+
+int moe_opt_string(void *args, const struct moe_opt *o, char *value)
+{
+    *(const char **)((char *)args + o->field) = value;
+    return MOE_CLI_RUN;
+}
+
+int moe_cli_printf(FILE *out, const char *format, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, format);
+    n = vfprintf(out, format, ap);
+    va_end(ap);
+    return n;
+}
+
+void moe_cli_report(const struct moe_error *err)
+{
+    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+
+    fprintf(stderr, "moeflow: %s\n", moe_error_format(err, buf, sizeof(buf)));
+}
+
+int moe_cli_fail(const struct moe_error *err, int code)
+{
+    moe_cli_report(err);
+    return code;
+}
+
+int moe_cli_error(int code, const char *format, ...)
+{
+    va_list ap;
+
+    va_start(ap, format);
+    vfprintf(stderr, format, ap);
+    va_end(ap);
+    return code;
+}
+
+void moe_cli_json(json_t *j, size_t flags)
+{
+    json_dumpf(j, stdout, flags);
+    putchar('\n');
+    json_decref(j);
+}

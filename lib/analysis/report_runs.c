@@ -1,0 +1,241 @@
+/* Reading the runs of a report from disk. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/trace.h"
+#include "analysis/report_runs.h"
+
+#define MAX_EXPECT 64
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int is_log(const char *name)
+{
+    return has_suffix(name, ".log") || has_suffix(name, ".out") || has_suffix(name, ".err") ||
+           has_suffix(name, ".txt");
+}
+
+/* A run record's contract.json is not a profile. */
+static int is_profile(const char *name)
+{
+    if (strcmp(name, "contract.json") == 0)
+        return 0;
+    return has_suffix(name, ".json") || has_suffix(name, ".json.gz") || has_suffix(name, ".sqlite");
+}
+
+static int read_profile(struct moe_report_run *r, const char *path, struct moe_error *err)
+{
+    struct moe_trace t;
+    int rc;
+
+    moe_trace_init(&t, path, NULL, NULL);
+    rc = moe_trace_load(&t, path, err);
+    if (rc == 0)
+        moe_report_run_profile(r, &t);
+    moe_trace_free(&t);
+    return rc;
+}
+
+static void file_read(const struct moe_report_reader *rd)
+{
+    if (rd->file_read)
+        rd->file_read(rd->data);
+}
+
+static void warnings(const struct moe_report_reader *rd, const struct moe_log *log)
+{
+    if (rd->warnings)
+        rd->warnings(log, rd->data);
+}
+
+/* One run to read: where, its name, what its arguments must say. */
+struct run_spec {
+    const char *path, *name;
+    struct moe_report_expect ex[MAX_EXPECT];
+    size_t nex;
+};
+
+static void run_spec(struct run_spec *s, const char *path, const char *label,
+                     const struct moe_report_reader *rd, char *buf, size_t len)
+{
+    const char *base;
+
+    snprintf(buf, len, "%s", path);
+    while (strlen(buf) > 1 && buf[strlen(buf) - 1] == '/')
+        buf[strlen(buf) - 1] = '\0';
+    base = strrchr(buf, '/');
+    s->path = path;
+    s->name = label ? label : base ? base + 1 : buf;
+    s->nex = 0;
+    for (size_t i = 0; i < rd->nexpect && s->nex < MAX_EXPECT; i++)
+        if (!rd->expect[i].run || strcmp(rd->expect[i].run, s->name) == 0)
+            s->ex[s->nex++] = rd->expect[i].e;
+}
+
+static int load_file_run(const struct run_spec *s, const struct moe_report_reader *rd,
+                         struct moe_report_run *r, struct moe_error *err)
+{
+    struct moe_log log;
+    int rc;
+
+    moe_log_init(&log);
+    rc = moe_log_read_file(&log, s->path, err);
+    file_read(rd);
+    warnings(rd, &log);
+    if (rc == 0)
+        rc = moe_report_run_init(r, s->name, &log, rd->first, rd->last, s->ex, s->nex, err);
+    moe_log_free(&log);
+    return rc;
+}
+
+/* A directory: its rank logs make one log, then its profiles are added. */
+static int load_dir_run(const struct run_spec *s, const struct moe_report_reader *rd,
+                        struct moe_report_run *r, struct moe_error *err)
+{
+    struct dirent **ents = NULL;
+    struct moe_log log;
+    char path[4096];
+    int n, rc = -1;
+
+    n = scandir(s->path, &ents, NULL, alphasort);
+    if (n < 0) {
+        moe_error_at(err, s->path, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    moe_log_init(&log);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", s->path, ents[i]->d_name);
+        if (is_log(ents[i]->d_name)) {
+            if (moe_log_read_file(&log, path, err) < 0)
+                goto out;
+            file_read(rd);
+        }
+    }
+    warnings(rd, &log);
+    if (moe_report_run_init(r, s->name, &log, rd->first, rd->last, s->ex, s->nex, err) < 0)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", s->path, ents[i]->d_name);
+        if (is_profile(ents[i]->d_name) && read_profile(r, path, err) < 0) {
+            moe_report_run_free(r);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    moe_log_free(&log);
+    return rc;
+}
+
+int moe_report_load_run(const char *path, const char *label, const struct moe_report_reader *rd,
+                        struct moe_report_run *r, struct moe_error *err)
+{
+    struct run_spec s;
+    struct stat st;
+    char name[128];
+
+    if (stat(path, &st) < 0) {
+        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    run_spec(&s, path, label, rd, name, sizeof(name));
+    if (S_ISDIR(st.st_mode))
+        return load_dir_run(&s, rd, r, err);
+    return load_file_run(&s, rd, r, err);
+}
+
+size_t moe_report_count_logs(char *const *args, int n)
+{
+    size_t total = 0;
+
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        DIR *d;
+        struct dirent *e;
+
+        if (stat(args[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+            total++;
+            continue;
+        }
+        d = opendir(args[i]);
+        while (d && (e = readdir(d)))
+            total += is_log(e->d_name) != 0;
+        if (d)
+            closedir(d);
+    }
+    return total;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+size_t moe_report_load_candidates(const struct moe_study_view *v,
+                                  const struct moe_report_reader *rd,
+                                  struct moe_report_run *runs, json_t *skipped)
+{
+    struct moe_error err;
+    size_t n = 0;
+
+    for (size_t i = 0; i < v->n; i++) {
+        const struct moe_study_cand *c = &v->cands[i];
+        char why[MOE_ERROR_TEXT_MAX + 64];
+
+        moe_error_clear(&err);
+        if (!file_exists(c->log))
+            snprintf(why, sizeof(why), "no log yet (%.500s)", c->log);
+        else if (moe_report_load_run(c->log, c->label, rd, &runs[n], &err) < 0)
+            snprintf(why, sizeof(why), "%s", err.text);
+        else {
+            n++;
+            continue;
+        }
+        json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}", "candidate", c->label, "id",
+                                                 c->id, "reason", why));
+    }
+    return n;
+}
+
+/* The contract's "winner" rule: for each variable, the run with the best
+ * "win" verdict. */
+int moe_report_best_win(const struct moe_report_run *runs, size_t nruns, size_t i,
+                        const struct moe_report_opts *o, const char **better)
+{
+    const char *eq = strchr(runs[i].name, '=');
+    size_t vlen = eq ? (size_t)(eq - runs[i].name) : strlen(runs[i].name);
+    struct moe_report_ab mine, other;
+    double best;
+
+    moe_report_compare(&runs[0], &runs[i], o, &mine);
+    best = mine.delta_pct;
+    *better = NULL;
+    for (size_t k = 1; k < nruns; k++) {
+        if (k == i || strncmp(runs[k].name, runs[i].name, vlen) != 0 || runs[k].name[vlen] != '=')
+            continue;
+        moe_report_compare(&runs[0], &runs[k], o, &other);
+        if (other.verdict == MOE_VERDICT_WIN &&
+            (other.delta_pct < best || (other.delta_pct == best && k < i && !*better))) {
+            best = other.delta_pct;
+            *better = runs[k].name;
+        }
+    }
+    return *better == NULL;
+}
+

@@ -1,0 +1,29 @@
+/* Where `moeflow gen` puts what moe_gen_build made: a new study directory,
+ * written so that readers see either none or a complete one, or the
+ * validate stage of an existing one, replaced file by file. */
+#ifndef MOEFLOW_GEN_WRITE_H
+#define MOEFLOW_GEN_WRITE_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "study/stagegen.h"
+
+/* Builds everything in DIR.tmp-XXXXXX beside DIR, flushes it, then renames
+ * it to DIR, which must not exist.  0, or -1 with err and nothing left. */
+int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct moe_error *err);
+
+/* The absolute path DIR will have (its parent must exist), for --moe-study:
+ * the plugin resolves it in sbatch and again in slurmstepd, where the
+ * working directory differs.  0, or -1 with err. */
+int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error *err);
+
+/* gen --winners DIR: OUT (the validate stage rebuilt from DIR's recorded
+ * winners) goes into DIR itself: validate.sbatch, the new declared
+ * contracts, the validate entry of manifest.json and its rows of
+ * candidates.tsv.  Nothing else of DIR changes; OUT must come from the same
+ * study (its study_hash).  0, or -1 with err. */
+int moe_gen_update_validate(const char *dir, const struct moe_gen_output *out,
+                            struct moe_error *err);
+
+#endif
