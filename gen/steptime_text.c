@@ -25,8 +25,13 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
                  "ETP%d\n", st->etp_ms, l->etp);
     fprintf(out, "  PP send/recv %10.1f ms  activations and gradients between stages\n",
             st->pp_ms);
-    fprintf(out, "  host         %10.1f ms  %.0f us per layer and microbatch\n", st->host_ms,
+    fprintf(out, "  host         %10.1f ms  %.0f us per layer and microbatch", st->host_ms,
             p->host_us);
+    if (p->host_expert_us > 0)
+        fprintf(out, ", + %.0f us per local expert", p->host_expert_us);
+    if (p->host_etp_us > 0 && l->etp > 1)
+        fprintf(out, ", + %.0f us for the ETP%d token gather", p->host_etp_us, l->etp);
+    fputc('\n', out);
     fprintf(out, "  bubble       %10.1f ms  (PP-1)/VPP = %d/%d microbatch slots idle\n",
             st->bubble_ms, l->pp - 1, l->vpp);
     fprintf(out, "  DP/EDP       %10.1f ms  gradient reduce-scatter + parameter all-gather not "

@@ -90,6 +90,11 @@ static double expert_efficiency(const struct moe_model *m, const struct moe_layo
     return rows / (rows + EXPERT_ROWS_HALF);
 }
 
+static double local_experts(const struct moe_model *m, const struct moe_layout *l)
+{
+    return m->num_experts > 0 && l->ep > 0 ? (double)m->num_experts / l->ep : 0;
+}
+
 static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
                           double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
@@ -103,7 +108,9 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
     /* every GPU of the TP x CP group (and, on average, of the EP x ETP
      * group) runs an equal share of its microbatch */
     c->compute = tok_gpu * (per_tok + routed) / rate;
-    c->host = p->host_us * 1e-3 * (st->dense_layers + st->moe_layers);
+    c->host = 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
+                      st->moe_layers * (p->host_expert_us * local_experts(m, l) +
+                                        (l->etp > 1 ? p->host_etp_us : 0)));
 }
 
 /* The router, the top-k and the permutation before and after the experts

@@ -17,6 +17,10 @@ struct moe_perf {
     double nvlink_gbps;       /* GB/s per GPU inside an NVLink domain, one way */
     double internode_gbps;    /* GB/s per GPU between domains (one NIC per GPU) */
     double host_us;           /* host time per layer and microbatch, forward + backward */
+    double host_expert_us;    /* more per local expert and MoE layer: without grouped
+                                 GEMM the experts run one after the other */
+    double host_etp_us;       /* more per MoE layer with ETP > 1: the dispatcher's
+                                 gather/reduce-scatter of tokens with host-read splits */
     double route_ns;          /* GPU time per routed token copy and MoE layer: router,
                                  permute, unpermute, forward + backward */
     bool fp8;                 /* the run computes in FP8 */

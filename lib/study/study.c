@@ -281,9 +281,11 @@ static int cluster_rates(struct ctx *c, struct moe_cluster *k)
     static const char *const keys[] = { "cluster.achievable_tflops_bf16",
                                         "cluster.achievable_tflops_fp8", "cluster.nvlink_gbps",
                                         "cluster.internode_gbps", "cluster.host_overhead_us",
+                                        "cluster.host_expert_us", "cluster.host_etp_us",
                                         "cluster.route_ns" };
     double *v[] = { &k->tflops_bf16, &k->tflops_fp8, &k->nvlink_gbps, &k->internode_gbps,
-                    &k->host_us, &k->route_ns };
+                    &k->host_us, &k->host_expert_us, &k->host_etp_us, &k->route_ns };
+    _Static_assert(sizeof(keys) / sizeof(keys[0]) == sizeof(v) / sizeof(v[0]), "one field a key");
 
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         json_t *j = get(c, keys[i]);

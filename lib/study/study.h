@@ -68,7 +68,8 @@ struct moe_cluster {
     char container_mounts[MOE_STUDY_STR_MAX];
     char launcher[MOE_STUDY_STR_MAX];         /* trainer command, split on blanks */
     /* step-time model settings; 0 = the GPU type's default */
-    double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, route_ns;
+    double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, host_expert_us,
+        host_etp_us, route_ns;
 };
 
 struct moe_software {

@@ -36,6 +36,8 @@ static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe
     p->nvlink_gbps = k->nvlink_gbps > 0 ? k->nvlink_gbps : p->nvlink_gbps;
     p->internode_gbps = k->internode_gbps > 0 ? k->internode_gbps : p->internode_gbps;
     p->host_us = k->host_us > 0 ? k->host_us : p->host_us;
+    p->host_expert_us = k->host_expert_us > 0 ? k->host_expert_us : p->host_expert_us;
+    p->host_etp_us = k->host_etp_us > 0 ? k->host_etp_us : p->host_etp_us;
     p->route_ns = k->route_ns > 0 ? k->route_ns : p->route_ns;
     p->fp8 = b->precision != MOE_PREC_BF16;
     p->overlap_grad_reduce = b->overlap_grad_reduce;

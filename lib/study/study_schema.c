@@ -49,7 +49,8 @@ static const struct moe_field cluster_keys[] = {
     STR("account"), STR("time_limit"), INT("max_array_size", 1, 4000001),
     MAP("container", container_keys), MAP("launcher", launcher_keys),
     NUM("achievable_tflops_bf16"), NUM("achievable_tflops_fp8"), NUM("nvlink_gbps"),
-    NUM("internode_gbps"), NUM("host_overhead_us"), NUM("route_ns"),
+    NUM("internode_gbps"), NUM("host_overhead_us"), NUM("host_expert_us"), NUM("host_etp_us"),
+    NUM("route_ns"),
     END
 };
 

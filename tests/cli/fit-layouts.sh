@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 21
+tap_plan 24
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -78,4 +78,20 @@ ok "fit --gpu b200 --precision mxfp8 computes at B200's FP8 rate" \
 "$M" fit $Q --gpus 16 --gpu x100 >/dev/null 2>"$out/gpu.txt"
 [ $? -eq 1 ] && has "$out/gpu.txt" "gb300"
 tap_ok $? "fit --gpu with an unknown type exits 1 and lists the types"
+# The local implementation's host terms: per layer, per local expert, and
+# per MoE layer with ETP > 1 (lib/fit/gpu_perf.c); the study overrides each.
+T="$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml"
+sed 's/^  transformer_engine: .*/  transformer_engine: ""/' "$T" > "$out/local.yaml"
+"$M" fit "$out/local.yaml" --gpu h200 --ep 1 --etp 2 --json > "$out/local.json" &&
+    json_ok "$out/local.json" 'abs(d["step_terms_ms"]["host"] - 16 * (13.4 + 8 * 0.455 + 6.8)) < 0.01'
+tap_ok $? "local implementation, EP1xETP2: host = 16 layer-microbatches x (13400 + 8 x 455 + 6800 us)"
+printf '  host_expert_us: 1000\n  host_etp_us: 2000\n' > "$out/rates"
+sed '/^  nodes: /r '"$out/rates" "$out/local.yaml" > "$out/local2.yaml"
+"$M" fit "$out/local2.yaml" --ep 1 --etp 2 --json > "$out/local2.json" &&
+    json_ok "$out/local2.json" 'abs(d["step_terms_ms"]["host"] - 16 * (13.4 + 8 * 1.0 + 2.0)) < 0.01'
+tap_ok $? "cluster.host_expert_us and cluster.host_etp_us override those defaults"
+sed 's/host_etp_us: 2000/host_etp_us: -1/' "$out/local2.yaml" > "$out/local3.yaml"
+"$M" fit "$out/local3.yaml" --gpu h200 > /dev/null 2> "$out/local3.err"
+[ $? -eq 2 ] && has "$out/local3.err" 'cluster.host_etp_us'
+tap_ok $? "a negative host_etp_us is refused, naming the key"
 tap_done
