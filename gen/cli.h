@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "core/error.h"
 
 /* Documented in moeflow(1); scripts depend on them. */
 enum moe_exit {

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "contract.h"
-#include "contract_diff.h"
-#include "contract_rules.h"
-#include "contract_store.h"
+#include "contract/contract.h"
+#include "contract/contract_diff.h"
+#include "contract/contract_rules.h"
+#include "contract/contract_store.h"
 
 static const char usage_text[] =
     "usage: moeflow contract show STUDY|FILE [--json]\n"

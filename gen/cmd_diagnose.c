@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "diagnose.h"
+#include "analysis/diagnose.h"
 
 static void usage(FILE *out)
 {

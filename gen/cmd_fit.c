@@ -9,9 +9,9 @@
 
 #include "cli.h"
 #include "fitargs.h"
-#include "layouts.h"
-#include "megatron_memory.h"
-#include "rankgroups.h"
+#include "fit/layouts.h"
+#include "fit/megatron_memory.h"
+#include "fit/rankgroups.h"
 #include "steptime_text.h"
 
 /* Checked against the measured H200 runs (tests/data/memory and

@@ -15,13 +15,13 @@
 #include <slurm/slurm.h>
 
 #include "cli.h"
-#include "readfile.h"
-#include "diagnose.h"
-#include "stagegen.h"
-#include "study_report.h"
-#include "study_validate.h"
-#include "candidates.h"
-#include "study.h"
+#include "core/readfile.h"
+#include "analysis/diagnose.h"
+#include "study/stagegen.h"
+#include "analysis/study_report.h"
+#include "study/study_validate.h"
+#include "study/candidates.h"
+#include "study/study.h"
 
 static void usage(FILE *out)
 {

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "fitargs.h"
-#include "layouts.h"
+#include "fit/layouts.h"
 #include "steptime_text.h"
 
 /* printf's width counts bytes; "×" is two. */

@@ -9,8 +9,8 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "overlap.h"
-#include "trace.h"
+#include "analysis/overlap.h"
+#include "analysis/trace.h"
 
 #define MAX_PATTERNS 64
 

@@ -11,9 +11,9 @@
 #include <slurm/slurm.h>
 
 #include "cli.h"
-#include "domains.h"
-#include "hostlist.h"
-#include "placement.h"
+#include "topology/domains.h"
+#include "topology/hostlist.h"
+#include "topology/placement.h"
 
 struct place_args {
     const char *nodelist, *topology, *layout, *hostfile;

@@ -14,11 +14,11 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "megatron_log.h"
-#include "report.h"
-#include "study_report.h"
-#include "contract_store.h"
-#include "trace.h"
+#include "analysis/megatron_log.h"
+#include "analysis/report.h"
+#include "analysis/study_report.h"
+#include "contract/contract_store.h"
+#include "analysis/trace.h"
 
 #define MAX_EXPECT 64
 

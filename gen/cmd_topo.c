@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "affinity.h"
+#include "topology/affinity.h"
 #include "cli.h"
 
 struct topo_args {

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "study_schema.h"
+#include "core/suggest.h"
 
 const struct moe_command moe_commands[] = {
     { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },

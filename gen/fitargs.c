@@ -10,10 +10,10 @@
 
 #include "cli.h"
 #include "fitargs.h"
-#include "model_json.h"
-#include "presets.h"
-#include "study.h"
-#include "study_fit.h"
+#include "study/model_json.h"
+#include "study/presets.h"
+#include "study/study.h"
+#include "study/study_fit.h"
 
 enum {
     OPT_PRESET = 256, OPT_MODEL_JSON, OPT_GPUS, OPT_SEQ, OPT_MBS, OPT_GBS, OPT_MEM, OPT_HEADROOM,

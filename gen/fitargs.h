@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-#include "fit.h"
-#include "memory.h"
-#include "model.h"
+#include "fit/fit.h"
+#include "fit/memory.h"
+#include "core/model.h"
 
 struct fit_args {
     struct moe_model model;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "study_schema.h"
+#include "core/suggest.h"
 
 static void usage(FILE *out)
 {

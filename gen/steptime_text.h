@@ -7,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "layouts.h"
-#include "steptime.h"
+#include "fit/layouts.h"
+#include "fit/steptime.h"
 
 void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout *l,
                     const struct moe_step *st);

@@ -10,7 +10,7 @@
 #include <slurm/spank.h>
 
 #include "enforce.h"
-#include "nodetopo.h"
+#include "topology/nodetopo.h"
 #include "plugin.h"
 
 static struct {

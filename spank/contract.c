@@ -12,12 +12,12 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "contract_check.h"
-#include "contract_store.h"
-#include "model.h"
-#include "node_facts.h"
-#include "nodetopo.h"
-#include "nvml.h"
+#include "contract/contract_check.h"
+#include "contract/contract_store.h"
+#include "core/model.h"
+#include "contract/node_facts.h"
+#include "topology/nodetopo.h"
+#include "topology/nvml.h"
 #include "plugin.h"
 
 /* Generated scripts name the study relative to where they are submitted

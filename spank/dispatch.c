@@ -1,5 +1,6 @@
 /* The only file that defines slurm_spank_* entry points: each one hands off
- * to the file for the context it runs in (alloc.c, srun.c, slurmstepd.c). */
+ * to the file for the context it runs in (alloc.c: sbatch, salloc and srun;
+ * slurmstepd.c: the job's nodes). */
 #include "config.h"
 
 #include <stdarg.h>

@@ -9,8 +9,8 @@
 
 #include <slurm/spank.h>
 
-#include "affinity.h"
-#include "placement.h"
+#include "topology/affinity.h"
+#include "topology/placement.h"
 
 struct moe_enforce_opts {
     struct moe_affinity_opts affinity;

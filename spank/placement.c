@@ -10,9 +10,9 @@
 
 #include <slurm/spank.h>
 
-#include "domains.h"
+#include "topology/domains.h"
 #include "enforce.h"
-#include "hostlist.h"
+#include "topology/hostlist.h"
 #include "plugin.h"
 
 static struct {

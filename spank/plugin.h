@@ -5,9 +5,9 @@
 
 #include <slurm/spank.h>
 
-#include "error.h"
-#include "jobopts.h"
-#include "plugin_config.h"
+#include "core/error.h"
+#include "contract/jobopts.h"
+#include "core/plugin_config.h"
 
 #define MOE_LOG_PREFIX "moeflow: "
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readfile.h"
+#include "core/readfile.h"
 #include "topology/topo_cache.h"
 
 /* Bump when the filters of moe_nodetopo_filters change: an XML written

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "nodetopo.h"
+#include "core/error.h"
+#include "topology/nodetopo.h"
 
 #define MOE_TOPO_CACHE_DIR "/run/moeflow"
 #define MOE_TOPO_CACHE_FILE "topology.xml"

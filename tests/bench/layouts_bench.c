@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "layouts.h"
-#include "presets.h"
+#include "fit/layouts.h"
+#include "study/presets.h"
 
 static double now_ms(clockid_t clk)
 {

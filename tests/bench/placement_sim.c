@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "placement.h"
+#include "topology/placement.h"
 
 enum { RACKS = 18, PER_RACK = 18, GPN = 4, NODES = RACKS * PER_RACK, TRIALS = 1000 };
 

@@ -40,7 +40,7 @@ ok_subset "moeflow(1)'s OPTIONS are main.c's" \
 ok_subset "every SPANK option (spank/*.c) is in spank_moeflow(8)" "$(code_spank_options)" "$(man_spank_options)"
 ok_subset "every option spank_moeflow(8) lists is registered by the plugin" "$(man_spank_listed)" \
     "$(code_spank_options)"
-ok_subset "every plugstack key (lib/plugin_config.c) is in spank_moeflow(8)" "$(code_plugstack_keys)" \
+ok_subset "every plugstack key (lib/core/plugin_config.c) is in spank_moeflow(8)" "$(code_plugstack_keys)" \
     "$(man_plugstack_keys)"
 ok_subset "every plugstack key spank_moeflow(8) lists is parsed" "$(man_plugstack_keys)" \
     "$(code_plugstack_keys)"

@@ -47,9 +47,9 @@ code_spank_options() {
         "$S"/spank/*.c | sed -E 's/^\{ *"([^"]*)".*/\1/' | sort -u
 }
 
-# Plugstack keys: the config_keys[] table of lib/plugin_config.c.
+# Plugstack keys: the config_keys[] table of lib/core/plugin_config.c.
 code_plugstack_keys() {
-    sed -n '/config_keys\[\] = {/,/^};/p' "$S/lib/plugin_config.c" |
+    sed -n '/config_keys\[\] = {/,/^};/p' "$S/lib/core/plugin_config.c" |
         sed -nE 's/^ *\{ *"([a-z_]+)", *apply_.*/\1/p' | sort -u
 }
 

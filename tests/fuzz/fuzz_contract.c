@@ -10,10 +10,10 @@
 
 #include <jansson.h>
 
-#include "contract.h"
-#include "contract_diff.h"
-#include "contract_rules.h"
-#include "contract_store.h"
+#include "contract/contract.h"
+#include "contract/contract_diff.h"
+#include "contract/contract_rules.h"
+#include "contract/contract_store.h"
 #include "fuzz.h"
 
 static json_t *part(const char *text, size_t len)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "jobopts.h"
+#include "contract/jobopts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,8 +10,8 @@
 #include <zlib.h>
 
 #include "fuzz.h"
-#include "overlap.h"
-#include "trace.h"
+#include "analysis/overlap.h"
+#include "analysis/trace.h"
 
 static unsigned char *gzip(const uint8_t *data, size_t size, size_t *out)
 {

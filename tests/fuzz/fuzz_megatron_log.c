@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "megatron_log.h"
-#include "report.h"
+#include "analysis/megatron_log.h"
+#include "analysis/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

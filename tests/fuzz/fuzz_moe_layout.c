@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "placement.h"
+#include "topology/placement.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

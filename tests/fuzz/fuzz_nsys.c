@@ -18,8 +18,8 @@
 #include <sqlite3.h>
 
 #include "fuzz.h"
-#include "overlap.h"
-#include "trace.h"
+#include "analysis/overlap.h"
+#include "analysis/trace.h"
 
 #define DB_URI "file:moeflow-fuzz-nsys?mode=memory&cache=shared"
 #define ROWS_MAX 2000

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "plugin_config.h"
+#include "core/plugin_config.h"
 
 #define ARGS_MAX 32
 

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidates.h"
+#include "study/candidates.h"
 #include "fuzz.h"
-#include "study.h"
+#include "core/json_canon.h"
+#include "study/study.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,9 +7,9 @@
 
 #include <slurm/slurm.h>
 
-#include "domains.h"
+#include "topology/domains.h"
 #include "fuzz.h"
-#include "hostlist.h"
+#include "topology/hostlist.h"
 
 static void *hl_create(const char *e) { return slurm_hostlist_create(e); }
 static char *hl_shift(void *hl) { return slurm_hostlist_shift(hl); }

@@ -45,7 +45,7 @@ const char *fuzz_file(const void *data, size_t size, const char *suffix)
 
 /* libslurm 22.05's hostlist parser leaks a few bytes when it rejects a
  * range ("n[0O4]": strdup in _parse_single_range's caller, never freed).
- * That is Slurm's code, reached through lib/hostlist.c; in the plugin it
+ * That is Slurm's code, reached through lib/topology/hostlist.c; in the plugin it
  * runs once per step in a short-lived slurmstepd.  Not ours to fix: tell
  * LeakSanitizer (libFuzzer targets and the sanitizer build's replays). */
 const char *__lsan_default_suppressions(void);

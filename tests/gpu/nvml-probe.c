@@ -1,11 +1,11 @@
-/* Prints what lib/nvml.c reads, for comparison with nvidia-smi on a GPU
+/* Prints what lib/topology/nvml.c reads, for comparison with nvidia-smi on a GPU
  * machine (tests/gpu/README.md).  Builds with libc alone:
- *   cc -std=c11 -I<dir with an empty config.h> -Ilib tests/gpu/nvml-probe.c lib/nvml.c lib/error.c -ldl */
+ *   cc -std=c11 -I<dir with an empty config.h> -Ilib tests/gpu/nvml-probe.c lib/topology/nvml.c lib/core/error.c -ldl */
 #include "config.h"
 
 #include <stdio.h>
 
-#include "nvml.h"
+#include "topology/nvml.h"
 
 int main(void)
 {

@@ -1,10 +1,12 @@
 #!/bin/bash
 # The built plugin is a proper SPANK module: only slurm_spank_*/plugin_*
-# symbols exported, no libslurm dependency, and make install puts the
-# plugin, the CLI and the plugstack snippet where admins expect them.
+# symbols exported, no libslurm dependency, only the libraries its three lib/
+# folders (core, topology, contract) need, a size within budget, and make
+# install puts the plugin, the CLI and the plugstack snippet where admins
+# expect them.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 
-tap_plan 10
+tap_plan 13
 so=$MOEFLOW_PLUGIN
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -16,16 +18,34 @@ ok "the plugin exports plugin_name, plugin_type, plugin_version" \
 grep -vE '^(slurm_spank_.*|plugin_.*)$' "$tmp/exports" > "$tmp/extra"
 ok "nothing else is exported" hasnt "$tmp/extra" '.'
 # The plugin links without --no-undefined (Slurm's symbols come from the
-# loading process), so a libmoeflow function missing from the build would
+# loading process), so a lib/ function missing from the build would
 # only show up when slurmstepd loads it: catch that here.
 nm -D --undefined-only "$so" | awk '{print $2}' | grep '^moe_' > "$tmp/undef_moe"
 ok "every moeflow function the plugin calls is inside it" hasnt "$tmp/undef_moe" '.'
 readelf -d "$so" > "$tmp/dyn"
 ok "the plugin is not linked against libslurm" hasnt "$tmp/dyn" 'NEEDED.*libslurm'
+# The plugin links lib/core, lib/topology and lib/contract only: hwloc
+# (topology, node facts), libyaml (the NVLink domain map), jansson
+# (contracts) and libcrypto (SHA-256).  SQLite, zlib and the study reader's
+# needs stay in the CLI.  glibc's own parts may come and go with the
+# linker's --as-needed default, so only those are free.
+sed -nE 's/.*NEEDED.*\[(lib[^.]*)\.so.*/\1/p' "$tmp/dyn" |
+    grep -vxE 'libc|libm|libdl|libpthread' | sort | paste -sd' ' > "$tmp/needed"
+ok "the plugin needs exactly libcrypto, libhwloc, libjansson, libyaml beside glibc" \
+    has "$tmp/needed" '^libcrypto libhwloc libjansson libyaml-0$'
+ok "the plugin needs neither SQLite nor zlib" hasnt "$tmp/dyn" 'NEEDED.*(libsqlite3|libz\.)'
+# Size budget on text + data (debug info left out; it follows CFLAGS, not
+# the code).  Measured with the default -g -O2 on x86-64 when the plugin
+# stopped linking all of lib/: text 91,624 + data 2,944 = 94,568 bytes
+# (from 287,943 + 13,912 before).  The budget is that plus ~25%; a build
+# that needs more has most likely pulled a CLI-only folder in.
+size "$so" | awk 'NR == 2 { print $1 + $2 }' > "$tmp/size"
+ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 118,000" \
+    test "$(cat "$tmp/size")" -le 118000
 
-make -s -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
+make -s --no-print-directory -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 tap_ok $? "make install DESTDIR=... succeeds"
-eval "$(make -s -C "$MOEFLOW_BUILDDIR" print-install-dirs)"
+eval "$(make -s --no-print-directory -C "$MOEFLOW_BUILDDIR" print-install-dirs)"
 ok "spank_moeflow.so lands in Slurm's PluginDir ($plugindir)" test -f "$tmp/root$plugindir/spank_moeflow.so"
 ok "moeflow lands in bindir ($bindir)" test -x "$tmp/root$bindir/moeflow"
 conf=$tmp/root$sysconfdir/plugstack.conf.d/moeflow.conf

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abtest.h"
-#include "megatron_log.h"
-#include "report.h"
+#include "analysis/abtest.h"
+#include "analysis/megatron_log.h"
+#include "analysis/report.h"
 #include "unit.h"
 
 #define NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))

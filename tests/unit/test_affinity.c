@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "affinity.h"
-#include "gpuminor.h"
-#include "nodetopo.h"
+#include "topology/affinity.h"
+#include "topology/gpuminor.h"
+#include "topology/nodetopo.h"
 #include "unit.h"
 
 struct exp_case {

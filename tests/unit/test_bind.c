@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "affinity.h"
+#include "topology/affinity.h"
 #include "unit.h"
 
 static char xml_path[] = "/tmp/moeflow-test-bind-XXXXXX";

@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidates.h"
-#include "megatron_args.h"
-#include "study.h"
-#include "study_contract.h"
+#include "core/json_canon.h"
+#include "study/candidates.h"
+#include "study/megatron_args.h"
+#include "study/study.h"
+#include "study/study_contract.h"
 #include "unit.h"
 
 static char srcdir[4096];

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "contract.h"
-#include "contract_store.h"
-#include "contract_diff.h"
-#include "contract_rules.h"
+#include "contract/contract.h"
+#include "contract/contract_store.h"
+#include "contract/contract_diff.h"
+#include "contract/contract_rules.h"
 #include "unit.h"
 
 static const char *baseline_text =

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "jobopts.h"
-#include "plugin_config.h"
-#include "stage.h"
+#include "core/error.h"
+#include "contract/jobopts.h"
+#include "core/plugin_config.h"
+#include "core/stage.h"
 #include "unit.h"
 
 /* Every stage name round-trips; near misses are not accepted. */

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "diagnose.h"
+#include "analysis/diagnose.h"
 #include "unit.h"
 
 static json_t *run(double peak_mib, const char *recompute)

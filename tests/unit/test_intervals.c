@@ -1,7 +1,7 @@
 /* Interval algebra: unions, overlap, subtraction, merge, clip, cover. */
 #include "config.h"
 
-#include "intervals.h"
+#include "analysis/intervals.h"
 #include "unit.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layouts.h"
-#include "presets.h"
-#include "rankgroups.h"
-#include "study.h"
-#include "study_fit.h"
+#include "fit/layouts.h"
+#include "study/presets.h"
+#include "fit/rankgroups.h"
+#include "study/study.h"
+#include "study/study_fit.h"
 #include "unit.h"
 
 static enum moe_rule check(const char *preset, struct moe_layout l, struct moe_workload w,

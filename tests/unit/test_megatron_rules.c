@@ -1,4 +1,4 @@
-/* Megatron's prerequisite rules (lib/megatron_rules.c): each rule refuses
+/* Megatron's prerequisite rules (lib/study/megatron_rules.c): each rule refuses
  * a run built to break it and lets through the nearest run that does not;
  * every citation names a file and line that exist, and, where the three
  * Megatron trees are at hand (MOEFLOW_MEGATRON_TREES, set by
@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidates.h"
-#include "megatron_args.h"
-#include "megatron_rules.h"
-#include "readfile.h"
-#include "study.h"
+#include "study/candidates.h"
+#include "study/megatron_args.h"
+#include "study/megatron_rules.h"
+#include "core/readfile.h"
+#include "study/study.h"
 #include "unit.h"
 
 static char srcdir[4096];

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "megatron_memory.h"
-#include "memory.h"
-#include "presets.h"
+#include "fit/megatron_memory.h"
+#include "fit/memory.h"
+#include "study/presets.h"
 #include "unit.h"
 
 struct row {

@@ -14,8 +14,8 @@
 #include <sqlite3.h>
 #include <zlib.h>
 
-#include "overlap.h"
-#include "trace.h"
+#include "analysis/overlap.h"
+#include "analysis/trace.h"
 #include "unit.h"
 
 #define US 1000 /* ns */

@@ -8,9 +8,9 @@
 
 #include <slurm/slurm.h>
 
-#include "domains.h"
-#include "hostlist.h"
-#include "placement.h"
+#include "topology/domains.h"
+#include "topology/hostlist.h"
+#include "topology/placement.h"
 #include "unit.h"
 
 static void *hl_create(const char *e) { return slurm_hostlist_create(e); }

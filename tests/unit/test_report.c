@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "megatron_log.h"
-#include "report.h"
-#include "trace.h"
+#include "analysis/megatron_log.h"
+#include "analysis/report.h"
+#include "analysis/trace.h"
 #include "unit.h"
 
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-6 * (fabs((double)(b)) + 1))

@@ -9,9 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "study.h"
-#include "study_pipeline.h"
-#include "study_schema.h"
+#include "core/json_canon.h"
+#include "study/study.h"
+#include "study/study_pipeline.h"
+#include "study/study_schema.h"
 #include "unit.h"
 
 static char srcdir[4096];

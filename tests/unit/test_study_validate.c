@@ -1,4 +1,4 @@
-/* The validate stage from recorded winners (lib/study_validate.c), on a
+/* The validate stage from recorded winners (lib/study/study_validate.c), on a
  * study directory built here: winners traced to their retune candidates
  * through sealed run records; each alone over the validate steps; their
  * combination applies every winner's argument, environment and contract
@@ -14,8 +14,8 @@
 
 #include <jansson.h>
 
-#include "contract.h"
-#include "study_validate.h"
+#include "contract/contract.h"
+#include "study/study_validate.h"
 #include "unit.h"
 
 static char study[64];

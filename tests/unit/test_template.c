@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "template.h"
+#include "study/template.h"
 #include "unit.h"
 
 static char *render(const char *text, const char *json, struct moe_error *e)

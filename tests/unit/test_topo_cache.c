@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readfile.h"
+#include "core/readfile.h"
 #include "topology/topo_cache.h"
 #include "unit.h"
 

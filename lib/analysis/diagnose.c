@@ -1,0 +1,137 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/diagnose.h"
+
+static const char *const names[] = { "memory", "communication", "host", "compute" };
+
+/* The retune variables `moeflow gen --stage retune --for B` can produce for
+ * each bottleneck (the catalogue in candidates.c; tests/cli/gen-for.sh
+ * checks that the two agree), each with what it changes. */
+static const char *const memory_c[] = {
+    "recompute_modules: selective recompute, one module at a time", NULL };
+static const char *const comm_c[] = {
+    "dispatcher: flex dispatcher with DeepEP or HybridEP",
+    "ep_overlap: overlap of the EP all-to-all with computation",
+    "shared_expert_overlap: shared experts overlapped with dispatch",
+    "delay_wgrad: delayed weight-gradient computation (with EP overlap)",
+    "overlap_grad_reduce: DP gradient reduce-scatter overlapped",
+    "tp_comm_overlap: TP communication overlapped", NULL };
+static const char *const host_c[] = {
+    "cuda_graph_modules: CUDA graphs, smallest scope first (moe_router, moe_preprocess, attn)",
+    "manual_gc: Python garbage collection at fixed intervals", NULL };
+static const char *const compute_c[] = {
+    "precision: low precision (FP8; MXFP8/NVFP4 on Blackwell), router stays FP32",
+    "mbs: a larger micro-batch", NULL };
+
+const char *moe_bottleneck_name(enum moe_bottleneck b)
+{
+    return b < MOE_BOTTLENECK_COUNT ? names[b] : NULL;
+}
+
+enum moe_bottleneck moe_bottleneck_parse(const char *s)
+{
+    for (int i = 0; i < MOE_BOTTLENECK_COUNT; i++)
+        if (s && strcmp(s, names[i]) == 0)
+            return (enum moe_bottleneck)i;
+    return MOE_BOTTLENECK_COUNT;
+}
+
+const char *const *moe_diagnose_candidates(enum moe_bottleneck b)
+{
+    switch (b) {
+    case MOE_BOTTLENECK_MEMORY:
+        return memory_c;
+    case MOE_BOTTLENECK_COMMUNICATION:
+        return comm_c;
+    case MOE_BOTTLENECK_HOST:
+        return host_c;
+    case MOE_BOTTLENECK_COMPUTE:
+        return compute_c;
+    default:
+        return NULL;
+    }
+}
+
+static double number(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+
+    return json_is_number(v) ? json_number_value(v) : -1.0;
+}
+
+/* Fractions of GPU time from the overlap analysis's total. */
+static int overlap_fractions(const json_t *overlap, struct moe_diagnosis *d, struct moe_error *err)
+{
+    const json_t *t = json_object_get(overlap, "total");
+    double window = number(t, "window_ns"), kernels = number(t, "kernels");
+
+    if (!json_is_object(t) || window <= 0) {
+        moe_error_set(err, "overlap: no \"total\" with a positive window_ns (expected the output "
+                           "of moeflow overlap --json)");
+        return -1;
+    }
+    d->exposed_fraction = number(t, "exposed_ns") / window;
+    d->idle_fraction = number(t, "idle_ns") / window;
+    d->short_fraction = kernels > 0 ? number(t, "short_kernels") / kernels : -1.0;
+    d->hidden_pct = number(t, "hidden_pct");
+    return 0;
+}
+
+int moe_diagnose(const json_t *run, const json_t *overlap, double capacity_bytes,
+                 struct moe_diagnosis *d, struct moe_error *err)
+{
+    const char *rg = json_string_value(json_object_get(json_object_get(run, "in_effect"),
+                                                       "recompute_granularity"));
+    double peak = number(run, "peak_max_allocated_mib");
+
+    memset(d, 0, sizeof(*d));
+    d->memory_fraction = d->exposed_fraction = d->idle_fraction = d->short_fraction = -1.0;
+    d->hidden_pct = -1.0;
+    if (!json_is_object(run)) {
+        moe_error_set(err, "report: expected a run object from report.json");
+        return -1;
+    }
+    if (peak >= 0 && capacity_bytes > 0)
+        d->memory_fraction = peak * 1048576.0 / capacity_bytes;
+    d->full_recompute = rg && strcmp(rg, "full") == 0;
+    if (overlap && overlap_fractions(overlap, d, err) < 0)
+        return -1;
+
+    /* In the workflow's order: a run that barely fits cannot be tuned for
+     * speed first; exposed communication outranks host overhead. */
+    if (d->memory_fraction >= MOE_DIAG_MEMORY_NEAR || d->full_recompute) {
+        d->bottleneck = MOE_BOTTLENECK_MEMORY;
+        if (d->full_recompute)
+            snprintf(d->reason, sizeof(d->reason), "full recompute is needed to fit");
+        else
+            snprintf(d->reason, sizeof(d->reason),
+                     "peak allocated memory is %.1f%% of capacity (>= %.0f%%)",
+                     100 * d->memory_fraction, 100 * MOE_DIAG_MEMORY_NEAR);
+    } else if (d->exposed_fraction >= MOE_DIAG_EXPOSED_COMM) {
+        d->bottleneck = MOE_BOTTLENECK_COMMUNICATION;
+        snprintf(d->reason, sizeof(d->reason),
+                 "exposed communication is %.1f%% of GPU time (>= %.0f%%); %.2f%% of "
+                 "communication is hidden", 100 * d->exposed_fraction,
+                 100 * MOE_DIAG_EXPOSED_COMM, d->hidden_pct);
+    } else if (d->idle_fraction >= MOE_DIAG_IDLE || d->short_fraction >= MOE_DIAG_SHORT_KERNELS) {
+        d->bottleneck = MOE_BOTTLENECK_HOST;
+        if (d->idle_fraction >= MOE_DIAG_IDLE)
+            snprintf(d->reason, sizeof(d->reason),
+                     "GPUs are idle %.1f%% of the window (>= %.0f%%): host or launch overhead",
+                     100 * d->idle_fraction, 100 * MOE_DIAG_IDLE);
+        else
+            snprintf(d->reason, sizeof(d->reason),
+                     "%.1f%% of kernels run under 10 us (>= %.0f%%): launch-bound",
+                     100 * d->short_fraction, 100 * MOE_DIAG_SHORT_KERNELS);
+    } else {
+        d->bottleneck = MOE_BOTTLENECK_COMPUTE;
+        snprintf(d->reason, sizeof(d->reason), "%s",
+                 overlap ? "memory fits, communication is hidden and GPUs stay busy"
+                         : "no memory pressure; without a profile, communication and host "
+                           "overhead cannot be judged");
+    }
+    return 0;
+}

@@ -1,0 +1,482 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/megatron_log.h"
+
+void moe_log_init(struct moe_log *log)
+{
+    memset(log, 0, sizeof(*log));
+    log->theo_weight_opt_mb = NAN;
+    log->theo_activation_mb = NAN;
+    log->theo_total_mb = NAN;
+}
+
+void moe_log_free(struct moe_log *log)
+{
+    for (size_t i = 0; i < log->nargs; i++) {
+        free(log->args[i].key);
+        free(log->args[i].value);
+    }
+    free(log->args);
+    free(log->warnings);
+    free(log->iters);
+    free(log->mems);
+    memset(log, 0, sizeof(*log));
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t sz)
+{
+    size_t n = *cap ? *cap : 32;
+    void *np;
+
+    if (need <= *cap)
+        return p;
+    while (n < need)
+        n *= 2;
+    np = realloc(p, n * sz);
+    if (np)
+        *cap = n;
+    return np;
+}
+
+static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
+{
+    struct moe_log_warning *w;
+    va_list ap;
+    int n;
+
+    log->warnings_total++;
+    if (log->nwarnings >= MOE_LOG_WARNINGS_MAX)
+        return;
+    w = grow(log->warnings, &log->capwarnings, log->nwarnings + 1, sizeof(*log->warnings));
+    if (!w)
+        return; /* a warning lost to memory pressure is still counted */
+    log->warnings = w;
+    w = &log->warnings[log->nwarnings++];
+    w->line = lineno;
+    n = snprintf(w->text, sizeof(w->text), "%s:%d: ", log->source ? log->source : "<log>", lineno);
+    if (n < 0 || (size_t)n >= sizeof(w->text))
+        n = 0;
+    va_start(ap, fmt);
+    vsnprintf(w->text + n, sizeof(w->text) - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+enum { FIELD_ABSENT, FIELD_OK, FIELD_BAD };
+
+/* A number ends where a field ends: at a space, '|', ',' or the record's end. */
+static int number_ends(const char *tail, const char *end)
+{
+    return tail >= end || *tail == ' ' || *tail == '|' || *tail == ',' || *tail == '\t' ||
+           *tail == '\r';
+}
+
+/* The number after "key" inside [s, end).  strtod also reads the "nan" and
+ * "inf" Megatron prints for a diverged loss; anything else that is not a
+ * whole number ("1e", "abc", "12ms") is FIELD_BAD, with the text in bad. */
+static int field_strict(const char *s, const char *end, const char *key, double *out, char *bad,
+                        size_t badlen)
+{
+    size_t kl = strlen(key);
+    const char *p = s;
+    char *tail;
+
+    *out = NAN;
+    while ((p = strstr(p, key)) && p < end) {
+        const char *q = p + kl, *e;
+
+        while (q < end && *q == ' ')
+            q++;
+        *out = strtod(q, &tail);
+        if (tail != q && tail <= end && number_ends(tail, end))
+            return FIELD_OK;
+        *out = NAN;
+        for (e = q; e < end && *e != '|' && *e != ' '; e++)
+            ;
+        snprintf(bad, badlen, "%.*s", (int)(e - q > 40 ? 40 : e - q), q);
+        return FIELD_BAD;
+    }
+    return FIELD_ABSENT;
+}
+
+/* The number after "key" inside [s, end), or NAN, for lines whose numbers
+ * carry glued units (Bridge's "2.34s", "45.2MODEL_TFLOP/s/GPU") or are not
+ * checked strictly (memory lines). */
+static double field(const char *s, const char *end, const char *key)
+{
+    size_t kl = strlen(key);
+    const char *p = s;
+    char *tail;
+    double v;
+
+    while ((p = strstr(p, key)) && p < end) {
+        const char *q = p + kl;
+
+        while (q < end && *q == ' ')
+            q++;
+        v = strtod(q, &tail);
+        if (tail != q && tail <= end)
+            return v;
+        p += kl;
+    }
+    return NAN;
+}
+
+/* "iteration" + spaces + digits + "/" + spaces + digits, as Megatron
+ * prints it; returns the start of the next one at or after p. */
+static const char *next_iteration(const char *p, long *iter, long *total)
+{
+    while ((p = strstr(p, "iteration"))) {
+        const char *q = p + 9;
+        char *tail;
+
+        while (*q == ' ')
+            q++;
+        if (isdigit((unsigned char)*q)) {
+            *iter = strtol(q, &tail, 10);
+            q = tail;
+            if (*q == '/') {
+                q++;
+                while (*q == ' ')
+                    q++;
+                if (isdigit((unsigned char)*q)) {
+                    *total = strtol(q, NULL, 10);
+                    return p;
+                }
+            }
+        }
+        p += 9;
+    }
+    return NULL;
+}
+
+/* "[Rank R] (after K iterations) memory (MB|GB)" */
+static const char *next_memory(const char *p, int *rank, long *after, double *unit)
+{
+    while ((p = strstr(p, "[Rank "))) {
+        char *tail;
+        const char *q;
+
+        *rank = (int)strtol(p + 6, &tail, 10);
+        if (tail != p + 6 && strncmp(tail, "] (after ", 9) == 0) {
+            *after = strtol(tail + 9, &tail, 10);
+            q = strstr(tail, "memory (");
+            if (q && q - tail < 20) {
+                *unit = strncmp(q + 8, "GB)", 3) == 0 ? 1e9 : 1048576.0;
+                return p;
+            }
+        }
+        p += 6;
+    }
+    return NULL;
+}
+
+/* One strictly read number of an iteration record; min: the smallest
+ * possible value (exclusive when open); NAN when absent, malformed or
+ * impossible, the last two with a warning. */
+static double iter_field(struct moe_log *log, const char *s, const char *end, const char *key,
+                         double min, int open, int integer, long iter, int lineno)
+{
+    char bad[48];
+    double v;
+
+    switch (field_strict(s, end, key, &v, bad, sizeof(bad))) {
+    case FIELD_ABSENT:
+        return NAN;
+    case FIELD_BAD:
+        warn(log, lineno, "iteration %ld: '%s %s' is not a number; value ignored", iter, key,
+             bad);
+        return NAN;
+    default:
+        break;
+    }
+    if (isnan(v))
+        return v; /* Megatron's own "nan": a diverged value, reported as such */
+    if (!isfinite(v) || v < min || (open && v == min) || (integer && v != floor(v))) {
+        warn(log, lineno, "iteration %ld: '%s %g' is impossible (%s); value ignored", iter, key, v,
+             integer ? "must be a whole number >= 0" : open ? "must be > 0" : "must be >= 0");
+        return NAN;
+    }
+    return v;
+}
+
+static int add_iter(struct moe_log *log, const char *s, const char *end, long iter, long total,
+                    int lineno)
+{
+    struct moe_log_iter *it;
+    const char *lm;
+    double v;
+
+    log->iters = grow(log->iters, &log->capiters, log->niters + 1, sizeof(*log->iters));
+    if (!log->iters)
+        return -1;
+    it = &log->iters[log->niters++];
+    it->iter = iter;
+    it->total = total;
+    it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", 0, 1, 0, iter,
+                             lineno);
+    it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", 0, 0, 0, iter,
+                            lineno);
+    it->loss = iter_field(log, s, end, "lm loss:", -INFINITY, 0, 0, iter, lineno);
+    lm = strstr(s, "lm loss:");
+    it->has_loss = lm && lm < end;
+    v = iter_field(log, s, end, "number of skipped iterations:", 0, 0, 1, iter, lineno);
+    it->skipped = isnan(v) ? 0 : (long)v;
+    v = iter_field(log, s, end, "number of nan iterations:", 0, 0, 1, iter, lineno);
+    it->nan_iters = isnan(v) ? 0 : (long)v;
+    it->line = lineno;
+    /* Megatron ends every iteration record with the NaN count: a record
+     * that has its step time but not that field was cut off. */
+    if (!isnan(it->step_ms)) {
+        const char *n = strstr(s, "number of nan iterations:");
+
+        if (!n || n >= end)
+            warn(log, lineno, "iteration %ld: the line ends early (no 'number of nan "
+                 "iterations' field): truncated?", iter);
+    }
+    return 0;
+}
+
+static int add_mem(struct moe_log *log, const char *s, const char *end, int rank, long after,
+                   double unit)
+{
+    struct moe_log_mem *m;
+    int gb = unit > 2e6;
+
+    log->mems = grow(log->mems, &log->capmems, log->nmems + 1, sizeof(*log->mems));
+    if (!log->mems)
+        return -1;
+    m = &log->mems[log->nmems++];
+    m->rank = rank;
+    m->after = after;
+    /* Megatron: "allocated: X | max allocated: Y" in MiB; Bridge:
+     * "mem-max-allocated-gigabytes: Y" in decimal GB. */
+    m->allocated = unit * field(s, end, gb ? "mem-allocated-gigabytes:" : "| allocated:");
+    m->max_allocated = unit * field(s, end, gb ? "mem-max-allocated-gigabytes:" : "max allocated:");
+    m->reserved = unit * field(s, end, gb ? "mem-reserved-gigabytes:" : "| reserved:");
+    m->max_reserved = unit * field(s, end, gb ? "mem-max-reserved-gigabytes:" : "max reserved:");
+    return 0;
+}
+
+/* "  key ....... value": Megatron pads with dots to column 48, so the dots
+ * may be absent ("key  value"). */
+static int add_arg(struct moe_log *log, const char *line)
+{
+    const char *p = line, *k, *v, *e;
+    struct moe_log_arg *a;
+
+    while (*p == ' ')
+        p++;
+    k = p;
+    while (*p && *p != ' ')
+        p++;
+    if (p == k || *p != ' ')
+        return 0;
+    e = p++;
+    while (*p == '.')
+        p++;
+    if (*p == ' ')
+        p++;
+    v = p;
+    p = v + strlen(v);
+    while (p > v && isspace((unsigned char)p[-1]))
+        p--;
+    log->args = grow(log->args, &log->capargs, log->nargs + 1, sizeof(*log->args));
+    if (!log->args)
+        return -1;
+    a = &log->args[log->nargs];
+    a->key = strndup(k, (size_t)(e - k));
+    a->value = strndup(v, (size_t)(p - v));
+    if (!a->key || !a->value) {
+        free(a->key);
+        free(a->value);
+        return -1;
+    }
+    log->nargs++;
+    return 0;
+}
+
+static int graph_evidence(const char *line)
+{
+    static const char *const verbs[] = { "captur", "replay", "creat", "build", "record" };
+
+    if (!strcasestr(line, "cuda graph") && !strcasestr(line, "cudagraph"))
+        return 0;
+    if (strcasestr(line, "warning"))
+        return 0;
+    for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+        if (strcasestr(line, verbs[i]))
+            return 1;
+    return 0;
+}
+
+/* The srun -l prefix "12: " in front of a dump line. */
+static const char *skip_rank_prefix(const char *line)
+{
+    const char *p = line;
+
+    while (*p == ' ')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return line;
+    while (isdigit((unsigned char)*p))
+        p++;
+    return (p[0] == ':' && p[1] == ' ') ? p + 2 : line;
+}
+
+static int in_args_state(const char *line, int *in_args)
+{
+    if (strstr(line, "-- arguments --")) {
+        *in_args = 1;
+        return 1;
+    }
+    if (*in_args && strstr(line, "end of arguments")) {
+        *in_args = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int theoretical(struct moe_log *log, const char *line)
+{
+    const char *p = strstr(line, "Theoretical memory footprints:");
+
+    if (!p)
+        return 0;
+    log->theo_weight_opt_mb = field(p, p + strlen(p), "weight and optimizer=");
+    log->theo_activation_mb = field(p, p + strlen(p), "activation=");
+    log->theo_total_mb = field(p, p + strlen(p), "total=");
+    return 1;
+}
+
+/* Bridge prints "Step Time : 2.34s GPU utilization: 45.2MODEL_TFLOP/s/GPU"
+ * after the iteration line; it fills what that line lacked. */
+static void step_time(struct moe_log *log, const char *line)
+{
+    const char *p = strstr(line, "Step Time :");
+    struct moe_log_iter *it;
+    double s, u;
+
+    if (!p || !log->niters)
+        return;
+    it = &log->iters[log->niters - 1];
+    s = field(p, p + strlen(p), "Step Time :");
+    u = field(p, p + strlen(p), "GPU utilization:");
+    if (isnan(it->step_ms) && !isnan(s))
+        it->step_ms = s * 1000.0;
+    if (isnan(it->tflops) && !isnan(u))
+        it->tflops = u;
+}
+
+static int feed(struct moe_log *log, const char *line, int lineno)
+{
+    const char *end = line + strlen(line), *p, *next;
+    long iter, total, after;
+    int rank;
+    double unit;
+
+    log->lines++;
+    if (in_args_state(line, &log->in_args))
+        return 0;
+    if (log->in_args)
+        return add_arg(log, skip_rank_prefix(line));
+    theoretical(log, line);
+    step_time(log, line);
+    if (graph_evidence(line)) {
+        if (!log->graph_lines++)
+            snprintf(log->graph_example, sizeof(log->graph_example), "%s", line);
+    }
+    /* Records glued on one line: each runs to where the next one starts. */
+    for (p = next_iteration(line, &iter, &total); p; p = next) {
+        long ni = 0, nt = 0;
+
+        next = next_iteration(p + 9, &ni, &nt);
+        if (add_iter(log, p, next ? next : end, iter, total, lineno) < 0)
+            return -1;
+        iter = ni;
+        total = nt;
+    }
+    for (p = next_memory(line, &rank, &after, &unit); p; p = next) {
+        int nr = 0;
+        long na = 0;
+        double nu = 0;
+
+        next = next_memory(p + 6, &nr, &na, &nu);
+        if (add_mem(log, p, next ? next : end, rank, after, unit) < 0)
+            return -1;
+        rank = nr;
+        after = na;
+        unit = nu;
+    }
+    return 0;
+}
+
+int moe_log_feed_line(struct moe_log *log, const char *line, int lineno)
+{
+    return feed(log, line, lineno);
+}
+
+void moe_log_finish(struct moe_log *log)
+{
+    for (; log->checked < log->niters; log->checked++) {
+        const struct moe_log_iter *it = &log->iters[log->checked];
+
+        if (isnan(it->step_ms))
+            warn(log, it->line, "iteration %ld has no usable step time (truncated or malformed "
+                 "line); it is left out of the statistics", it->iter);
+    }
+}
+
+int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0, rc = 0;
+
+    if (!f) {
+        moe_error_at(err, path, 0, 0, "cannot open log: %s", strerror(errno));
+        return -1;
+    }
+    log->source = path;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (feed(log, line, lineno) < 0) {
+            moe_error_at(err, path, lineno, 0, "out of memory");
+            rc = -1;
+            break;
+        }
+    }
+    log->in_args = 0; /* a dump cut short ends with its file */
+    moe_log_finish(log);
+    log->source = NULL;
+    if (rc == 0 && ferror(f)) {
+        moe_error_at(err, path, 0, 0, "read error: %s", strerror(errno));
+        rc = -1;
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+const char *moe_log_arg(const struct moe_log *log, const char *key)
+{
+    for (size_t i = 0; i < log->nargs; i++)
+        if (strcmp(log->args[i].key, key) == 0)
+            return log->args[i].value;
+    return NULL;
+}

@@ -1,0 +1,86 @@
+/* Megatron-LM / Megatron-Bridge training logs, in every real format seen:
+ * iteration lines with or without microsecond timestamps or a leading space,
+ * `srun -l` ("0: ") and job-step ("name/0 ") prefixes, several ranks' lines
+ * glued without a newline, "[Rank N] (after K iterations) memory (MB)" lines
+ * (rounded or raw floats) and Bridge's "memory (GB)" lines, Bridge "Step
+ * Time" lines, the argument dump and the theoretical-memory line.  Records
+ * are found by unanchored search, so prefixes and glue do not matter. */
+#ifndef MOEFLOW_MEGATRON_LOG_H
+#define MOEFLOW_MEGATRON_LOG_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+
+/* One "iteration N/ M | ..." record.  Absent numbers are NAN. */
+struct moe_log_iter {
+    long iter, total;
+    double step_ms;   /* elapsed time per iteration (ms), or Bridge Step Time */
+    double tflops;    /* throughput per GPU (TFLOP/s/GPU) */
+    double loss;      /* lm loss; NAN when the line has none */
+    int has_loss;
+    long skipped;     /* number of skipped iterations (this logging interval) */
+    long nan_iters;   /* number of nan iterations */
+    int line;         /* where it was found, for messages */
+};
+
+/* One "[Rank R] (after K iterations) memory" record, in bytes. */
+struct moe_log_mem {
+    int rank;
+    long after;
+    double allocated, max_allocated, reserved, max_reserved;
+};
+
+/* Something in the log that cannot be right: a malformed or impossible
+ * number, a truncated iteration line.  text starts with "FILE:LINE: ". */
+struct moe_log_warning {
+    int line;
+    char text[320];
+};
+
+#define MOE_LOG_WARNINGS_MAX 200
+
+struct moe_log_arg {
+    char *key, *value;
+};
+
+struct moe_log {
+    struct moe_log_iter *iters;
+    size_t niters, capiters;
+    struct moe_log_mem *mems;
+    size_t nmems, capmems;
+    struct moe_log_arg *args; /* the argument dump, in log order */
+    size_t nargs, capargs;
+    /* "Theoretical memory footprints: weight and optimizer=X MB,
+     * activation=Y MB, total=Z MB"; NAN where absent. */
+    double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
+    size_t graph_lines;   /* CUDA graph capture / replay evidence */
+    char graph_example[160];
+    size_t lines;
+    int in_args; /* inside the argument dump */
+    struct moe_log_warning *warnings; /* at most MOE_LOG_WARNINGS_MAX kept */
+    size_t nwarnings, capwarnings;
+    size_t warnings_total;            /* including those not kept */
+    const char *source;               /* the file being read, for warnings */
+    size_t checked;                   /* iteration records already checked */
+};
+
+void moe_log_init(struct moe_log *log);
+void moe_log_free(struct moe_log *log);
+
+/* Numbers are read strictly: "1e", "abc" or a unit glued to the number are
+ * malformed, a step time <= 0 or a negative throughput or count impossible;
+ * such a value is dropped (NAN) and a warning names file and line. */
+
+/* Adds one file's records (ranks' files of one run may be added in turn). */
+int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err);
+/* Adds the records of one line (no newline needed). */
+int moe_log_feed_line(struct moe_log *log, const char *line, int lineno);
+/* After the last line fed by hand: warns about iteration records that never
+ * got a step time (moe_log_read_file does this itself). */
+void moe_log_finish(struct moe_log *log);
+
+/* The argument dump's value for key, or NULL. */
+const char *moe_log_arg(const struct moe_log *log, const char *key);
+
+#endif

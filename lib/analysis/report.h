@@ -1,0 +1,111 @@
+/* The validate stage's evidence: per run, over a fixed window of iterations
+ * (default 41-50; the first logged interval is always discarded), step-time
+ * statistics, model TFLOP/s/GPU, loss health, skipped/NaN iterations and
+ * peak memory; proof from the argument dump (and a profile, when given) that
+ * the requested features ran; and A/B verdicts against a baseline. */
+#ifndef MOEFLOW_REPORT_H
+#define MOEFLOW_REPORT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+#include "analysis/megatron_log.h"
+#include "analysis/trace.h"
+
+#define MOE_REPORT_FIRST 41
+#define MOE_REPORT_LAST 50
+
+/* A point of the per-iteration step-time series (distinct iterations). */
+struct moe_report_point {
+    long iter;
+    double step_ms;
+    size_t record; /* index into moe_log.iters */
+};
+
+struct moe_report_run {
+    char name[128];
+    long first, last;        /* window */
+    size_t steps_seen;       /* distinct iterations logged */
+    long first_logged, max_iter;
+    size_t n;                /* iterations inside the window (first logged excluded) */
+    size_t in_window;        /* ... counting those without a usable step time */
+    double step_mean, step_median, step_stdev, step_cv; /* ms; cv = stdev / mean */
+    double tflops_mean, tflops_median;                   /* NAN when not logged */
+    int loss_finite;         /* every window iteration has a finite lm loss */
+    double loss_last;
+    long skipped, nan_iters; /* summed over the window's records */
+    double peak_bytes;       /* max over ranks of max allocated; NAN without memory lines */
+    int peak_rank;
+    double theo_total_mb;    /* Megatron's own estimate, for comparison; NAN when absent */
+    struct moe_report_point *series;
+    size_t nseries;
+    json_t *in_effect;       /* features as the argument dump shows them */
+    json_t *mismatches;      /* array of strings: requested vs what ran */
+    json_t *profile;         /* profile evidence, or NULL */
+    json_t *warnings;        /* the log's warnings (strings), FILE:LINE: first */
+};
+
+/* KEY=VALUE: an argument the run was asked to run with. */
+struct moe_report_expect {
+    const char *key, *value;
+};
+
+/* Summarises log over [first, last].  A window the run never reached is an
+ * error.  expect: nexpect requested argument values to check. */
+int moe_report_run_init(struct moe_report_run *r, const char *name, const struct moe_log *log,
+                        long first, long last, const struct moe_report_expect *expect,
+                        size_t nexpect, struct moe_error *err);
+
+/* Adds the evidence of a kernel trace: FP8 GEMMs, the dispatcher backend's
+ * dispatch/combine kernels; flags what was requested but is missing. */
+void moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t);
+
+void moe_report_run_free(struct moe_report_run *r);
+
+enum moe_verdict { MOE_VERDICT_NO_CHANGE = 0, MOE_VERDICT_WIN, MOE_VERDICT_LOSS };
+
+/* What a verdict needs: significance at alpha (the rank test's p-value
+ * below it and the bootstrap interval of the effect excluding 0) and an
+ * effect at least min_effect_pct large. */
+struct moe_report_opts {
+    double alpha;          /* default MOE_REPORT_ALPHA */
+    double min_effect_pct; /* default MOE_REPORT_MIN_EFFECT */
+};
+
+#define MOE_REPORT_ALPHA 0.05
+#define MOE_REPORT_MIN_EFFECT 2.0
+
+struct moe_report_ab {
+    double delta_pct;            /* median step time vs the baseline's; negative is faster */
+    double ci_lo_pct, ci_hi_pct; /* its 95% bootstrap interval */
+    double p_value;              /* Mann-Whitney U, two-sided */
+    int exact;                   /* exact p-value (no ties), else normal approximation */
+    size_t n_base, n_cand;
+    double alpha, min_effect_pct;
+    enum moe_verdict verdict;
+    char why[160];               /* the reason for the verdict, in words */
+};
+
+/* opts NULL: the defaults. */
+void moe_report_compare(const struct moe_report_run *base, const struct moe_report_run *cand,
+                        const struct moe_report_opts *opts, struct moe_report_ab *ab);
+const char *moe_verdict_name(enum moe_verdict v);
+
+/* The step times of r's window (the first logged iteration excluded), in
+ * iteration order; returns how many, at most max. */
+size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max);
+
+/* report.json: runs[0] is the baseline. */
+json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
+                           const struct moe_report_opts *opts);
+
+/* report_render.c: report.md and the step-time SVG chart. */
+int moe_report_write_md(const struct moe_report_run *runs, size_t n,
+                        const struct moe_report_opts *opts, const char *path,
+                        struct moe_error *err);
+int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
+                         struct moe_error *err);
+
+#endif

@@ -1,0 +1,99 @@
+/* A GPU kernel trace reduced to what the overlap analysis needs: per device,
+ * the communication kernels (with their names, for attribution) and the
+ * compute intervals, plus the step markers that define windows.  Readers for
+ * Kineto JSON (trace_kineto.c) and Nsight Systems SQLite (trace_nsys.c) fill
+ * it; overlap.c consumes it.  Kernels are classified once per distinct name
+ * as they are read, so per-kernel work stays a few stores. */
+#ifndef MOEFLOW_TRACE_H
+#define MOEFLOW_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "analysis/intervals.h"
+
+/* Kernel-name globs (fnmatch) that mark communication: NCCL, DeepEP,
+ * HybridEP and NVSHMEM dispatch/combine.  NULL-terminated. */
+extern const char *const moe_trace_default_comm[];
+
+/* Kernel and marker times outside [0, MOE_TRACE_TIME_MAX] ns, or ending
+ * before they start, are not times a profiler writes (nsys counts from the
+ * session start, Kineto from the epoch: about 2^60.6 ns today); the readers
+ * drop them, so every interval length and GPU-time sum fits in 64 bits. */
+#define MOE_TRACE_TIME_MAX ((int64_t)1 << 62)
+
+/* The marker prefix PyTorch's profiler uses for steps: "ProfilerStep#41". */
+#define MOE_TRACE_STEP_PREFIX "ProfilerStep#"
+
+struct moe_kernel {
+    int64_t start; /* ns */
+    int64_t end;   /* ns, exclusive */
+    uint32_t name; /* index into moe_trace.names */
+};
+
+struct moe_trace_name {
+    char *text;
+    int comm; /* 1 when a communication pattern matched */
+};
+
+struct moe_trace_device {
+    int id; /* device index as the trace spells it */
+    struct moe_kernel *comm;
+    size_t ncomm, capcomm;
+    struct moe_interval *compute;
+    size_t ncompute, capcompute;
+};
+
+struct moe_step_marker {
+    long step;
+    int64_t start, end;
+    int gpu; /* 1 for GPU-side annotations, which track kernels more closely */
+};
+
+struct moe_trace {
+    char source[256];
+    const char *const *comm_patterns;
+    char step_prefix[64];
+    struct moe_trace_name *names;
+    size_t nnames, capnames;
+    uint32_t *slots; /* open-addressing index over names, for interning */
+    size_t nslots;
+    struct moe_trace_device *devices;
+    size_t ndevices;
+    size_t last_device; /* cache: most kernels follow one on the same device */
+    struct moe_step_marker *steps;
+    size_t nsteps, capsteps;
+    int threads; /* nsys reader threads; 0 picks by size and CPU count */
+};
+
+/* patterns: NULL for the defaults.  step_prefix: NULL for ProfilerStep#. */
+void moe_trace_init(struct moe_trace *t, const char *source, const char *const *patterns,
+                    const char *step_prefix);
+void moe_trace_free(struct moe_trace *t);
+
+/* Reads path, sniffing the format: SQLite (nsys export) or JSON / gzip JSON
+ * (Kineto).  Returns 0, or -1 with err set. */
+int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err);
+
+/* Used by the readers.  Names: add (no de-duplication) or intern; both
+ * return the name's index, or -1 on allocation failure. */
+long moe_trace_add_name(struct moe_trace *t, const char *text);
+long moe_trace_intern(struct moe_trace *t, const char *text, size_t len);
+int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t start,
+                         int64_t end);
+/* Records name as a step marker when it is step_prefix followed by a
+ * number; other names are ignored.  Returns -1 only on allocation failure. */
+int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, int64_t end,
+                         int gpu);
+
+/* Moves sub's kernels to the end of t's, mapping sub's names onto t's by
+ * text; sub keeps its names and loses its kernels.  Used to join what
+ * parallel readers produced. */
+int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub);
+
+/* The readers, also reachable directly. */
+int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_error *err);
+int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error *err);
+
+#endif

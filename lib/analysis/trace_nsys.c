@@ -1,0 +1,376 @@
+/* Nsight Systems exports (`nsys export --type sqlite`): kernels come from
+ * CUPTI_ACTIVITY_KIND_KERNEL with names as ids into StringIds, times in ns;
+ * step markers from NVTX_EVENTS.  Tables and columns differ across nsys
+ * versions, so both are checked in sqlite_master / table_info first.
+ *
+ * Large exports are read by several threads, each with its own read-only
+ * connection over one rowid range of the kernel table: stepping through
+ * SQLite's records is most of the cost, and it parallelises.  The chunks
+ * are concatenated in rowid order, so the kernels keep the export's order. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "analysis/trace.h"
+
+struct nsys {
+    sqlite3 *db;
+    sqlite3_stmt *name_q; /* SELECT value FROM StringIds WHERE id = ? */
+    long *map;            /* StringIds id -> trace name index, -1 unknown */
+    size_t nmap;
+    const char *path;
+    struct moe_error *err;
+};
+
+static int db_fail(struct nsys *n, const char *what)
+{
+    moe_error_at(n->err, n->path, 0, 0, "%s: %s", what, sqlite3_errmsg(n->db));
+    return -1;
+}
+
+static int has_table(struct nsys *n, const char *table)
+{
+    sqlite3_stmt *q;
+    int found;
+
+    if (sqlite3_prepare_v2(n->db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading sqlite_master");
+    sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+    found = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    return found;
+}
+
+static int has_column(struct nsys *n, const char *table, const char *column)
+{
+    char sql[128];
+    sqlite3_stmt *q;
+    int found = 0;
+
+    snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+    if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading the table layout");
+    while (!found && sqlite3_step(q) == SQLITE_ROW)
+        found = strcmp((const char *)sqlite3_column_text(q, 1), column) == 0;
+    sqlite3_finalize(q);
+    return found;
+}
+
+/* nsys numbers its strings densely from 0, so a direct map by id is the
+ * fast path; an id beyond this (a damaged or hand-made export) must not make
+ * us allocate gigabytes, and is looked up each time instead. */
+#define NAME_MAP_MAX ((sqlite3_int64)1 << 22)
+
+static long name_uncached(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+{
+    const unsigned char *text;
+    long id;
+
+    sqlite3_reset(n->name_q);
+    sqlite3_bind_int64(n->name_q, 1, sid);
+    text = sqlite3_step(n->name_q) == SQLITE_ROW ? sqlite3_column_text(n->name_q, 0) : NULL;
+    if (!text)
+        text = (const unsigned char *)"(unnamed)";
+    id = moe_trace_intern(t, (const char *)text, strlen((const char *)text));
+    return id < 0 ? -2 : id;
+}
+
+/* Names are resolved on first use: a trace has few distinct kernel names
+ * but StringIds holds every string nsys saw. */
+static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+{
+    const unsigned char *text;
+    long id;
+
+    if (sid < 0)
+        return -1;
+    if (sid >= NAME_MAP_MAX)
+        return name_uncached(n, t, sid);
+    if ((size_t)sid >= n->nmap) {
+        size_t nn = n->nmap ? n->nmap : 1024;
+        long *m;
+
+        while (nn <= (size_t)sid)
+            nn *= 2;
+        m = realloc(n->map, nn * sizeof(*m));
+        if (!m)
+            return -2;
+        for (size_t i = n->nmap; i < nn; i++)
+            m[i] = -1;
+        n->map = m;
+        n->nmap = nn;
+    }
+    if (n->map[sid] >= 0)
+        return n->map[sid];
+    sqlite3_reset(n->name_q);
+    sqlite3_bind_int64(n->name_q, 1, sid);
+    text = sqlite3_step(n->name_q) == SQLITE_ROW ? sqlite3_column_text(n->name_q, 0) : NULL;
+    id = moe_trace_add_name(t, text ? (const char *)text : "(unnamed)");
+    if (id < 0)
+        return -2;
+    n->map[sid] = id;
+    return id;
+}
+
+/* Which column names the kernels: demangled names keep the namespace
+ * (deep_ep::intranode::dispatch) that the short name drops. */
+static const char *name_column(struct nsys *n)
+{
+    int hd = has_column(n, "CUPTI_ACTIVITY_KIND_KERNEL", "demangledName");
+    int hs = has_column(n, "CUPTI_ACTIVITY_KIND_KERNEL", "shortName");
+
+    if (hd < 0 || hs < 0)
+        return NULL;
+    if (!hd && !hs) {
+        moe_error_at(n->err, n->path, 0, 0,
+                     "CUPTI_ACTIVITY_KIND_KERNEL has neither demangledName nor shortName");
+        return NULL;
+    }
+    return hd ? "demangledName" : "shortName";
+}
+
+/* Kernels with lo <= rowid < hi (all of them when lo == hi). */
+static int read_kernels(struct nsys *n, struct moe_trace *t, const char *namecol,
+                        sqlite3_int64 lo, sqlite3_int64 hi)
+{
+    char sql[200];
+    sqlite3_stmt *q;
+    int rc;
+
+    snprintf(sql, sizeof(sql),
+             "SELECT start, end, deviceId, %s FROM CUPTI_ACTIVITY_KIND_KERNEL%s", namecol,
+             lo < hi ? " WHERE rowid >= ?1 AND rowid < ?2" : "");
+    if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading CUPTI_ACTIVITY_KIND_KERNEL");
+    if (lo < hi) {
+        sqlite3_bind_int64(q, 1, lo);
+        sqlite3_bind_int64(q, 2, hi);
+    }
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        long id = name_of(n, t, sqlite3_column_int64(q, 3));
+
+        if (id == -2 || (id >= 0 && moe_trace_add_kernel(t, sqlite3_column_int(q, 2), (uint32_t)id,
+                                                          sqlite3_column_int64(q, 0),
+                                                          sqlite3_column_int64(q, 1)) < 0)) {
+            sqlite3_finalize(q);
+            moe_error_at(n->err, n->path, 0, 0, "out of memory");
+            return -1;
+        }
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? 0 : db_fail(n, "reading CUPTI_ACTIVITY_KIND_KERNEL");
+}
+
+static int open_db(struct nsys *n)
+{
+    if (sqlite3_open_v2(n->path, &n->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK)
+        return db_fail(n, "cannot open the nsys export");
+    if (sqlite3_prepare_v2(n->db, "SELECT value FROM StringIds WHERE id = ?", -1, &n->name_q,
+                           NULL) != SQLITE_OK)
+        return db_fail(n, "reading StringIds");
+    return 0;
+}
+
+static void close_db(struct nsys *n)
+{
+    sqlite3_finalize(n->name_q);
+    sqlite3_close(n->db);
+    free(n->map);
+    n->name_q = NULL;
+    n->db = NULL;
+    n->map = NULL;
+}
+
+struct chunk {
+    struct nsys n;
+    struct moe_trace sub;
+    struct moe_error err;
+    const char *namecol;
+    sqlite3_int64 lo, hi;
+    int rc;
+};
+
+static void *chunk_main(void *arg)
+{
+    struct chunk *c = arg;
+
+    c->rc = open_db(&c->n);
+    if (c->rc == 0)
+        c->rc = read_kernels(&c->n, &c->sub, c->namecol, c->lo, c->hi);
+    close_db(&c->n);
+    return NULL;
+}
+
+/* Below this many rows one thread is as fast. */
+#define ROWS_PER_THREAD_MIN 262144
+#define THREADS_MAX 8
+
+static int threads_for(sqlite3_int64 rows)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    sqlite3_int64 k = rows / ROWS_PER_THREAD_MIN;
+
+    if (cpus < 1)
+        cpus = 1;
+    if (k > cpus)
+        k = cpus;
+    if (k > THREADS_MAX)
+        k = THREADS_MAX;
+    return k < 1 ? 1 : (int)k;
+}
+
+static int rowid_range(struct nsys *n, sqlite3_int64 *lo, sqlite3_int64 *hi)
+{
+    sqlite3_stmt *q;
+    int rc = -1;
+
+    /* Both ends of the rowid b-tree: no scan. */
+    if (sqlite3_prepare_v2(n->db, "SELECT min(rowid), max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) == SQLITE_INTEGER) {
+        *lo = sqlite3_column_int64(q, 0);
+        *hi = sqlite3_column_int64(q, 1) + 1;
+        rc = 0;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+static int read_parallel(struct nsys *n, struct moe_trace *t, const char *namecol, int k,
+                         sqlite3_int64 lo, sqlite3_int64 hi)
+{
+    struct chunk *c = calloc((size_t)k, sizeof(*c));
+    pthread_t *th = calloc((size_t)k, sizeof(*th));
+    int rc = 0, started = 0;
+
+    if (!c || !th) {
+        free(c);
+        free(th);
+        moe_error_at(n->err, n->path, 0, 0, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < k; i++) {
+        c[i].n.path = n->path;
+        c[i].n.err = &c[i].err;
+        c[i].namecol = namecol;
+        c[i].lo = lo + (hi - lo) * i / k;
+        c[i].hi = lo + (hi - lo) * (i + 1) / k;
+        moe_trace_init(&c[i].sub, t->source, t->comm_patterns, t->step_prefix);
+        if (pthread_create(&th[i], NULL, chunk_main, &c[i]) != 0) {
+            c[i].rc = -1;
+            moe_error_at(&c[i].err, n->path, 0, 0, "cannot start a reader thread");
+            break;
+        }
+        started++;
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < k; i++) {
+        if (rc == 0 && c[i].rc < 0) {
+            *n->err = c[i].err;
+            rc = -1;
+        }
+        if (rc == 0 && moe_trace_absorb(t, &c[i].sub) < 0) {
+            moe_error_at(n->err, n->path, 0, 0, "out of memory");
+            rc = -1;
+        }
+        moe_trace_free(&c[i].sub);
+    }
+    free(c);
+    free(th);
+    return rc;
+}
+
+static int read_all_kernels(struct nsys *n, struct moe_trace *t)
+{
+    const char *namecol = name_column(n);
+    sqlite3_int64 lo, hi;
+    int k;
+
+    if (!namecol)
+        return -1;
+    if (rowid_range(n, &lo, &hi) < 0)
+        return read_kernels(n, t, namecol, 0, 0);
+    k = t->threads > 0 ? t->threads : threads_for(hi - lo);
+    if (k > hi - lo)
+        k = (int)(hi - lo);
+    if (k <= 1)
+        return read_kernels(n, t, namecol, 0, 0);
+    return read_parallel(n, t, namecol, k, lo, hi);
+}
+
+/* NVTX ranges named like the step prefix (e.g. ProfilerStep#41, or what the
+ * user passed) become step markers.  Newer exports keep the text in StringIds
+ * through textId. */
+static int read_markers(struct nsys *n, struct moe_trace *t)
+{
+    char sql[256];
+    sqlite3_stmt *q;
+    int rc, tid = has_table(n, "NVTX_EVENTS");
+
+    if (tid <= 0)
+        return tid;
+    tid = has_column(n, "NVTX_EVENTS", "textId");
+    if (tid < 0)
+        return -1;
+    snprintf(sql, sizeof(sql),
+             "SELECT start, end, %s FROM NVTX_EVENTS WHERE end IS NOT NULL",
+             tid ? "COALESCE(text, (SELECT value FROM StringIds WHERE id = textId))" : "text");
+    if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading NVTX_EVENTS");
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const unsigned char *text = sqlite3_column_text(q, 2);
+
+        if (text && moe_trace_add_marker(t, (const char *)text, sqlite3_column_int64(q, 0),
+                                         sqlite3_column_int64(q, 1), 0) < 0) {
+            sqlite3_finalize(q);
+            moe_error_at(n->err, n->path, 0, 0, "out of memory");
+            return -1;
+        }
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? 0 : db_fail(n, "reading NVTX_EVENTS");
+}
+
+int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error *err)
+{
+    struct nsys n = { .path = path, .err = err };
+    int rc = -1, k;
+
+    if (sqlite3_open_v2(path, &n.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        db_fail(&n, "cannot open the nsys export");
+        goto out;
+    }
+    k = has_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL");
+    if (k == 0)
+        moe_error_at(err, path, 0, 0,
+                     "no CUPTI_ACTIVITY_KIND_KERNEL table: not an nsys export, or profiled "
+                     "without CUDA tracing (nsys profile -t cuda)");
+    if (k <= 0)
+        goto out;
+    if (has_table(&n, "StringIds") != 1) {
+        moe_error_at(err, path, 0, 0, "no StringIds table: kernel names cannot be resolved");
+        goto out;
+    }
+    if (sqlite3_prepare_v2(n.db, "SELECT value FROM StringIds WHERE id = ?", -1, &n.name_q,
+                           NULL) != SQLITE_OK) {
+        db_fail(&n, "reading StringIds");
+        goto out;
+    }
+    if (read_all_kernels(&n, t) < 0 || read_markers(&n, t) < 0)
+        goto out;
+    rc = 0;
+out:
+    close_db(&n);
+    return rc;
+}

@@ -1,0 +1,47 @@
+/* One check of a run against its study's frozen baseline, shared by the
+ * plugin (at submission and at task start) and the CLI.  A generated study
+ * directory holds the declared contracts:
+ *   <study>/contracts/baseline.json, <study>/contracts/<candidate>.json
+ * and recorded winners (validate stage) in <study>/winners/<digest>.json. */
+#ifndef MOEFLOW_CONTRACT_CHECK_H
+#define MOEFLOW_CONTRACT_CHECK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "contract/contract.h"
+#include "core/error.h"
+#include "core/stage.h"
+
+struct moe_contract_outcome {
+    bool allowed;
+    bool froze;          /* this check froze the baseline */
+    char rule[64];
+    char reason[512];
+    char *diff_text;     /* "path: frozen → requested" lines; NULL when equal */
+    char frozen_digest[MOE_SHA256_HEX_LEN + 1];
+};
+
+/* The candidate ids of a stage, in array-index order, from the study's
+ * manifest.json; an empty array when the study has no manifest. */
+json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct moe_error *err);
+
+/* The candidate a task runs: its array index in the stage's candidate list,
+ * or the stage's only candidate when index < 0.  -1 with err otherwise. */
+int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, char *id,
+                           size_t len, struct moe_error *err);
+
+/* The declared contract of a candidate ("" or NULL: the baseline). */
+json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err);
+
+/* runtime: requested already carries this node's facts (task start); else
+ * they are taken from the frozen baseline (submission).  may_freeze: with
+ * nothing frozen yet, freeze the study's baseline (at task start) or let
+ * the submission through; without it, refuse.  -1 only when the check
+ * itself cannot be made (corrupt or tampered baseline, I/O error). */
+int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *requested, bool runtime,
+                         bool may_freeze, struct moe_contract_outcome *out, struct moe_error *err);
+
+void moe_contract_outcome_free(struct moe_contract_outcome *out);
+
+#endif

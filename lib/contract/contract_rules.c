@@ -1,0 +1,284 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "contract/contract.h"
+#include "contract/contract_rules.h"
+
+/* Never change, whatever the stage. */
+static const char *const invariant_sections[] = {
+    "environment", "hardware", "workload", "semantics", "timing", NULL,
+};
+
+/* MBS sits in the workload section but is a retune axis: with GBS fixed it
+ * changes micro-batching, not what is trained. */
+static const char retunable_workload_path[] = "workload.mbs";
+
+static void decide(struct moe_verdict *v, bool allowed, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void decide(struct moe_verdict *v, bool allowed, const char *rule, const char *fmt, ...)
+{
+    va_list ap;
+
+    v->allowed = allowed;
+    snprintf(v->rule, sizeof(v->rule), "%s", rule);
+    va_start(ap, fmt);
+    vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+    va_end(ap);
+}
+
+const char *moe_contract_variable(const char *path, char *buf, size_t len)
+{
+    const char *name, *dot;
+
+    if (strcmp(path, retunable_workload_path) == 0) {
+        snprintf(buf, len, "mbs");
+        return buf;
+    }
+    if (strncmp(path, "tuning.", 7) != 0)
+        return NULL;
+    name = path + 7;
+    dot = strchr(name, '.');
+    snprintf(buf, len, "%.*s", (int)(dot ? (size_t)(dot - name) : strlen(name)), name);
+    /* the dispatcher type and its backend are one choice */
+    if (strcmp(buf, "dispatcher_backend") == 0)
+        snprintf(buf, len, "dispatcher");
+    return buf;
+}
+
+static const struct moe_contract_change *first_invariant_change(const struct moe_contract_diff *d)
+{
+    for (size_t i = 0; i < d->count; i++) {
+        if (strcmp(d->items[i].path, retunable_workload_path) == 0)
+            continue;
+        for (const char *const *s = invariant_sections; *s; s++)
+            if (moe_contract_change_in(&d->items[i], *s))
+                return &d->items[i];
+    }
+    return NULL;
+}
+
+/* First change outside the sections (or exact paths' prefixes) a stage may touch. */
+static const struct moe_contract_change *first_outside(const struct moe_contract_diff *d,
+                                                       const char *const *allowed)
+{
+    for (size_t i = 0; i < d->count; i++) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++)
+            ok = strncmp(d->items[i].path, *a, strlen(*a)) == 0;
+        if (!ok)
+            return &d->items[i];
+    }
+    return NULL;
+}
+
+static void check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
+                        struct moe_verdict *v)
+{
+    static const char *const fit[] = { "parallel.", "tuning.recompute", "tuning.offload", NULL };
+    static const char *const scale[] = { "parallel.", NULL };
+    static const char *const profile[] = { "profiling.", NULL };
+    static const char *const none[] = { NULL };
+    const char *const *allowed = stage == MOE_STAGE_FIT     ? fit
+                                 : stage == MOE_STAGE_SCALE ? scale
+                                 : stage == MOE_STAGE_PROFILE ? profile
+                                                              : none;
+    const struct moe_contract_change *c = first_outside(d, allowed);
+
+    if (!c) {
+        decide(v, true, "stage-scope", "%s may change what it changes here", moe_stage_name(stage));
+        return;
+    }
+    switch (stage) {
+    case MOE_STAGE_FIT:
+        decide(v, false, "fit-scope", "fit may change only the layout, recompute and offload; %s changed",
+               c->path);
+        break;
+    case MOE_STAGE_SCALE:
+        decide(v, false, "scale-scope", "scale may change only the parallel layout; %s changed", c->path);
+        break;
+    case MOE_STAGE_PROFILE:
+        decide(v, false, "profile-equal",
+               "profile must equal the baseline apart from profiling switches; %s changed", c->path);
+        break;
+    default:
+        decide(v, false, "contract-equal",
+               "the contract stage re-runs the frozen baseline unchanged; %s changed", c->path);
+        break;
+    }
+}
+
+static void check_retune(const struct moe_contract_diff *d, struct moe_verdict *v)
+{
+    char first[64] = "", name[64];
+    size_t variables = 0;
+
+    for (size_t i = 0; i < d->count; i++) {
+        if (!moe_contract_variable(d->items[i].path, name, sizeof(name))) {
+            decide(v, false, "retune-scope",
+                   "retune may change only tuning variables; %s changed", d->items[i].path);
+            return;
+        }
+        if (variables == 0) {
+            snprintf(first, sizeof(first), "%s", name);
+            variables = 1;
+        } else if (strcmp(name, first) != 0) {
+            decide(v, false, "retune-one-variable",
+                   "retune must change exactly one tuning variable; this run changes %s and %s",
+                   first, name);
+            return;
+        }
+    }
+    if (variables == 0)
+        decide(v, false, "retune-one-variable",
+               "retune must change exactly one tuning variable; this run changes none");
+    else
+        decide(v, true, "retune-one-variable", "changes one tuning variable: %s", first);
+}
+
+/* Applies a winner's own changes (relative to frozen) on top of expected. */
+static int merge_winner(json_t *expected, const json_t *frozen, const json_t *winner,
+                        struct moe_verdict *v)
+{
+    json_t *result = json_deep_copy(expected);
+    int rc = 0;
+    const char *key;
+    json_t *value;
+
+    json_object_foreach((json_t *)winner, key, value) {
+        json_t *section = json_object_get(result, key);
+        const char *k2;
+        json_t *v2;
+
+        if (!json_is_object(value) || !section || strcmp(key, "sources") == 0 ||
+            strcmp(key, "run") == 0)
+            continue;
+        json_object_foreach(value, k2, v2) {
+            json_t *base = json_object_get(json_object_get(frozen, key), k2);
+            json_t *cur = json_object_get(section, k2);
+            if (base && json_equal(base, v2))
+                continue; /* the winner keeps the baseline here */
+            if (cur && !json_equal(cur, base) && !json_equal(cur, v2)) {
+                decide(v, false, "validate-combination",
+                       "the combined winners disagree on %s.%s", key, k2);
+                rc = 1;
+                goto out;
+            }
+            json_object_set(section, k2, v2);
+        }
+    }
+    json_object_update(expected, result);
+out:
+    json_decref(result);
+    return rc;
+}
+
+static const json_t *find_winner(const json_t *winners, const char *digest)
+{
+    size_t i;
+    json_t *w;
+    char hex[MOE_SHA256_HEX_LEN + 1];
+
+    json_array_foreach(winners, i, w)
+        if (moe_contract_digest(w, hex, NULL) == 0 && strcmp(hex, digest) == 0)
+            return w;
+    return NULL;
+}
+
+static int check_combination(const json_t *frozen, const json_t *requested, const json_t *winners,
+                             const json_t *combination, struct moe_verdict *v,
+                             struct moe_error *err)
+{
+    json_t *expected = json_deep_copy(frozen), *digest;
+    struct moe_contract_diff d;
+    size_t i;
+    int rc = 0;
+
+    json_object_del(expected, "validation");
+    json_array_foreach(combination, i, digest) {
+        const json_t *w = json_is_string(digest) && winners
+                              ? find_winner(winners, json_string_value(digest))
+                              : NULL;
+        if (!w) {
+            decide(v, false, "validate-combination", "combination entry %zu is not a recorded winner", i);
+            goto out;
+        }
+        if (merge_winner(expected, frozen, w, v) != 0)
+            goto out;
+    }
+    json_object_set(expected, "validation", json_object_get(requested, "validation"));
+    if (moe_contract_diff(expected, requested, &d, err) != 0) {
+        rc = -1;
+        goto out;
+    }
+    if (d.count == 0)
+        decide(v, true, "validate-combination", "a declared combination of %zu recorded winners",
+               json_array_size(combination));
+    else
+        decide(v, false, "validate-combination",
+               "the run is not the declared combination of winners: %s differs", d.items[0].path);
+    moe_contract_diff_free(&d);
+out:
+    json_decref(expected);
+    return rc;
+}
+
+static int check_validate(const json_t *frozen, const json_t *requested, const json_t *winners,
+                          const struct moe_contract_diff *d, struct moe_verdict *v,
+                          struct moe_error *err)
+{
+    const json_t *combination = json_object_get(json_object_get(requested, "validation"), "combination");
+    size_t i;
+    json_t *w;
+
+    if (d->count == 0) {
+        decide(v, true, "validate-equal", "equals the frozen baseline");
+        return 0;
+    }
+    if (json_is_array(combination))
+        return check_combination(frozen, requested, winners, combination, v, err);
+    json_array_foreach(winners, i, w) {
+        struct moe_contract_diff same;
+        bool equal;
+
+        if (moe_contract_diff(w, requested, &same, err) != 0)
+            return -1;
+        equal = same.count == 0;
+        moe_contract_diff_free(&same);
+        if (equal) {
+            decide(v, true, "validate-winner", "equals recorded winner %zu", i);
+            return 0;
+        }
+    }
+    decide(v, false, "validate-equal",
+           "validate must equal the baseline, a recorded winner or a declared combination; %s changed",
+           d->items[0].path);
+    return 0;
+}
+
+int moe_contract_check_stage(enum moe_stage stage, const json_t *frozen, const json_t *requested,
+                             const json_t *winners, struct moe_contract_diff *diff,
+                             struct moe_verdict *verdict, struct moe_error *err)
+{
+    const struct moe_contract_change *c;
+
+    memset(verdict, 0, sizeof(*verdict));
+    if (moe_contract_diff(frozen, requested, diff, err) != 0)
+        return -1;
+    c = first_invariant_change(diff);
+    if (c) {
+        decide(verdict, false, "invariant",
+               "%s is an invariant of the study and may never change", c->path);
+        return 0;
+    }
+    if (stage == MOE_STAGE_RETUNE)
+        check_retune(diff, verdict);
+    else if (stage == MOE_STAGE_VALIDATE)
+        return check_validate(frozen, requested, winners, diff, verdict, err);
+    else
+        check_scope(stage, diff, verdict);
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* What only the node knows at job start, added to a contract under keys of
+ * their own so that they never contradict what the study declared:
+ *   environment.driver, environment.container.<VAR>, hardware.gpu_name,
+ *   hardware.node_gpus, hardware.node_topology_digest, hardware.domain_map_digest
+ * Each one gets a "sources" entry saying where it came from. */
+#ifndef MOEFLOW_NODE_FACTS_H
+#define MOEFLOW_NODE_FACTS_H
+
+#include <hwloc.h>
+#include <jansson.h>
+#include <stddef.h>
+
+#include "contract/contract.h"
+#include "core/error.h"
+#include "topology/nvml.h"
+
+/* Fills buf with the value of environment variable name; -1 when unset. */
+typedef int (*moe_env_lookup)(void *ctx, const char *name, char *buf, size_t len);
+
+/* topo and nvml may be NULL (not available on this node). */
+int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
+                         const struct moe_nvml_report *nvml, moe_env_lookup env, void *ctx,
+                         struct moe_error *err);
+
+/* SHA-256 of the admin's NVLink-domain map (the plugstack topology= file). */
+int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_error *err);
+
+/* Copies the runtime keys (and their sources) that dst lacks from src: at
+ * submission from the frozen baseline, at task start from the facts
+ * gathered once per node. */
+void moe_node_facts_inherit(json_t *dst, const json_t *src);
+
+/* SHA-256 over a canonical summary of the node: packages, NUMA nodes, cores,
+ * PUs, and each NVIDIA GPU's bus id with the CPUs next to it. */
+int moe_topology_digest(hwloc_topology_t topo, char hex[MOE_SHA256_HEX_LEN + 1],
+                        struct moe_error *err);
+
+#endif

@@ -1,0 +1,111 @@
+/* Quoting only when needed keeps the generated scripts readable; the safe
+ * set leaves out every character the shell or sbatch would interpret. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/shquote.h"
+
+static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                           "_@%+=:,./-";
+
+char *moe_shquote(const char *s)
+{
+    size_t n = strlen(s), quotes = 0;
+    char *out, *o;
+
+    if (n && strspn(s, safe) == n)
+        return strdup(s);
+    for (const char *p = s; *p; p++)
+        quotes += *p == '\'';
+    if (!(out = malloc(n + 3 * quotes + 3)))
+        return NULL;
+    o = out;
+    *o++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
+static char *join(char **parts, size_t n)
+{
+    size_t len = 1;
+    char *out, *o;
+
+    for (size_t i = 0; i < n; i++)
+        len += strlen(parts[i]) + 1;
+    if (!(out = malloc(len)))
+        return NULL;
+    o = out;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(parts[i]);
+        if (i)
+            *o++ = ' ';
+        memcpy(o, parts[i], l);
+        o += l;
+    }
+    *o = '\0';
+    return out;
+}
+
+char *moe_shquote_argv(const json_t *argv)
+{
+    size_t n = json_array_size(argv), i;
+    char **parts = calloc(n ? n : 1, sizeof(*parts));
+    char *out = NULL;
+    if (!parts)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(argv, i));
+
+        if (!(parts[i] = moe_shquote(s ? s : "")))
+            goto done;
+    }
+    out = join(parts, n);
+done:
+    for (i = 0; i < n; i++)
+        free(parts[i]);
+    free(parts);
+    return out;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *moe_shquote_env(const json_t *env)
+{
+    size_t n = 0, cap = json_object_size(env) + 1;
+    const char **keys = calloc(cap, sizeof(*keys));
+    json_t *pairs = json_array();
+    const char *key;
+    json_t *v;
+    char *out = NULL;
+
+    if (!keys || !pairs)
+        goto done;
+    /* json_object_foreach does not promise an order: sort the keys. */
+    json_object_foreach((json_t *)env, key, v) {
+        keys[n++] = key;
+    }
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        const char *val = json_string_value(json_object_get(env, keys[i]));
+        json_array_append_new(pairs, json_sprintf("%s=%s", keys[i], val ? val : ""));
+    }
+    out = moe_shquote_argv(pairs);
+done:
+    free(keys);
+    json_decref(pairs);
+    return out;
+}

@@ -1,0 +1,138 @@
+/* The fit ladder.  Cheap recompute comes first because it costs a few
+ * percent of step time; full recompute costs about a third; offload costs
+ * host bandwidth and is the last resort. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fit/fit.h"
+
+void moe_machine_defaults(struct moe_machine *c)
+{
+    *c = (struct moe_machine){ .gpus_per_domain = 8, .gpu_mem_gib = 80, .headroom = 0.10 };
+    moe_perf_defaults("h100", MOE_IMPL_TE, &c->perf);
+}
+
+double moe_machine_usable(const struct moe_machine *c)
+{
+    return c->gpu_mem_gib * MOE_GIB * (1 - c->headroom);
+}
+
+/* Selective modules in the order the workflow adds them: the MoE
+ * activation and the norms are nearly free to recompute. */
+static const unsigned selective_order[] = {
+    MOE_RC_MOE_ACT, MOE_RC_LAYERNORM, MOE_RC_CORE_ATTN, MOE_RC_MLA_UP_PROJ,
+    MOE_RC_SHARED_EXPERTS, MOE_RC_MLP, MOE_RC_MOE,
+};
+#define N_SELECTIVE (sizeof(selective_order) / sizeof(selective_order[0]))
+
+/* Whether a module changes anything for this model and implementation. */
+static bool module_applies(const struct moe_model *m, const struct moe_train *t, unsigned mod)
+{
+    switch (mod) {
+    case MOE_RC_MLA_UP_PROJ: return m->attention == MOE_ATTN_MLA;
+    case MOE_RC_SHARED_EXPERTS: return m->shared_expert_ffn > 0;
+    case MOE_RC_MLP: return m->first_dense_layers > 0 || m->num_experts == 0;
+    case MOE_RC_CORE_ATTN: return t->impl == MOE_IMPL_LOCAL;
+    default: return true;
+    }
+}
+
+/* Step i of the ladder applied to base; false past the last step. */
+static bool ladder_step(const struct moe_model *m, const struct moe_train *base, int i,
+                        struct moe_train *t)
+{
+    *t = *base;
+    if (i == 0)
+        return true;
+    int k = 0;
+    unsigned mods = base->recompute.granularity == MOE_RC_SELECTIVE ? base->recompute.modules : 0;
+    for (size_t j = 0; j < N_SELECTIVE; j++) {
+        if (!module_applies(m, base, selective_order[j]) || (mods & selective_order[j]))
+            continue;
+        mods |= selective_order[j];
+        if (++k == i) {
+            t->recompute.granularity = MOE_RC_SELECTIVE;
+            t->recompute.modules = mods;
+            return true;
+        }
+    }
+    t->recompute.granularity = MOE_RC_FULL;
+    t->recompute.method = MOE_RC_UNIFORM;
+    t->recompute.num_layers = 1;
+    t->recompute.modules = 0;
+    if (++k == i)
+        return true;
+    t->optimizer_offload = 1.0;
+    if (++k == i)
+        return true;
+    t->offload_layers = m->num_layers;
+    return ++k == i;
+}
+
+const char *moe_fit_step_kind(const struct moe_fit *f)
+{
+    if (f->train.optimizer_offload > 0 || f->train.offload_layers > 0)
+        return "offload";
+    switch (f->train.recompute.granularity) {
+    case MOE_RC_SELECTIVE: return "selective";
+    case MOE_RC_FULL: return "full";
+    default: return "none";
+    }
+}
+
+const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *c, char *buf,
+                             size_t len)
+{
+    double usable = moe_machine_usable(c);
+    char mods[128];
+    const char *kind = moe_fit_step_kind(f);
+    char what[140];
+
+    if (strcmp(kind, "selective") == 0)
+        snprintf(what, sizeof(what), "selective recompute %s",
+                 moe_recompute_modules_format(f->train.recompute.modules, mods, sizeof(mods)));
+    else if (strcmp(kind, "full") == 0)
+        snprintf(what, sizeof(what), "full recompute (uniform, %d layer)",
+                 f->train.recompute.num_layers);
+    else if (strcmp(kind, "offload") == 0)
+        snprintf(what, sizeof(what), "full recompute + %s offload",
+                 f->train.offload_layers > 0 ? "optimizer and activation" : "optimizer");
+    else
+        snprintf(what, sizeof(what), "no recompute");
+    snprintf(buf, len, "%s: %.1f GiB %s %.1f GiB usable", what, f->mem.total / MOE_GIB,
+             f->fits ? "<=" : ">", usable / MOE_GIB);
+    return buf;
+}
+
+int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
+                   struct moe_train *steps, int max)
+{
+    int n = 0;
+
+    while (n < max && ladder_step(m, base, n, &steps[n]))
+        n++;
+    return n;
+}
+
+int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
+                   const struct moe_workload *w, const struct moe_train *base,
+                   const struct moe_machine *c, struct moe_fit *out, struct moe_error *err)
+{
+    double usable = moe_machine_usable(c);
+    struct moe_train steps[MOE_FIT_MAX_STEPS];
+    int n = moe_fit_ladder(m, base, steps, MOE_FIT_MAX_STEPS);
+
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < n; i++) {
+        struct moe_memory mem;
+        if (moe_memory_estimate(m, l, w, &steps[i], &mem, err) < 0)
+            return -1;
+        out->step = i, out->train = steps[i], out->mem = mem;
+        out->fits = mem.total <= usable;
+        if (out->fits)
+            break;
+    }
+    return 0;
+}

@@ -1,0 +1,800 @@
+/* Layout enumeration.  The attention grid (TP, CP -> DP) and the MoE grid
+ * (ETP, EP -> EDP) are independent once PP is fixed, so each is checked
+ * once per PP and a rejected subtree is counted without being walked. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit/layouts.h"
+
+static const char *const rule_ids[MOE_RULE_COUNT] = {
+    "ok", "layers%pp", "world=tp*cp*dp*pp", "heads%tp", "query_groups%tp", "ffn%tp",
+    "seq%2cp", "seq/cp%tp", "cp-needs-te", "gbs%(mbs*dp)", "world=etp*ep*edp*pp",
+    "experts%ep", "moe_ffn%etp", "moe-tp-needs-sp", "vpp-needs-pp", "layers%(pp*vpp)",
+};
+
+const char *moe_rule_id(enum moe_rule r)
+{
+    return r < MOE_RULE_COUNT ? rule_ids[r] : "?";
+}
+
+static const char *const scale_texts[MOE_SCALE_COUNT] = {
+    "last", "fits in memory (no/selective recompute < full < offload)",
+    "faster predicted step", "larger DP",
+    "TP and EPxETP inside one NVLink domain", "EP preferred over ETP",
+    "PP only across nodes", "CP only for long context",
+    "faster predicted step (near-tie)", "lighter recompute, less memory",
+};
+
+const char *moe_scale_rule_text(enum moe_scale_rule r)
+{
+    return r < MOE_SCALE_COUNT ? scale_texts[r] : "?";
+}
+
+#define WHY(...) (why ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
+
+static enum moe_rule check_pp(const struct moe_model *m, const struct moe_layout *l,
+                              const struct moe_train *t, char *why, size_t len)
+{
+    if (l->pp > m->num_layers || (!t->uneven_pp && m->num_layers % l->pp != 0)) {
+        WHY("PP=%d does not divide %d layers (give an explicit pipeline layout)", l->pp,
+            m->num_layers);
+        return MOE_RULE_LAYERS_PP;
+    }
+    return MOE_RULE_OK;
+}
+
+static enum moe_rule check_dense(const struct moe_model *m, struct moe_layout *l,
+                                 const struct moe_workload *w, const struct moe_train *t,
+                                 int world, char *why, size_t len)
+{
+    long grid = (long)l->tp * l->cp * l->pp;
+
+    if (world % grid != 0) {
+        WHY("TP*CP*PP = %ld does not divide %d GPUs", grid, world);
+        return MOE_RULE_WORLD_DENSE;
+    }
+    l->dp = (int)(world / grid);
+    if (m->num_heads % l->tp != 0) {
+        WHY("TP=%d does not divide %d attention heads", l->tp, m->num_heads);
+        return MOE_RULE_HEADS_TP;
+    }
+    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp != 0) {
+        WHY("TP=%d does not divide %d query groups", l->tp, m->num_query_groups);
+        return MOE_RULE_GROUPS_TP;
+    }
+    if (m->ffn_hidden % l->tp != 0 || m->shared_expert_ffn % l->tp != 0) {
+        WHY("TP=%d does not divide the FFN size %d / shared-expert size %d", l->tp,
+            m->ffn_hidden, m->shared_expert_ffn);
+        return MOE_RULE_FFN_TP;
+    }
+    if (l->cp > 1 && w->seq_len % (2 * l->cp) != 0) {
+        WHY("sequence %d is not divisible by 2*CP = %d", w->seq_len, 2 * l->cp);
+        return MOE_RULE_SEQ_CP;
+    }
+    if (l->tp > 1 && t->sequence_parallel && (w->seq_len / l->cp) % l->tp != 0) {
+        WHY("sequence shard %d (seq/CP) is not divisible by TP=%d", w->seq_len / l->cp, l->tp);
+        return MOE_RULE_SEQ_TP;
+    }
+    if (l->cp > 1 && t->impl == MOE_IMPL_LOCAL) {
+        WHY("CP=%d needs --transformer-impl transformer_engine", l->cp);
+        return MOE_RULE_CP_IMPL;
+    }
+    if (w->gbs % ((long)w->mbs * l->dp) != 0) {
+        WHY("GBS %d is not divisible by MBS*DP = %ld", w->gbs, (long)w->mbs * l->dp);
+        return MOE_RULE_GBS;
+    }
+    return MOE_RULE_OK;
+}
+
+static enum moe_rule check_expert(const struct moe_model *m, struct moe_layout *l,
+                                  const struct moe_train *t, int world, char *why, size_t len)
+{
+    long grid = (long)l->etp * l->ep * l->pp;
+    int experts = m->num_experts > 0 ? m->num_experts : 1;
+
+    if (world % grid != 0) {
+        WHY("ETP*EP*PP = %ld does not divide %d GPUs", grid, world);
+        return MOE_RULE_WORLD_EXPERT;
+    }
+    l->edp = (int)(world / grid);
+    if (experts % l->ep != 0) {
+        WHY("EP=%d does not divide %d experts", l->ep, experts);
+        return MOE_RULE_EXPERTS_EP;
+    }
+    if (m->moe_ffn_hidden % l->etp != 0) {
+        WHY("ETP=%d does not divide the expert FFN size %d", l->etp, m->moe_ffn_hidden);
+        return MOE_RULE_FFN_ETP;
+    }
+    /* MoELayer refuses TP > 1 without sequence parallelism whatever EP is
+     * (megatron/core/transformer/moe/moe_layer.py:630 in core 0.19) */
+    if (l->tp > 1 && !t->sequence_parallel) {
+        WHY("TP=%d in an MoE model needs --sequence-parallel", l->tp);
+        return MOE_RULE_SP;
+    }
+    return MOE_RULE_OK;
+}
+
+static enum moe_rule check_vpp(const struct moe_model *m, const struct moe_layout *l,
+                               const struct moe_train *t, char *why, size_t len)
+{
+    if (l->vpp > 1 && l->pp == 1) {
+        WHY("VPP=%d needs PP > 1", l->vpp);
+        return MOE_RULE_VPP_PP;
+    }
+    int chunks = l->pp * l->vpp;
+    if (chunks > m->num_layers || (!t->uneven_pp && m->num_layers % chunks != 0)) {
+        WHY("PP*VPP = %d does not divide %d layers", chunks, m->num_layers);
+        return MOE_RULE_VPP_LAYERS;
+    }
+    return MOE_RULE_OK;
+}
+
+enum moe_rule moe_layout_check(const struct moe_model *m, struct moe_layout *l,
+                               const struct moe_workload *w, const struct moe_train *t,
+                               int world, char *why, size_t len)
+{
+    enum moe_rule r;
+
+    if (why && len)
+        why[0] = '\0';
+    if (l->vpp < 1)
+        l->vpp = 1;
+    if ((r = check_pp(m, l, t, why, len)) != MOE_RULE_OK)
+        return r;
+    if ((r = check_dense(m, l, w, t, world, why, len)) != MOE_RULE_OK)
+        return r;
+    if ((r = check_expert(m, l, t, world, why, len)) != MOE_RULE_OK)
+        return r;
+    return check_vpp(m, l, t, why, len);
+}
+
+/* ---- enumeration ---- */
+
+struct grid {
+    int a, b;        /* (TP, CP) or (ETP, EP) */
+    enum moe_rule rule;
+    int derived;     /* DP or EDP */
+};
+
+/* Stage parameters for the current attention grid, per VPP and stage. */
+struct param_memo {
+    unsigned stamp;
+    double dense, expert; /* expert: with EP = ETP = 1 */
+};
+
+struct builder {
+    struct moe_layout_set *s;
+    size_t cap_valid, cap_rej;
+    bool keep;
+    size_t top;                                /* 0 = rank every layout */
+    struct moe_train steps[MOE_FIT_MAX_STEPS]; /* the fit ladder */
+    int n_steps;
+    struct memo *memo;                         /* [vpp][etp][step][stage] */
+    struct layer_memo *lmemo;                  /* [etp][step] */
+    struct moe_pp_stage stages[MOE_PP_BUSY_MAX * 128]; /* [vpp][busy stage] for this PP */
+    int n_stages[128];                         /* [vpp]: busy stages */
+    struct param_memo pmemo[MOE_PP_BUSY_MAX * 128]; /* [vpp][busy stage] */
+    int memo_nv, memo_ne;
+    unsigned stamp;
+};
+
+/* Activation halves already computed for the current attention grid. */
+struct memo {
+    unsigned stamp;
+    struct moe_stage_act act;
+};
+
+/* Per-layer activations for the current attention grid, per ETP and step. */
+struct layer_memo {
+    unsigned stamp;
+    struct moe_layer_acts acts;
+};
+
+static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
+                            const struct moe_train *steps);
+
+/* Max-heap on the ranking: the worst kept entry sits at the root. */
+static void sift_down(struct moe_layout_entry *h, size_t n, size_t i,
+                      const struct moe_train *steps)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && cmp_entries_with(&h[l], &h[w], steps) > 0)
+            w = l;
+        if (r < n && cmp_entries_with(&h[r], &h[w], steps) > 0)
+            w = r;
+        if (w == i)
+            return;
+        struct moe_layout_entry tmp = h[i];
+        h[i] = h[w], h[w] = tmp;
+        i = w;
+    }
+}
+
+static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_train *steps)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (cmp_entries_with(&h[i], &h[p], steps) <= 0)
+            return;
+        struct moe_layout_entry tmp = h[i];
+        h[i] = h[p], h[p] = tmp;
+        i = p;
+    }
+}
+
+static void count_valid(struct moe_layout_set *s, const struct moe_layout_entry *e)
+{
+    if (s->n_valid == 0 || e->mem.total < s->lightest.mem.total)
+        s->lightest = *e;
+    s->n_valid++;
+    s->n_fitting += e->fits;
+}
+
+/* Files a VPP alternative under its grid, fastest first; `stored` are
+ * already there.  The slowest drops out when the list is full. */
+static void add_alt(struct moe_layout_entry *grid, int stored, const struct moe_layout_entry *e)
+{
+    struct moe_vpp_alt a = { e->layout.vpp, e->fits, e->time.step_ms };
+    int i;
+
+    if (stored == MOE_VPP_ALT_MAX) {
+        if (a.step_ms >= grid->alt[stored - 1].step_ms)
+            return;
+        stored--;
+    }
+    for (i = stored; i > 0 && grid->alt[i - 1].step_ms > a.step_ms; i--)
+        grid->alt[i] = grid->alt[i - 1];
+    grid->alt[i] = a;
+}
+
+/* The VPP values of one grid arrive one after another: the best by the
+ * ranking stands for the grid, the others are listed under it. */
+static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout_entry *e,
+                          const struct moe_train *steps)
+{
+    int n = best->n_vpp, stored = n - 1 < MOE_VPP_ALT_MAX ? n - 1 : MOE_VPP_ALT_MAX;
+
+    if (n == 0) {
+        *best = *e;
+        best->n_vpp = 1;
+        return;
+    }
+    if (cmp_entries_with(e, best, steps) >= 0) {
+        add_alt(best, stored, e);
+    } else {
+        struct moe_layout_entry old = *best;
+        *best = *e;
+        memcpy(best->alt, old.alt, sizeof(old.alt));
+        add_alt(best, stored, &old);
+    }
+    best->n_vpp = n + 1;
+}
+
+static int push_valid(struct builder *b, const struct moe_layout_entry *e)
+{
+    struct moe_layout_set *s = b->s;
+
+    s->n_grids++;
+    if (b->top > 0 && s->n_ranked == b->top + 1) {
+        /* keep top + 1: the last kept one names the rule of the top-th */
+        if (cmp_entries_with(e, &s->valid[0], b->steps) >= 0)
+            return 0;
+        s->valid[0] = *e;
+        sift_down(s->valid, s->n_ranked, 0, b->steps);
+        return 0;
+    }
+    if (s->n_ranked == b->cap_valid) {
+        size_t cap = b->cap_valid ? 2 * b->cap_valid : 256;
+        void *p = realloc(s->valid, cap * sizeof(*e));
+        if (!p)
+            return -1;
+        s->valid = p, b->cap_valid = cap;
+    }
+    s->valid[s->n_ranked++] = *e;
+    if (b->top > 0)
+        sift_up(s->valid, s->n_ranked - 1, b->steps);
+    return 0;
+}
+
+static int reject(struct builder *b, const struct moe_layout *l, enum moe_rule r, size_t count)
+{
+    b->s->rejected_by[r] += count;
+    b->s->considered += count;
+    if (!b->keep)
+        return 0;
+    if (b->s->n_rejected == b->cap_rej) {
+        size_t cap = b->cap_rej ? 2 * b->cap_rej : 256;
+        void *p = realloc(b->s->rejected, cap * sizeof(struct moe_rejected));
+        if (!p)
+            return -1;
+        b->s->rejected = p, b->cap_rej = cap;
+    }
+    b->s->rejected[b->s->n_rejected++] = (struct moe_rejected){ *l, r };
+    return 0;
+}
+
+static int divisors(int n, int *out, int max)
+{
+    int k = 0;
+
+    for (int d = 1; d <= n && k < max; d++)
+        if (n % d == 0)
+            out[k++] = d;
+    return k;
+}
+
+/* Virtual stage counts tried for a PP: 1..layers/PP, and 2 at PP=1 so
+ * that --explain shows the rule. */
+static int vpp_candidates(const struct moe_model *m, int pp, int *out, int max)
+{
+    int k = 0, top = pp == 1 ? 2 : m->num_layers / pp;
+
+    for (int v = 1; v <= top && k < max; v++)
+        out[k++] = v;
+    return k;
+}
+
+/* Attention/MoE share of one layer's activations, to judge CP. */
+static bool cp_justified(const struct moe_layout_entry *e)
+{
+    return e->layout.cp == 1 || e->mem.attn_share >= 0.5;
+}
+
+static void judge(struct moe_layout_entry *e, const struct moe_machine *c)
+{
+    const struct moe_layout *l = &e->layout;
+    int dense = l->tp * l->cp, moe = l->etp * l->ep;
+    int dom = c->gpus_per_domain > 0 ? c->gpus_per_domain : 8;
+
+    /* EP folds into data parallelism (attention keeps its DP), so it is
+     * not model parallelism; TP, CP, PP and ETP split the model. */
+    e->footprint = dense * l->pp * l->etp;
+    e->nvlink_ok = l->tp <= dom && moe <= dom;
+    /* Megatron orders ranks tp-cp-(ep)-dp-pp: stages are TP*CP*DP ranks
+     * apart, so a stage boundary inside a domain puts PP on NVLink. */
+    e->pp_ok = l->pp == 1 || (long)l->tp * l->cp * l->dp >= dom;
+    e->cp_ok = cp_justified(e);
+}
+
+/* moe_fit_layout for the enumerator: the activation half of each ladder
+ * step is computed once per attention grid, VPP and ETP and reused for
+ * every EP (it does not depend on EP or EDP). */
+static void fit_cached(const struct moe_model *m, const struct moe_layout *l,
+                       const struct moe_workload *w, const struct moe_machine *c,
+                       struct builder *b, unsigned stamp, int vi, int ei,
+                       struct moe_layout_entry *out)
+{
+    double usable = moe_machine_usable(c);
+    int nst = b->n_stages[vi], s;
+    double pd[MOE_PP_BUSY_MAX], pe[MOE_PP_BUSY_MAX];
+    struct moe_memory stat[MOE_PP_BUSY_MAX];
+    const struct moe_stage_act *acts[MOE_PP_BUSY_MAX] = { NULL, NULL, NULL };
+    const struct moe_pp_stage *st = &b->stages[vi * MOE_PP_BUSY_MAX];
+
+    for (int k = 0; k < nst; k++) {
+        /* dense parameters depend on TP and the stage, experts scale
+         * with 1/(EP*ETP): computed once per attention grid and VPP */
+        struct param_memo *pm = &b->pmemo[vi * MOE_PP_BUSY_MAX + k];
+        if (pm->stamp != stamp) {
+            struct moe_layout one = *l;
+            one.ep = one.etp = 1;
+            moe_memory_stage_params(m, &one, &st[k], &pm->dense, &pm->expert);
+            pm->stamp = stamp;
+        }
+        pd[k] = pm->dense;
+        pe[k] = pm->expert / ((double)l->ep * l->etp);
+    }
+    for (s = 0; s < b->n_steps; s++) {
+        const struct moe_train *t = &b->steps[s];
+        double worst = 0;
+        for (int k = 0; k < nst; k++) {
+            size_t at = ((size_t)vi * b->memo_ne + ei) * MOE_FIT_MAX_STEPS + s;
+            struct memo *mm = &b->memo[at * MOE_PP_BUSY_MAX + k];
+            if (mm->stamp != stamp) {
+                struct layer_memo *lm = &b->lmemo[(size_t)ei * MOE_FIT_MAX_STEPS + s];
+                if (lm->stamp != stamp) {
+                    moe_memory_layer_acts(m, l, w, t, &lm->acts);
+                    lm->stamp = stamp;
+                }
+                moe_memory_stage_act(m, l, w, t, &st[k], &lm->acts, &mm->act);
+                mm->stamp = stamp;
+            }
+            acts[k] = &mm->act;
+            /* the state part changes only with optimizer offload */
+            if (s == 0 || t->optimizer_offload != b->steps[s - 1].optimizer_offload)
+                moe_memory_stage_static(m, l, w, t, &st[k], pd[k], pe[k], &stat[k]);
+            double act = mm->act.saved + mm->act.transient;
+            double tot = stat[k].total + (act > stat[k].optimizer_step ? act
+                                                                        : stat[k].optimizer_step);
+            if (tot > worst)
+                worst = tot;
+        }
+        if (worst <= usable || s == b->n_steps - 1)
+            break;
+    }
+    out->step = s;
+    for (int k = 0; k < nst; k++) {
+        moe_memory_apply_act(&stat[k], acts[k]);
+        if (k == 0 || stat[k].total > out->mem.total)
+            out->mem = stat[k];
+    }
+    out->fits = out->mem.total <= usable;
+}
+
+static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
+                        const struct moe_train *t, const struct moe_machine *c, int pp,
+                        const int *divs, int nd, struct builder *b, struct moe_error *err)
+{
+    int vpps[128], nv = vpp_candidates(m, pp, vpps, 128);
+    struct grid *dg = calloc((size_t)nd * nd, sizeof(*dg));
+    struct grid *eg = calloc((size_t)nd * nd, sizeof(*eg));
+    size_t ndg = 0, neg = 0;
+    struct moe_layout l = { .pp = pp, .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
+    int rc = -1;
+
+    if (c->fixed_vpp) {
+        int keep = 0;
+        for (int k = 0; k < nv; k++)
+            if (vpps[k] == c->fixed_vpp)
+                vpps[keep++] = vpps[k];
+        nv = keep;
+    }
+    if (!dg || !eg)
+        goto out;
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++) {
+            l.tp = divs[i], l.cp = divs[j];
+            dg[ndg].a = l.tp, dg[ndg].b = l.cp;
+            dg[ndg].rule = check_dense(m, &l, w, t, c->gpus, NULL, 0);
+            dg[ndg].derived = l.dp;
+            ndg++;
+        }
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++) {
+            l.tp = 1, l.etp = divs[i], l.ep = divs[j];
+            eg[neg].a = l.etp, eg[neg].b = l.ep;
+            eg[neg].rule = check_expert(m, &l, t, c->gpus, NULL, 0);
+            eg[neg].derived = l.edp;
+            neg++;
+        }
+    for (int v = 0; v < nv; v++) {
+        l.vpp = vpps[v];
+        b->n_stages[v] = moe_memory_busy_stages(m, &l, &b->stages[MOE_PP_BUSY_MAX * v]);
+    }
+    for (size_t i = 0; i < ndg; i++) {
+        unsigned stamp = ++b->stamp;
+        l.tp = dg[i].a, l.cp = dg[i].b, l.dp = dg[i].derived;
+        for (size_t j = 0; j < neg; j++) {
+            enum moe_rule r = dg[i].rule;
+            l.etp = eg[j].a, l.ep = eg[j].b, l.edp = eg[j].derived, l.vpp = 1;
+            if (r != MOE_RULE_OK && !b->keep) {
+                /* the whole dense row goes with one count */
+                if (reject(b, &l, r, neg * (size_t)nv) < 0)
+                    goto out;
+                break;
+            }
+            if (r == MOE_RULE_OK) {
+                /* TP>1 with EP>1 depends on both grids */
+                r = eg[j].rule != MOE_RULE_OK ? eg[j].rule
+                                              : check_expert(m, &l, t, c->gpus, NULL, 0);
+            }
+            struct moe_layout_entry best;
+            best.n_vpp = 0;
+            for (int v = 0; v < nv; v++) {
+                l.vpp = vpps[v];
+                enum moe_rule rv = r != MOE_RULE_OK ? r : check_vpp(m, &l, t, NULL, 0);
+                if (rv != MOE_RULE_OK) {
+                    if (!b->keep && r != MOE_RULE_OK) {
+                        if (reject(b, &l, rv, (size_t)(nv - v)) < 0)
+                            goto out;
+                        break;
+                    }
+                    if (reject(b, &l, rv, 1) < 0)
+                        goto out;
+                    continue;
+                }
+                struct moe_layout_entry e;
+                memset(&e, 0, sizeof(e));
+                e.layout = l;
+                fit_cached(m, &l, w, c, b, stamp, v, (int)(j / (size_t)nd), &e);
+                judge(&e, c);
+                moe_step_time_at(m, &e.layout, w, &b->steps[e.step], &c->perf,
+                                 c->gpus_per_domain > 0 ? c->gpus_per_domain : 8,
+                                 e.mem.params_dense, e.mem.params_expert,
+                                 &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &e.time);
+                b->s->considered++;
+                count_valid(b->s, &e);
+                keep_best_vpp(&best, &e, b->steps);
+            }
+            if (best.n_vpp > 0 && push_valid(b, &best) < 0)
+                goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (rc < 0 && err && !err->text[0])
+        moe_error_set(err, "out of memory while enumerating layouts");
+    free(dg);
+    free(eg);
+    return rc;
+}
+
+/* Rule 1 with the workflow's order of remedies: fitting as is or with
+ * selective recompute beats full recompute, which beats offload. */
+static int fit_class(const struct moe_layout_entry *e, const struct moe_train *steps)
+{
+    const struct moe_train *t = &steps[e->step];
+
+    if (!e->fits)
+        return 3;
+    if (t->optimizer_offload > 0 || t->offload_layers > 0)
+        return 2;
+    return t->recompute.granularity == MOE_RC_FULL ? 1 : 0;
+}
+
+/* Step times within MOE_NEAR_TIE of each other share a bucket: a log
+ * scale keeps the buckets the same relative width at every speed, and
+ * comparing buckets (not differences) keeps the order transitive. */
+static long step_bucket(const struct moe_layout_entry *e)
+{
+    double ms = e->time.step_ms > 1e-9 ? e->time.step_ms : 1e-9;
+
+    return lround(floor(log(ms) / log1p(MOE_NEAR_TIE)));
+}
+
+/* The one ranking: fitting first (by the workflow's order of remedies),
+ * then the predicted step time, and inside a near-tie the seed's rules;
+ * last the layout itself, so that the order is total and `--top K` is
+ * exactly the first K of the full ranking. */
+static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
+                            const struct moe_train *steps)
+{
+    const struct moe_layout *x = &a->layout, *y = &b->layout;
+
+#define KEY(expr_a, expr_b) \
+    do { \
+        if ((expr_a) != (expr_b)) \
+            return (expr_a) < (expr_b) ? -1 : 1; \
+    } while (0)
+    KEY(fit_class(a, steps), fit_class(b, steps));
+    KEY(step_bucket(a), step_bucket(b));
+    KEY(-x->dp, -y->dp);
+    KEY(!a->nvlink_ok, !b->nvlink_ok);
+    KEY(x->etp, y->etp);
+    KEY(!a->pp_ok, !b->pp_ok);
+    KEY(!a->cp_ok, !b->cp_ok);
+    KEY(a->time.step_ms, b->time.step_ms);
+    KEY(a->step, b->step);
+    KEY(a->mem.total, b->mem.total);
+    KEY(x->tp, y->tp);
+    KEY(x->cp, y->cp);
+    KEY(x->pp, y->pp);
+    KEY(x->vpp, y->vpp);
+    KEY(x->ep, y->ep);
+#undef KEY
+    return 0;
+}
+
+/* What the index comparator sorts by. */
+struct rank_ctx {
+    const struct moe_layout_entry *valid;
+    const struct moe_train *steps;
+};
+
+static int cmp_index(const void *pa, const void *pb, void *ctx)
+{
+    const struct rank_ctx *r = ctx;
+
+    return cmp_entries_with(&r->valid[*(const size_t *)pa], &r->valid[*(const size_t *)pb],
+                            r->steps);
+}
+
+/* Sorts indices, not the entries: entries are large and there can be
+ * 10^5 of them. */
+static int rank_entries(struct moe_layout_set *s)
+{
+    struct rank_ctx ctx = { s->valid, s->steps };
+    size_t *order;
+    struct moe_layout_entry *sorted;
+
+    if (s->n_ranked == 0)
+        return 0;
+    order = malloc(s->n_ranked * sizeof(*order));
+    sorted = malloc(s->n_ranked * sizeof(*sorted));
+    if (!order || !sorted) {
+        free(order);
+        free(sorted);
+        return -1;
+    }
+    for (size_t i = 0; i < s->n_ranked; i++)
+        order[i] = i;
+    qsort_r(order, s->n_ranked, sizeof(*order), cmp_index, &ctx);
+    for (size_t i = 0; i < s->n_ranked; i++)
+        sorted[i] = s->valid[order[i]];
+    free(order);
+    free(s->valid);
+    s->valid = sorted;
+    return 0;
+}
+
+/* The first rule on which a beats b, in the comparator's order. */
+static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
+                                    const struct moe_layout_entry *b,
+                                    const struct moe_train *steps)
+{
+    if (fit_class(a, steps) != fit_class(b, steps))
+        return MOE_SCALE_FITS;
+    if (step_bucket(a) != step_bucket(b))
+        return MOE_SCALE_STEP_TIME;
+    if (a->layout.dp != b->layout.dp)
+        return MOE_SCALE_DP;
+    if (a->nvlink_ok != b->nvlink_ok)
+        return MOE_SCALE_NVLINK;
+    if (a->layout.etp != b->layout.etp)
+        return MOE_SCALE_EP_OVER_ETP;
+    if (a->pp_ok != b->pp_ok)
+        return MOE_SCALE_PP_NODES;
+    if (a->cp_ok != b->cp_ok)
+        return MOE_SCALE_CP_LONG;
+    if (a->time.step_ms != b->time.step_ms)
+        return MOE_SCALE_NEAR_STEP;
+    return MOE_SCALE_CHEAPER_FIT;
+}
+
+int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *w,
+                          const struct moe_train *t, const struct moe_machine *c, size_t top,
+                          bool keep_rejected, struct moe_layout_set *out,
+                          struct moe_error *err)
+{
+    int divs[512], nd;
+    struct builder b = { .s = out, .keep = keep_rejected, .top = top };
+
+    memset(out, 0, sizeof(*out));
+    if (c->gpus < 1) {
+        moe_error_set(err, "--gpus must be at least 1 (got %d)", c->gpus);
+        return -1;
+    }
+    nd = divisors(c->gpus, divs, 512);
+    b.n_steps = moe_fit_ladder(m, t, b.steps, MOE_FIT_MAX_STEPS);
+    memcpy(out->steps, b.steps, sizeof(b.steps));
+    out->n_steps = b.n_steps;
+    b.memo_nv = 128, b.memo_ne = nd;
+    b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * MOE_PP_BUSY_MAX,
+                    sizeof(*b.memo));
+    b.lmemo = calloc((size_t)nd * MOE_FIT_MAX_STEPS, sizeof(*b.lmemo));
+    if (!b.memo || !b.lmemo)
+        goto oom;
+    for (int i = 0; i < nd; i++) {
+        struct moe_layout l = { .pp = divs[i], .vpp = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1 };
+        if (c->fixed_pp && divs[i] != c->fixed_pp)
+            continue; /* out of scope, not against a rule */
+        if (check_pp(m, &l, t, NULL, 0) != MOE_RULE_OK) {
+            int vpps[128];
+            size_t nv = (size_t)vpp_candidates(m, divs[i] > m->num_layers ? 1 : divs[i], vpps,
+                                               128);
+            if (reject(&b, &l, MOE_RULE_LAYERS_PP, nv * nd * nd * nd * nd) < 0)
+                goto oom;
+            continue;
+        }
+        if (enumerate_pp(m, w, t, c, divs[i], divs, nd, &b, err) < 0) {
+            free(b.memo);
+    free(b.lmemo);
+            moe_layout_set_free(out);
+            return -1;
+        }
+    }
+    free(b.memo);
+    free(b.lmemo);
+    b.memo = NULL, b.lmemo = NULL;
+    if (rank_entries(out) < 0)
+        goto oom;
+    for (size_t i = 0; i < out->n_ranked; i++)
+        out->valid[i].decided_by = i + 1 < out->n_ranked
+                                       ? deciding(&out->valid[i], &out->valid[i + 1], out->steps)
+                                       : MOE_SCALE_NONE;
+    if (top > 0 && out->n_ranked > top)
+        out->n_ranked = top;
+    return 0;
+oom:
+    free(b.memo);
+    free(b.lmemo);
+    moe_layout_set_free(out);
+    moe_error_set(err, "out of memory while enumerating layouts");
+    return -1;
+}
+
+void moe_layout_entry_fit(const struct moe_layout_set *s, const struct moe_layout_entry *e,
+                          struct moe_fit *out)
+{
+    out->fits = e->fits;
+    out->step = e->step;
+    out->train = s->steps[e->step];
+    out->mem = e->mem;
+}
+
+void moe_layout_set_free(struct moe_layout_set *s)
+{
+    free(s->valid);
+    free(s->rejected);
+    s->valid = NULL, s->rejected = NULL;
+    s->n_valid = s->n_ranked = s->n_rejected = 0;
+}
+
+const struct moe_layout_entry *moe_layouts_smallest_fit(const struct moe_layout_set *s)
+{
+    const struct moe_layout_entry *best = NULL;
+
+    /* the ranking is fastest first, so the first of the smallest wins */
+    for (size_t i = 0; i < s->n_ranked; i++) {
+        const struct moe_layout_entry *e = &s->valid[i];
+        if (!e->fits)
+            continue;
+        if (!best || fit_class(e, s->steps) < fit_class(best, s->steps) ||
+            (fit_class(e, s->steps) == fit_class(best, s->steps) &&
+             e->footprint < best->footprint))
+            best = e;
+    }
+    return best;
+}
+
+enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
+{
+    enum moe_rule best = MOE_RULE_OK;
+
+    for (int r = 1; r < MOE_RULE_COUNT; r++)
+        if (s->rejected_by[r] > s->rejected_by[best] || best == MOE_RULE_OK)
+            if (s->rejected_by[r] > 0)
+                best = (enum moe_rule)r;
+    return best;
+}
+
+const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_set *s,
+                                                        const struct moe_machine *c,
+                                                        char *advice, size_t len)
+{
+    const struct moe_layout_entry *best = s->n_valid ? &s->lightest : NULL;
+    double usable = moe_machine_usable(c);
+
+    if (!best) {
+        size_t used = (size_t)snprintf(advice, len, "no valid layout (rejections:");
+        for (int r = 1; r < MOE_RULE_COUNT && used < len; r++)
+            if (s->rejected_by[r])
+                used += (size_t)snprintf(advice + used, len - used, " %s %zu", moe_rule_id(r),
+                                         s->rejected_by[r]);
+        if (used < len)
+            snprintf(advice + used, len - used,
+                     "); use a GPU count whose factors divide the heads, experts, layers and "
+                     "GBS/MBS");
+        return NULL;
+    }
+    const struct moe_memory *mm = &best->mem;
+    double over = (mm->total - usable) / MOE_GIB;
+    double state = (mm->weights + mm->grads + mm->optimizer) / MOE_GIB;
+    double act = (mm->activations + mm->transient) / MOE_GIB;
+    if (state >= act)
+        snprintf(advice, len,
+                 "%.1f GiB over; model state is %.1f GiB per GPU: add GPUs so that EP/PP can "
+                 "grow, or raise --gpu-mem-gib", over, state);
+    else
+        snprintf(advice, len,
+                 "%.1f GiB over; activations are %.1f GiB per GPU: lower --mbs or --seq, or "
+                 "add GPUs for CP/TP", over, act);
+    return best;
+}
+
+const char *moe_layout_format_attention(const struct moe_layout *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "Attention: TP%d×CP%d×DP%d×PP%d", l->tp, l->cp, l->dp, l->pp);
+    return buf;
+}
+
+const char *moe_layout_format_moe(const struct moe_layout *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "MoE: ETP%d×EP%d×EDP%d×PP%d", l->etp, l->ep, l->edp, l->pp);
+    return buf;
+}

@@ -1,0 +1,147 @@
+/* Peak GPU memory of one Megatron-Core training rank, from first principles:
+ * what PyTorch and Megatron actually allocate (bf16 params, fp32 main grads,
+ * fp32 main params and Adam states, activations saved for backward, the
+ * transients at the loss, in attention backward and in the optimizer step). */
+#ifndef MOEFLOW_MEMORY_H
+#define MOEFLOW_MEMORY_H
+
+#include <stdbool.h>
+
+#include "core/error.h"
+#include "core/model.h"
+
+/* --transformer-impl: "local" keeps the unfused s^2 attention scores. */
+enum moe_impl { MOE_IMPL_TE = 0, MOE_IMPL_LOCAL };
+
+/* --recompute-modules, one bit each. */
+enum moe_recompute_module {
+    MOE_RC_CORE_ATTN = 1u << 0,
+    MOE_RC_MOE_ACT = 1u << 1,
+    MOE_RC_LAYERNORM = 1u << 2,
+    MOE_RC_MLP = 1u << 3,
+    MOE_RC_MOE = 1u << 4,
+    MOE_RC_SHARED_EXPERTS = 1u << 5,
+    MOE_RC_MLA_UP_PROJ = 1u << 6,
+};
+#define MOE_RC_MODULE_COUNT 7
+
+enum moe_recompute_granularity { MOE_RC_NONE = 0, MOE_RC_SELECTIVE, MOE_RC_FULL };
+enum moe_recompute_method { MOE_RC_UNIFORM = 0, MOE_RC_BLOCK };
+
+struct moe_recompute_plan {
+    enum moe_recompute_granularity granularity;
+    unsigned modules;                 /* selective: MOE_RC_* bits */
+    enum moe_recompute_method method; /* full only */
+    int num_layers;                   /* full only: --recompute-num-layers */
+};
+
+/* The training switches that change memory but are not the model, the
+ * layout or the batch shape. */
+struct moe_train {
+    enum moe_impl impl;
+    bool distributed_optimizer;  /* --use-distributed-optimizer */
+    bool grads_fp32;             /* main grads in fp32 (Megatron's bf16 default) */
+    bool sequence_parallel;      /* applied when TP > 1 */
+    double hidden_dropout;
+    double attention_dropout;
+    struct moe_recompute_plan recompute;
+    double optimizer_offload;    /* fraction of the optimizer state kept on the host */
+    int offload_layers;          /* activation offload: layers per stage whose activations go to host */
+    bool uneven_pp;              /* an explicit pipeline layout allows L % (PP*VPP) != 0 */
+};
+
+/* Recipe defaults: TE, distributed optimizer, fp32 grads, SP, no dropout. */
+void moe_train_defaults(struct moe_train *t);
+
+/* Megatron's --transformer-impl local run as in data/memory: dropout 0.1. */
+void moe_train_local_defaults(struct moe_train *t);
+
+/* Per-GPU bytes on the most loaded pipeline stage. */
+struct moe_memory {
+    double params_dense, params_expert; /* parameter counts on this rank */
+    double weights;                     /* bf16 parameters */
+    double grads;                       /* main-grad buffers */
+    double optimizer;                   /* fp32 main params + Adam moments, sharded */
+    double persistent;                  /* long-lived work buffers */
+    double activations;                 /* saved for backward at the peak */
+    double transient;                   /* short-lived at the peak moment */
+    double optimizer_step;              /* transient of the optimizer step itself */
+    double total;                       /* the predicted max allocated */
+    double attn_share;                  /* fraction of layer activations in attention */
+    int stage;                          /* pipeline rank that holds the peak */
+    int in_flight;                      /* microbatch chunks alive on that stage */
+    bool peak_in_optimizer;             /* optimizer step, not forward/backward */
+};
+
+/* Padded vocabulary as Megatron pads it: a multiple of 128 * TP. */
+long moe_padded_vocab(int vocab, int tp);
+
+/* Estimate the peak.  layout->dp and ->edp must be set.  Returns -1 with
+ * err filled when the combination cannot run at all (e.g. zero layers). */
+int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
+                        const struct moe_workload *w, const struct moe_train *t,
+                        struct moe_memory *out, struct moe_error *err);
+
+/* The pieces of an estimate for one pipeline rank (0 or PP-1), so that an
+ * enumerator can reuse what does not change: layer counts per (PP, VPP),
+ * per-layer activations per (TP, CP, ETP, settings), parameters per grid. */
+struct moe_pp_stage {
+    int rank, dense_layers, moe_layers;
+};
+void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
+                           struct moe_pp_stage *st);
+
+/* The pipeline ranks that can hold the peak (of memory and of work): the
+ * first (embeddings, the most microbatches in flight), the last (logits),
+ * and, when leading dense layers sit on the first ranks, the rank with the
+ * most MoE layers.  Returns how many (1 to MOE_PP_BUSY_MAX). */
+#define MOE_PP_BUSY_MAX 3
+int moe_memory_busy_stages(const struct moe_model *m, const struct moe_layout *l,
+                           struct moe_pp_stage *out);
+
+struct moe_stage_act {
+    double saved, transient, attn_share;
+    int in_flight;
+};
+
+/* Bytes one layer saves for backward per microbatch: attention part, MLP
+ * or MoE part, and its input alone (what full recompute keeps); for a
+ * dense and a MoE layer, with the selective modules and without.  They
+ * depend on TP, CP, ETP and the settings, not on PP, VPP, EP or DP. */
+struct moe_layer_act {
+    double attn, ffn, input;
+};
+struct moe_layer_acts {
+    struct moe_layer_act dense, moe, dense_full, moe_full;
+};
+void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l,
+                           const struct moe_workload *w, const struct moe_train *t,
+                           struct moe_layer_acts *out);
+
+/* la may be NULL (computed here). */
+void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_pp_stage *st, const struct moe_layer_acts *la,
+                          struct moe_stage_act *out);
+
+/* Parameters on the rank: dense class (TP-sharded or replicated) and
+ * routed experts; they do not change along the fit ladder. */
+void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
+                             const struct moe_pp_stage *st, double *dense, double *expert);
+
+/* Weights, grads, optimizer state and persistent buffers (total = their
+ * sum); then the peak once the activations are known. */
+void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
+                             const struct moe_workload *w, const struct moe_train *t,
+                             const struct moe_pp_stage *st, double dense, double expert,
+                             struct moe_memory *out);
+void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act);
+
+/* "core_attn,moe_act" <-> bits; parse returns -1 on an unknown name. */
+int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_error *err);
+const char *moe_recompute_modules_format(unsigned bits, char *buf, unsigned len);
+
+#define MOE_GIB (1024.0 * 1024.0 * 1024.0)
+#define MOE_MIB (1024.0 * 1024.0)
+
+#endif

@@ -1,0 +1,238 @@
+/* The step-time model.  One microbatch on the busiest pipeline stage costs
+ * its compute, the collectives it waits for and a host overhead per layer;
+ * a step is that times the microbatches, plus the pipeline bubble and the
+ * data-parallel gradient and parameter traffic that backward does not hide.
+ * Groups follow Megatron's rank order (tp-cp-dp-pp for attention, etp-ep-
+ * edp-pp for experts), so a group of n ranks at stride s stays in one
+ * NVLink domain when n * s <= domain: the same rule `moeflow place` packs
+ * blocks by. */
+#include "config.h"
+
+#include "fit/flops.h"
+#include "fit/steptime.h"
+
+#define BF16 2.0
+#define FP32 4.0
+/* What an overlapped collective still costs: TE's userbuffer TP overlap
+ * and the CP ring hide most, never all, of it (Megatron-Bridge traces). */
+#define OVERLAP_LEFT 0.25
+
+struct group {
+    int n, stride;
+};
+
+static double link_gbps(const struct moe_perf *p, struct group g, int domain)
+{
+    return (long)g.n * g.stride <= domain ? p->nvlink_gbps : p->internode_gbps;
+}
+
+/* Ring all-gather or reduce-scatter of a buffer of `bytes` on each GPU's
+ * side: every GPU sends (n-1)/n of it over the slowest link it uses. */
+static double ring_ms(double bytes, struct group g, const struct moe_perf *p, int domain)
+{
+    if (g.n <= 1 || bytes <= 0)
+        return 0;
+    return bytes * (g.n - 1) / g.n / (link_gbps(p, g, domain) * 1e6);
+}
+
+/* All-to-all: each GPU sends bytes/n to every peer; peers inside the
+ * domain go over NVLink, the rest over the NICs, both at once. */
+static double alltoall_ms(double bytes, struct group g, const struct moe_perf *p, int domain)
+{
+    if (g.n <= 1 || bytes <= 0)
+        return 0;
+    int local = domain / g.stride < g.n ? domain / g.stride : g.n;
+    if (local < 1)
+        local = 1;
+    double per_peer = bytes / g.n, in = per_peer * (local - 1) / (p->nvlink_gbps * 1e6);
+    double out = per_peer * (g.n - local) / (p->internode_gbps * 1e6);
+    return in > out ? in : out;
+}
+
+/* FLOPs the GPUs really run: recompute repeats forwards (1/3 of a layer's
+ * forward + backward). */
+static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
+                           struct moe_flops *hw)
+{
+    const struct moe_recompute_plan *r = &t->recompute;
+
+    *hw = *f;
+    if (r->granularity == MOE_RC_FULL) {
+        hw->attn *= 4.0 / 3, hw->dense_mlp *= 4.0 / 3, hw->moe_mlp *= 4.0 / 3;
+    } else if (r->granularity == MOE_RC_SELECTIVE) {
+        if (r->modules & MOE_RC_MOE)
+            hw->moe_mlp *= 4.0 / 3;
+        if (r->modules & MOE_RC_MLP)
+            hw->dense_mlp *= 4.0 / 3;
+    }
+}
+
+/* Per-microbatch terms of one stage; all in ms. */
+struct mb_cost {
+    double compute, route, tp, cp, ep, etp, pp, host;
+};
+
+static double mb_total(const struct mb_cost *c)
+{
+    return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp + c->host;
+}
+
+/* Rows of one local expert's GEMM per microbatch: the EP group's tokens
+ * (gathered over ETP), top-k copies each, spread over the experts.  A
+ * grouped GEMM with few rows runs its tiles mostly empty: it reaches half
+ * the large-GEMM rate at EXPERT_ROWS_HALF rows. */
+#define EXPERT_ROWS_HALF 512.0
+static double expert_efficiency(const struct moe_model *m, const struct moe_layout *l,
+                                double tok_gpu)
+{
+    double rows = tok_gpu * l->ep * l->etp * m->topk / (m->num_experts > 0 ? m->num_experts : 1);
+
+    return rows / (rows + EXPERT_ROWS_HALF);
+}
+
+static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
+                          double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+{
+    double rate = (p->fp8 ? p->tflops_fp8 : p->tflops_bf16) * 1e9; /* FLOP per ms */
+    double per_tok = (st->dense_layers + st->moe_layers) * hw->attn +
+                     st->dense_layers * hw->dense_mlp +
+                     st->moe_layers * (hw->moe_mlp - hw->moe_routed) + (last ? hw->head : 0);
+    double routed = st->moe_layers * hw->moe_routed / expert_efficiency(m, l, tok_gpu);
+
+    /* every GPU of the TP x CP group (and, on average, of the EP x ETP
+     * group) runs an equal share of its microbatch */
+    c->compute = tok_gpu * (per_tok + routed) / rate;
+    c->host = p->host_us * 1e-3 * (st->dense_layers + st->moe_layers);
+}
+
+/* The router, the top-k and the permutation before and after the experts
+ * are many small kernels whose time follows the number of token copies,
+ * not the hidden size; with SP each GPU handles its share of tokens. */
+static void stage_route(const struct moe_model *m, const struct moe_pp_stage *st,
+                        double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+{
+    c->route = st->moe_layers * tok_gpu * m->topk * p->route_ns * 1e-6;
+}
+
+/* Bytes of one K/V token row that the CP ring passes on, per GPU. */
+static double kv_row(const struct moe_model *m, int tp)
+{
+    if (m->attention == MOE_ATTN_MLA)
+        return BF16 * m->num_heads * (m->qk_head_dim + m->qk_pos_head_dim + m->v_head_dim) / tp;
+    return BF16 * 2.0 * m->num_query_groups * m->head_dim / (tp < m->num_query_groups ? tp : m->num_query_groups);
+}
+
+static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
+                       const struct moe_pp_stage *st, double tok, const struct moe_perf *p,
+                       int domain, struct mb_cost *c)
+{
+    double h = m->hidden, tok_gpu = tok / ((double)l->tp * l->cp);
+    int layers = st->dense_layers + st->moe_layers;
+    /* with SP: all-gather + reduce-scatter around attention and around the
+     * dense MLP or shared expert, forward and backward */
+    int tp_ops = 4 * layers + 4 * (st->dense_layers + (m->shared_expert_ffn ? st->moe_layers : 0));
+    double seq_rows = tok / l->cp; /* the TP group's tokens */
+
+    c->tp = tp_ops * ring_ms(seq_rows * h * BF16, (struct group){ l->tp, 1 }, p, domain);
+    if (p->tp_comm_overlap)
+        c->tp *= OVERLAP_LEFT;
+    /* ring attention: CP-1 K/V hops forward, twice that backward; TE
+     * overlaps them with the attention kernels */
+    c->cp = l->cp > 1 ? OVERLAP_LEFT * 3.0 * layers * (l->cp - 1) * (tok / l->cp) * kv_row(m, l->tp) /
+                            (link_gbps(p, (struct group){ l->cp, l->tp }, domain) * 1e6)
+                      : 0;
+    /* dispatch + combine, forward and backward, top-k copies of each token */
+    double routed = tok_gpu * m->topk * h * BF16;
+    c->ep = 4.0 * st->moe_layers *
+            alltoall_ms(routed, (struct group){ l->ep, l->etp }, p, domain);
+    c->etp = 4.0 * st->moe_layers *
+             ring_ms(routed * l->etp, (struct group){ l->etp, 1 }, p, domain);
+    if (p->ep_overlap) /* hidden behind another microbatch's compute */
+        c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
+    /* activations to the next stage and gradients back, per virtual chunk */
+    int world = l->tp * l->cp * l->dp * l->pp;
+    c->pp = l->pp > 1 ? 2.0 * l->vpp * tok_gpu * h * BF16 /
+                            (link_gbps(p, (struct group){ 2, world / l->pp }, domain) * 1e6)
+                      : 0;
+}
+
+/* Gradient reduce-scatter (all-reduce without the distributed optimizer)
+ * and parameter all-gather over DP for dense and EDP for expert weights;
+ * the overlap switches hide them behind the last backward / first forward. */
+static double dp_exposed(const struct moe_layout *l, const struct moe_train *t,
+                         const struct moe_perf *p, int domain, double pd, double pe,
+                         double compute_mb)
+{
+    struct group dp = { l->dp, l->tp * l->cp }, edp = { l->edp, l->etp * l->ep };
+    double grad = t->grads_fp32 ? FP32 : BF16;
+    double rs = ring_ms(pd * grad, dp, p, domain) + ring_ms(pe * grad, edp, p, domain);
+    double ag = ring_ms(pd * BF16, dp, p, domain) + ring_ms(pe * BF16, edp, p, domain);
+
+    if (!t->distributed_optimizer)
+        rs *= 2, ag = 0; /* all-reduce = reduce-scatter + all-gather of grads */
+    if (p->overlap_grad_reduce)
+        rs = rs > compute_mb * 2 / 3 ? rs - compute_mb * 2 / 3 : 0;
+    if (p->overlap_param_gather)
+        ag = ag > compute_mb / 3 ? ag - compute_mb / 3 : 0;
+    return rs + ag;
+}
+
+static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
+                       const struct moe_workload *w, const struct moe_perf *p, int domain,
+                       const struct moe_flops *hw, const struct moe_pp_stage *stage,
+                       struct mb_cost *c)
+{
+    struct moe_pp_stage st = *stage;
+    double tok = (double)w->mbs * w->seq_len;
+
+    stage_compute(m, l, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
+    stage_route(m, &st, tok / ((double)l->tp * l->cp), p, c);
+    stage_comm(m, l, &st, tok, p, domain, c);
+}
+
+void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
+                   const struct moe_workload *w, const struct moe_train *t,
+                   const struct moe_perf *p, int domain, double params_dense,
+                   double params_expert, struct moe_step *out)
+{
+    struct moe_pp_stage st[MOE_PP_BUSY_MAX];
+    int n = moe_memory_busy_stages(m, l, st);
+
+    moe_step_time_at(m, l, w, t, p, domain, params_dense, params_expert, st, n, out);
+}
+
+/* The pipeline runs at the pace of its slowest stage. */
+void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
+                      const struct moe_workload *w, const struct moe_train *t,
+                      const struct moe_perf *p, int domain, double params_dense,
+                      double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                      struct moe_step *out)
+{
+    struct moe_flops f, hw;
+    struct mb_cost c, other;
+    int world = l->tp * l->cp * l->dp * l->pp, vpp = l->vpp > 0 ? l->vpp : 1;
+
+    moe_flops_per_token(m, w->seq_len, moe_padded_vocab(m->vocab, l->tp), &f);
+    hardware_flops(&f, t, &hw);
+    stage_cost(m, l, w, p, domain, &hw, &stages[0], &c);
+    for (int i = 1; i < n_stages; i++) {
+        stage_cost(m, l, w, p, domain, &hw, &stages[i], &other);
+        if (mb_total(&other) > mb_total(&c))
+            c = other;
+    }
+    double mbs = (double)w->gbs / ((double)w->mbs * l->dp), t_mb = mb_total(&c);
+    out->microbatches = (int)mbs;
+    out->compute_ms = mbs * c.compute;
+    out->route_ms = mbs * c.route;
+    out->tp_ms = mbs * c.tp, out->cp_ms = mbs * c.cp;
+    out->ep_ms = mbs * c.ep, out->etp_ms = mbs * c.etp;
+    out->pp_ms = mbs * c.pp, out->host_ms = mbs * c.host;
+    /* 1F1B: PP-1 microbatch slots idle at fill and drain; interleaving
+     * VPP chunks makes each slot 1/VPP as long */
+    out->bubble_ms = (l->pp - 1) * t_mb / vpp;
+    out->dp_ms = dp_exposed(l, t, p, domain, params_dense, params_expert, c.compute);
+    out->step_ms = mbs * t_mb + out->bubble_ms + out->dp_ms;
+    out->model_tflop = moe_flops_model_per_token(m, &f) * w->gbs * w->seq_len / 1e12;
+    out->tflops_per_gpu = out->step_ms > 0 ? out->model_tflop / (out->step_ms / 1e3) / world : 0;
+}

@@ -1,0 +1,69 @@
+/* Step time of one layout, predicted from the model's FLOPs, the bytes each
+ * parallel group moves and where that group sits (NVLink domain or across
+ * nodes), so that layouts can be ranked by speed and not only by shape. */
+#ifndef MOEFLOW_STEPTIME_H
+#define MOEFLOW_STEPTIME_H
+
+#include <stdbool.h>
+
+#include "fit/memory.h"
+#include "core/model.h"
+
+/* What one GPU type achieves, and the overlap switches of the run.  Rates
+ * are what Megatron reaches on large GEMMs, not the datasheet peak. */
+struct moe_perf {
+    double tflops_bf16;       /* achievable dense BF16 TFLOP/s per GPU */
+    double tflops_fp8;        /* achievable FP8/MXFP8 TFLOP/s per GPU */
+    double nvlink_gbps;       /* GB/s per GPU inside an NVLink domain, one way */
+    double internode_gbps;    /* GB/s per GPU between domains (one NIC per GPU) */
+    double host_us;           /* host time per layer and microbatch, forward + backward */
+    double route_ns;          /* GPU time per routed token copy and MoE layer: router,
+                                 permute, unpermute, forward + backward */
+    bool fp8;                 /* the run computes in FP8 */
+    bool overlap_grad_reduce; /* --overlap-grad-reduce */
+    bool overlap_param_gather;/* --overlap-param-gather */
+    bool tp_comm_overlap;     /* --tp-comm-overlap */
+    bool ep_overlap;          /* --overlap-moe-expert-parallel-comm */
+};
+
+/* Defaults for "h100", "h200", "b200", "gb200", "gb300", "a100" and the
+ * implementation (the local one launches many more kernels).  -1 for an
+ * unknown GPU name; out is then the H100 defaults. */
+int moe_perf_defaults(const char *gpu, enum moe_impl impl, struct moe_perf *out);
+
+/* NULL-ended list of the GPU names moe_perf_defaults knows. */
+const char *const *moe_perf_gpu_names(void);
+
+/* The prediction, term by term, in milliseconds per training step. */
+struct moe_step {
+    double compute_ms;    /* model FLOPs (+ recompute) at the achievable rate */
+    double tp_ms, cp_ms;  /* exposed tensor- and context-parallel collectives */
+    double route_ms;      /* routing and token permutation of the MoE layers */
+    double ep_ms, etp_ms; /* exposed expert all-to-all and expert-TP collectives */
+    double pp_ms;         /* pipeline send/receive of activations */
+    double host_ms;       /* per-layer host overhead */
+    double bubble_ms;     /* pipeline fill and drain */
+    double dp_ms;         /* exposed DP/EDP gradient reduce-scatter + param all-gather */
+    double step_ms;       /* the sum */
+    double model_tflop;   /* Megatron's model FLOPs of one step, in TFLOP */
+    double tflops_per_gpu;/* model TFLOP/s per GPU at step_ms */
+    int microbatches;     /* per pipeline, per step */
+};
+
+/* Predicts one step.  l->dp and l->edp must be set; params_dense and
+ * params_expert are the parameters on the busiest rank (as the memory
+ * model counts them), domain the GPUs per NVLink domain. */
+void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
+                   const struct moe_workload *w, const struct moe_train *t,
+                   const struct moe_perf *p, int domain, double params_dense,
+                   double params_expert, struct moe_step *out);
+
+/* The same on the given candidate stages (moe_memory_busy_stages), which
+ * an enumerator computes once per PP and VPP. */
+void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
+                      const struct moe_workload *w, const struct moe_train *t,
+                      const struct moe_perf *p, int domain, double params_dense,
+                      double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                      struct moe_step *out);
+
+#endif

@@ -1,0 +1,565 @@
+/* Each stage's candidates.  Retune follows the catalogue in DESIGN.md: one
+ * change from the baseline each, checked against the study, the dialect and
+ * Megatron's validity rules; whatever cannot run is listed as skipped with
+ * its reason instead of being emitted broken. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json_canon.h"
+#include "study/candidates.h"
+#include "fit/layouts.h"
+#include "study/study_fit.h"
+#include "study/megatron_args.h"
+#include "study/megatron_rules.h"
+#include "study/study_contract.h"
+
+struct plan_ctx {
+    const struct moe_study *s;
+    struct moe_stage_plan *plan;
+};
+
+static const char *label_of(const struct moe_study *s)
+{
+    /* Forced balance changes routing, so its numbers do not transfer. */
+    return s->workload.routing == MOE_ROUTING_FORCE_BALANCE ? "benchmark-only"
+                                                            : "training-equivalent";
+}
+
+static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    json_array_append_new(c->plan->skipped, json_pack("{s:s, s:o, s:s}", "variable", variable,
+                                                      "value", value, "reason", reason));
+}
+
+/* Why Megatron would refuse run, into buf; false when it would not. */
+static bool refused(const struct moe_study *s, const struct moe_run *run, char *buf, size_t size)
+{
+    const struct moe_megatron_rule *rule = moe_megatron_rule_broken(s, run);
+
+    if (rule)
+        moe_megatron_rule_describe(rule, s->software.dialect, buf, size);
+    return rule != NULL;
+}
+
+/* Adds a candidate (1), or lists it as skipped when it breaks one of
+ * Megatron's rules (0); shape is nodes x tasks_per_node, rank >= 0 only
+ * for fit.  Takes value. */
+static int emit(struct plan_ctx *c, const struct moe_run *run, const char *variable,
+                json_t *value, const char *bottleneck, int nodes, int tasks_per_node, int rank,
+                const char *note)
+{
+    const struct moe_study *s = c->s;
+    char id[65], why[512];
+    json_t *cand;
+
+    if (refused(s, run, why, sizeof(why))) {
+        skip(c, variable, value, "%s", why);
+        return 0;
+    }
+    cand = json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s}",
+                     "stage", moe_stage_name(c->plan->stage), "variable", variable,
+                     "value", value, "label", label_of(s), "bottleneck", bottleneck,
+                     "argv", moe_megatron_argv(s, run), "env", moe_megatron_env(s, run),
+                     "nodes", nodes, "tasks_per_node", tasks_per_node,
+                     "world_size", moe_study_world_size(s), "note", note ? note : "");
+    if (rank >= 0)
+        json_object_set_new(cand, "rank", json_integer(rank));
+    /* The declared contract is part of what the id names. */
+    json_object_set_new(cand, "contract", moe_run_contract(s, run, label_of(s)));
+    moe_json_sha256(cand, id);
+    json_object_set_new(cand, "id", json_string(id));
+    json_array_append_new(c->plan->candidates, cand);
+    return 1;
+}
+
+static int screen_iters(const struct moe_study *s)
+{
+    return s->measure.warmup + s->measure.screen_steps;
+}
+
+static void emit_baseline(struct plan_ctx *c, const struct moe_run *run, const char *bottleneck)
+{
+    const struct moe_study *s = c->s;
+
+    emit(c, run, "baseline", json_string("baseline"), bottleneck, s->cluster.nodes,
+         s->cluster.gpus_per_node, -1, NULL);
+}
+
+/* ---- fit: one GPU stands in for a rank of the full job ---- */
+
+static void fit_variant(struct plan_ctx *c, struct moe_run *run, const char *variable,
+                        json_t *value, const char *note)
+{
+    const struct moe_layout *l = &run->cfg.layout;
+    int world = moe_study_world_size(c->s);
+    /* The first pipeline stage holds the embedding and the most in-flight
+     * micro-batches; the last holds the output layer and the loss. */
+    int ranks[2] = { 0, (l->pp - 1) * (world / l->pp) };
+
+    for (int i = 0; i < (l->pp > 1 ? 2 : 1); i++)
+        emit(c, run, variable, json_incref(value), "memory", 1, 1, ranks[i], note);
+    json_decref(value);
+}
+
+static void fit_plan(struct plan_ctx *c)
+{
+    const struct moe_study *s = c->s;
+    struct moe_run run;
+    char why[512];
+    static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
+
+    moe_run_from_baseline(&run, s, s->measure.warmup + 2);
+    run.fake_process_group = true;
+    if (refused(s, &run, why, sizeof(why))) {
+        /* e.g. DeepEP/HybridEP need real peers, and the contract does not
+         * let fit change the dispatcher: nothing can stand in */
+        skip(c, "fit", json_string(moe_dispatcher_name(run.cfg.dispatcher)),
+             "%s; measure memory in a study whose baseline Megatron's fake process group can "
+             "run", why);
+        return;
+    }
+    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), NULL);
+    /* Selective recompute before full recompute: add one module at a time,
+     * leaving out a module this Megatron cannot recompute here. */
+    for (int i = 0; selective_steps[i]; i++) {
+        struct moe_run next = run;
+        struct moe_strlist *m = &next.cfg.recompute_modules;
+        bool have = false;
+        json_t *mods;
+
+        for (int j = 0; j < m->n; j++)
+            have |= strcmp(m->v[j], selective_steps[i]) == 0;
+        if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
+            continue;
+        snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", selective_steps[i]);
+        next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
+        mods = json_array();
+        for (int j = 0; j < m->n; j++)
+            json_array_append_new(mods, json_string(m->v[j]));
+        if (refused(s, &next, why, sizeof(why))) {
+            skip(c, "recompute_modules", mods, "%s", why);
+            continue;
+        }
+        run = next;
+        fit_variant(c, &run, "recompute_modules", mods, NULL);
+    }
+    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
+        return;
+    moe_run_from_baseline(&run, s, s->measure.warmup + 2);
+    run.fake_process_group = true;
+    run.cfg.recompute = MOE_RECOMPUTE_FULL;
+    run.cfg.recompute_modules.n = 0;
+    fit_variant(c, &run, "recompute", json_string("full"), NULL);
+}
+
+/* ---- scale: the baseline and its neighbouring layouts ---- */
+
+static const char *layout_problem(const struct moe_study *s, const struct moe_baseline *b)
+{
+    static char why[256];
+    const struct moe_layout *l = &b->layout;
+    int world = moe_study_world_size(s), dp;
+
+    if (world % (l->tp * l->cp * l->pp) || world % (l->ep * l->etp * l->pp))
+        return "does not divide the GPU count";
+    if (s->model.num_experts % l->ep)
+        return "EP does not divide the expert count";
+    if (s->model.num_heads % l->tp ||
+        (s->model.attention == MOE_ATTN_GQA && s->model.num_query_groups % l->tp))
+        return "TP does not divide the attention heads or query groups";
+    if (l->tp > s->cluster.nvlink_domain)
+        return "TP would leave the NVLink domain";
+    if (b->pipeline_layout[0] && (l->pp != s->baseline.layout.pp || l->vpp != s->baseline.layout.vpp))
+        return "baseline.pipeline_layout is written for the baseline PP and VPP";
+    if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
+        return "layers do not split evenly over PP x VPP";
+    dp = world / (l->tp * l->cp * l->pp);
+    if (s->workload.gbs % (s->workload.mbs * dp)) {
+        snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %d", s->workload.gbs,
+                 s->workload.mbs * dp);
+        return why;
+    }
+    return NULL;
+}
+
+static bool same_layout(const struct moe_layout *a, const struct moe_layout *b)
+{
+    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp && a->vpp == b->vpp &&
+           a->ep == b->ep && a->etp == b->etp;
+}
+
+/* The layout as one value: "tp2.cp1.pp8.vpp4.ep32.etp1". */
+static json_t *layout_value(const struct moe_layout *l)
+{
+    char v[96];
+
+    snprintf(v, sizeof(v), "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d", l->tp, l->cp, l->pp, l->vpp, l->ep,
+             l->etp);
+    return json_string(v);
+}
+
+/* Ranked layouts looked at for the scale stage, and skip entries kept: the
+ * study's own rules (a fixed pipeline layout, EP overlap) can exclude many
+ * of the best ones, and listing hundreds of them helps nobody. */
+#define SCALE_RANKED_MAX 256
+#define SCALE_SKIPS_LISTED 8
+
+/* Emits one ranked layout (1), or says why the study excludes it (0). */
+static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
+                         const struct moe_layout_set *set, const struct moe_machine *machine,
+                         size_t rank, int *skips)
+{
+    const struct moe_layout_entry *e = &set->valid[rank];
+    struct moe_run r = *base;
+    struct moe_fit fit;
+    char note[400], fitbuf[160];
+    const char *why;
+
+    r.cfg.layout = e->layout;
+    moe_layout_entry_fit(set, e, &fit);
+    moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
+    why = layout_problem(c->s, &r.cfg);
+    /* scale may change only the layout: recompute stays the baseline's */
+    if (!why && (!fit.fits || fit.step != 0)) {
+        snprintf(note, sizeof(note), "it needs %s; scale keeps the baseline's recompute (fit "
+                 "stage first)", fitbuf);
+        why = note;
+    }
+    if (why) {
+        if ((*skips)++ < SCALE_SKIPS_LISTED)
+            skip(c, "layout", layout_value(&e->layout), "%s", why);
+        return 0;
+    }
+    snprintf(note, sizeof(note), "rank %zu of %zu grids, predicted %.0f ms per step, %.0f "
+             "TFLOP/s per GPU (%s); %s", rank + 1, set->n_grids, e->time.step_ms,
+             e->time.tflops_per_gpu, moe_scale_rule_text(e->decided_by), fitbuf);
+    return emit(c, &r, "layout", layout_value(&e->layout), "communication",
+                c->s->cluster.nodes, c->s->cluster.gpus_per_node, -1, note);
+}
+
+/* The baseline and the study's top_k best other layouts, ranked by the
+ * scale rules over every layout Megatron accepts for this GPU count. */
+static void scale_plan(struct plan_ctx *c)
+{
+    const struct moe_study *s = c->s;
+    struct moe_layout_set set;
+    struct moe_machine machine;
+    struct moe_train train;
+    struct moe_error err;
+    struct moe_run run;
+    int emitted = 0, skips = 0;
+
+    moe_run_from_baseline(&run, s, screen_iters(s));
+    emit_baseline(c, &run, "communication");
+    moe_error_clear(&err);
+    if (moe_study_fit_inputs(s, &train, &machine, &err) == 0 && s->baseline.pipeline_layout[0]) {
+        /* an explicit pipeline layout is written for one PP x VPP */
+        machine.fixed_pp = s->baseline.layout.pp;
+        machine.fixed_vpp = s->baseline.layout.vpp;
+    }
+    if (err.text[0] ||
+        moe_layouts_enumerate(&s->model, &s->workload, &train, &machine,
+                              SCALE_RANKED_MAX, false, &set, &err) != 0) {
+        skip(c, "layout", json_null(), "no layout ranking: %s", err.text);
+        return;
+    }
+    for (size_t i = 0; i < set.n_ranked && emitted < s->scale_top_k; i++)
+        if (!same_layout(&set.valid[i].layout, &s->baseline.layout))
+            emitted += scale_variant(c, &run, &set, &machine, i, &skips);
+    if (skips > SCALE_SKIPS_LISTED)
+        skip(c, "layout", json_integer(skips - SCALE_SKIPS_LISTED),
+             "more ranked layouts excluded for the reasons above");
+    moe_layout_set_free(&set);
+}
+
+/* ---- retune: the catalogue ---- */
+
+static bool axis_on(const struct moe_study *s, const char *axis)
+{
+    for (int i = 0; i < s->retune_axes.n; i++)
+        if (strcmp(s->retune_axes.v[i], axis) == 0)
+            return true;
+    return false;
+}
+
+static void retune_emit(struct plan_ctx *c, const struct moe_run *r, const char *variable,
+                        json_t *value, const char *bottleneck)
+{
+    emit(c, r, variable, value, bottleneck, c->s->cluster.nodes, c->s->cluster.gpus_per_node,
+         -1, NULL);
+}
+
+static void retune_dispatcher(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+    static const enum moe_dispatcher order[] = { MOE_DISPATCH_ALLTOALL, MOE_DISPATCH_FLEX_DEEPEP,
+                                                 MOE_DISPATCH_FLEX_HYBRIDEP };
+
+    for (int i = 0; i < 3; i++) {
+        struct moe_run r = *base;
+        enum moe_dispatcher d = order[i];
+        const char *name = moe_dispatcher_name(d);
+
+        if (d == base->cfg.dispatcher)
+            continue;
+        if (d == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep) {
+            skip(c, "dispatcher", json_string(name), "the container has no DeepEP");
+            continue;
+        }
+        if (d == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep) {
+            skip(c, "dispatcher", json_string(name), "the container has no HybridEP");
+            continue;
+        }
+        if (base->cfg.layout.ep == 1) {
+            skip(c, "dispatcher", json_string(name), "EP is 1: no token exchange to change");
+            continue;
+        }
+        r.cfg.dispatcher = d;
+        retune_emit(c, &r, "dispatcher", json_string(name), "communication");
+    }
+}
+
+/* Why turning a boolean switch on measures nothing here, or NULL;
+ * what Megatron itself refuses is in megatron_rules.c. */
+static const char *overlap_problem(const struct moe_study *s, const char *axis,
+                                   const struct moe_baseline *b)
+{
+    const struct moe_layout *l = &b->layout;
+
+    if (strcmp(axis, "ep_overlap") == 0) {
+        if (l->ep == 1)
+            return "EP is 1";
+    } else if (strcmp(axis, "shared_expert_overlap") == 0) {
+        if (!s->model.shared_expert_ffn)
+            return "the model has no shared expert";
+    } else if (strcmp(axis, "overlap_grad_reduce") == 0) {
+        if (l->dp == 1 && l->edp == 1)
+            return "DP and expert DP are 1: no gradient reduction to overlap";
+    } else if (strcmp(axis, "tp_comm_overlap") == 0) {
+        if (l->tp == 1)
+            return "TP is 1";
+    }
+    return NULL;
+}
+
+static bool *flag_of(struct moe_baseline *b, const char *axis)
+{
+    if (strcmp(axis, "ep_overlap") == 0)
+        return &b->ep_overlap;
+    if (strcmp(axis, "shared_expert_overlap") == 0)
+        return &b->shared_expert_overlap;
+    if (strcmp(axis, "delay_wgrad") == 0)
+        return &b->delay_wgrad;
+    if (strcmp(axis, "overlap_grad_reduce") == 0)
+        return &b->overlap_grad_reduce;
+    if (strcmp(axis, "tp_comm_overlap") == 0)
+        return &b->tp_comm_overlap;
+    return &b->manual_gc;
+}
+
+static void retune_flag(struct plan_ctx *c, const struct moe_run *base, const char *axis,
+                        const char *bottleneck)
+{
+    struct moe_run r = *base;
+    bool *flag = flag_of(&r.cfg, axis);
+    const char *why = overlap_problem(c->s, axis, &base->cfg);
+
+    if (*flag) {
+        skip(c, axis, json_true(), "already on in the baseline");
+        return;
+    }
+    if (why) {
+        skip(c, axis, json_true(), "%s", why);
+        return;
+    }
+    *flag = true;
+    retune_emit(c, &r, axis, json_true(), bottleneck);
+}
+
+static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+    static const char *const mods[] = { "moe_act", "layernorm", "core_attn", "mla_up_proj",
+                                        "mlp", "shared_experts", NULL };
+
+    if (base->cfg.recompute == MOE_RECOMPUTE_FULL) {
+        skip(c, "recompute_modules", json_null(), "the baseline uses full recompute");
+        return;
+    }
+    for (int i = 0; mods[i]; i++) {
+        struct moe_run r = *base;
+        struct moe_strlist *m = &r.cfg.recompute_modules;
+        bool have = false;
+        json_t *value;
+
+        for (int j = 0; j < m->n; j++)
+            have |= strcmp(m->v[j], mods[i]) == 0;
+        if (have)
+            continue;
+        if (strcmp(mods[i], "mla_up_proj") == 0 && s->model.attention != MOE_ATTN_MLA) {
+            skip(c, "recompute_modules", json_string(mods[i]), "needs MLA attention");
+            continue;
+        }
+        if (strcmp(mods[i], "mlp") == 0 && !s->model.first_dense_layers) {
+            skip(c, "recompute_modules", json_string(mods[i]), "the model has no dense layer");
+            continue;
+        }
+        if (strcmp(mods[i], "shared_experts") == 0 && !s->model.shared_expert_ffn) {
+            skip(c, "recompute_modules", json_string(mods[i]), "the model has no shared expert");
+            continue;
+        }
+        snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", mods[i]);
+        r.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
+        value = json_array();
+        for (int j = 0; j < m->n; j++)
+            json_array_append_new(value, json_string(m->v[j]));
+        retune_emit(c, &r, "recompute_modules", value, "memory");
+    }
+}
+
+static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+
+    for (int p = MOE_PREC_FP8_TENSORWISE; p <= MOE_PREC_NVFP4; p++) {
+        struct moe_run r = *base;
+        const char *name = moe_precision_name((enum moe_precision)p);
+        bool blackwell_only = p == MOE_PREC_MXFP8 || p == MOE_PREC_NVFP4;
+
+        if ((enum moe_precision)p == base->cfg.precision)
+            continue;
+        if (blackwell_only && !moe_gpu_is_blackwell(s->cluster.gpu)) {
+            skip(c, "precision", json_string(name), "needs Blackwell, the study runs on %s",
+                 moe_gpu_name(s->cluster.gpu));
+            continue;
+        }
+        if (!blackwell_only && !moe_gpu_is_hopper(s->cluster.gpu)) {
+            skip(c, "precision", json_string(name), "FP8 recipes are for Hopper here, not %s",
+                 moe_gpu_name(s->cluster.gpu));
+            continue;
+        }
+        r.cfg.precision = (enum moe_precision)p;
+        retune_emit(c, &r, "precision", json_string(name), "compute");
+    }
+}
+
+/* Smallest scope first: the router, then MoE preprocessing, then attention. */
+static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
+{
+    static const char *const chain[] = { "moe_router", "moe_preprocess", "attn" };
+    int have = base->cfg.cuda_graph_modules.n;
+
+    for (int n = 1; n <= 3; n++) {
+        struct moe_run r = *base;
+        struct moe_strlist *m = &r.cfg.cuda_graph_modules;
+        json_t *value;
+
+        if (n <= have)
+            continue;
+        value = json_array();
+        m->n = 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", chain[i]);
+            json_array_append_new(value, json_string(chain[i]));
+        }
+        retune_emit(c, &r, "cuda_graph_modules", value, "host");
+    }
+}
+
+static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)
+{
+    for (int i = 0; i < c->s->retune_mbs_n; i++) {
+        struct moe_run r = *base;
+
+        if (c->s->retune_mbs[i] == base->mbs)
+            continue;
+        r.mbs = c->s->retune_mbs[i];
+        retune_emit(c, &r, "mbs", json_integer(r.mbs), "compute");
+    }
+}
+
+static void retune_plan(struct plan_ctx *c)
+{
+    const struct moe_study *s = c->s;
+    struct moe_run base;
+    static const struct { const char *axis, *bottleneck; } flags[] = {
+        { "ep_overlap", "communication" }, { "shared_expert_overlap", "communication" },
+        { "delay_wgrad", "communication" }, { "overlap_grad_reduce", "communication" },
+        { "tp_comm_overlap", "communication" }, { "manual_gc", "host" },
+    };
+
+    moe_run_from_baseline(&base, s, screen_iters(s));
+    if (axis_on(s, "dispatcher"))
+        retune_dispatcher(c, &base);
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (axis_on(s, flags[i].axis))
+            retune_flag(c, &base, flags[i].axis, flags[i].bottleneck);
+    if (axis_on(s, "recompute"))
+        retune_recompute(c, &base);
+    if (axis_on(s, "precision"))
+        retune_precision(c, &base);
+    if (axis_on(s, "cuda_graph"))
+        retune_graphs(c, &base);
+    if (axis_on(s, "mbs"))
+        retune_mbs(c, &base);
+}
+
+int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
+                         struct moe_stage_plan *plan, struct moe_error *err)
+{
+    struct plan_ctx c = { s, plan };
+    struct moe_run run;
+
+    plan->stage = stage;
+    plan->candidates = json_array();
+    plan->skipped = json_array();
+    switch (stage) {
+    case MOE_STAGE_CONTRACT:
+        moe_run_from_baseline(&run, s, screen_iters(s));
+        emit(&c, &run, "baseline", json_string("baseline"), "none", 1, 1, -1,
+             "captures versions, hardware and topology of one node");
+        break;
+    case MOE_STAGE_FIT:
+        fit_plan(&c);
+        break;
+    case MOE_STAGE_SCALE:
+        scale_plan(&c);
+        break;
+    case MOE_STAGE_PROFILE:
+        moe_run_from_baseline(&run, s, screen_iters(s));
+        run.profile = true;
+        emit_baseline(&c, &run, "unknown");
+        break;
+    case MOE_STAGE_RETUNE:
+        retune_plan(&c);
+        break;
+    case MOE_STAGE_VALIDATE:
+        moe_run_from_baseline(&run, s, s->measure.validate_steps);
+        emit_baseline(&c, &run, "none");
+        break;
+    default:
+        moe_error_set(err, "no such stage %d", (int)stage);
+        moe_stage_plan_free(plan);
+        return -1;
+    }
+    return 0;
+}
+
+void moe_stage_plan_free(struct moe_stage_plan *plan)
+{
+    json_decref(plan->candidates);
+    json_decref(plan->skipped);
+    plan->candidates = plan->skipped = NULL;
+}

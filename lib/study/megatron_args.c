@@ -1,0 +1,346 @@
+/* The argument list follows Megatron-LM's pretrain_gpt.py.  Only flags that
+ * exist in every supported dialect are emitted, except where the dialect
+ * switch says otherwise (CUDA-graph module selection); the unit test
+ * test_megatron_flags checks each flag and choice against the argparse dumps. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "study/megatron_args.h"
+
+static void add(json_t *argv, const char *flag)
+{
+    json_array_append_new(argv, json_string(flag));
+}
+
+static void addi(json_t *argv, const char *flag, int v)
+{
+    char buf[32];
+
+    add(argv, flag);
+    snprintf(buf, sizeof(buf), "%d", v);
+    add(argv, buf);
+}
+
+static void adds(json_t *argv, const char *flag, const char *v)
+{
+    add(argv, flag);
+    add(argv, v);
+}
+
+void moe_run_from_baseline(struct moe_run *run, const struct moe_study *s, int train_iters)
+{
+    memset(run, 0, sizeof(*run));
+    run->cfg = s->baseline;
+    run->mbs = s->workload.mbs;
+    run->train_iters = train_iters;
+}
+
+static void model_args(json_t *a, const struct moe_study *s)
+{
+    const struct moe_model *m = &s->model;
+    char freq[64];
+
+    addi(a, "--num-layers", m->num_layers);
+    addi(a, "--hidden-size", m->hidden);
+    if (m->ffn_hidden)
+        addi(a, "--ffn-hidden-size", m->ffn_hidden);
+    addi(a, "--num-attention-heads", m->num_heads);
+    if (m->attention == MOE_ATTN_MLA) {
+        add(a, "--multi-latent-attention");
+        if (m->q_lora_rank)
+            addi(a, "--q-lora-rank", m->q_lora_rank);
+        addi(a, "--kv-lora-rank", m->kv_lora_rank);
+        addi(a, "--qk-head-dim", m->qk_head_dim);
+        addi(a, "--qk-pos-emb-head-dim", m->qk_pos_head_dim);
+        addi(a, "--v-head-dim", m->v_head_dim);
+    } else {
+        if (m->num_query_groups != m->num_heads) {
+            add(a, "--group-query-attention");
+            addi(a, "--num-query-groups", m->num_query_groups);
+        }
+        addi(a, "--kv-channels", m->head_dim);
+    }
+    if (m->qk_layernorm)
+        add(a, "--qk-layernorm");
+    addi(a, "--num-experts", m->num_experts);
+    addi(a, "--moe-router-topk", m->topk);
+    addi(a, "--moe-ffn-hidden-size", m->moe_ffn_hidden);
+    if (m->shared_expert_ffn)
+        addi(a, "--moe-shared-expert-intermediate-size", m->shared_expert_ffn);
+    if (m->first_dense_layers) {
+        /* Megatron evaluates this Python list expression. */
+        snprintf(freq, sizeof(freq), "([0]*%d+[1]*%d)", m->first_dense_layers,
+                 m->num_layers - m->first_dense_layers);
+        adds(a, "--moe-layer-freq", freq);
+    }
+    if (m->mtp_layers)
+        addi(a, "--mtp-num-layers", m->mtp_layers);
+    adds(a, "--moe-router-score-function",
+         m->router_score == MOE_ROUTER_SIGMOID ? "sigmoid" : "softmax");
+    if (m->router_score == MOE_ROUTER_SIGMOID)
+        add(a, "--moe-router-enable-expert-bias");
+    if (m->router_groups) {
+        addi(a, "--moe-router-num-groups", m->router_groups);
+        addi(a, "--moe-router-group-topk", m->router_group_topk);
+    }
+    /* The router stays FP32 whatever the training precision. */
+    adds(a, "--moe-router-dtype", "fp32");
+    /* Both are Transformer Engine kernels; the local implementation runs
+     * the experts one by one (SequentialMLP) and permutes in PyTorch. */
+    if (moe_software_has_te(&s->software)) {
+        add(a, "--moe-grouped-gemm");
+        add(a, "--moe-permute-fusion");
+    }
+    if (m->swiglu)
+        add(a, "--swiglu");
+    if (m->untie_embeddings)
+        add(a, "--untie-embeddings-and-output-weights");
+    adds(a, "--normalization", "RMSNorm");
+    adds(a, "--position-embedding-type", "rope");
+    add(a, "--disable-bias-linear");
+    addi(a, "--vocab-size", m->vocab);
+}
+
+static void routing_args(json_t *a, const struct moe_workload *w)
+{
+    char cf[32];
+
+    switch (w->routing) {
+    case MOE_ROUTING_DROPLESS:
+        break;
+    case MOE_ROUTING_DROP_AND_PAD:
+        snprintf(cf, sizeof(cf), "%g", w->capacity_factor);
+        adds(a, "--moe-expert-capacity-factor", cf);
+        add(a, "--moe-pad-expert-input-to-capacity");
+        break;
+    case MOE_ROUTING_FORCE_BALANCE:
+        add(a, "--moe-router-force-load-balancing");
+        break;
+    }
+}
+
+static void layout_args(json_t *a, const struct moe_study *s, const struct moe_baseline *c)
+{
+    const struct moe_layout *l = &c->layout;
+
+    addi(a, "--tensor-model-parallel-size", l->tp);
+    addi(a, "--pipeline-model-parallel-size", l->pp);
+    addi(a, "--context-parallel-size", l->cp);
+    addi(a, "--expert-model-parallel-size", l->ep);
+    addi(a, "--expert-tensor-parallel-size", l->etp);
+    /* The local implementation's RMSNorm (WrappedTorchNorm) refuses
+     * sequence parallelism; core 0.19 then refuses MoE with TP > 1
+     * (megatron_rules.c: moe_tp_needs_sequence_parallel). */
+    if (l->tp > 1 && moe_software_has_te(&s->software))
+        add(a, "--sequence-parallel");
+    if (c->pipeline_layout[0])
+        adds(a, "--pipeline-model-parallel-layout", c->pipeline_layout);
+    else if (l->vpp > 1)
+        addi(a, "--num-virtual-stages-per-pipeline-rank", l->vpp);
+}
+
+static void dispatcher_args(json_t *a, enum moe_dispatcher d)
+{
+    switch (d) {
+    case MOE_DISPATCH_ALLTOALL:
+        adds(a, "--moe-token-dispatcher-type", "alltoall");
+        break;
+    case MOE_DISPATCH_ALLGATHER:
+        adds(a, "--moe-token-dispatcher-type", "allgather");
+        break;
+    case MOE_DISPATCH_FLEX_DEEPEP:
+        adds(a, "--moe-token-dispatcher-type", "flex");
+        adds(a, "--moe-flex-dispatcher-backend", "deepep");
+        break;
+    case MOE_DISPATCH_FLEX_HYBRIDEP:
+        adds(a, "--moe-token-dispatcher-type", "flex");
+        adds(a, "--moe-flex-dispatcher-backend", "hybridep");
+        break;
+    }
+}
+
+static void tuning_args(json_t *a, const struct moe_study *s, const struct moe_baseline *c)
+{
+    if (c->ep_overlap)
+        add(a, "--overlap-moe-expert-parallel-comm");
+    if (c->delay_wgrad)
+        add(a, "--delay-wgrad-compute");
+    if (c->shared_expert_overlap)
+        add(a, "--moe-shared-expert-overlap");
+    if (c->overlap_grad_reduce)
+        add(a, "--overlap-grad-reduce");
+    if (c->tp_comm_overlap)
+        add(a, "--tp-comm-overlap");
+    if (c->manual_gc) {
+        add(a, "--manual-gc");
+        addi(a, "--manual-gc-interval", 10);
+    }
+    if (c->recompute == MOE_RECOMPUTE_SELECTIVE) {
+        adds(a, "--recompute-granularity", "selective");
+        add(a, "--recompute-modules");
+        for (int i = 0; i < c->recompute_modules.n; i++)
+            add(a, c->recompute_modules.v[i]);
+    } else if (c->recompute == MOE_RECOMPUTE_FULL) {
+        adds(a, "--recompute-granularity", "full");
+        adds(a, "--recompute-method", "uniform");
+        addi(a, "--recompute-num-layers", 1);
+    }
+    if (c->cuda_graph_modules.n) {
+        adds(a, "--cuda-graph-impl", "transformer_engine");
+        /* core 0.18 renamed --cuda-graph-scope to --cuda-graph-modules. */
+        add(a, s->software.dialect == MOE_DIALECT_CORE_0_16 ? "--cuda-graph-scope"
+                                                            : "--cuda-graph-modules");
+        for (int i = 0; i < c->cuda_graph_modules.n; i++)
+            add(a, c->cuda_graph_modules.v[i]);
+        add(a, "--te-rng-tracker");
+    }
+}
+
+static void precision_args(json_t *a, enum moe_precision p)
+{
+    add(a, "--bf16");
+    switch (p) {
+    case MOE_PREC_BF16:
+        break;
+    case MOE_PREC_FP8_TENSORWISE:
+        adds(a, "--fp8-format", "hybrid");
+        adds(a, "--fp8-recipe", "tensorwise");
+        break;
+    case MOE_PREC_FP8_DELAYED:
+        adds(a, "--fp8-format", "hybrid");
+        adds(a, "--fp8-recipe", "delayed");
+        break;
+    case MOE_PREC_FP8_BLOCKWISE:
+        adds(a, "--fp8-format", "e4m3");
+        adds(a, "--fp8-recipe", "blockwise");
+        break;
+    case MOE_PREC_MXFP8:
+        adds(a, "--fp8-format", "e4m3");
+        adds(a, "--fp8-recipe", "mxfp8");
+        break;
+    case MOE_PREC_NVFP4:
+        adds(a, "--fp4-format", "e2m1");
+        adds(a, "--fp4-recipe", "nvfp4");
+        break;
+    }
+}
+
+/* Transformer Engine, or Megatron's local implementation with every fusion
+ * turned off whose kernels come from TE or Apex. */
+static void implementation_args(json_t *a, const struct moe_software *sw)
+{
+    if (moe_software_has_te(sw)) {
+        adds(a, "--transformer-impl", "transformer_engine");
+        return;
+    }
+    adds(a, "--transformer-impl", "local");
+    /* RMSNorm in the local spec is always WrappedTorchNorm, which refuses
+     * the persistent kernel (megatron/core/transformer/torch_norm.py). */
+    add(a, "--no-persist-layer-norm");
+    /* Fused RoPE is TE's (transformer_config.py: "apply_rope_fusion is not
+     * available. Please install TE"). */
+    add(a, "--no-rope-fusion");
+    if (sw->apex)
+        return;
+    /* Apex builds the masked-softmax and fused-wgrad kernels
+     * (scaled_masked_softmax_cuda, fused_weight_gradient_mlp_cuda); the
+     * bias-dropout fusion is torch.compile'd at first use (core/jit.py),
+     * which the GPU lane's runs without TE or Apex leave out. */
+    add(a, "--no-masked-softmax-fusion");
+    add(a, "--no-gradient-accumulation-fusion");
+    add(a, "--no-bias-dropout-fusion");
+}
+
+static void training_args(json_t *a, const struct moe_study *s, const struct moe_run *r)
+{
+    const struct moe_measure *m = &s->measure;
+
+    addi(a, "--seq-length", s->workload.seq_len);
+    addi(a, "--max-position-embeddings", s->workload.seq_len);
+    addi(a, "--micro-batch-size", r->mbs);
+    addi(a, "--global-batch-size", s->workload.gbs);
+    addi(a, "--train-iters", r->train_iters);
+    adds(a, "--optimizer", s->optimizer);
+    adds(a, "--lr", "1.0e-4");
+    add(a, "--use-distributed-optimizer");
+    adds(a, "--tokenizer-type", "NullTokenizer");
+    if (s->data_path[0])
+        adds(a, "--data-path", s->data_path);
+    else
+        add(a, "--mock-data");
+    /* No evaluation, but Megatron still divides train_iters by
+     * eval_interval, whose default is None (training.py, see
+     * megatron_rules.c: eval_interval_required). */
+    addi(a, "--eval-iters", 0);
+    addi(a, "--eval-interval", r->train_iters);
+    implementation_args(a, &s->software);
+    addi(a, "--log-interval", m->log_interval);
+    add(a, "--log-throughput");
+    if (r->fake_process_group)
+        add(a, "--fake-process-group");
+    if (r->profile) {
+        add(a, "--profile");
+        addi(a, "--profile-step-start", m->profile_first);
+        addi(a, "--profile-step-end", m->profile_last + 1);
+        if (m->profiler == MOE_PROFILER_PYTORCH) {
+            /* Megatron writes the Kineto trace next to the TensorBoard
+             * folder: <dir>/../torch_profile/rank-N.json.gz (core 0.19,
+             * bridge-pin) or into <dir> itself (core 0.16). */
+            add(a, "--use-pytorch-profiler");
+            adds(a, "--tensorboard-dir", MOE_PYTORCH_PROFILE_DIR);
+        }
+    }
+}
+
+json_t *moe_megatron_argv(const struct moe_study *s, const struct moe_run *r)
+{
+    json_t *a = json_array();
+
+    model_args(a, s);
+    routing_args(a, &s->workload);
+    layout_args(a, s, &r->cfg);
+    dispatcher_args(a, r->cfg.dispatcher);
+    tuning_args(a, s, &r->cfg);
+    precision_args(a, r->cfg.precision);
+    training_args(a, s, r);
+    return a;
+}
+
+int moe_cuda_max_connections(const struct moe_study *s, const struct moe_baseline *c)
+{
+    bool flex = c->dispatcher == MOE_DISPATCH_FLEX_DEEPEP ||
+                c->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP;
+
+    if (!moe_gpu_is_blackwell(s->cluster.gpu) && (c->layout.tp > 1 || c->layout.cp > 1) &&
+        !c->ep_overlap)
+        return 1;
+    if (flex || moe_gpu_is_blackwell(s->cluster.gpu))
+        return 32;
+    return 8;
+}
+
+json_t *moe_megatron_env(const struct moe_study *s, const struct moe_run *r)
+{
+    const struct moe_baseline *c = &r->cfg;
+    json_t *env = json_object();
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "%d", moe_cuda_max_connections(s, c));
+    json_object_set_new(env, "CUDA_DEVICE_MAX_CONNECTIONS", json_string(buf));
+    json_object_set_new(env, "PYTORCH_CUDA_ALLOC_CONF", json_string("expandable_segments:True"));
+    /* NCCL buffer registration inside graphs breaks with expandable segments. */
+    if (c->cuda_graph_modules.n)
+        json_object_set_new(env, "NCCL_GRAPH_REGISTER", json_string("0"));
+    if (c->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
+        int domain = s->cluster.nvlink_domain;
+        int ep_ranks = c->layout.ep * c->layout.etp;
+        snprintf(buf, sizeof(buf), "%d", ep_ranks < domain ? ep_ranks : domain);
+        json_object_set_new(env, "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN", json_string(buf));
+        if (domain > s->cluster.gpus_per_node)
+            json_object_set_new(env, "USE_MNNVL", json_string("1"));
+    }
+    return env;
+}

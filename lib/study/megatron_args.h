@@ -1,0 +1,38 @@
+/* One concrete run of the trainer: the Megatron argument list and the
+ * environment for a configuration derived from a study. */
+#ifndef MOEFLOW_MEGATRON_ARGS_H
+#define MOEFLOW_MEGATRON_ARGS_H
+
+#include <jansson.h>
+
+#include "study/study.h"
+
+/* The profile stage's --tensorboard-dir, relative to the study directory
+ * the job runs in.  The PyTorch profiler's traces land in
+ * results/profile/torch_profile/rank-N.json.gz (core 0.19, bridge-pin) or
+ * in this folder as *.pt.trace.json (core 0.16). */
+#define MOE_PYTORCH_PROFILE_DIR "results/profile/tensorboard"
+
+struct moe_run {
+    struct moe_baseline cfg;      /* layout and tuning knobs for this run */
+    int mbs;
+    int train_iters;
+    bool fake_process_group;      /* fit: one GPU standing in for a rank at scale */
+    bool profile;                 /* profile: --profile with the study's window */
+};
+
+/* A run equal to the study's baseline, for train_iters steps. */
+void moe_run_from_baseline(struct moe_run *run, const struct moe_study *study, int train_iters);
+
+/* Argument list (JSON array of strings) in a fixed order. */
+json_t *moe_megatron_argv(const struct moe_study *study, const struct moe_run *run);
+
+/* Environment (JSON object) by Megatron's and Megatron-Bridge's rules. */
+json_t *moe_megatron_env(const struct moe_study *study, const struct moe_run *run);
+
+/* CUDA_DEVICE_MAX_CONNECTIONS: 1 on pre-Blackwell GPUs when TP or CP > 1
+ * (their communication must be issued in order) unless EP overlap is on;
+ * otherwise 32 for the flex dispatcher and Blackwell, 8 else. */
+int moe_cuda_max_connections(const struct moe_study *study, const struct moe_baseline *cfg);
+
+#endif

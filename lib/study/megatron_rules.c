@@ -1,0 +1,399 @@
+/* The rule table.  Line numbers were read in the three source trees of
+ * ../shared/megatron (core_v0.16.0, core_v0.19.0 and 2a75ac12, the commit
+ * Megatron-Bridge pins); each rule's unit test in test_megatron_rules.c
+ * builds a run that breaks it and one that does not.  Abbreviations:
+ * ARGS = megatron/training/arguments.py (validate_args),
+ * TC = megatron/core/transformer/transformer_config.py (__post_init__). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "study/megatron_rules.h"
+
+#define ARGS "megatron/training/arguments.py:"
+#define TC "megatron/core/transformer/transformer_config.py:"
+
+int moe_version_cmp(const char *a, const char *b)
+{
+    while (*a || *b) {
+        char *ea, *eb;
+        long x = strtol(a, &ea, 10), y = strtol(b, &eb, 10);
+
+        if (ea == a && eb == b)
+            break;
+        if (x != y)
+            return x < y ? -1 : 1;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+    }
+    return 0;
+}
+
+static bool has_te(const struct moe_study *s)
+{
+    return moe_software_has_te(&s->software);
+}
+
+static bool te_below(const struct moe_study *s, const char *version)
+{
+    return has_te(s) && moe_version_cmp(s->software.transformer_engine, version) < 0;
+}
+
+static bool recomputes(const struct moe_run *r, const char *module)
+{
+    const struct moe_strlist *m = &r->cfg.recompute_modules;
+
+    if (r->cfg.recompute != MOE_RECOMPUTE_SELECTIVE)
+        return false;
+    for (int i = 0; i < m->n; i++)
+        if (strcmp(m->v[i], module) == 0)
+            return true;
+    return false;
+}
+
+/* Any CUDA graph (module NULL), or one of that module. */
+static bool graphs(const struct moe_run *r, const char *module)
+{
+    const struct moe_strlist *g = &r->cfg.cuda_graph_modules;
+
+    if (!module)
+        return g->n > 0;
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->v[i], module) == 0)
+            return true;
+    return false;
+}
+
+static bool flex(const struct moe_run *r)
+{
+    return r->cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP ||
+           r->cfg.dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP;
+}
+
+static bool fp8(const struct moe_run *r)
+{
+    return moe_precision_is_fp8(r->cfg.precision);
+}
+
+/* ---- the implementation: what needs Transformer Engine ---- */
+
+static bool router_gemm_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)r;
+    return s->software.dialect == MOE_DIALECT_CORE_0_16 && !has_te(s);
+}
+
+static bool mla_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)r;
+    return s->model.attention == MOE_ATTN_MLA && !has_te(s);
+}
+
+static bool cp_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.layout.cp > 1 && !has_te(s);
+}
+
+/* moeflow emits --sequence-parallel with TP > 1 only where the norm takes
+ * it: the local spec's RMSNorm is WrappedTorchNorm, which refuses it
+ * (megatron/core/transformer/torch_norm.py: 32 / 50 / 50). */
+static bool moe_tp_without_sp(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.layout.tp > 1 && !has_te(s);
+}
+
+static bool moe_act_without_grouped_gemm(const struct moe_study *s, const struct moe_run *r)
+{
+    return recomputes(r, "moe_act") && !has_te(s);
+}
+
+static bool layernorm_recompute_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return recomputes(r, "layernorm") && !has_te(s);
+}
+
+static bool permute_fusion_old_te(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)r;
+    return te_below(s, "2.1");
+}
+
+/* ---- overlap switches ---- */
+
+static bool ep_overlap_without_ep(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.ep_overlap && r->cfg.layout.ep == 1;
+}
+
+static bool ep_overlap_allgather(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.ep_overlap && r->cfg.dispatcher == MOE_DISPATCH_ALLGATHER;
+}
+
+static bool ep_overlap_pp_without_vpp(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.ep_overlap && r->cfg.layout.pp > 1 && r->cfg.layout.vpp == 1 &&
+           !r->cfg.pipeline_layout[0];
+}
+
+static bool ep_overlap_full_recompute(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.ep_overlap && r->cfg.recompute == MOE_RECOMPUTE_FULL;
+}
+
+static bool ep_overlap_with_shared_overlap(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.ep_overlap && r->cfg.shared_expert_overlap;
+}
+
+static bool shared_overlap_dispatcher(const struct moe_study *s, const struct moe_run *r)
+{
+    if (!r->cfg.shared_expert_overlap || !s->model.shared_expert_ffn)
+        return false;
+    /* core 0.16 takes alltoall only; later versions flex too */
+    return r->cfg.dispatcher == MOE_DISPATCH_ALLGATHER ||
+           (s->software.dialect == MOE_DIALECT_CORE_0_16 && flex(r));
+}
+
+static bool delay_wgrad_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.delay_wgrad && !has_te(s);
+}
+
+static bool delay_wgrad_without_ep_overlap(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.delay_wgrad && !r->cfg.ep_overlap;
+}
+
+static bool delay_wgrad_grad_reduce_old_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.delay_wgrad && r->cfg.overlap_grad_reduce && te_below(s, "2.8");
+}
+
+/* Without TE, TP > 1 is refused for MoE first (moe_tp_needs_sequence_parallel),
+ * so TE's userbuffers check (initialize.py) is never the one that fires. */
+static bool tp_comm_overlap_without_sp(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.tp_comm_overlap && (r->cfg.layout.tp == 1 || !has_te(s));
+}
+
+/* ---- CUDA graphs, precision, fit ---- */
+
+static bool graphs_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return graphs(r, NULL) && !has_te(s);
+}
+
+static bool graphs_full_recompute(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return graphs(r, NULL) && r->cfg.recompute == MOE_RECOMPUTE_FULL;
+}
+
+/* attention dropout stays at Megatron's default 0.1 in what moeflow emits */
+static bool graphed_attention_recompute(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return graphs(r, "attn") && recomputes(r, "core_attn");
+}
+
+static bool low_precision_without_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.precision != MOE_PREC_BF16 && !has_te(s);
+}
+
+static bool fp4_old_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.precision == MOE_PREC_NVFP4 && te_below(s, "2.7");
+}
+
+static bool fp8_delayed_recompute(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.precision == MOE_PREC_FP8_DELAYED &&
+           (recomputes(r, "moe_act") || recomputes(r, "layernorm"));
+}
+
+static bool fp8_recompute_old_te(const struct moe_study *s, const struct moe_run *r)
+{
+    return fp8(r) && (recomputes(r, "moe_act") || recomputes(r, "layernorm")) &&
+           te_below(s, "2.6");
+}
+
+static bool fake_group_flex(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->fake_process_group && flex(r);
+}
+
+static bool profile_past_train_iters(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->profile && r->train_iters < s->measure.profile_last + 1;
+}
+
+static const struct moe_megatron_rule rules[] = {
+    { "moe_router_needs_te",
+      "core 0.16's MoE router calls TE's te_general_gemm unconditionally: no MoE model trains "
+      "without Transformer Engine (NameError at the first MoE layer)",
+      { "megatron/core/transformer/moe/moe_utils.py:1192", NULL, NULL },
+      router_gemm_without_te },
+    { "mla_needs_te",
+      "multi-latent attention needs TE attention: the local DotProductAttention takes no "
+      "k_channels (TypeError when the model is built)",
+      { "megatron/core/transformer/spec_utils.py:126", "megatron/core/transformer/spec_utils.py:127",
+        "megatron/core/transformer/spec_utils.py:129" },
+      mla_without_te },
+    { "cp_needs_te_attention",
+      "context parallelism is only supported by TEDotProductAttention",
+      { "megatron/core/transformer/dot_product_attention.py:57",
+        "megatron/core/transformer/dot_product_attention.py:57",
+        "megatron/core/transformer/dot_product_attention.py:57" },
+      cp_without_te },
+    { "moe_tp_needs_sequence_parallel",
+      "MoE with TP > 1 needs --sequence-parallel, which the local implementation's RMSNorm "
+      "(WrappedTorchNorm, torch_norm.py) refuses: without TE an MoE model runs at TP 1",
+      { "megatron/core/transformer/moe/moe_layer.py:380",
+        "megatron/core/transformer/moe/moe_layer.py:630",
+        "megatron/core/transformer/moe/moe_layer.py:637" },
+      moe_tp_without_sp },
+    { "recompute_moe_act_needs_grouped_gemm",
+      "moe_act in recompute_modules is only supported with --moe-grouped-gemm, which moeflow "
+      "emits with Transformer Engine only",
+      { TC "1214", TC "1785", TC "1843" },
+      moe_act_without_grouped_gemm },
+    { "recompute_layernorm_needs_te",
+      "layernorm recompute (CheckpointWithoutOutput) reads TE's FP8GlobalStateManager: "
+      "NameError without Transformer Engine",
+      { "megatron/core/tensor_parallel/random.py:589", "megatron/core/tensor_parallel/random.py:693",
+        "megatron/core/tensor_parallel/random.py:697" },
+      layernorm_recompute_without_te },
+    { "permute_fusion_needs_te_2_1",
+      "--moe-permute-fusion needs Transformer Engine >= 2.1",
+      { TC "1850", TC "2667", TC "2759" },
+      permute_fusion_old_te },
+    { "ep_overlap_needs_ep",
+      "overlap_moe_expert_parallel_comm is only supported with expert model parallelism",
+      { TC "1863", TC "2680", TC "2772" },
+      ep_overlap_without_ep },
+    { "ep_overlap_needs_alltoall_or_flex",
+      "overlap_moe_expert_parallel_comm is supported with the alltoall or flex dispatcher",
+      { TC "1866", TC "2683", TC "2775" },
+      ep_overlap_allgather },
+    { "ep_overlap_pp_needs_vpp",
+      "EP overlap with PP > 1 needs virtual pipeline stages",
+      { TC "1858", TC "2675", TC "2767" },
+      ep_overlap_pp_without_vpp },
+    { "ep_overlap_no_full_recompute",
+      "EP overlap does not work with full recompute",
+      { TC "1871", TC "2688", TC "2780" },
+      ep_overlap_full_recompute },
+    { "ep_overlap_no_shared_expert_overlap",
+      "EP overlap replaces the shared-expert overlap: the two cannot both be on",
+      { TC "1886", TC "2706", TC "2798" },
+      ep_overlap_with_shared_overlap },
+    { "shared_expert_overlap_dispatcher",
+      "moe_shared_expert_overlap only works with the alltoall (core 0.16) or alltoall/flex "
+      "dispatcher",
+      { TC "1093", TC "1648", TC "1706" },
+      shared_overlap_dispatcher },
+    { "delay_wgrad_needs_te",
+      "delaying wgrad compute is only supported with the transformer_engine implementation",
+      { ARGS "1210", ARGS "1823", ARGS "1819" },
+      delay_wgrad_without_te },
+    { "delay_wgrad_needs_ep_overlap",
+      "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm",
+      { TC "1910", TC "2750", TC "2834" },
+      delay_wgrad_without_ep_overlap },
+    { "delay_wgrad_grad_reduce_needs_te_2_8",
+      "overlap_grad_reduce with delay_wgrad_compute needs Transformer Engine >= 2.8",
+      { ARGS "1213", ARGS "1826", ARGS "1822" },
+      delay_wgrad_grad_reduce_old_te },
+    { "tp_comm_overlap_needs_sequence_parallel",
+      "TP communication overlap needs sequence parallelism (TP > 1 with TE)",
+      { ARGS "916", ARGS "1402", ARGS "1391" },
+      tp_comm_overlap_without_sp },
+    { "cuda_graphs_need_te",
+      "--cuda-graph-impl transformer_engine: CUDA graphs are not supported without TE",
+      { "megatron/core/transformer/cuda_graphs.py:1678", "megatron/core/transformer/cuda_graphs.py:2098",
+        "megatron/core/transformer/cuda_graphs.py:2112" },
+      graphs_without_te },
+    { "cuda_graphs_no_full_recompute",
+      "full recompute is only supported with a full-iteration CUDA graph",
+      { TC "1782", TC "2523", TC "2615" },
+      graphs_full_recompute },
+    { "cuda_graphs_attention_dropout_recompute",
+      "attention dropout (default 0.1) is not supported with graphed attention recomputation "
+      "(core_attn recompute with an attn graph)",
+      { TC "1806", TC "2546", TC "2638" },
+      graphed_attention_recompute },
+    { "low_precision_needs_te",
+      "FP8 and FP4 MoE training need Transformer Engine",
+      { TC "1602", TC "2297", TC "2389" },
+      low_precision_without_te },
+    { "fp4_needs_te_2_7",
+      "--fp4-format needs Transformer Engine >= 2.7",
+      { ARGS "669", ARGS "1074", ARGS "1075" },
+      fp4_old_te },
+    { "fp8_delayed_no_moe_act_layernorm_recompute",
+      "delayed scaling does not support moe_act and layernorm recompute for FP8",
+      { TC "1244", TC "1824", TC "1881" },
+      fp8_delayed_recompute },
+    { "fp8_recompute_needs_te_2_6",
+      "moe_act and layernorm recompute for FP8 need Transformer Engine >= 2.6",
+      { TC "1249", TC "1829", TC "1886" },
+      fp8_recompute_old_te },
+    { "fake_process_group_no_flex",
+      "the fake process group is not supported with the flex token dispatcher",
+      { ARGS "1107", ARGS "1702", ARGS "1691" },
+      fake_group_flex },
+    { "profile_needs_train_iters",
+      "the profiler stops at --profile-step-end, which training must reach",
+      { "megatron/training/training.py:2285", "megatron/training/training.py:3197",
+        "megatron/training/training.py:3312" },
+      profile_past_train_iters },
+};
+
+const struct moe_megatron_rule *moe_megatron_rules(size_t *n)
+{
+    *n = sizeof(rules) / sizeof(rules[0]);
+    return rules;
+}
+
+const struct moe_megatron_rule *moe_megatron_rule_broken(const struct moe_study *s,
+                                                         const struct moe_run *r)
+{
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (rules[i].where[s->software.dialect] && rules[i].broken(s, r))
+            return &rules[i];
+    return NULL;
+}
+
+void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_dialect d,
+                                char *buf, size_t size)
+{
+    snprintf(buf, size, "Megatron rule %s (%s in %s): %s", rule->id,
+             rule->where[d] ? rule->where[d] : "-", moe_dialect_name(d), rule->text);
+}
+
+int moe_megatron_study_check(const struct moe_study *s, struct moe_error *err)
+{
+    struct moe_run run;
+    const struct moe_megatron_rule *rule;
+    char why[512];
+
+    moe_run_from_baseline(&run, s, s->measure.warmup + s->measure.screen_steps);
+    rule = moe_megatron_rule_broken(s, &run);
+    if (!rule)
+        return 0;
+    moe_megatron_rule_describe(rule, s->software.dialect, why, sizeof(why));
+    moe_error_set(err, "%s: the baseline cannot run, so no stage can: %s", s->path, why);
+    return -1;
+}

@@ -1,0 +1,46 @@
+/* Megatron's cross-flag prerequisites for what moeflow emits: each rule
+ * names the condition in a study's terms and the file and line, in each
+ * dialect's source, where Megatron refuses it (validate_args, the
+ * TransformerConfig checks, a layer spec, or the first forward pass).  A
+ * candidate that breaks one is skipped at generation with the rule named;
+ * a study whose baseline breaks one cannot run at all. */
+#ifndef MOEFLOW_MEGATRON_RULES_H
+#define MOEFLOW_MEGATRON_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+#include "study/megatron_args.h"
+#include "study/study.h"
+
+#define MOE_DIALECT_COUNT 3
+
+struct moe_megatron_rule {
+    const char *id;
+    const char *text;                        /* what Megatron requires */
+    /* "path:line" in megatron-lm-<tag>, by enum moe_dialect; NULL where
+     * that dialect has no such rule */
+    const char *where[MOE_DIALECT_COUNT];
+    bool (*broken)(const struct moe_study *s, const struct moe_run *r);
+};
+
+/* The whole table, in checking order. */
+const struct moe_megatron_rule *moe_megatron_rules(size_t *n);
+
+/* The first rule of the study's dialect that run breaks, or NULL. */
+const struct moe_megatron_rule *moe_megatron_rule_broken(const struct moe_study *s,
+                                                         const struct moe_run *r);
+
+/* "rule ID (FILE:LINE in DIALECT): TEXT" into buf. */
+void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_dialect d,
+                                char *buf, size_t size);
+
+/* -1 with the rule named when the study's baseline breaks a rule: then no
+ * stage of it can run. */
+int moe_megatron_study_check(const struct moe_study *s, struct moe_error *err);
+
+/* Compares dotted versions numerically: <0, 0, >0.  "" sorts first. */
+int moe_version_cmp(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,655 @@
+/* Step two of reading a study: defaults, presets and the cross-field rules
+ * that make a configuration impossible, each explained at the value that
+ * breaks it.  The resolved study is then written back as canonical JSON so
+ * that two files meaning the same thing hash the same. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#include "study/presets.h"
+#include "core/suggest.h"
+#include "study/study.h"
+#include "study/study_pipeline.h"
+#include "study/study_yaml.h"
+
+struct ctx {
+    const char *name;
+    json_t *root, *pos;
+    struct moe_error *err;
+};
+
+/* Points at the value of path, or at its closest parent that has one. */
+static int fail(struct ctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct ctx *c, const char *path, const char *fmt, ...)
+{
+    char text[MOE_ERROR_TEXT_MAX], p[256];
+    json_t *at = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    snprintf(p, sizeof(p), "%s", path);
+    while (!(at = json_object_get(c->pos, p))) {
+        char *dot = strrchr(p, '.');
+        if (!dot)
+            break;
+        *dot = '\0';
+    }
+    if (at)
+        moe_error_at(c->err, c->name, (int)json_integer_value(json_array_get(at, 0)),
+                     (int)json_integer_value(json_array_get(at, 1)), "%s: %s", path, text);
+    else
+        moe_error_at(c->err, c->name, 0, 0, "%s: %s", path, text);
+    return -1;
+}
+
+static json_t *get(struct ctx *c, const char *path)
+{
+    char p[256], *key, *save = NULL;
+    json_t *v = c->root;
+
+    snprintf(p, sizeof(p), "%s", path);
+    for (key = strtok_r(p, ".", &save); key && v; key = strtok_r(NULL, ".", &save))
+        v = json_object_get(v, key);
+    return v;
+}
+
+static int get_int(struct ctx *c, const char *path, int def)
+{
+    json_t *v = get(c, path);
+    return v ? (int)json_integer_value(v) : def;
+}
+
+static bool get_bool(struct ctx *c, const char *path, bool def)
+{
+    json_t *v = get(c, path);
+    return v ? json_is_true(v) : def;
+}
+
+static const char *get_str(struct ctx *c, const char *path, const char *def)
+{
+    json_t *v = get(c, path);
+    return v ? json_string_value(v) : def;
+}
+
+/* Position of a schema enum value in its list; the schema has already
+ * rejected anything else. */
+static int get_enum(struct ctx *c, const char *path, const char *const *names, int def)
+{
+    const char *v = get_str(c, path, NULL);
+
+    if (!v)
+        return def;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], v) == 0)
+            return i;
+    return def;
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+    snprintf(dst, len, "%s", src ? src : "");
+}
+
+static int require(struct ctx *c, const char *path)
+{
+    if (get(c, path))
+        return 0;
+    return fail(c, path, "is required");
+}
+
+static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out)
+{
+    json_t *v = get(c, path), *item;
+    size_t i;
+
+    out->n = 0;
+    json_array_foreach(v, i, item) {
+        if (out->n < MOE_STUDY_LIST_MAX)
+            copy_str(out->v[out->n++], MOE_NAME_MAX, json_string_value(item));
+    }
+}
+
+static const char *const gpu_names[] = { "h100", "h200", "b200", "gb200", "a100", "gb300", NULL };
+static const char *const dialect_names[] = { "core-0.16", "core-0.19", "bridge-pin", NULL };
+static const char *const dispatcher_names[] = { "alltoall", "allgather", "flex-deepep",
+                                                "flex-hybridep", NULL };
+static const char *const precision_names[] = { "bf16", "fp8-tensorwise", "fp8-delayed",
+                                               "fp8-blockwise", "mxfp8", "nvfp4", NULL };
+static const char *const recompute_names[] = { "none", "selective", "full", NULL };
+static const char *const routing_names[] = { "dropless", "drop-and-pad", "force-balance", NULL };
+static const char *const profiler_names[] = { "nsys", "pytorch", NULL };
+static const char *const score_names[] = { "softmax", "sigmoid", NULL };
+static const char *const attention_names[] = { "gqa", "mla", NULL };
+
+const char *moe_gpu_name(enum moe_gpu g) { return gpu_names[g]; }
+const char *moe_dialect_name(enum moe_dialect d) { return dialect_names[d]; }
+const char *moe_dispatcher_name(enum moe_dispatcher d) { return dispatcher_names[d]; }
+const char *moe_precision_name(enum moe_precision p) { return precision_names[p]; }
+const char *moe_recompute_name(enum moe_recompute r) { return recompute_names[r]; }
+const char *moe_routing_name(enum moe_routing r) { return routing_names[r]; }
+bool moe_gpu_is_blackwell(enum moe_gpu g)
+{
+    return g == MOE_GPU_B200 || g == MOE_GPU_GB200 || g == MOE_GPU_GB300;
+}
+bool moe_gpu_is_hopper(enum moe_gpu g) { return g == MOE_GPU_H100 || g == MOE_GPU_H200; }
+
+bool moe_precision_is_fp8(enum moe_precision p)
+{
+    return p == MOE_PREC_FP8_TENSORWISE || p == MOE_PREC_FP8_DELAYED || p == MOE_PREC_FP8_BLOCKWISE;
+}
+
+const char *const *moe_retune_axis_names(void)
+{
+    static const char *const axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
+                                        "delay_wgrad", "overlap_grad_reduce", "tp_comm_overlap",
+                                        "recompute", "precision", "cuda_graph", "manual_gc",
+                                        "mbs", NULL };
+    return axes;
+}
+
+/* ---- model ---- */
+
+#define MODEL_INT(key, field) { key, offsetof(struct moe_model, field) }
+static const struct { const char *key; size_t off; } model_ints[] = {
+    MODEL_INT("num_layers", num_layers), MODEL_INT("hidden", hidden),
+    MODEL_INT("ffn_hidden", ffn_hidden), MODEL_INT("moe_ffn_hidden", moe_ffn_hidden),
+    MODEL_INT("num_experts", num_experts), MODEL_INT("topk", topk),
+    MODEL_INT("shared_expert_ffn", shared_expert_ffn),
+    MODEL_INT("first_dense_layers", first_dense_layers), MODEL_INT("mtp_layers", mtp_layers),
+    MODEL_INT("router_groups", router_groups), MODEL_INT("router_group_topk", router_group_topk),
+    MODEL_INT("num_heads", num_heads), MODEL_INT("num_query_groups", num_query_groups),
+    MODEL_INT("head_dim", head_dim), MODEL_INT("q_lora_rank", q_lora_rank),
+    MODEL_INT("kv_lora_rank", kv_lora_rank), MODEL_INT("qk_head_dim", qk_head_dim),
+    MODEL_INT("qk_pos_head_dim", qk_pos_head_dim), MODEL_INT("v_head_dim", v_head_dim),
+    MODEL_INT("vocab", vocab),
+};
+#define N_MODEL_INTS (sizeof(model_ints) / sizeof(model_ints[0]))
+
+static int model_preset(struct ctx *c, struct moe_model *m)
+{
+    const char *name = get_str(c, "model.preset", NULL);
+    const struct moe_model *p;
+    const char *const *names = moe_preset_names();
+    int n = 0;
+
+    if (!name) {
+        static const char *const needed[] = { "model.num_layers", "model.hidden",
+                                              "model.moe_ffn_hidden", "model.num_experts",
+                                              "model.topk", "model.num_heads", "model.vocab" };
+        memset(m, 0, sizeof(*m));
+        copy_str(m->name, sizeof(m->name), "custom");
+        m->swiglu = true;
+        m->untie_embeddings = true;
+        for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+            if (require(c, needed[i]) < 0)
+                return -1;
+        return 0;
+    }
+    if ((p = moe_preset_find(name))) {
+        *m = *p;
+        return 0;
+    }
+    while (names[n])
+        n++;
+    {
+        const char *near = moe_suggest(name, (const char *const *)names, n);
+        char list[256] = "";
+        size_t off = 0;
+        for (int i = 0; i < n; i++)
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? "|" : "",
+                                    names[i]);
+        if (near)
+            return fail(c, "model.preset", "unknown preset '%s' (did you mean '%s'?); known: %s",
+                        name, near, list);
+        return fail(c, "model.preset", "unknown preset '%s'; known: %s", name, list);
+    }
+}
+
+static int model_read(struct ctx *c, struct moe_model *m)
+{
+    char path[64];
+
+    if (require(c, "model") < 0 || model_preset(c, m) < 0)
+        return -1;
+    for (size_t i = 0; i < N_MODEL_INTS; i++) {
+        snprintf(path, sizeof(path), "model.%s", model_ints[i].key);
+        *(int *)((char *)m + model_ints[i].off) =
+            get_int(c, path, *(int *)((char *)m + model_ints[i].off));
+    }
+    if (get(c, "model.preset") && json_object_size(get(c, "model")) > 1)
+        copy_str(m->name, sizeof(m->name), "custom");
+    if (!get(c, "model.preset") && !get(c, "model.num_query_groups"))
+        m->num_query_groups = m->num_heads;
+    if (!get(c, "model.preset") && !get(c, "model.head_dim"))
+        m->head_dim = m->hidden / m->num_heads;
+    m->router_score = get_enum(c, "model.router_score", score_names, m->router_score);
+    m->attention = get_enum(c, "model.attention", attention_names, m->attention);
+    m->qk_layernorm = get_bool(c, "model.qk_layernorm", m->qk_layernorm);
+    m->swiglu = get_bool(c, "model.swiglu", m->swiglu);
+    m->untie_embeddings = get_bool(c, "model.untie_embeddings", m->untie_embeddings);
+    return 0;
+}
+
+static int model_check(struct ctx *c, const struct moe_model *m)
+{
+    if (m->topk > m->num_experts)
+        return fail(c, "model.topk", "%d is more than num_experts %d", m->topk, m->num_experts);
+    if (m->num_heads % m->num_query_groups)
+        return fail(c, "model.num_query_groups", "%d does not divide num_heads %d",
+                    m->num_query_groups, m->num_heads);
+    if (m->router_groups && m->num_experts % m->router_groups)
+        return fail(c, "model.router_groups", "%d does not divide num_experts %d",
+                    m->router_groups, m->num_experts);
+    if (m->router_group_topk > m->router_groups)
+        return fail(c, "model.router_group_topk", "%d is more than router_groups %d",
+                    m->router_group_topk, m->router_groups);
+    if (m->first_dense_layers >= m->num_layers)
+        return fail(c, "model.first_dense_layers", "%d leaves no MoE layer out of %d",
+                    m->first_dense_layers, m->num_layers);
+    if (m->first_dense_layers && !m->ffn_hidden)
+        return fail(c, "model.ffn_hidden", "dense layers (first_dense_layers %d) need ffn_hidden",
+                    m->first_dense_layers);
+    if (m->attention == MOE_ATTN_MLA && !m->kv_lora_rank)
+        return fail(c, "model.kv_lora_rank", "MLA attention needs kv_lora_rank");
+    return 0;
+}
+
+/* ---- cluster, workload, software ---- */
+
+static int default_gpu_memory(enum moe_gpu g)
+{
+    static const int gib[] = { 80, 141, 180, 186, 80, 268 };
+    return gib[g];
+}
+
+/* The step-time settings: positive numbers, 0 (unset) = the GPU default. */
+static int cluster_rates(struct ctx *c, struct moe_cluster *k)
+{
+    static const char *const keys[] = { "cluster.achievable_tflops_bf16",
+                                        "cluster.achievable_tflops_fp8", "cluster.nvlink_gbps",
+                                        "cluster.internode_gbps", "cluster.host_overhead_us",
+                                        "cluster.route_ns" };
+    double *v[] = { &k->tflops_bf16, &k->tflops_fp8, &k->nvlink_gbps, &k->internode_gbps,
+                    &k->host_us, &k->route_ns };
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *j = get(c, keys[i]);
+        *v[i] = j ? json_number_value(j) : 0.0;
+        if (j && !(*v[i] > 0 && *v[i] < 1e9))
+            return fail(c, keys[i], "%g is not a positive number", *v[i]);
+    }
+    return 0;
+}
+
+static int cluster_read(struct ctx *c, struct moe_cluster *k)
+{
+    if (require(c, "cluster") < 0 || require(c, "cluster.nodes") < 0)
+        return -1;
+    k->gpu = get_enum(c, "cluster.gpu", gpu_names, MOE_GPU_H100);
+    k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", default_gpu_memory(k->gpu));
+    bool nvl72 = k->gpu == MOE_GPU_GB200 || k->gpu == MOE_GPU_GB300;
+    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", nvl72 ? 4 : 8);
+    k->nvlink_domain = get_int(c, "cluster.nvlink_domain", nvl72 ? 72 : k->gpus_per_node);
+    k->nodes = get_int(c, "cluster.nodes", 1);
+    copy_str(k->partition, sizeof(k->partition), get_str(c, "cluster.partition", ""));
+    copy_str(k->account, sizeof(k->account), get_str(c, "cluster.account", ""));
+    copy_str(k->time_limit, sizeof(k->time_limit), get_str(c, "cluster.time_limit", "01:00:00"));
+    k->max_array_size = get_int(c, "cluster.max_array_size", 0);
+    copy_str(k->container_image, sizeof(k->container_image),
+             get_str(c, "cluster.container.image", ""));
+    copy_str(k->container_mounts, sizeof(k->container_mounts),
+             get_str(c, "cluster.container.mounts", ""));
+    copy_str(k->launcher, sizeof(k->launcher),
+             get_str(c, "cluster.launcher.command", "python pretrain_gpt.py"));
+    if (!k->launcher[0] || strspn(k->launcher, " \t") == strlen(k->launcher))
+        return fail(c, "cluster.launcher.command", "is empty");
+    if (k->nvlink_domain < k->gpus_per_node && k->gpus_per_node % k->nvlink_domain)
+        return fail(c, "cluster.nvlink_domain", "%d does not divide gpus_per_node %d",
+                    k->nvlink_domain, k->gpus_per_node);
+    if (k->container_mounts[0] && !k->container_image[0])
+        return fail(c, "cluster.container.mounts", "mounts need cluster.container.image");
+    return cluster_rates(c, k);
+}
+
+static int workload_read(struct ctx *c, struct moe_study *s)
+{
+    struct moe_workload *w = &s->workload;
+    const char *data;
+
+    if (require(c, "workload") < 0 || require(c, "workload.gbs") < 0)
+        return -1;
+    w->seq_len = get_int(c, "workload.seq_len", 4096);
+    w->mbs = get_int(c, "workload.mbs", 1);
+    w->gbs = get_int(c, "workload.gbs", 0);
+    w->routing = get_enum(c, "workload.routing", routing_names, MOE_ROUTING_DROPLESS);
+    w->capacity_factor = get(c, "workload.capacity_factor")
+                             ? json_real_value(get(c, "workload.capacity_factor")) : 0.0;
+    if (w->routing == MOE_ROUTING_DROP_AND_PAD && w->capacity_factor == 0.0)
+        w->capacity_factor = 1.0;
+    if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, "workload.capacity_factor"))
+        return fail(c, "workload.capacity_factor", "applies only to routing: drop-and-pad");
+    if (w->capacity_factor < 0.0 || w->capacity_factor > 64.0)
+        return fail(c, "workload.capacity_factor", "%g is outside 0..64", w->capacity_factor);
+    data = get_str(c, "workload.data", "mock");
+    copy_str(s->data_path, sizeof(s->data_path), strcmp(data, "mock") == 0 ? "" : data);
+    copy_str(s->optimizer, sizeof(s->optimizer), get_str(c, "workload.optimizer", "adam"));
+    s->baseline.precision = get_enum(c, "workload.precision", precision_names, MOE_PREC_BF16);
+    return 0;
+}
+
+static int software_read(struct ctx *c, struct moe_software *sw)
+{
+    if (require(c, "software") < 0 || require(c, "software.megatron") < 0)
+        return -1;
+    sw->dialect = get_enum(c, "software.megatron", dialect_names, MOE_DIALECT_CORE_0_16);
+    sw->deepep = get_bool(c, "software.deepep", false);
+    sw->hybridep = get_bool(c, "software.hybridep", false);
+    copy_str(sw->transformer_engine, sizeof(sw->transformer_engine),
+             get_str(c, "software.transformer_engine", ""));
+    /* NGC's PyTorch containers ship Apex with TE; a plain PyTorch
+     * environment has neither. */
+    sw->apex = get_bool(c, "software.apex", moe_software_has_te(sw));
+    return 0;
+}
+
+/* ---- baseline ---- */
+
+static void baseline_read(struct ctx *c, struct moe_baseline *b)
+{
+    struct moe_layout *l = &b->layout;
+
+    l->tp = get_int(c, "baseline.tp", 1);
+    l->cp = get_int(c, "baseline.cp", 1);
+    l->pp = get_int(c, "baseline.pp", 1);
+    l->vpp = get_int(c, "baseline.vpp", 1);
+    l->ep = get_int(c, "baseline.ep", 1);
+    l->etp = get_int(c, "baseline.etp", 1);
+    b->dispatcher = get_enum(c, "baseline.dispatcher", dispatcher_names, MOE_DISPATCH_ALLTOALL);
+    b->ep_overlap = get_bool(c, "baseline.ep_overlap", false);
+    b->shared_expert_overlap = get_bool(c, "baseline.shared_expert_overlap", false);
+    b->delay_wgrad = get_bool(c, "baseline.delay_wgrad", false);
+    b->overlap_grad_reduce = get_bool(c, "baseline.overlap_grad_reduce", false);
+    b->tp_comm_overlap = get_bool(c, "baseline.tp_comm_overlap", false);
+    b->manual_gc = get_bool(c, "baseline.manual_gc", false);
+    get_strlist(c, "baseline.recompute_modules", &b->recompute_modules);
+    b->recompute = get_enum(c, "baseline.recompute", recompute_names,
+                            b->recompute_modules.n ? MOE_RECOMPUTE_SELECTIVE
+                                                   : MOE_RECOMPUTE_NONE);
+    get_strlist(c, "baseline.cuda_graph_modules", &b->cuda_graph_modules);
+    copy_str(b->pipeline_layout, sizeof(b->pipeline_layout),
+             get_str(c, "baseline.pipeline_layout", ""));
+}
+
+static int layout_check(struct ctx *c, const struct moe_study *s)
+{
+    const struct moe_layout *l = &s->baseline.layout;
+    const struct moe_model *m = &s->model;
+    int world = moe_study_world_size(s);
+
+    if (world % (l->tp * l->cp * l->pp))
+        return fail(c, "baseline.tp", "TP %d x CP %d x PP %d = %d does not divide %d GPUs",
+                    l->tp, l->cp, l->pp, l->tp * l->cp * l->pp, world);
+    if (world % (l->ep * l->etp * l->pp))
+        return fail(c, "baseline.ep", "EP %d x ETP %d x PP %d = %d does not divide %d GPUs",
+                    l->ep, l->etp, l->pp, l->ep * l->etp * l->pp, world);
+    if (m->num_experts % l->ep)
+        return fail(c, "baseline.ep", "%d does not divide num_experts %d", l->ep,
+                    m->num_experts);
+    if (m->num_heads % l->tp)
+        return fail(c, "baseline.tp", "%d does not divide num_heads %d", l->tp, m->num_heads);
+    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp)
+        return fail(c, "baseline.tp", "%d does not divide num_query_groups %d", l->tp,
+                    m->num_query_groups);
+    if (l->vpp > 1 && l->pp == 1)
+        return fail(c, "baseline.vpp", "virtual pipeline stages need pp > 1");
+    if (l->cp > 1 && s->workload.seq_len % (2 * l->cp))
+        return fail(c, "workload.seq_len", "%d is not divisible by 2 x CP (%d)",
+                    s->workload.seq_len, 2 * l->cp);
+    return 0;
+}
+
+static int pipeline_check(struct ctx *c, const struct moe_study *s)
+{
+    const struct moe_layout *l = &s->baseline.layout;
+    const char *layout = s->baseline.pipeline_layout;
+    struct moe_error perr;
+    int stages = l->pp * l->vpp;
+
+    if (!layout[0]) {
+        if (s->model.num_layers % stages)
+            return fail(c, "baseline.pp",
+                        "num_layers %d is not divisible by PP %d x VPP %d = %d; give "
+                        "baseline.pipeline_layout (e.g. \"Et|(tt|)*30mL\")",
+                        s->model.num_layers, l->pp, l->vpp, stages);
+        return 0;
+    }
+    moe_error_clear(&perr);
+    if (moe_pipeline_layout_check(layout, stages, s->model.num_layers, s->model.mtp_layers,
+                                  &perr) < 0)
+        return fail(c, "baseline.pipeline_layout", "%s", perr.text);
+    return 0;
+}
+
+static int has_module(const struct moe_strlist *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Megatron's own validity rules for the baseline's switches. */
+static int features_check(struct ctx *c, const struct moe_study *s)
+{
+    const struct moe_baseline *b = &s->baseline;
+    const struct moe_layout *l = &b->layout;
+
+    if (b->dispatcher == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep)
+        return fail(c, "baseline.dispatcher", "flex-deepep needs software.deepep: true");
+    if (b->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep)
+        return fail(c, "baseline.dispatcher", "flex-hybridep needs software.hybridep: true");
+    if (b->ep_overlap && l->pp > 1 && l->vpp == 1)
+        return fail(c, "baseline.ep_overlap", "EP overlap with PP %d needs VPP > 1", l->pp);
+    if (b->ep_overlap && b->dispatcher == MOE_DISPATCH_ALLGATHER)
+        return fail(c, "baseline.ep_overlap", "EP overlap needs the alltoall or flex dispatcher");
+    if (b->ep_overlap && b->recompute == MOE_RECOMPUTE_FULL)
+        return fail(c, "baseline.ep_overlap", "EP overlap does not work with full recompute");
+    if (b->delay_wgrad && !b->ep_overlap)
+        return fail(c, "baseline.delay_wgrad", "delayed wgrad needs ep_overlap: true");
+    if (b->shared_expert_overlap && !s->model.shared_expert_ffn)
+        return fail(c, "baseline.shared_expert_overlap", "the model has no shared expert");
+    if (b->shared_expert_overlap && b->ep_overlap)
+        return fail(c, "baseline.shared_expert_overlap",
+                    "EP overlap already overlaps the shared expert; set only one");
+    if (b->tp_comm_overlap && l->tp == 1)
+        return fail(c, "baseline.tp_comm_overlap", "needs tp > 1");
+    if (b->recompute == MOE_RECOMPUTE_SELECTIVE && !b->recompute_modules.n)
+        return fail(c, "baseline.recompute_modules", "selective recompute needs modules");
+    if (b->recompute != MOE_RECOMPUTE_SELECTIVE && b->recompute_modules.n)
+        return fail(c, "baseline.recompute_modules", "modules apply to selective recompute only");
+    if (has_module(&b->recompute_modules, "mla_up_proj") && s->model.attention != MOE_ATTN_MLA)
+        return fail(c, "baseline.recompute_modules", "mla_up_proj needs MLA attention");
+    if (has_module(&b->recompute_modules, "shared_experts") && !s->model.shared_expert_ffn)
+        return fail(c, "baseline.recompute_modules", "the model has no shared expert");
+    if (has_module(&b->recompute_modules, "mlp") && !s->model.first_dense_layers)
+        return fail(c, "baseline.recompute_modules", "mlp recomputes dense layers; the model has none");
+    if (moe_precision_is_fp8(b->precision) && !moe_gpu_is_hopper(s->cluster.gpu) &&
+        !moe_gpu_is_blackwell(s->cluster.gpu))
+        return fail(c, "workload.precision", "FP8 needs Hopper or Blackwell, not %s",
+                    moe_gpu_name(s->cluster.gpu));
+    if ((b->precision == MOE_PREC_MXFP8 || b->precision == MOE_PREC_NVFP4) &&
+        !moe_gpu_is_blackwell(s->cluster.gpu))
+        return fail(c, "workload.precision", "%s needs Blackwell, not %s",
+                    moe_precision_name(b->precision), moe_gpu_name(s->cluster.gpu));
+    if (b->cuda_graph_modules.n && !s->software.transformer_engine[0])
+        return fail(c, "baseline.cuda_graph_modules",
+                    "TE CUDA graphs need software.transformer_engine");
+    return 0;
+}
+
+static int measure_read(struct ctx *c, struct moe_measure *m)
+{
+    json_t *win = get(c, "measure.report_window"), *prof = get(c, "measure.profile_steps");
+
+    m->warmup = get_int(c, "measure.warmup", 3);
+    m->screen_steps = get_int(c, "measure.screen_steps", 10);
+    m->validate_steps = get_int(c, "measure.validate_steps", 50);
+    m->profiler = get_enum(c, "measure.profiler", profiler_names, MOE_PROFILER_NSYS);
+    m->log_interval = get_int(c, "measure.log_interval", 1);
+    m->window_first = win ? (int)json_integer_value(json_array_get(win, 0)) : 41;
+    m->window_last = win ? (int)json_integer_value(json_array_get(win, 1)) : 50;
+    m->profile_first = prof ? (int)json_integer_value(json_array_get(prof, 0)) : m->warmup + 2;
+    m->profile_last = prof ? (int)json_integer_value(json_array_get(prof, 1)) : m->warmup + 4;
+    if (win && json_array_size(win) != 2)
+        return fail(c, "measure.report_window", "give two steps: [first, last]");
+    if (prof && json_array_size(prof) != 2)
+        return fail(c, "measure.profile_steps", "give two steps: [first, last]");
+    if (m->screen_steps < 6 || m->screen_steps > 12)
+        return fail(c, "measure.screen_steps", "%d: screen with 6 to 12 post-warm-up steps",
+                    m->screen_steps);
+    if (m->validate_steps < 50)
+        return fail(c, "measure.validate_steps", "%d: a validation run needs at least 50 steps",
+                    m->validate_steps);
+    if (m->window_first > m->window_last || m->window_last > m->validate_steps)
+        return fail(c, "measure.report_window", "[%d, %d] must lie inside 1..%d (validate_steps)",
+                    m->window_first, m->window_last, m->validate_steps);
+    if (m->window_first <= m->warmup)
+        return fail(c, "measure.report_window", "starts at %d, inside the %d warm-up steps",
+                    m->window_first, m->warmup);
+    if (m->profile_first <= m->warmup || m->profile_first > m->profile_last ||
+        m->profile_last > m->warmup + m->screen_steps)
+        return fail(c, "measure.profile_steps",
+                    "[%d, %d] must lie after warm-up, inside steps %d..%d", m->profile_first,
+                    m->profile_last, m->warmup + 1, m->warmup + m->screen_steps);
+    return 0;
+}
+
+static void retune_read(struct ctx *c, struct moe_study *s)
+{
+    json_t *mbs = get(c, "retune.mbs"), *v;
+    size_t i;
+
+    if (get(c, "retune.axes"))
+        get_strlist(c, "retune.axes", &s->retune_axes);
+    else
+        for (const char *const *a = moe_retune_axis_names(); *a; a++)
+            copy_str(s->retune_axes.v[s->retune_axes.n++], MOE_NAME_MAX, *a);
+    s->retune_mbs_n = 0;
+    json_array_foreach(mbs, i, v) {
+        if (s->retune_mbs_n < MOE_STUDY_LIST_MAX)
+            s->retune_mbs[s->retune_mbs_n++] = (int)json_integer_value(v);
+    }
+}
+
+static int workload_check(struct ctx *c, const struct moe_study *s)
+{
+    const struct moe_layout *l = &s->baseline.layout;
+    int dp = moe_study_world_size(s) / (l->tp * l->cp * l->pp);
+
+    if (s->workload.gbs % (s->workload.mbs * dp))
+        return fail(c, "workload.gbs", "%d is not a multiple of MBS %d x DP %d", s->workload.gbs,
+                    s->workload.mbs, dp);
+    for (int i = 0; i < s->retune_mbs_n; i++)
+        if (s->workload.gbs % (s->retune_mbs[i] * dp))
+            return fail(c, "retune.mbs", "%d: GBS %d is not a multiple of MBS %d x DP %d",
+                        s->retune_mbs[i], s->workload.gbs, s->retune_mbs[i], dp);
+    return 0;
+}
+
+int moe_study_world_size(const struct moe_study *s)
+{
+    return s->cluster.nodes * s->cluster.gpus_per_node;
+}
+
+static void derive_layout(struct moe_study *s)
+{
+    struct moe_layout *l = &s->baseline.layout;
+    int world = moe_study_world_size(s);
+
+    l->dp = world / (l->tp * l->cp * l->pp);
+    l->edp = world / (l->ep * l->etp * l->pp);
+}
+
+static int resolve(struct ctx *c, struct moe_study *s)
+{
+    copy_str(s->name, sizeof(s->name), get_str(c, "name", NULL));
+    if (require(c, "name") < 0 || model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
+        cluster_read(c, &s->cluster) < 0 || software_read(c, &s->software) < 0 ||
+        workload_read(c, s) < 0)
+        return -1;
+    baseline_read(c, &s->baseline);
+    if (measure_read(c, &s->measure) < 0)
+        return -1;
+    retune_read(c, s);
+    s->scale_top_k = get_int(c, "scale.top_k", 4);
+    if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
+        workload_check(c, s) < 0)
+        return -1;
+    derive_layout(s);
+    s->json = moe_study_to_json(s);
+    return 0;
+}
+
+int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
+                          struct moe_error *err)
+{
+    struct ctx c = { name, NULL, NULL, err };
+    int rc;
+
+    memset(study, 0, sizeof(*study));
+    copy_str(study->path, sizeof(study->path), name);
+    c.root = moe_study_yaml_parse(name, text, strlen(text), moe_study_schema, &c.pos, err);
+    if (!c.root)
+        return -1;
+    rc = resolve(&c, study);
+    json_decref(c.root);
+    json_decref(c.pos);
+    return rc;
+}
+
+int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *text;
+    long len;
+    int rc;
+
+    if (!f) {
+        moe_error_at(err, path, 0, 0, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
+        len > (1 << 24)) {
+        fclose(f);
+        moe_error_at(err, path, 0, 0, "cannot read (not a regular file or over 16 MiB)");
+        return -1;
+    }
+    text = malloc((size_t)len + 1);
+    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
+        free(text);
+        fclose(f);
+        moe_error_at(err, path, 0, 0, "cannot read: %s", strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    text[len] = '\0';
+    rc = moe_study_load_string(study, path, text, err);
+    free(text);
+    return rc;
+}
+
+void moe_study_free(struct moe_study *study)
+{
+    json_decref(study->json);
+    study->json = NULL;
+}

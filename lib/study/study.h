@@ -1,0 +1,145 @@
+/* A study: one YAML file that says what to tune, on what, and how to measure
+ * it.  moe_study_load() reads it with libyaml, checks every key and value, and
+ * keeps the resolved study both as structs and as canonical JSON. */
+#ifndef MOEFLOW_STUDY_H
+#define MOEFLOW_STUDY_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+#include "core/model.h"
+
+#define MOE_STUDY_STR_MAX 256
+#define MOE_STUDY_LIST_MAX 16
+
+enum moe_gpu { MOE_GPU_H100 = 0, MOE_GPU_H200, MOE_GPU_B200, MOE_GPU_GB200, MOE_GPU_A100,
+               MOE_GPU_GB300 };
+
+enum moe_dialect { MOE_DIALECT_CORE_0_16 = 0, MOE_DIALECT_CORE_0_19, MOE_DIALECT_BRIDGE_PIN };
+
+enum moe_dispatcher {
+    MOE_DISPATCH_ALLTOALL = 0,
+    MOE_DISPATCH_ALLGATHER,
+    MOE_DISPATCH_FLEX_DEEPEP,
+    MOE_DISPATCH_FLEX_HYBRIDEP,
+};
+
+enum moe_precision { MOE_PREC_BF16 = 0, MOE_PREC_FP8_TENSORWISE, MOE_PREC_FP8_DELAYED,
+                     MOE_PREC_FP8_BLOCKWISE, MOE_PREC_MXFP8, MOE_PREC_NVFP4 };
+
+enum moe_profiler { MOE_PROFILER_NSYS = 0, MOE_PROFILER_PYTORCH };
+
+enum moe_recompute { MOE_RECOMPUTE_NONE = 0, MOE_RECOMPUTE_SELECTIVE, MOE_RECOMPUTE_FULL };
+
+struct moe_strlist {
+    int n;
+    char v[MOE_STUDY_LIST_MAX][MOE_NAME_MAX];
+};
+
+struct moe_cluster {
+    enum moe_gpu gpu;
+    int gpu_memory_gib;
+    int gpus_per_node;
+    int nvlink_domain;            /* GPUs per NVLink domain: 8 for HGX, 72 for NVL72 */
+    int nodes;
+    char partition[MOE_NAME_MAX];
+    char account[MOE_NAME_MAX];
+    char time_limit[MOE_NAME_MAX];
+    int max_array_size;           /* Slurm MaxArraySize; 0 = unset */
+    char container_image[MOE_STUDY_STR_MAX];  /* empty: no container */
+    char container_mounts[MOE_STUDY_STR_MAX];
+    char launcher[MOE_STUDY_STR_MAX];         /* trainer command, split on blanks */
+    /* step-time model settings; 0 = the GPU type's default */
+    double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, route_ns;
+};
+
+struct moe_software {
+    enum moe_dialect dialect;
+    bool deepep;
+    bool hybridep;
+    char transformer_engine[MOE_NAME_MAX];    /* version, e.g. "2.8"; empty: none */
+    bool apex;                    /* default: present exactly when TE is */
+};
+
+/* Megatron's --transformer-impl transformer_engine, or local without TE. */
+static inline bool moe_software_has_te(const struct moe_software *sw)
+{
+    return sw->transformer_engine[0] != '\0';
+}
+
+/* The configuration every candidate starts from: a layout plus tuning knobs. */
+struct moe_baseline {
+    struct moe_layout layout;
+    enum moe_dispatcher dispatcher;
+    bool ep_overlap;
+    bool shared_expert_overlap;
+    bool delay_wgrad;
+    bool overlap_grad_reduce;
+    bool tp_comm_overlap;
+    bool manual_gc;
+    enum moe_recompute recompute;
+    struct moe_strlist recompute_modules;
+    struct moe_strlist cuda_graph_modules;   /* empty: no CUDA graphs */
+    enum moe_precision precision;
+    char pipeline_layout[MOE_STUDY_STR_MAX]; /* Megatron layout string; empty = even split */
+};
+
+struct moe_measure {
+    int warmup;
+    int screen_steps;
+    int validate_steps;
+    int window_first, window_last;
+    int profile_first, profile_last;
+    enum moe_profiler profiler;
+    int log_interval;
+};
+
+struct moe_study {
+    char path[MOE_STUDY_STR_MAX];
+    char name[MOE_NAME_MAX];
+    struct moe_model model;
+    struct moe_cluster cluster;
+    struct moe_workload workload;
+    char data_path[MOE_STUDY_STR_MAX];       /* empty: mock data */
+    char optimizer[MOE_NAME_MAX];
+    struct moe_software software;
+    struct moe_baseline baseline;
+    struct moe_measure measure;
+    struct moe_strlist retune_axes;
+    int retune_mbs[MOE_STUDY_LIST_MAX];
+    int retune_mbs_n;
+    int scale_top_k;              /* scale: the best K layouts besides the baseline */
+    json_t *json;                 /* canonical form of everything above */
+};
+
+/* Reads and checks a study.  On error returns -1 and err names
+ * file:line:column, the field path and what is wrong. */
+int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err);
+
+/* Same, from a string; name is used in messages. */
+int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
+                          struct moe_error *err);
+
+void moe_study_free(struct moe_study *study);
+
+int moe_study_world_size(const struct moe_study *study);
+
+const char *moe_gpu_name(enum moe_gpu gpu);
+const char *moe_dialect_name(enum moe_dialect d);
+const char *moe_dispatcher_name(enum moe_dispatcher d);
+const char *moe_precision_name(enum moe_precision p);
+const char *moe_recompute_name(enum moe_recompute r);
+const char *moe_routing_name(enum moe_routing r);
+bool moe_gpu_is_blackwell(enum moe_gpu gpu);
+bool moe_gpu_is_hopper(enum moe_gpu gpu);
+bool moe_precision_is_fp8(enum moe_precision p);
+
+/* NULL-ended names of the retune axes, in catalogue order. */
+const char *const *moe_retune_axis_names(void);
+
+/* study_json.c: the resolved study as canonical JSON (new reference). */
+json_t *moe_study_to_json(const struct moe_study *study);
+
+#endif

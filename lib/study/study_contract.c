@@ -1,0 +1,84 @@
+/* Only what decides what is measured goes in: the tuning section holds the
+ * retune variables by the names the contract rules group them under
+ * (dispatcher + dispatcher_backend are one variable), and the step count
+ * of a run is not part of it (screening and validation differ by design). */
+#include "config.h"
+
+#include "study/study_contract.h"
+
+static const char *megatron_version(enum moe_dialect d)
+{
+    static const char *const v[] = { "core_v0.16.0", "core_v0.19.0", "bridge-pin-2a75ac12" };
+    return v[d];
+}
+
+static json_t *strlist(const struct moe_strlist *l)
+{
+    json_t *a = json_array();
+
+    for (int i = 0; i < l->n; i++)
+        json_array_append_new(a, json_string(l->v[i]));
+    return a;
+}
+
+static json_t *tuning(const struct moe_run *r)
+{
+    const struct moe_baseline *c = &r->cfg;
+    const char *type = "alltoall", *backend = "none";
+
+    if (c->dispatcher == MOE_DISPATCH_ALLGATHER)
+        type = "allgather";
+    if (c->dispatcher == MOE_DISPATCH_FLEX_DEEPEP || c->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
+        type = "flex";
+        backend = c->dispatcher == MOE_DISPATCH_FLEX_DEEPEP ? "deepep" : "hybridep";
+    }
+    /* recompute granularity and modules are one variable: one key. */
+    return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:{s:s, s:o}, s:o, s:s}",
+                     "dispatcher", type, "dispatcher_backend", backend,
+                     "ep_overlap", c->ep_overlap, "shared_expert_overlap",
+                     c->shared_expert_overlap, "delay_wgrad", c->delay_wgrad,
+                     "overlap_grad_reduce", c->overlap_grad_reduce, "tp_comm_overlap",
+                     c->tp_comm_overlap, "manual_gc", c->manual_gc,
+                     "recompute", "granularity", moe_recompute_name(c->recompute),
+                     "modules", strlist(&c->recompute_modules),
+                     "cuda_graph_scope", strlist(&c->cuda_graph_modules),
+                     "precision", moe_precision_name(c->precision));
+}
+
+json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, const char *label)
+{
+    const struct moe_layout *l = &r->cfg.layout;
+    const struct moe_measure *m = &s->measure;
+    json_t *doc = json_pack(
+        "{s:{s:s, s:s, s:b, s:b, s:b, s:s},"
+        " s:{s:s, s:i, s:i, s:i, s:i},"
+        " s:{s:s, s:O, s:i, s:i, s:i, s:s, s:s},"
+        " s:{s:s, s:s, s:f, s:s},"
+        " s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s},"
+        " s:o,"
+        " s:{s:i, s:i, s:i, s:[ii]}}",
+        "environment", "megatron", megatron_version(s->software.dialect),
+        "transformer_engine", s->software.transformer_engine, "apex", s->software.apex,
+        "deepep", s->software.deepep,
+        "hybridep", s->software.hybridep, "container_image", s->cluster.container_image,
+        "hardware", "gpu_model", moe_gpu_name(s->cluster.gpu), "gpu_memory_gib",
+        s->cluster.gpu_memory_gib, "gpus", moe_study_world_size(s), "gpus_per_node",
+        s->cluster.gpus_per_node, "nvlink_domain", s->cluster.nvlink_domain,
+        "workload", "model", s->model.name, "architecture", json_object_get(s->json, "model"),
+        "seq_len", s->workload.seq_len, "mbs", r->mbs, "gbs", s->workload.gbs,
+        "data", s->data_path[0] ? s->data_path : "mock", "optimizer", s->optimizer,
+        "semantics", "routing", moe_routing_name(s->workload.routing), "class", label,
+        "capacity_factor", s->workload.capacity_factor, "router_dtype", "fp32",
+        "parallel", "tp", l->tp, "cp", l->cp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep,
+        "etp", l->etp, "dp", l->dp, "edp", l->edp, "pipeline_layout", r->cfg.pipeline_layout,
+        "tuning", tuning(r),
+        "timing", "warmup", m->warmup, "screen_steps", m->screen_steps, "validate_steps",
+        m->validate_steps, "window", m->window_first, m->window_last);
+
+    if (doc && r->profile)
+        json_object_set_new(doc, "profiling",
+                            json_pack("{s:s, s:[ii]}", "profiler",
+                                      m->profiler == MOE_PROFILER_NSYS ? "nsys" : "pytorch",
+                                      "steps", m->profile_first, m->profile_last));
+    return doc;
+}

@@ -1,0 +1,68 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "study/study_fit.h"
+
+static int recompute_plan(const struct moe_study *s, struct moe_recompute_plan *r,
+                          struct moe_error *err)
+{
+    char modules[MOE_STUDY_LIST_MAX * (MOE_NAME_MAX + 1)] = "";
+
+    memset(r, 0, sizeof(*r));
+    r->num_layers = 1;
+    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
+        r->granularity = MOE_RC_FULL;
+    if (s->baseline.recompute != MOE_RECOMPUTE_SELECTIVE)
+        return 0;
+    r->granularity = MOE_RC_SELECTIVE;
+    for (int i = 0, off = 0; i < s->baseline.recompute_modules.n; i++)
+        off += snprintf(modules + off, sizeof(modules) - (size_t)off, "%s%s", i ? "," : "",
+                        s->baseline.recompute_modules.v[i]);
+    return moe_recompute_modules_parse(modules, &r->modules, err);
+}
+
+/* The GPU type's rates, the study's own where it gives them, and the
+ * baseline's precision and overlap switches. */
+static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_perf *p)
+{
+    const struct moe_cluster *k = &s->cluster;
+    const struct moe_baseline *b = &s->baseline;
+
+    moe_perf_defaults(moe_gpu_name(k->gpu), impl, p);
+    p->tflops_bf16 = k->tflops_bf16 > 0 ? k->tflops_bf16 : p->tflops_bf16;
+    p->tflops_fp8 = k->tflops_fp8 > 0 ? k->tflops_fp8 : p->tflops_fp8;
+    p->nvlink_gbps = k->nvlink_gbps > 0 ? k->nvlink_gbps : p->nvlink_gbps;
+    p->internode_gbps = k->internode_gbps > 0 ? k->internode_gbps : p->internode_gbps;
+    p->host_us = k->host_us > 0 ? k->host_us : p->host_us;
+    p->route_ns = k->route_ns > 0 ? k->route_ns : p->route_ns;
+    p->fp8 = b->precision != MOE_PREC_BF16;
+    p->overlap_grad_reduce = b->overlap_grad_reduce;
+    p->overlap_param_gather = false; /* moeflow does not emit --overlap-param-gather */
+    p->tp_comm_overlap = b->tp_comm_overlap;
+    p->ep_overlap = b->ep_overlap;
+}
+
+int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct moe_machine *m,
+                         struct moe_error *err)
+{
+    /* The generated argv never sets --hidden-dropout or --attention-dropout,
+     * so Megatron's 0.1 applies (core/transformer/transformer_config.py:181,
+     * :184): the local attention keeps an s^2 dropout mask and output
+     * (tests/gpu/results.tsv measures it).  TE keeps the recipe defaults
+     * (no dropout) until a TE run is measured. */
+    if (s->software.transformer_engine[0])
+        moe_train_defaults(t);
+    else
+        moe_train_local_defaults(t);
+    moe_machine_defaults(m);
+    if (recompute_plan(s, &t->recompute, err) != 0)
+        return -1;
+    t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
+    m->gpus = moe_study_world_size(s);
+    m->gpus_per_domain = s->cluster.nvlink_domain;
+    m->gpu_mem_gib = s->cluster.gpu_memory_gib;
+    study_perf(s, t->impl, &m->perf);
+    return 0;
+}

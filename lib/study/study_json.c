@@ -1,0 +1,111 @@
+/* The resolved study as JSON, with the same keys as the YAML schema plus
+ * every default filled in.  The generator renders from it and the contract
+ * hashes it, so the form must not depend on how the user spelled the file. */
+#include "config.h"
+
+#include <string.h>
+
+#include "study/study.h"
+
+static json_t *strlist(const struct moe_strlist *l)
+{
+    json_t *a = json_array();
+
+    for (int i = 0; i < l->n; i++)
+        json_array_append_new(a, json_string(l->v[i]));
+    return a;
+}
+
+static json_t *model_json(const struct moe_model *m)
+{
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:s,"
+                     " s:i, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:b}",
+                     "name", m->name, "num_layers", m->num_layers, "hidden", m->hidden,
+                     "ffn_hidden", m->ffn_hidden, "moe_ffn_hidden", m->moe_ffn_hidden,
+                     "num_experts", m->num_experts, "topk", m->topk,
+                     "shared_expert_ffn", m->shared_expert_ffn,
+                     "first_dense_layers", m->first_dense_layers, "mtp_layers", m->mtp_layers,
+                     "router_score", m->router_score == MOE_ROUTER_SIGMOID ? "sigmoid" : "softmax",
+                     "router_groups", m->router_groups, "router_group_topk", m->router_group_topk,
+                     "attention", m->attention == MOE_ATTN_MLA ? "mla" : "gqa",
+                     "num_heads", m->num_heads, "num_query_groups", m->num_query_groups,
+                     "head_dim", m->head_dim, "qk_layernorm", m->qk_layernorm,
+                     "q_lora_rank", m->q_lora_rank, "kv_lora_rank", m->kv_lora_rank,
+                     "qk_head_dim", m->qk_head_dim, "qk_pos_head_dim", m->qk_pos_head_dim,
+                     "v_head_dim", m->v_head_dim, "vocab", m->vocab, "swiglu", m->swiglu,
+                     "untie_embeddings", m->untie_embeddings);
+}
+
+static json_t *cluster_json(const struct moe_cluster *k)
+{
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i,"
+                     " s:{s:s, s:s}, s:{s:s}}",
+                     "gpu", moe_gpu_name(k->gpu), "gpu_memory_gib", k->gpu_memory_gib,
+                     "gpus_per_node", k->gpus_per_node, "nvlink_domain", k->nvlink_domain,
+                     "nodes", k->nodes, "partition", k->partition, "account", k->account,
+                     "time_limit", k->time_limit, "max_array_size", k->max_array_size,
+                     "container", "image", k->container_image, "mounts", k->container_mounts,
+                     "launcher", "command", k->launcher);
+}
+
+static json_t *workload_json(const struct moe_study *s)
+{
+    const struct moe_workload *w = &s->workload;
+
+    return json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", "seq_len", w->seq_len,
+                     "mbs", w->mbs, "gbs", w->gbs, "data", s->data_path[0] ? s->data_path : "mock",
+                     "optimizer", s->optimizer, "precision",
+                     moe_precision_name(s->baseline.precision), "routing",
+                     moe_routing_name(w->routing), "capacity_factor", w->capacity_factor);
+}
+
+static json_t *baseline_json(const struct moe_baseline *b)
+{
+    const struct moe_layout *l = &b->layout;
+
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:b, s:b, s:b,"
+                     " s:b, s:b, s:s, s:o, s:o}",
+                     "tp", l->tp, "cp", l->cp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep,
+                     "etp", l->etp, "dp", l->dp, "edp", l->edp,
+                     "pipeline_layout", b->pipeline_layout,
+                     "dispatcher", moe_dispatcher_name(b->dispatcher),
+                     "ep_overlap", b->ep_overlap, "shared_expert_overlap",
+                     b->shared_expert_overlap, "delay_wgrad", b->delay_wgrad,
+                     "overlap_grad_reduce", b->overlap_grad_reduce, "tp_comm_overlap",
+                     b->tp_comm_overlap, "manual_gc", b->manual_gc,
+                     "recompute", moe_recompute_name(b->recompute),
+                     "recompute_modules", strlist(&b->recompute_modules),
+                     "cuda_graph_modules", strlist(&b->cuda_graph_modules));
+}
+
+static json_t *measure_json(const struct moe_measure *m)
+{
+    return json_pack("{s:i, s:i, s:i, s:[ii], s:[ii], s:s, s:i}", "warmup", m->warmup,
+                     "screen_steps", m->screen_steps, "validate_steps", m->validate_steps,
+                     "report_window", m->window_first, m->window_last,
+                     "profile_steps", m->profile_first, m->profile_last,
+                     "profiler", m->profiler == MOE_PROFILER_PYTORCH ? "pytorch" : "nsys",
+                     "log_interval", m->log_interval);
+}
+
+static json_t *retune_json(const struct moe_study *s)
+{
+    json_t *mbs = json_array();
+
+    for (int i = 0; i < s->retune_mbs_n; i++)
+        json_array_append_new(mbs, json_integer(s->retune_mbs[i]));
+    return json_pack("{s:o, s:o}", "axes", strlist(&s->retune_axes), "mbs", mbs);
+}
+
+json_t *moe_study_to_json(const struct moe_study *s)
+{
+    return json_pack("{s:s, s:o, s:o, s:o, s:{s:s, s:b, s:b, s:s, s:b}, s:o, s:o, s:{s:i}, s:o}",
+                     "name", s->name, "model", model_json(&s->model),
+                     "cluster", cluster_json(&s->cluster), "workload", workload_json(s),
+                     "software", "megatron", moe_dialect_name(s->software.dialect),
+                     "deepep", s->software.deepep, "hybridep", s->software.hybridep,
+                     "transformer_engine", s->software.transformer_engine,
+                     "apex", s->software.apex, "baseline", baseline_json(&s->baseline), "measure",
+                     measure_json(&s->measure), "scale", "top_k", s->scale_top_k, "retune",
+                     retune_json(s));
+}

@@ -1,0 +1,116 @@
+/* The keys a study may hold.  doc/moeflow-study.5 documents the same table;
+ * keep the two in step. */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "study/study_schema.h"
+
+#define INT(k, lo, hi) { k, MOE_F_INT, NULL, NULL, lo, hi }
+#define NUM(k) { k, MOE_F_NUM, NULL, NULL, 0, 0 }
+#define STR(k) { k, MOE_F_STR, NULL, NULL, 0, 0 }
+#define BOOL(k) { k, MOE_F_BOOL, NULL, NULL, 0, 0 }
+#define ENUM(k, c) { k, MOE_F_ENUM, NULL, c, 0, 0 }
+#define MAP(k, s) { k, MOE_F_MAP, s, NULL, 0, 0 }
+#define END { NULL, 0, NULL, NULL, 0, 0 }
+
+static const char *const router_scores[] = { "softmax", "sigmoid", NULL };
+static const char *const attentions[] = { "gqa", "mla", NULL };
+static const char *const gpus[] = { "h100", "h200", "b200", "gb200", "a100", "gb300", NULL };
+static const char *const dialects[] = { "core-0.16", "core-0.19", "bridge-pin", NULL };
+static const char *const routings[] = { "dropless", "drop-and-pad", "force-balance", NULL };
+static const char *const precisions[] = { "bf16", "fp8-tensorwise", "fp8-delayed",
+                                          "fp8-blockwise", "mxfp8", "nvfp4", NULL };
+static const char *const optimizers[] = { "adam", "sgd", NULL };
+static const char *const dispatchers[] = { "alltoall", "allgather", "flex-deepep",
+                                           "flex-hybridep", NULL };
+static const char *const recomputes[] = { "none", "selective", "full", NULL };
+/* Megatron's --recompute-modules and CUDA-graph module names. */
+static const char *const recompute_modules[] = { "core_attn", "moe_act", "layernorm",
+                                                 "mla_up_proj", "mlp", "moe", "shared_experts",
+                                                 NULL };
+static const char *const graph_modules[] = { "attn", "mlp", "moe", "moe_router",
+                                             "moe_preprocess", NULL };
+static const char *const profilers[] = { "nsys", "pytorch", NULL };
+static const char *const axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
+                                    "delay_wgrad", "overlap_grad_reduce", "tp_comm_overlap",
+                                    "recompute", "precision", "cuda_graph", "manual_gc", "mbs",
+                                    NULL };
+
+static const struct moe_field model_keys[] = {
+    STR("preset"),
+    INT("num_layers", 1, 1024), INT("hidden", 1, 1 << 20), INT("ffn_hidden", 0, 1 << 22),
+    INT("moe_ffn_hidden", 1, 1 << 22), INT("num_experts", 1, 65536), INT("topk", 1, 1024),
+    INT("shared_expert_ffn", 0, 1 << 22), INT("first_dense_layers", 0, 1024),
+    INT("mtp_layers", 0, 16), ENUM("router_score", router_scores),
+    INT("router_groups", 0, 65536), INT("router_group_topk", 0, 65536),
+    ENUM("attention", attentions), INT("num_heads", 1, 4096),
+    INT("num_query_groups", 1, 4096), INT("head_dim", 1, 4096), BOOL("qk_layernorm"),
+    INT("q_lora_rank", 0, 1 << 20), INT("kv_lora_rank", 0, 1 << 20),
+    INT("qk_head_dim", 0, 4096), INT("qk_pos_head_dim", 0, 4096), INT("v_head_dim", 0, 4096),
+    INT("vocab", 1, 1 << 24), BOOL("swiglu"), BOOL("untie_embeddings"),
+    END
+};
+
+static const struct moe_field container_keys[] = { STR("image"), STR("mounts"), END };
+static const struct moe_field launcher_keys[] = { STR("command"), END };
+
+static const struct moe_field cluster_keys[] = {
+    ENUM("gpu", gpus), INT("gpu_memory_gib", 1, 4096), INT("gpus_per_node", 1, 64),
+    INT("nvlink_domain", 1, 1 << 16), INT("nodes", 1, 1 << 20), STR("partition"),
+    STR("account"), STR("time_limit"), INT("max_array_size", 1, 4000001),
+    MAP("container", container_keys), MAP("launcher", launcher_keys),
+    NUM("achievable_tflops_bf16"), NUM("achievable_tflops_fp8"), NUM("nvlink_gbps"),
+    NUM("internode_gbps"), NUM("host_overhead_us"), NUM("route_ns"),
+    END
+};
+
+static const struct moe_field workload_keys[] = {
+    INT("seq_len", 1, 1 << 24), INT("mbs", 1, 1 << 16), INT("gbs", 1, 1 << 26), STR("data"),
+    ENUM("optimizer", optimizers), ENUM("precision", precisions), ENUM("routing", routings),
+    NUM("capacity_factor"),
+    END
+};
+
+static const struct moe_field software_keys[] = {
+    ENUM("megatron", dialects), BOOL("deepep"), BOOL("hybridep"), STR("transformer_engine"),
+    BOOL("apex"), END
+};
+
+static const struct moe_field baseline_keys[] = {
+    INT("tp", 1, 1024), INT("cp", 1, 1024), INT("pp", 1, 1024), INT("vpp", 1, 1024),
+    INT("ep", 1, 65536), INT("etp", 1, 1024), STR("pipeline_layout"),
+    ENUM("dispatcher", dispatchers), BOOL("ep_overlap"), BOOL("shared_expert_overlap"),
+    BOOL("delay_wgrad"), BOOL("overlap_grad_reduce"), BOOL("tp_comm_overlap"),
+    BOOL("manual_gc"), ENUM("recompute", recomputes),
+    { "recompute_modules", MOE_F_STRLIST, NULL, recompute_modules, 0, 0 },
+    { "cuda_graph_modules", MOE_F_STRLIST, NULL, graph_modules, 0, 0 },
+    END
+};
+
+static const struct moe_field measure_keys[] = {
+    INT("warmup", 0, 1000000), INT("screen_steps", 1, 1000000),
+    INT("validate_steps", 1, 1000000),
+    { "report_window", MOE_F_INTLIST, NULL, NULL, 1, 1000000 },
+    { "profile_steps", MOE_F_INTLIST, NULL, NULL, 1, 1000000 },
+    ENUM("profiler", profilers), INT("log_interval", 1, 1000000),
+    END
+};
+
+static const struct moe_field scale_keys[] = {
+    INT("top_k", 1, 64),
+    END
+};
+
+static const struct moe_field retune_keys[] = {
+    { "axes", MOE_F_STRLIST, NULL, axes, 0, 0 },
+    { "mbs", MOE_F_INTLIST, NULL, NULL, 1, 1 << 16 },
+    END
+};
+
+const struct moe_field moe_study_schema[] = {
+    STR("name"), MAP("model", model_keys), MAP("cluster", cluster_keys),
+    MAP("workload", workload_keys), MAP("software", software_keys),
+    MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("scale", scale_keys), MAP("retune", retune_keys),
+    END
+};

@@ -1,0 +1,21 @@
+/* A small logic-less template renderer over Jansson data, for the sbatch
+ * templates: {{name}}, {{a.b}}, {{.}}, sections {{#name}}...{{/name}} (an
+ * array repeats, an object or true renders once, false/empty/null skips) and
+ * inverted sections {{^name}}...{{/name}}.  Nothing is escaped: the generator
+ * hands over values that are already shell-quoted where they must be.  A tag
+ * alone on its line takes the line with it. */
+#ifndef MOEFLOW_TEMPLATE_H
+#define MOEFLOW_TEMPLATE_H
+
+#include <jansson.h>
+
+#include "core/error.h"
+
+/* Returns a malloc'd string, or NULL with err naming name:line. */
+char *moe_template_render(const char *name, const char *text, const json_t *data,
+                          struct moe_error *err);
+
+/* Reads the template file, then renders it. */
+char *moe_template_render_file(const char *path, const json_t *data, struct moe_error *err);
+
+#endif

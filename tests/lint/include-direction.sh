@@ -1,0 +1,93 @@
+#!/bin/sh
+# lib/ folders include one way only: the table under "Include direction" in
+# lib/README.md says which folders each one (and spank/) may include.  Every
+# #include "FOLDER/..." in a listed folder must name the folder itself or
+# one its row allows; a bare #include "x.h" must be a file next to the
+# includer (config.h aside), so nothing reaches lib/ around the table.  The
+# table itself must be acyclic.  The last point plants a wrong include in a
+# scratch tree and expects the check to catch it, so the check cannot pass
+# by reading nothing.
+: "${MOEFLOW_SRCDIR:?run through make check}"
+S=$MOEFLOW_SRCDIR
+
+TAP_N=0
+TAP_FAILED=0
+tap_ok() {
+    TAP_N=$((TAP_N + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else
+        echo "not ok $TAP_N - $2"; TAP_FAILED=$((TAP_FAILED + 1)); fi
+}
+diag() { sed 's/^/# /'; }
+
+# "DIR ALLOWED..." per row of the table, e.g. "lib/study core contract fit".
+rules() {
+    awk '/^## Include direction/ { on = 1; next } /^## / { on = 0 }
+         on && /^\| `[a-z\/]+` \|/ {
+             split($0, col, "|"); row = col[2]; allow = col[3]
+             gsub(/[` ]/, "", row); gsub(/`/, "", allow)
+             print row, allow }' "$1/lib/README.md"
+}
+
+# Prints one line per include against the rules of tree $1; empty = clean.
+violations() {
+    rules "$1" | while read -r dir allow; do
+        self=${dir##*/}
+        for f in "$1/$dir"/*.[ch]; do
+            [ -f "$f" ] || continue
+            grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+                sed -E 's/^([0-9]+):.*#[[:space:]]*include[[:space:]]*"([^"]*)".*/\1 \2/' |
+                while read -r line inc; do
+                    case $inc in
+                    config.h) continue ;;
+                    */*) top=${inc%%/*}
+                         case " $self $allow " in *" $top "*) continue ;; esac ;;
+                    *) [ -f "$(dirname "$f")/$inc" ] && continue ;;
+                    esac
+                    echo "${f#"$1"/}:$line: includes \"$inc\" ($dir may include: $self ${allow:-nothing else})"
+                done
+        done
+    done
+}
+
+rows=$(rules "$S")
+echo "1..$(( $(echo "$rows" | wc -l) + 3 ))"
+
+folders=$(echo "$rows" | awk '{print $1}' | tr '\n' ' ')
+[ "$folders" = "lib/core lib/topology lib/contract lib/fit lib/study lib/analysis spank " ]
+tap_ok $? "lib/README.md's table has a row for each of the six folders and spank"
+
+# tsort fails on a loop; each row gives "allowed folder -> row's folder".
+echo "$rows" | awk '{ me = $1; sub(/.*\//, "", me); print me, me
+                      for (i = 2; i <= NF; i++) print $i, me }' | tsort > /dev/null 2>&1
+tap_ok $? "the table's include graph has no cycle"
+
+out=$(violations "$S")
+while read -r dir allow; do
+    bad=$(echo "$out" | grep "^$dir/[^/]*:")
+    [ -z "$bad" ]
+    rc=$?
+    [ $rc -ne 0 ] && echo "$bad" | diag
+    tap_ok $rc "$dir includes only ${dir##*/}${allow:+ and $allow}"
+done <<EOF
+$rows
+EOF
+
+# A scratch tree: the real table, lib/core including study and a bare lib
+# header, spank including study; the check must name all three.
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/lib/core" "$tmp/spank"
+cp "$S/lib/README.md" "$tmp/lib/"
+printf '#include "config.h"\n#include "core/error.h"\n#include "study/study.h"\n#include "error.h"\n' \
+    > "$tmp/lib/core/planted.c"
+printf '#include "plugin.h"\n#include "study/stagegen.h"\n' > "$tmp/spank/planted.c"
+touch "$tmp/spank/plugin.h"
+planted=$(violations "$tmp")
+echo "$planted" | diag
+[ "$(echo "$planted" | grep -c .)" -eq 3 ] &&
+    echo "$planted" | grep -q '^lib/core/planted.c:3: includes "study/study.h"' &&
+    echo "$planted" | grep -q '^lib/core/planted.c:4: includes "error.h"' &&
+    echo "$planted" | grep -q '^spank/planted.c:2: includes "study/stagegen.h"'
+tap_ok $? "a planted include against the table is caught (lib/core -> study, a bare lib header, spank -> study)"
+
+[ "$TAP_FAILED" -eq 0 ]
