@@ -10,12 +10,18 @@
 #include <unistd.h>
 
 #include "core/readfile.h"
+#include "core/sha256.h"
 #include "topology/topo_cache.h"
 
 /* Bump when the filters of moe_nodetopo_filters change: an XML written
  * with other filters loads into another tree. */
 #define CACHE_FORMAT "1"
 #define MAX_GPUS 512
+/* The XML is followed by this comment holding its SHA-256: hwloc's parsers
+ * skip it, and a damaged file is caught before hwloc sees it (hwloc 2.9
+ * leaks part of a tree it fails to import). */
+#define SUM_OPEN "<!-- moeflow-cache sha256="
+#define SUM_CLOSE " -->\n"
 
 void moe_topo_cache_defaults(struct moe_topo_cache *c, const char *dir)
 {
@@ -228,6 +234,33 @@ static int check_key(const struct moe_nodetopo *nt, const struct moe_topo_cache_
     return -1;
 }
 
+/* 0 and *len cut to the XML when the checksum comment matches it. */
+static int checked_body(const char *text, size_t *len, const char *path, struct moe_error *why)
+{
+    char want[MOE_SHA256_HEX_LEN + 1], got[MOE_SHA256_HEX_LEN + 1];
+    const char *sum = NULL;
+    size_t body;
+
+    for (const char *p = strstr(text, SUM_OPEN); p; p = strstr(p + 1, SUM_OPEN))
+        sum = p;
+    if (!sum || strlen(sum) != strlen(SUM_OPEN) + MOE_SHA256_HEX_LEN + strlen(SUM_CLOSE) ||
+        strcmp(sum + strlen(SUM_OPEN) + MOE_SHA256_HEX_LEN, SUM_CLOSE) != 0) {
+        moe_error_at(why, path, 0, 0, "damaged: no checksum at its end (truncated?)");
+        return -1;
+    }
+    memcpy(want, sum + strlen(SUM_OPEN), MOE_SHA256_HEX_LEN);
+    want[MOE_SHA256_HEX_LEN] = '\0';
+    body = (size_t)(sum - text);
+    if (moe_sha256_hex(text, body, got, why) != 0)
+        return -1;
+    if (strcmp(got, want) != 0) {
+        moe_error_at(why, path, 0, 0, "damaged: its checksum does not match");
+        return -1;
+    }
+    *len = body;
+    return 0;
+}
+
 int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
                         struct moe_nodetopo *nt, struct moe_error *why)
 {
@@ -243,9 +276,9 @@ int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_ca
     xml = moe_read_file(path, "topology cache", &len, why);
     if (!xml)
         return -1;
-    rv = len ? moe_nodetopo_load_this_xml(nt, xml, len, path, why) : -1;
-    if (!len)
-        moe_error_at(why, path, 0, 0, "empty");
+    rv = checked_body(xml, &len, path, why);
+    if (rv == 0)
+        rv = moe_nodetopo_load_this_xml(nt, xml, len, path, why);
     free(xml);
     if (rv != 0)
         return -1;
@@ -287,7 +320,8 @@ static int write_all(int fd, const char *buf, size_t len)
 
 /* Temporary file, then rename: a reader sees the old cache or the new
  * one, never half of one. */
-static int write_file(const char *path, const char *buf, size_t len, struct moe_error *err)
+static int write_file(const char *path, const char *buf, size_t len, const char *tail,
+                      struct moe_error *err)
 {
     char tmp[4200];
     int fd;
@@ -298,7 +332,8 @@ static int write_file(const char *path, const char *buf, size_t len, struct moe_
         moe_error_at(err, path, 0, 0, "cannot create a temporary file: %s", strerror(errno));
         return -1;
     }
-    if (fchmod(fd, 0644) != 0 || write_all(fd, buf, len) != 0 || fsync(fd) != 0) {
+    if (fchmod(fd, 0644) != 0 || write_all(fd, buf, len) != 0 ||
+        write_all(fd, tail, strlen(tail)) != 0 || fsync(fd) != 0) {
         moe_error_at(err, tmp, 0, 0, "cannot write: %s", strerror(errno));
         close(fd);
         unlink(tmp);
@@ -319,7 +354,7 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
 {
     hwloc_topology_t dup;
     hwloc_obj_t root;
-    char api[32], *buf = NULL;
+    char api[32], hex[MOE_SHA256_HEX_LEN + 1], tail[128], *buf = NULL;
     int len = 0, rv;
 
     if (hwloc_topology_dup(&dup, nt->topo) != 0) {
@@ -338,7 +373,11 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
         return -1;
     }
     /* the buffer's length counts a final NUL that the file does not need */
-    rv = write_file(path, buf, (size_t)len - 1, err);
+    rv = moe_sha256_hex(buf, (size_t)len - 1, hex, err);
+    if (rv == 0) {
+        snprintf(tail, sizeof(tail), "%s%s%s", SUM_OPEN, hex, SUM_CLOSE);
+        rv = write_file(path, buf, (size_t)len - 1, tail, err);
+    }
     hwloc_free_xmlbuffer(dup, buf);
     hwloc_topology_destroy(dup);
     return rv;

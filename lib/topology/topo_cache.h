@@ -48,8 +48,9 @@ int moe_topo_cache_key_now(const struct moe_topo_cache *c, struct moe_topo_cache
 int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
                         struct moe_nodetopo *nt, struct moe_error *why);
 
-/* Stores nt, a live discovery of this node made for key k: written to a
- * temporary file and renamed, mode 0644.  A missing directory is created
+/* Stores nt, a live discovery of this node made for key k, as hwloc XML
+ * with the key in the root's infos and a SHA-256 comment after it: written
+ * to a temporary file and renamed, mode 0644.  A missing directory is created
  * 0755; one not owned by c->owner or writable by others is refused. */
 int moe_topo_cache_write(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
                          const struct moe_nodetopo *nt, struct moe_error *err);

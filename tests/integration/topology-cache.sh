@@ -2,8 +2,9 @@
 # The per-boot topology cache on a real cluster (no hwloc_xml=): the first
 # step with GPUs discovers the node and writes the cache as root, 0644 in a
 # 0755 directory; later steps load it.  A cache from another boot, one given
-# to another owner or a damaged one is rebuilt, never trusted, and an unsafe
-# directory is left alone; the tasks come out the same every time.  This
+# to another owner or a damaged one (its checksum comment no longer matches)
+# is rebuilt, never trusted, and an unsafe directory is left alone; the
+# tasks come out the same every time.  This
 # host has no GPU: the fake GPUs are in SLURM_STEP_GPUS but not on the PCI
 # bus, so each task reports why it keeps Slurm's binding; that report and
 # the task's real CPU mask must not depend on where the topology came from.
@@ -44,6 +45,15 @@ same_tasks() {  # the tasks of step $1 came out as those of the first step
 }
 owner_mode() { stat -c '%U %a' "$1"; }
 cache_boot() { sed -n 's/.*name="MoeflowBootId" value="\([^"]*\)".*/\1/p' "$F"; }
+# reseal XML: installs it as the cache with a checksum that matches, as the
+# plugin writes it, so that only the check under test can refuse it.
+reseal() {
+    grep -v '^<!-- moeflow-cache sha256=' "$1" > "$WORK/body.xml"
+    { cat "$WORK/body.xml"
+      printf '<!-- moeflow-cache sha256=%s -->\n' "$(sha256sum < "$WORK/body.xml" | cut -c1-64)"
+    } > "$WORK/sealed.xml"
+    install -m 0644 "$WORK/sealed.xml" "$F"
+}
 
 [ ! -e "$C" ]
 tap_ok $? "no cache before the first step"
@@ -70,7 +80,7 @@ tap_ok $rc "the next step uses the cache: same tasks, file untouched"
 # Proof that steps really use the cache: one edited down to a single core
 # (by hwloc itself, keeping the root's infos) still passes every check, and
 # the tasks now say that the node has one core.
-lstopo-no-graphics -i "$F" --restrict 0x1 --of xml one-core.xml && install -m 0644 one-core.xml "$F"
+lstopo-no-graphics -i "$F" --restrict 0x1 --of xml one-core.xml && reseal one-core.xml
 step edited && [ "$(grep -c "skip=core C of 'CORES' is not on this node (1 cores)$" edited.out)" = 8 ]
 rc=$?; [ $rc = 0 ] || diag < edited.out
 tap_ok $rc "a cache that passes the checks is what the step plans from"
@@ -85,7 +95,8 @@ rc=$?; [ $rc = 0 ] || diag < unsafe.log
 tap_ok $rc "a world-writable cache directory is neither read nor written; the step still runs"
 chmod 0755 "$C"
 
-sed -i "s/name=\"MoeflowBootId\" value=\"[^\"]*\"/name=\"MoeflowBootId\" value=\"00000000-0000-0000-0000-000000000000\"/" "$F"
+sed "s/name=\"MoeflowBootId\" value=\"[^\"]*\"/name=\"MoeflowBootId\" value=\"00000000-0000-0000-0000-000000000000\"/" "$F" > old-boot.xml
+reseal old-boot.xml
 step stale && same_tasks stale
 tap_ok $? "a step after the boot id changed runs and its tasks are the same"
 [ "$(cache_boot)" = "$boot" ] && grep -q 'rewritten (cache not used: .*written in another boot (00000000-0000-0000-0000-000000000000' stale.log
@@ -98,8 +109,8 @@ step foreign && same_tasks foreign && [ "$(owner_mode "$F")" = "root 644" ] &&
 rc=$?; [ $rc = 0 ] || diag < foreign.log
 tap_ok $rc "a cache given to nobody is not trusted: rebuilt as root's"
 
-head -c 1000 "$F" > cut.xml && cat cut.xml > "$F"
-step cut && same_tasks cut && [ "$(cache_boot)" = "$boot" ] && grep -q 'rewritten (cache not used: .*cannot load the topology' cut.log
+head -c 1000 "$F" > cut.xml && cat cut.xml > "$F"   # in place, as a crash would
+step cut && same_tasks cut && [ "$(cache_boot)" = "$boot" ] && grep -q 'rewritten (cache not used: .*damaged: no checksum' cut.log
 rc=$?; [ $rc = 0 ] || diag < cut.log
 tap_ok $rc "a truncated cache is rebuilt"
 

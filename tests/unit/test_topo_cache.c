@@ -284,35 +284,48 @@ static void test_truncated(void **state)
 
     write_ok(f);
     assert_int_equal(stat(f->file, &st), 0);
+    truncate_to(f->file, st.st_size - 1); /* only the final newline lost */
+    expect_miss(f, &f->k, "damaged: no checksum at its end (truncated?)");
     truncate_to(f->file, st.st_size / 2);
-    expect_miss(f, &f->k, "cannot load the topology");
-    truncate_to(f->file, st.st_size - 20); /* only the closing tags lost */
-    expect_miss(f, &f->k, "cannot load the topology");
+    expect_miss(f, &f->k, "damaged: no checksum");
     truncate_to(f->file, 0);
-    expect_miss(f, &f->k, "empty");
+    expect_miss(f, &f->k, "damaged: no checksum");
+}
+
+static void overwrite(const char *path, off_t at, const char *bytes)
+{
+    int fd = open(path, O_WRONLY);
+
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, bytes, strlen(bytes), at), (ssize_t)strlen(bytes));
+    close(fd);
 }
 
 static void test_corrupt(void **state)
 {
     struct fixture *f = *state;
-    struct stat st;
-    int fd;
+    char *text, *digit, path[512], cmd[1200];
+    off_t at;
 
     write_ok(f);
-    assert_int_equal(stat(f->file, &st), 0);
-    fd = open(f->file, O_WRONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, "<<<garbage>>>", 13, st.st_size / 2), 13);
-    close(fd);
-    expect_miss(f, &f->k, "cannot load the topology");
-    /* a valid hwloc XML that is no moeflow cache */
-    {
-        char path[512], cmd[1200];
-        data_path(path, sizeof(path), "h200x2-vm.xml");
-        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, f->file);
-        assert_int_equal(system(cmd), 0);
-    }
-    expect_miss(f, &f->k, "not a moeflow topology cache");
+    text = moe_read_file(f->file, "cache", NULL, NULL);
+    assert_non_null(text);
+    /* one cpuset digit changed: still well-formed XML, but not what was written */
+    digit = strstr(text, "cpuset=\"0x");
+    assert_non_null(digit);
+    at = digit - text + 10;
+    overwrite(f->file, at, text[at] == '1' ? "3" : "1");
+    expect_miss(f, &f->k, "damaged: its checksum does not match");
+    overwrite(f->file, at, (char[]){ text[at], '\0' });
+    expect_hit(f);
+    overwrite(f->file, (off_t)strlen(text) / 2, "<<<garbage>>>");
+    expect_miss(f, &f->k, "damaged: its checksum does not match");
+    free(text);
+    /* a valid hwloc XML that moeflow did not write */
+    data_path(path, sizeof(path), "h200x2-vm.xml");
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, f->file);
+    assert_int_equal(system(cmd), 0);
+    expect_miss(f, &f->k, "damaged: no checksum");
 }
 
 static void test_unsafe_modes(void **state)
