@@ -18,7 +18,7 @@ static struct {
     bool verbose, membind;
     bool planned;                   /* plan holds one entry per local task */
     char why[MOE_ERROR_TEXT_MAX];   /* when !planned: why Slurm's binding stays */
-    struct moe_nodetopo nt;
+    const struct moe_nodetopo *nt;  /* moe_topology_get's, shared */
     struct moe_affinity_plan plan;
 } aff;
 
@@ -65,7 +65,8 @@ static void plan(spank_t sp)
         snprintf(aff.why, sizeof(aff.why), "the step has no GPU");
         return;
     }
-    if (moe_nodetopo_load(&aff.nt, moe_plugin.config.hwloc_xml, &err) != 0)
+    aff.nt = moe_topology_get(&err);
+    if (!aff.nt)
         goto fail;
     allowed = hwloc_bitmap_alloc();
     task_gpu = calloc(ntasks, sizeof(int));
@@ -77,10 +78,10 @@ static void plan(spank_t sp)
         moe_error_set(&err, "cannot read the step's allocated cores");
         goto fail;
     }
-    if (moe_nodetopo_cores_to_cpuset(&aff.nt, cores, allowed, &err) != 0)
+    if (moe_nodetopo_cores_to_cpuset(aff.nt, cores, allowed, &err) != 0)
         goto fail;
     if (moe_affinity_task_gpus(gpus, (int)ntasks, task_gpu, &err) != 0 ||
-        moe_affinity_plan(&aff.nt, aff.mode, allowed, (int)ntasks, task_gpu, &aff.plan, &err))
+        moe_affinity_plan(aff.nt, aff.mode, allowed, (int)ntasks, task_gpu, &aff.plan, &err))
         goto fail;
     aff.planned = true;
     goto out;
@@ -107,13 +108,13 @@ static void bind(const struct moe_affinity_task *t, int task)
     struct moe_error err;
 
     moe_error_clear(&err);
-    if (!aff.nt.this_system) {
+    if (!aff.nt->this_system) {
         if (aff.verbose)
             fprintf(stderr, MOE_LOG_PREFIX "task %d: plan only, %s is not this machine\n", task,
                     moe_plugin.config.hwloc_xml);
         return;
     }
-    if (moe_affinity_bind(&aff.nt, t, aff.membind, &err) != 0)
+    if (moe_affinity_bind(aff.nt, t, aff.membind, &err) != 0)
         fprintf(stderr, MOE_LOG_PREFIX "task %d: %s; Slurm's binding stays\n", task, err.text);
 }
 

@@ -255,24 +255,22 @@ static json_t *gather_node_facts(spank_t sp)
 {
     json_t *facts = json_object();
     struct moe_nvml_report nvml;
-    struct moe_nodetopo nt;
+    const struct moe_nodetopo *nt;
     struct moe_error err, ignored;
-    bool have_nvml, have_topo;
+    bool have_nvml;
 
     for (const char *const *sec = moe_contract_sections; *sec; sec++)
         json_object_set_new(facts, *sec, json_object());
     moe_error_clear(&err);
     have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
-    have_topo = moe_nodetopo_load(&nt, moe_plugin.config.hwloc_xml, &err) == 0;
-    if (!have_topo)
+    nt = moe_topology_get(&err);
+    if (!nt)
         slurm_error(MOE_LOG_PREFIX "node topology for the contract: %s", err.text);
-    if (moe_node_facts_apply(facts, have_topo ? nt.topo : NULL, have_nvml ? &nvml : NULL,
+    if (moe_node_facts_apply(facts, nt ? nt->topo : NULL, have_nvml ? &nvml : NULL,
                              spank_env, sp, &err) != 0 ||
         (moe_plugin.config.topology[0] &&
          moe_node_facts_domain_map(facts, moe_plugin.config.topology, &err) != 0))
         slurm_error(MOE_LOG_PREFIX "node facts for the contract: %s", err.text);
-    if (have_topo)
-        moe_nodetopo_free(&nt);
     return facts;
 }
 

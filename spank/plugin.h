@@ -40,6 +40,13 @@ void moe_contract_user_init(spank_t sp);
 struct moe_layout;
 bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l);
 
+/* topology.c: this node's topology, loaded once per step.  prepare runs as
+ * root in init_post_opt (it may refresh the per-boot cache); get loads on
+ * first use otherwise.  NULL and err when it cannot be loaded. */
+struct moe_nodetopo;
+void moe_topology_prepare(spank_t sp, bool batch);
+const struct moe_nodetopo *moe_topology_get(struct moe_error *err);
+
 /* Per-context handlers; each returns 0 or -1 (never a positive ESPANK_*). */
 int moe_alloc_post_opt(spank_t sp);
 int moe_srun_post_opt(spank_t sp);

@@ -21,7 +21,11 @@ static bool is_batch_step(spank_t sp)
 
 int moe_stepd_post_opt(spank_t sp)
 {
-    return moe_args_recover(sp);
+    int rc = moe_args_recover(sp);
+
+    /* still root here: the one place that may refresh the topology cache */
+    moe_topology_prepare(sp, is_batch_step(sp));
+    return rc;
 }
 
 int moe_stepd_user_init(spank_t sp)

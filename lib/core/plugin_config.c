@@ -111,6 +111,11 @@ static int apply_hwloc_xml(struct moe_plugin_config *cfg, const char *value, str
     return apply_path(cfg->hwloc_xml, sizeof(cfg->hwloc_xml), value, err);
 }
 
+static int apply_cache_dir(struct moe_plugin_config *cfg, const char *value, struct moe_error *err)
+{
+    return apply_path(cfg->cache_dir, sizeof(cfg->cache_dir), value, err);
+}
+
 static int apply_topology(struct moe_plugin_config *cfg, const char *value, struct moe_error *err)
 {
     return apply_path(cfg->topology, sizeof(cfg->topology), value, err);
@@ -120,6 +125,8 @@ static const struct config_key config_keys[] = {
     { "affinity", apply_affinity, "default --moe-affinity mode: exclusive|closest|none" },
     { "affinity_override", apply_override, "may users choose --moe-affinity: allow|deny" },
     { "hwloc_xml", apply_hwloc_xml, "absolute path of a cached hwloc XML topology" },
+    { "cache_dir", apply_cache_dir,
+      "root-owned directory of the per-boot topology cache (default /run/moeflow)" },
     { "topology", apply_topology, "absolute path of the NVLink-domain map or Slurm topology.conf" },
     { "enforce", apply_enforce, "contract violations: strict (refuse) or warn" },
     { "enforce_override", apply_enforce_override, "may users pass --moe-enforce=warn: allow|deny" },

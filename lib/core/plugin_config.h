@@ -22,7 +22,8 @@ enum moe_enforce_mode {
 struct moe_plugin_config {
     enum moe_affinity_mode affinity;  /* default for jobs that do not ask */
     bool affinity_user_override;      /* may users pick another mode? */
-    char hwloc_xml[PATH_MAX];         /* cached node topology; empty = discover */
+    char hwloc_xml[PATH_MAX];         /* admin's node topology; empty = cache or discover */
+    char cache_dir[PATH_MAX];         /* per-boot topology cache; empty = the default */
     char topology[PATH_MAX];          /* NVLink-domain map; empty = none */
     enum moe_enforce_mode enforce;    /* contract checks */
     bool enforce_user_override;       /* may users downgrade to warn? */

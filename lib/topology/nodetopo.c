@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,23 @@ static int set_xml(hwloc_topology_t topo, const char *xml)
     return rv;
 }
 
+static int set_xmlbuffer(hwloc_topology_t topo, const char *buf, size_t len)
+{
+    bool set = !getenv("HWLOC_LIBXML_IMPORT");
+    int rv;
+
+    if (len > INT_MAX) {
+        errno = EFBIG;
+        return -1;
+    }
+    if (set)
+        setenv("HWLOC_LIBXML_IMPORT", "0", 0);
+    rv = hwloc_topology_set_xmlbuffer(topo, buf, (int)len);
+    if (set)
+        unsetenv("HWLOC_LIBXML_IMPORT");
+    return rv;
+}
+
 static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
 {
     if (xml && xml[0] && set_xml(nt->topo, xml) != 0) {
@@ -80,16 +98,24 @@ static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error 
                                    "e.g. mode 0644)" : "");
         return -1;
     }
+    if (moe_nodetopo_filters(nt->topo) != 0) {
+        moe_error_set(err, "cannot configure hwloc: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int moe_nodetopo_filters(hwloc_topology_t topo)
+{
     /* Only cores, PUs, NUMA nodes and PCI devices matter here: skipping
      * caches and the like makes discovery cheaper at every job launch. */
-    hwloc_topology_set_cache_types_filter(nt->topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     /* GPUs are found as PCI functions: OS devices and bridges add nothing */
-    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_type_filter(nt->topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_flags(nt->topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    return 0;
+    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_NONE);
+    return hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
 }
 
 /* The driver's /proc files cost nothing; NVML's init can take a while. */
@@ -136,18 +162,21 @@ int moe_nodetopo_gpu_of_minor(const struct moe_nodetopo *nt, int minor)
     return minor < nt->nminors ? nt->minor_gpu[minor] : -1;
 }
 
-int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
+static int init(struct moe_nodetopo *nt, struct moe_error *err)
 {
     memset(nt, 0, sizeof(*nt));
     if (hwloc_topology_init(&nt->topo) != 0) {
         moe_error_set(err, "hwloc_topology_init: %s", strerror(errno));
         return -1;
     }
-    if (configure(nt, xml, err) != 0)
-        goto fail;
+    return 0;
+}
+
+/* The topology is configured: load it and find the GPUs. */
+static int finish(struct moe_nodetopo *nt, const char *what, struct moe_error *err)
+{
     if (hwloc_topology_load(nt->topo) != 0) {
-        moe_error_at(err, xml && xml[0] ? xml : "hwloc", 0, 0,
-                     "cannot load the topology: %s", strerror(errno));
+        moe_error_at(err, what, 0, 0, "cannot load the topology: %s", strerror(errno));
         goto fail;
     }
     nt->this_system = hwloc_topology_is_thissystem(nt->topo);
@@ -159,6 +188,37 @@ int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error
 fail:
     moe_nodetopo_free(nt);
     return -1;
+}
+
+int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
+{
+    if (init(nt, err) != 0)
+        return -1;
+    if (configure(nt, xml, err) != 0) {
+        moe_nodetopo_free(nt);
+        return -1;
+    }
+    return finish(nt, xml && xml[0] ? xml : "hwloc", err);
+}
+
+int moe_nodetopo_load_this_xml(struct moe_nodetopo *nt, const char *buf, size_t len,
+                               const char *what, struct moe_error *err)
+{
+    if (init(nt, err) != 0)
+        return -1;
+    if (set_xmlbuffer(nt->topo, buf, len) != 0) {
+        moe_error_at(err, what, 0, 0, "not a hwloc XML topology: %s", strerror(errno));
+        moe_nodetopo_free(nt);
+        return -1;
+    }
+    if (moe_nodetopo_filters(nt->topo) != 0 ||
+        hwloc_topology_set_flags(nt->topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED |
+                                               HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) != 0) {
+        moe_error_at(err, what, 0, 0, "cannot configure hwloc: %s", strerror(errno));
+        moe_nodetopo_free(nt);
+        return -1;
+    }
+    return finish(nt, what, err);
 }
 
 void moe_nodetopo_free(struct moe_nodetopo *nt)

@@ -26,6 +26,16 @@ struct moe_nodetopo {
 int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error *err);
 void moe_nodetopo_free(struct moe_nodetopo *nt);
 
+/* An XML of this very machine, held in memory (the per-boot cache of
+ * topology/topo_cache.h): loaded as this system, so tasks can be bound.
+ * what names it in messages. */
+int moe_nodetopo_load_this_xml(struct moe_nodetopo *nt, const char *buf, size_t len,
+                               const char *what, struct moe_error *err);
+
+/* The object filters and flags every node topology is loaded with; a cache
+ * written with other filters would load differently (0 or -1, errno). */
+int moe_nodetopo_filters(hwloc_topology_t topo);
+
 struct moe_gpu_minor;
 
 /* Node GPU (index in gpus) of the device with this minor number (/dev/nvidiaN,

@@ -90,6 +90,7 @@ static void plugstack_defaults(void **state)
     assert_int_equal(c.affinity, MOE_AFFINITY_EXCLUSIVE);
     assert_true(c.affinity_user_override);
     assert_string_equal(c.hwloc_xml, "");
+    assert_string_equal(c.cache_dir, "");
     assert_int_equal(c.enforce, MOE_ENFORCE_STRICT);
     assert_false(c.enforce_user_override);
     assert_false(c.auto_freeze);
@@ -100,12 +101,12 @@ static void plugstack_all_keys(void **state)
 {
     char *argv[] = { "affinity=closest", "affinity_override=deny", "hwloc_xml=/etc/node.xml",
                      "topology=/etc/slurm/topology.conf", "enforce=warn", "enforce_override=allow",
-                     "auto_freeze=allow" };
+                     "auto_freeze=allow", "cache_dir=/var/cache/moeflow" };
     struct moe_plugin_config c;
     struct moe_error e;
 
     (void)state;
-    assert_int_equal(moe_plugin_config_parse(&c, 7, argv, &e), 0);
+    assert_int_equal(moe_plugin_config_parse(&c, 8, argv, &e), 0);
     assert_int_equal(c.enforce, MOE_ENFORCE_WARN);
     assert_true(c.enforce_user_override);
     assert_true(c.auto_freeze);
@@ -113,6 +114,7 @@ static void plugstack_all_keys(void **state)
     assert_false(c.affinity_user_override);
     assert_string_equal(c.hwloc_xml, "/etc/node.xml");
     assert_string_equal(c.topology, "/etc/slurm/topology.conf");
+    assert_string_equal(c.cache_dir, "/var/cache/moeflow");
 }
 
 static void expect_config_error(char *arg, const char *needle)
@@ -137,11 +139,12 @@ static void plugstack_strict(void **state)
     (void)state;
     expect_config_error("afinity=none", "unknown plugstack key 'afinity'");
     expect_config_error("afinity=none", "known keys: affinity, affinity_override, hwloc_xml, "
-                                        "topology, enforce, enforce_override, auto_freeze");
+                                        "cache_dir, topology, enforce, enforce_override, auto_freeze");
     expect_config_error("enforce=lenient", "valid values are strict, warn");
     expect_config_error("affinity=fast", "valid values are exclusive, closest, none");
     expect_config_error("topology=/b", "given twice");
     expect_config_error("hwloc_xml=node.xml", "absolute path");
+    expect_config_error("cache_dir=run/moeflow", "absolute path");
     expect_config_error("verbose", "not key=value");
     expect_config_error("=x", "not key=value");
 }
