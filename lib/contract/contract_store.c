@@ -114,20 +114,6 @@ static int open_owned_subdir(int parent, const char *name, const char *study,
     return fd;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The file is complete before it has a name, so a reader never sees a torn
  * file and a writer killed mid-way leaves nothing behind.  1 = name taken. */
 static int write_once(int dirfd, const char *name, const char *text, struct moe_error *err)
@@ -141,7 +127,7 @@ static int write_once(int dirfd, const char *name, const char *text, struct moe_
                       remedy(errno));
         return -1;
     }
-    if (write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
+    if (moe_write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
         moe_error_set(err, "%s: write failed: %s%s", name, strerror(errno), remedy(errno));
         goto out;
     }

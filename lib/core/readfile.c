@@ -106,3 +106,18 @@ json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
         moe_error_at(err, path, jerr.line, jerr.column, "%s: %s", what, jerr.text);
     return doc;
 }
+
+int moe_write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}

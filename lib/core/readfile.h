@@ -40,4 +40,8 @@ char *moe_read_fd(int fd, const char *path, const char *what, size_t *len,
  * reason". */
 json_t *moe_read_json(const char *path, const char *what, struct moe_error *err);
 
+/* Writes all of buf to fd, retrying short writes and EINTR; -1 with errno
+ * set otherwise.  The atomic writers (temp file, fsync, rename) share it. */
+int moe_write_all(int fd, const char *buf, size_t len);
+
 #endif

@@ -304,20 +304,6 @@ static int ensure_dir(const struct moe_topo_cache *c, struct moe_error *err)
     return trusted(c, c->dir, true, err);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Temporary file, then rename: a reader sees the old cache or the new
  * one, never half of one. */
 static int write_file(const char *path, const char *buf, size_t len, const char *tail,
@@ -332,8 +318,8 @@ static int write_file(const char *path, const char *buf, size_t len, const char 
         moe_error_at(err, path, 0, 0, "cannot create a temporary file: %s", strerror(errno));
         return -1;
     }
-    if (fchmod(fd, 0644) != 0 || write_all(fd, buf, len) != 0 ||
-        write_all(fd, tail, strlen(tail)) != 0 || fsync(fd) != 0) {
+    if (fchmod(fd, 0644) != 0 || moe_write_all(fd, buf, len) != 0 ||
+        moe_write_all(fd, tail, strlen(tail)) != 0 || fsync(fd) != 0) {
         moe_error_at(err, tmp, 0, 0, "cannot write: %s", strerror(errno));
         close(fd);
         unlink(tmp);
