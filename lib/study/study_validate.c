@@ -362,6 +362,11 @@ json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
         if (rc != 0)
             goto fail;
     }
+    goto done;
+fail:
+    json_decref(out);
+    out = NULL;
+done:
     for (int i = 0; i < n; i++)
         free(ents[i]);
     free(ents);
@@ -371,17 +376,6 @@ json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
     json_decref(names);
     json_decref(alone);
     return out;
-fail:
-    for (int i = 0; i < n; i++)
-        free(ents[i]);
-    free(ents);
-    json_decref(manifest);
-    json_decref(runs);
-    json_decref(digests);
-    json_decref(names);
-    json_decref(alone);
-    json_decref(out);
-    return NULL;
 }
 
 json_t *moe_validate_candidates(const struct moe_study *study, const char *study_dir,
