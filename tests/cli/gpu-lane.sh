@@ -1,9 +1,10 @@
 #!/bin/bash
 # The GPU lane's committed evidence (tests/gpu/, tests/data/gpu/), replayed
 # without a GPU: results.tsv is what collect.py derives from the committed
-# logs with today's moeflow fit, steady.tsv from the steady-state scale runs; every candidate trained; the memory
-# estimate is within 10% of Megatron's peak on every row; Megatron's own
-# validate_args passed every candidate of every example study; report,
+# logs with today's moeflow fit, steady.tsv from the steady-state scale
+# runs; every candidate trained; the memory estimate is within 10% of
+# Megatron's peak on every row; Megatron's own validate_args passed every
+# candidate of every example study; report,
 # overlap and diagnose read what the stages wrote; every candidate's
 # declared contract passes its stage's rule; the rule citations point at
 # checks in the real Megatron sources; and the Slurm stand-ins behave.
@@ -19,9 +20,9 @@ ok "collect.py derives tests/gpu/results.tsv from the committed logs, byte for b
 diff "$results" "$out/results.tsv" | diag
 mkdir "$out/steady" && tar -xJf "$data/steady-scale.tar.xz" -C "$out/steady"
 python3 "$S/tests/gpu/collect.py" --steady "$out/steady/steady" > "$out/steady.tsv"
+steady_ok=$(awk -F'\t' 'NR > 1 && $3 == 0 && $6 != "-"' "$S/tests/gpu/steady.tsv" | wc -l)
 ok "and steady.tsv (every scale grid exited 0, 12-step window) from the steady-state logs" \
-    sh -c "cmp -s '$out/steady.tsv' '$S/tests/gpu/steady.tsv' &&
-           test \$(awk -F'\t' 'NR > 1 && \$3 == 0 && \$6 != \"-\"' '$S/tests/gpu/steady.tsv' | wc -l) = 8"
+    sh -c "cmp -s '$out/steady.tsv' '$S/tests/gpu/steady.tsv' && test $steady_ok = 8"
 ok "every candidate of both dialects ran (30 rows: contract, 3 fit, 4 scale grids, profile, 5 retune, validate each) and exited 0" \
     test "$(awk -F'\t' 'NR > 1 && $5 == 0' "$results" | wc -l)" = 30
 ok "every training run logged its steps (8 screening, 4 fit, 50 validate)" \

@@ -85,10 +85,8 @@ steady_prepare() {
 
 steady() {
     local out=$1 d dir
-    mkdir -p "$out" "$work/bin"
-    unpack_megatron
-    command -v python > /dev/null || ln -sf "$(command -v python3)" "$work/bin/python"
-    export PATH=$here/standin:$work/bin:$PATH PYTHONUNBUFFERED=1
+    machine_setup "$out"
+    export PATH=$here/standin:$PATH PYTHONUNBUFFERED=1
     for d in $LANE_DIALECTS; do
         dir=$work/steady/$d
         ln -sf "/tmp/mlm/${TARBALL[$d]}/pretrain_gpt.py" "$dir/pretrain_gpt.py"
@@ -108,6 +106,15 @@ steady_collect() {
     tar -C "$tmp" -cJf "$top/tests/data/gpu/steady-scale.tar.xz" steady
     python3 "$here/collect.py" --steady "$tmp/steady" > "$here/steady.tsv"
     rm -rf "$tmp"
+}
+
+# On the GPU machine: the output folder, Megatron unpacked, and "python"
+# for the jobs (a bare machine may only have python3).
+machine_setup() {
+    mkdir -p "$1" "$work/bin"
+    unpack_megatron
+    command -v python > /dev/null || ln -sf "$(command -v python3)" "$work/bin/python"
+    export PATH=$work/bin:$PATH
 }
 
 unpack_megatron() {
@@ -140,12 +147,8 @@ train_dialect() {
 
 run() {
     local out=$1 d vpid left deadline
-    mkdir -p "$out" "$work/bin"
     deadline=$(( SECONDS + ${LANE_TRAIN_BUDGET_S:-100000} ))
-    unpack_megatron
-    # The jobs call "python"; a bare machine may only have python3.
-    command -v python > /dev/null || ln -sf "$(command -v python3)" "$work/bin/python"
-    export PATH=$work/bin:$PATH
+    machine_setup "$out"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$work/lane/gpus.csv" || true
     python3 -c 'import pydantic' 2>/dev/null || export LANE_PYDANTIC_STANDIN=$here/pydantic-standin
     # validate_args needs no GPU time: it runs beside the training.
