@@ -1,18 +1,51 @@
 #include "config.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "core/sha256.h"
 
-/* OpenSSL 3 reads openssl.cnf on first use: about 0.6 ms in every
- * slurmstepd that checks its topology cache, for a digest that no provider
- * setting changes. */
-static void init_crypto(void)
+/* libcrypto is opened on the first digest, not linked: the plugin lives in
+ * every srun and slurmstepd, and mapping, relocating and initialising
+ * libcrypto cost each of them about 1 ms (tests/bench/launch-overhead.sh)
+ * although a plain job step never hashes anything.  The headers still
+ * type the three functions, so a changed prototype fails the build. */
+static struct {
+    __typeof__(&OPENSSL_init_crypto) init;
+    __typeof__(&EVP_Digest) digest;
+    __typeof__(&EVP_sha256) sha256;
+    char why[256]; /* when a function is missing */
+} crypto;
+
+static void *symbol(void *lib, const char *name)
 {
-    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+    void *f = dlsym(lib, name);
+
+    if (!f && !crypto.why[0])
+        snprintf(crypto.why, sizeof(crypto.why), "%s has no %s", MOE_LIBCRYPTO_SONAME, name);
+    return f;
+}
+
+static void open_crypto(void)
+{
+    void *lib = dlopen(MOE_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+    if (!lib) {
+        snprintf(crypto.why, sizeof(crypto.why), "%s", dlerror());
+        return;
+    }
+    *(void **)&crypto.init = symbol(lib, "OPENSSL_init_crypto");
+    *(void **)&crypto.digest = symbol(lib, "EVP_Digest");
+    *(void **)&crypto.sha256 = symbol(lib, "EVP_sha256");
+    if (crypto.why[0])
+        return;
+    /* OpenSSL 3 would read openssl.cnf first: 0.6 ms, and no provider
+     * setting changes a digest. */
+    crypto.init(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 }
 
 int moe_sha256_hex(const void *data, size_t len, char hex[MOE_SHA256_HEX_LEN + 1],
@@ -22,8 +55,12 @@ int moe_sha256_hex(const void *data, size_t len, char hex[MOE_SHA256_HEX_LEN + 1
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
 
-    pthread_once(&once, init_crypto);
-    if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+    pthread_once(&once, open_crypto);
+    if (crypto.why[0]) {
+        moe_error_set(err, "SHA-256 needs libcrypto: %s", crypto.why);
+        return -1;
+    }
+    if (crypto.digest(data, len, md, &mdlen, crypto.sha256(), NULL) != 1 || mdlen != 32) {
         moe_error_set(err, "SHA-256 failed in libcrypto");
         return -1;
     }

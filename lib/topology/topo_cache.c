@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/readfile.h"
@@ -17,11 +18,17 @@
  * with other filters loads into another tree. */
 #define CACHE_FORMAT "1"
 #define MAX_GPUS 512
-/* The XML is followed by this comment holding its SHA-256: hwloc's parsers
- * skip it, and a damaged file is caught before hwloc sees it (hwloc 2.9
- * leaks part of a tree it fails to import). */
+/* The XML is followed by this comment holding its SHA-256 and the file's
+ * mtime as written: hwloc's parsers skip it, and a damaged file is caught
+ * before hwloc sees it (hwloc 2.9 leaks part of a tree it fails to import).
+ * Like git's index, a file whose size and mtime are still those it was
+ * written with has not been written to since, so its digest is checked
+ * only when they differ: hashing would load libcrypto into every job
+ * step, about 1 ms each (tests/bench/launch-overhead.sh). */
 #define SUM_OPEN "<!-- moeflow-cache sha256="
+#define SUM_MTIME " mtime="
 #define SUM_CLOSE " -->\n"
+#define SUM_MTIME_LEN 30 /* seconds as 20 digits, '.', 9 digits of ns */
 
 void moe_topo_cache_defaults(struct moe_topo_cache *c, const char *dir)
 {
@@ -162,27 +169,27 @@ static int topology_gpus(const struct moe_nodetopo *nt, char *out, size_t len)
  * binding.  A directory nobody else can write also keeps the file from
  * being swapped between this check and the read. */
 static int trusted(const struct moe_topo_cache *c, const char *path, bool dir,
-                   struct moe_error *why)
+                   struct stat *out, struct moe_error *why)
 {
-    struct stat st;
+    struct stat own, *st = out ? out : &own;
 
-    if (lstat(path, &st) != 0) {
+    if (lstat(path, st) != 0) {
         moe_error_at(why, path, 0, 0, "%s", errno == ENOENT ? "no cache yet" : strerror(errno));
         return -1;
     }
-    if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+    if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode)) {
         moe_error_at(why, path, 0, 0, "not a %s (symbolic links are not followed)",
                      dir ? "directory" : "regular file");
         return -1;
     }
-    if (st.st_uid != c->owner) {
-        moe_error_at(why, path, 0, 0, "owned by uid %u, not %u: not trusted", (unsigned)st.st_uid,
+    if (st->st_uid != c->owner) {
+        moe_error_at(why, path, 0, 0, "owned by uid %u, not %u: not trusted", (unsigned)st->st_uid,
                      (unsigned)c->owner);
         return -1;
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
         moe_error_at(why, path, 0, 0, "writable by group or others (mode %04o): not trusted",
-                     (unsigned)(st.st_mode & 07777));
+                     (unsigned)(st->st_mode & 07777));
         return -1;
     }
     return 0;
@@ -234,28 +241,53 @@ static int check_key(const struct moe_nodetopo *nt, const struct moe_topo_cache_
     return -1;
 }
 
-/* 0 and *len cut to the XML when the checksum comment matches it. */
-static int checked_body(const char *text, size_t *len, const char *path, struct moe_error *why)
+static void format_mtime(const struct timespec *t, char out[SUM_MTIME_LEN + 1])
 {
+    snprintf(out, SUM_MTIME_LEN + 1, "%020lld.%09ld", (long long)t->tv_sec, (long)t->tv_nsec);
+}
+
+/* The file as written: its size and mtime are those the comment records. */
+static bool unchanged(const struct stat *st, size_t len, const char *mtime)
+{
+    char now[SUM_MTIME_LEN + 1];
+
+    format_mtime(&st->st_mtim, now);
+    return (size_t)st->st_size == len && memcmp(now, mtime, SUM_MTIME_LEN) == 0;
+}
+
+/* 0 and *len cut to the XML when the checksum comment matches it. */
+static int checked_body(const char *text, size_t *len, const struct stat *st, const char *path,
+                        struct moe_error *why)
+{
+    const size_t open = strlen(SUM_OPEN), at_mtime = open + MOE_SHA256_HEX_LEN,
+                 at_close = at_mtime + strlen(SUM_MTIME) + SUM_MTIME_LEN;
     char want[MOE_SHA256_HEX_LEN + 1], got[MOE_SHA256_HEX_LEN + 1];
     const char *sum = NULL;
     size_t body;
 
     for (const char *p = strstr(text, SUM_OPEN); p; p = strstr(p + 1, SUM_OPEN))
         sum = p;
-    if (!sum || strlen(sum) != strlen(SUM_OPEN) + MOE_SHA256_HEX_LEN + strlen(SUM_CLOSE) ||
-        strcmp(sum + strlen(SUM_OPEN) + MOE_SHA256_HEX_LEN, SUM_CLOSE) != 0) {
+    if (sum && strlen(sum) == at_mtime + strlen(SUM_CLOSE) && strcmp(sum + at_mtime, SUM_CLOSE) == 0) {
+        moe_error_at(why, path, 0, 0, "written by an older moeflow (no mtime in its checksum "
+                     "comment)");
+        return -1;
+    }
+    if (!sum || strlen(sum) != at_close + strlen(SUM_CLOSE) ||
+        strncmp(sum + at_mtime, SUM_MTIME, strlen(SUM_MTIME)) != 0 ||
+        strcmp(sum + at_close, SUM_CLOSE) != 0) {
         moe_error_at(why, path, 0, 0, "damaged: no checksum at its end (truncated?)");
         return -1;
     }
-    memcpy(want, sum + strlen(SUM_OPEN), MOE_SHA256_HEX_LEN);
-    want[MOE_SHA256_HEX_LEN] = '\0';
     body = (size_t)(sum - text);
-    if (moe_sha256_hex(text, body, got, why) != 0)
-        return -1;
-    if (strcmp(got, want) != 0) {
-        moe_error_at(why, path, 0, 0, "damaged: its checksum does not match");
-        return -1;
+    if (!unchanged(st, *len, sum + at_mtime + strlen(SUM_MTIME))) {
+        memcpy(want, sum + open, MOE_SHA256_HEX_LEN);
+        want[MOE_SHA256_HEX_LEN] = '\0';
+        if (moe_sha256_hex(text, body, got, why) != 0)
+            return -1;
+        if (strcmp(got, want) != 0) {
+            moe_error_at(why, path, 0, 0, "damaged: its checksum does not match");
+            return -1;
+        }
     }
     *len = body;
     return 0;
@@ -265,18 +297,19 @@ int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_ca
                         struct moe_nodetopo *nt, struct moe_error *why)
 {
     char path[4096];
+    struct stat st;
     size_t len;
     char *xml;
     int rv;
 
     memset(nt, 0, sizeof(*nt));
-    if (file_path(c, path, sizeof(path), why) != 0 || trusted(c, c->dir, true, why) != 0 ||
-        trusted(c, path, false, why) != 0)
+    if (file_path(c, path, sizeof(path), why) != 0 || trusted(c, c->dir, true, NULL, why) != 0 ||
+        trusted(c, path, false, &st, why) != 0)
         return -1;
     xml = moe_read_file(path, "topology cache", &len, why);
     if (!xml)
         return -1;
-    rv = checked_body(xml, &len, path, why);
+    rv = checked_body(xml, &len, &st, path, why);
     if (rv == 0)
         rv = moe_nodetopo_load_this_xml(nt, xml, len, path, why);
     free(xml);
@@ -301,14 +334,15 @@ static int ensure_dir(const struct moe_topo_cache *c, struct moe_error *err)
         moe_error_at(err, c->dir, 0, 0, "cannot create the cache directory: %s", strerror(errno));
         return -1;
     }
-    return trusted(c, c->dir, true, err);
+    return trusted(c, c->dir, true, NULL, err);
 }
 
 /* Temporary file, then rename: a reader sees the old cache or the new
  * one, never half of one. */
 static int write_file(const char *path, const char *buf, size_t len, const char *tail,
-                      struct moe_error *err)
+                      const struct timespec *mtime, struct moe_error *err)
 {
+    const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, *mtime };
     char tmp[4200];
     int fd;
 
@@ -319,7 +353,8 @@ static int write_file(const char *path, const char *buf, size_t len, const char 
         return -1;
     }
     if (fchmod(fd, 0644) != 0 || moe_write_all(fd, buf, len) != 0 ||
-        moe_write_all(fd, tail, strlen(tail)) != 0 || fsync(fd) != 0) {
+        moe_write_all(fd, tail, strlen(tail)) != 0 || futimens(fd, times) != 0 ||
+        fsync(fd) != 0) {
         moe_error_at(err, tmp, 0, 0, "cannot write: %s", strerror(errno));
         close(fd);
         unlink(tmp);
@@ -340,7 +375,8 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
 {
     hwloc_topology_t dup;
     hwloc_obj_t root;
-    char api[32], hex[MOE_SHA256_HEX_LEN + 1], tail[128], *buf = NULL;
+    char api[32], hex[MOE_SHA256_HEX_LEN + 1], when[SUM_MTIME_LEN + 1], tail[160], *buf = NULL;
+    struct timespec mtime;
     int len = 0, rv;
 
     if (hwloc_topology_dup(&dup, nt->topo) != 0) {
@@ -358,11 +394,17 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
         hwloc_topology_destroy(dup);
         return -1;
     }
+    /* A whole second in the past: every file system keeps it exactly, and
+     * any later write stamps the file with a newer time. */
+    clock_gettime(CLOCK_REALTIME, &mtime);
+    mtime.tv_sec -= 1;
+    mtime.tv_nsec = 0;
+    format_mtime(&mtime, when);
     /* the buffer's length counts a final NUL that the file does not need */
     rv = moe_sha256_hex(buf, (size_t)len - 1, hex, err);
     if (rv == 0) {
-        snprintf(tail, sizeof(tail), "%s%s%s", SUM_OPEN, hex, SUM_CLOSE);
-        rv = write_file(path, buf, (size_t)len - 1, tail, err);
+        snprintf(tail, sizeof(tail), "%s%s%s%s%s", SUM_OPEN, hex, SUM_MTIME, when, SUM_CLOSE);
+        rv = write_file(path, buf, (size_t)len - 1, tail, &mtime, err);
     }
     hwloc_free_xmlbuffer(dup, buf);
     hwloc_topology_destroy(dup);

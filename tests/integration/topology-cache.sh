@@ -1,16 +1,18 @@
 #!/bin/bash
 # The per-boot topology cache on a real cluster (no hwloc_xml=): the first
 # step with GPUs discovers the node and writes the cache as root, 0644 in a
-# 0755 directory; later steps load it.  A cache from another boot, one given
-# to another owner or a damaged one (its checksum comment no longer matches)
-# is rebuilt, never trusted, and an unsafe directory is left alone; the
-# tasks come out the same every time.  This
-# host has no GPU: the fake GPUs are in SLURM_STEP_GPUS but not on the PCI
-# bus, so each task reports why it keeps Slurm's binding; that report and
-# the task's real CPU mask must not depend on where the topology came from.
+# 0755 directory; later steps load it, and one still at the size and mtime
+# it was written with is taken without hashing it, so libcrypto stays out
+# of slurmstepd.  A cache from another boot, one given to another owner or a
+# damaged one (its checksum comment no longer matches) is rebuilt, never
+# trusted, and an unsafe directory is left alone; the tasks come out the
+# same every time.  This host has no GPU: the fake GPUs are in
+# SLURM_STEP_GPUS but not on the PCI bus, so each task reports why it keeps
+# Slurm's binding; that report and the task's real CPU mask must not depend
+# on where the topology came from.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 17
+tap_plan 19
 
 C=/tmp/mfit-topocache-$$/topo-cache   # inside the cluster's prefix: removed with it
 F=$C/topology.xml
@@ -21,6 +23,8 @@ cat > show.sh <<'EOS'
 #!/bin/sh
 mask=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 echo "node=$SLURMD_NODENAME task=$SLURM_LOCALID local=$LOCAL_RANK cpus=$MOEFLOW_CPUSET mask=$mask skip=$MOEFLOW_AFFINITY_SKIPPED"
+# whether the slurmstepd that forked this task has libcrypto mapped
+{ grep -c libcrypto "/proc/$PPID/maps" || :; } > "crypto.$SLURMD_NODENAME.$SLURM_LOCALID"
 EOS
 chmod +x show.sh
 boot=$(cat /proc/sys/kernel/random/boot_id)
@@ -30,6 +34,7 @@ boot=$(cat /proc/sys/kernel/random/boot_id)
 step() {
     local rc
     for l in "$LC_PREFIX"/log/slurmd-n*.log; do : > "$l"; done
+    rm -f crypto.*
     timeout 60 srun -N4 --ntasks-per-node=2 --gres=gpu:2 ./show.sh > "$1.raw" 2> "$1.err"
     rc=$?
     [ $rc = 0 ] || diag < "$1.err"
@@ -46,11 +51,13 @@ same_tasks() {  # the tasks of step $1 came out as those of the first step
 owner_mode() { stat -c '%U %a' "$1"; }
 cache_boot() { sed -n 's/.*name="MoeflowBootId" value="\([^"]*\)".*/\1/p' "$F"; }
 # reseal XML: installs it as the cache with a checksum that matches, as the
-# plugin writes it, so that only the check under test can refuse it.
+# plugin writes it, so that only the check under test can refuse it.  The
+# recorded mtime is not the file's, so the plugin checks the digest.
 reseal() {
     grep -v '^<!-- moeflow-cache sha256=' "$1" > "$WORK/body.xml"
     { cat "$WORK/body.xml"
-      printf '<!-- moeflow-cache sha256=%s -->\n' "$(sha256sum < "$WORK/body.xml" | cut -c1-64)"
+      printf '<!-- moeflow-cache sha256=%s mtime=%020d.%09d -->\n' \
+          "$(sha256sum < "$WORK/body.xml" | cut -c1-64)" 0 0
     } > "$WORK/sealed.xml"
     install -m 0644 "$WORK/sealed.xml" "$F"
 }
@@ -76,6 +83,10 @@ step hit && same_tasks hit && [ "$(stat -c %i "$F")" = "$ino" ] &&
     ! grep -q 'topology discovered' hit.log
 rc=$?; [ $rc = 0 ] || diag < hit.log
 tap_ok $rc "the next step uses the cache: same tasks, file untouched"
+# The file is as written (size and mtime), so no digest: libcrypto stays out.
+[ "$(cat crypto.* | sort -u | paste -sd' ')" = 0 ] && [ "$(ls crypto.* | wc -l)" = 8 ]
+rc=$?; [ $rc = 0 ] || head crypto.* | diag
+tap_ok $rc "a step that loads the cache as written never maps libcrypto into slurmstepd"
 
 # Proof that steps really use the cache: one edited down to a single core
 # (by hwloc itself, keeping the root's infos) still passes every check, and
@@ -84,6 +95,9 @@ lstopo-no-graphics -i "$F" --restrict 0x1 --of xml one-core.xml && reseal one-co
 step edited && [ "$(grep -c "skip=core C of 'CORES' is not on this node (1 cores)$" edited.out)" = 8 ]
 rc=$?; [ $rc = 0 ] || diag < edited.out
 tap_ok $rc "a cache that passes the checks is what the step plans from"
+! grep -qx 0 crypto.*
+rc=$?; [ $rc = 0 ] || head crypto.* | diag
+tap_ok $rc "a cache written since (its mtime moved) has its digest checked, with libcrypto"
 
 # The same file in a world-writable directory is not trusted: the tasks
 # come from live discovery again, and the file is not touched.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/readfile.h"
@@ -328,6 +329,71 @@ static void test_corrupt(void **state)
     expect_miss(f, &f->k, "damaged: no checksum");
 }
 
+/* The mtime the checksum comment records, as a timespec. */
+static struct timespec recorded_mtime(const char *file)
+{
+    char *text = moe_read_file(file, "cache", NULL, NULL), *m;
+    struct timespec t = { 0 };
+    long long sec = 0;
+    long nsec = 0;
+
+    assert_non_null(text);
+    m = strstr(text, " mtime=");
+    assert_non_null(m);
+    assert_int_equal(sscanf(m, " mtime=%20lld.%9ld -->", &sec, &nsec), 2);
+    t.tv_sec = (time_t)sec;
+    t.tv_nsec = nsec;
+    free(text);
+    return t;
+}
+
+/* A file still at the size and mtime it was written with is taken without
+ * its digest (the load that every job step pays): a change hidden behind
+ * a restored mtime proves the digest was skipped, and the same change with
+ * the mtime a write leaves is caught. */
+static void test_digest_skipped_while_unchanged(void **state)
+{
+    struct fixture *f = *state;
+    struct timespec t, times[2];
+    struct stat st;
+    char *text, *digit;
+    off_t at;
+
+    write_ok(f);
+    t = recorded_mtime(f->file);
+    assert_int_equal(stat(f->file, &st), 0);
+    assert_int_equal(st.st_mtim.tv_sec, t.tv_sec);
+    assert_int_equal(st.st_mtim.tv_nsec, 0);
+    assert_true(t.tv_sec < time(NULL)); /* a second in the past: any write moves it */
+    text = moe_read_file(f->file, "cache", NULL, NULL);
+    digit = strstr(text, "cpuset=\"0x");
+    assert_non_null(digit);
+    at = digit - text + 10;
+    overwrite(f->file, at, text[at] == '1' ? "3" : "1");
+    expect_miss(f, &f->k, "damaged: its checksum does not match");
+    times[0] = t;
+    times[1] = t;
+    assert_int_equal(utimensat(AT_FDCWD, f->file, times, 0), 0);
+    expect_hit(f);
+    free(text);
+}
+
+/* The checksum comment of moeflow 0.1.0, before it held an mtime. */
+static void test_older_comment(void **state)
+{
+    struct fixture *f = *state;
+    char *text, *m;
+
+    write_ok(f);
+    text = moe_read_file(f->file, "cache", NULL, NULL);
+    m = strstr(text, " mtime=");
+    assert_non_null(m);
+    strcpy(m, " -->\n");
+    put(f->file, text);
+    expect_miss(f, &f->k, "written by an older moeflow (no mtime in its checksum comment)");
+    free(text);
+}
+
 static void test_unsafe_modes(void **state)
 {
     struct fixture *f = *state;
@@ -459,6 +525,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_gpus, setup_h200, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup_g4dn, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt, setup_g4dn, teardown),
+        cmocka_unit_test_setup_teardown(test_digest_skipped_while_unchanged, setup_g4dn, teardown),
+        cmocka_unit_test_setup_teardown(test_older_comment, setup_g4dn, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_modes, setup_g4dn, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_owner, setup_g4dn, teardown),
         cmocka_unit_test_setup_teardown(test_write_needs_owner, setup_g4dn, teardown),
