@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/enum_names.h"
 #include "fit/memory.h"
 
 void moe_train_defaults(struct moe_train *t)
@@ -452,9 +453,12 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
     return 0;
 }
 
-static const char *const rc_names[MOE_RC_MODULE_COUNT] = {
-    "core_attn", "moe_act", "layernorm", "mlp", "moe", "shared_experts", "mla_up_proj",
+const char *const moe_recompute_module_names[] = {
+    "core_attn", "moe_act", "layernorm", "mlp", "moe", "shared_experts", "mla_up_proj", NULL,
 };
+MOE_ENUM_NAMES_CHECK(moe_recompute_module_names, MOE_RC_MODULE_COUNT);
+_Static_assert(MOE_RC_MLA_UP_PROJ == 1u << (MOE_RC_MODULE_COUNT - 1),
+               "one name per MOE_RC_* bit, the last bit last");
 
 int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_error *err)
 {
@@ -468,11 +472,13 @@ int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_err
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         int i;
         for (i = 0; i < MOE_RC_MODULE_COUNT; i++)
-            if (strcmp(tok, rc_names[i]) == 0)
+            if (strcmp(tok, moe_recompute_module_names[i]) == 0)
                 break;
         if (i == MOE_RC_MODULE_COUNT) {
-            moe_error_set(err, "unknown recompute module '%s' (core_attn|moe_act|layernorm|"
-                               "mlp|moe|shared_experts|mla_up_proj)", tok);
+            char known[128];
+            moe_error_set(err, "unknown recompute module '%s' (one of %s)", tok,
+                          moe_recompute_modules_format((1u << MOE_RC_MODULE_COUNT) - 1, known,
+                                                       sizeof(known)));
             return -1;
         }
         *bits |= 1u << i;
@@ -490,7 +496,7 @@ const char *moe_recompute_modules_format(unsigned bits, char *buf, unsigned len)
     for (int i = 0; i < MOE_RC_MODULE_COUNT; i++) {
         if (!(bits & (1u << i)))
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", rc_names[i]);
+        int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", moe_recompute_module_names[i]);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;

@@ -25,6 +25,10 @@ enum moe_recompute_module {
 };
 #define MOE_RC_MODULE_COUNT 7
 
+/* Megatron's --recompute-modules names, one per MOE_RC_* bit in bit order,
+ * NULL-ended: the study schema's allowed values and the parser below. */
+extern const char *const moe_recompute_module_names[];
+
 enum moe_recompute_granularity { MOE_RC_NONE = 0, MOE_RC_SELECTIVE, MOE_RC_FULL };
 enum moe_recompute_method { MOE_RC_UNIFORM = 0, MOE_RC_BLOCK };
 

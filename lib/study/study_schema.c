@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "fit/memory.h"
 #include "study/study.h"
 #include "study/study_schema.h"
 
@@ -18,10 +19,8 @@
 /* Enum values come from the tables next to each enum (model.h, study.h),
  * the same ones the reader and the JSON writer use. */
 static const char *const optimizers[] = { "adam", "sgd", NULL };
-/* Megatron's --recompute-modules and CUDA-graph module names. */
-static const char *const recompute_modules[] = { "core_attn", "moe_act", "layernorm",
-                                                 "mla_up_proj", "mlp", "moe", "shared_experts",
-                                                 NULL };
+/* Megatron's CUDA-graph module names (its --recompute-modules names are
+ * fit/memory.h's, which the memory model reads). */
 static const char *const graph_modules[] = { "attn", "mlp", "moe", "moe_router",
                                              "moe_preprocess", NULL };
 
@@ -72,7 +71,7 @@ static const struct moe_field baseline_keys[] = {
     ENUM("dispatcher", moe_dispatcher_names), BOOL("ep_overlap"), BOOL("shared_expert_overlap"),
     BOOL("delay_wgrad"), BOOL("overlap_grad_reduce"), BOOL("tp_comm_overlap"),
     BOOL("manual_gc"), ENUM("recompute", moe_recompute_names),
-    { "recompute_modules", MOE_F_STRLIST, NULL, recompute_modules, 0, 0 },
+    { "recompute_modules", MOE_F_STRLIST, NULL, moe_recompute_module_names, 0, 0 },
     { "cuda_graph_modules", MOE_F_STRLIST, NULL, graph_modules, 0, 0 },
     END
 };
