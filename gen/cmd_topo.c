@@ -1,5 +1,7 @@
 /* moeflow topo: the CPU affinity plan the plugin would apply on a node, so an
- * admin can check it (and a cached XML) before installing the plugin. */
+ * admin can check it (and a cached XML) before installing the plugin.  On
+ * the node itself it reads the topology where the plugin does: the per-boot
+ * cache when that can be trusted, else live discovery, and says which. */
 #include "config.h"
 
 #include <stddef.h>
@@ -8,11 +10,15 @@
 #include <string.h>
 
 #include "topology/affinity.h"
+#include "topology/topo_cache.h"
 #include "cli.h"
 #include "options.h"
 
+#define SOURCE_MAX (MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 128)
+
 struct topo_args {
     const char *xml;
+    const char *cache_dir; /* NULL = the plugin's default */
     const char *gpus;   /* like SLURM_STEP_GPUS; NULL = every GPU */
     const char *cores;  /* like S_STEP_ALLOC_CORES; NULL = every core */
     enum moe_affinity_mode mode;
@@ -44,6 +50,9 @@ static int set_mode(void *args, const struct moe_opt *o, char *value)
 static const struct moe_opt topo_opts[] = {
     { "xml", required_argument, 'x', "FILE", "hwloc XML topology (default: this machine)",
       .set = moe_opt_string, .field = offsetof(struct topo_args, xml) },
+    { "cache-dir", required_argument, 'C', "DIR",
+      "the plugin's topology cache, read only (default: " MOE_TOPO_CACHE_DIR ")",
+      .set = moe_opt_string, .field = offsetof(struct topo_args, cache_dir) },
     { "tasks", required_argument, 'n', "N", "tasks on the node (default: one per GPU)", .set = set_tasks },
     { "mode", required_argument, 'm', "MODE", NULL, .set = set_mode },
     { "gpus", required_argument, 'g', "LIST",
@@ -56,11 +65,11 @@ static const struct moe_opt topo_opts[] = {
 };
 
 static const struct moe_cli topo_cli = {
-    .usage = "usage: moeflow topo [--xml FILE] [--tasks N] [--mode exclusive|closest|none]\n"
-             "                    [--gpus LIST] [--cores LIST]\n"
+    .usage = "usage: moeflow topo [--xml FILE | --cache-dir DIR] [--tasks N]\n"
+             "                    [--mode exclusive|closest|none] [--gpus LIST] [--cores LIST]\n"
              "Prints each local task's GPU, PCI bus id, NUMA node and CPU list.\n",
     .opts = topo_opts,
-    .column = 16,
+    .column = 19,
     .tail = "example: moeflow topo --xml g4dn.xml --tasks 8 --cores 0-23\n",
 };
 
@@ -84,8 +93,9 @@ static void print_task(int r, const struct moe_affinity_task *t)
     free(numa);
 }
 
-/* Builds the request the plugin would see, plans it, prints it. */
-static int run(const struct topo_args *a, struct moe_nodetopo *nt)
+/* Builds the request the plugin would see, plans it, prints it; source
+ * says where the topology came from. */
+static int run(const struct topo_args *a, struct moe_nodetopo *nt, const char *source)
 {
     struct moe_affinity_plan plan;
     struct moe_error err;
@@ -105,8 +115,7 @@ static int run(const struct topo_args *a, struct moe_nodetopo *nt)
         goto report;
     if (moe_affinity_plan(nt, a->mode, a->cores ? allowed : NULL, ntasks, gpu, &plan, &err))
         goto report;
-    printf("node: %s: %d GPUs, %d cores, %d PUs%s\n", a->xml ? a->xml : "this machine",
-           nt->ngpus, hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE),
+    printf("node: %s: %d GPUs, %d cores, %d PUs%s\n", source, nt->ngpus, hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE),
            hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_PU),
            nt->this_system ? "" : " (not this machine: plan only)");
     printf("mode: %s, %d tasks\n", moe_affinity_mode_name(a->mode), ntasks);
@@ -123,11 +132,30 @@ out:
     return rc;
 }
 
+/* This machine as the plugin sees it, never writing the cache. */
+static int load_here(const struct topo_args *a, struct moe_nodetopo *nt, char *source,
+                     struct moe_error *err)
+{
+    struct moe_topo_cache c;
+    enum moe_topo_cache_outcome how;
+    char note[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 64];
+
+    moe_topo_cache_defaults(&c, a->cache_dir);
+    if (moe_topo_cache_load(&c, false, nt, &how, note, sizeof(note), err) != 0)
+        return -1;
+    if (how == MOE_TOPO_CACHE_HIT)
+        snprintf(source, SOURCE_MAX, "this machine (topology cache in %s)", c.dir);
+    else
+        snprintf(source, SOURCE_MAX, "this machine (discovered live; %s)", note);
+    return 0;
+}
+
 int cmd_topo(int argc, char **argv)
 {
     struct topo_args a = { 0 };
     struct moe_nodetopo nt;
     struct moe_error err;
+    char source[SOURCE_MAX];
     int first, rc = moe_cli_parse(&topo_cli, argc, argv, &a, &first);
 
     if (rc != MOE_CLI_RUN)
@@ -135,9 +163,12 @@ int cmd_topo(int argc, char **argv)
     if (first < argc)
         return moe_cli_misuse(&topo_cli);
     moe_error_clear(&err);
-    if (moe_nodetopo_load(&nt, a.xml, &err) != 0)
+    if (a.xml && a.cache_dir)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow topo: --xml and --cache-dir exclude each "
+                             "other (hwloc_xml= makes the plugin skip the cache)\n");
+    if (a.xml ? moe_nodetopo_load(&nt, a.xml, &err) != 0 : load_here(&a, &nt, source, &err) != 0)
         return moe_cli_fail(&err, a.xml ? MOE_EXIT_INVALID_INPUT : MOE_EXIT_SYSTEM);
-    rc = run(&a, &nt);
+    rc = run(&a, &nt, a.xml ? a.xml : source);
     moe_nodetopo_free(&nt);
     return rc;
 }

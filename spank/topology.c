@@ -22,7 +22,7 @@ static struct {
 } topo;
 
 static void log_outcome(const struct moe_topo_cache *c, enum moe_topo_cache_outcome how,
-                        const char *note)
+                        bool as_root, const char *note)
 {
     switch (how) {
     case MOE_TOPO_CACHE_HIT:
@@ -34,7 +34,13 @@ static void log_outcome(const struct moe_topo_cache *c, enum moe_topo_cache_outc
                    note);
         break;
     case MOE_TOPO_CACHE_LIVE:
-        slurm_verbose(MOE_LOG_PREFIX "node topology discovered live (%s)", note);
+        /* As root the cache should have been (re)written: every step now
+         * pays a live discovery until the admin fixes what the note says. */
+        if (as_root)
+            slurm_info(MOE_LOG_PREFIX "node topology discovered live, at every step until this "
+                       "is fixed (%s)", note);
+        else
+            slurm_verbose(MOE_LOG_PREFIX "node topology discovered live (%s)", note);
         break;
     }
 }
@@ -44,6 +50,7 @@ static void load(void)
     struct moe_topo_cache c;
     enum moe_topo_cache_outcome how;
     char note[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 64];
+    bool as_root;
 
     topo.tried = true;
     moe_error_clear(&topo.err);
@@ -54,10 +61,11 @@ static void load(void)
     }
     moe_topo_cache_defaults(&c, moe_plugin.config.cache_dir);
     /* Only root writes: the cache must be root's to be trusted. */
-    topo.loaded = moe_topo_cache_load(&c, geteuid() == 0, &topo.nt, &how, note, sizeof(note),
+    as_root = geteuid() == 0;
+    topo.loaded = moe_topo_cache_load(&c, as_root, &topo.nt, &how, note, sizeof(note),
                                       &topo.err) == 0;
     if (topo.loaded)
-        log_outcome(&c, how, note);
+        log_outcome(&c, how, as_root, note);
 }
 
 static bool step_has_gpus(spank_t sp)

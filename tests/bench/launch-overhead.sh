@@ -15,13 +15,18 @@
 [ "$(id -u)" = 0 ] || { echo "launch-overhead: SKIP (needs root)"; exit 0; }
 D=$MOEFLOW_SRCDIR/tests/data
 DOMAINS="topology=$D/domains/two-racks.yaml"
-cluster_up bench --plugstack-args "$DOMAINS" > /dev/null
+if [ "${MOEFLOW_BENCH_CACHE_DIR-unset}" = "" ]; then
+    cluster_up bench --plugstack-args "$DOMAINS" --host-cache > /dev/null
+elif [ -n "${MOEFLOW_BENCH_CACHE_DIR:-}" ]; then
+    cluster_up bench --plugstack-args "$DOMAINS cache_dir=$MOEFLOW_BENCH_CACHE_DIR" > /dev/null
+else
+    cluster_up bench --plugstack-args "$DOMAINS" > /dev/null   # cache_dir=PREFIX/topo-cache
+fi
 REPS=${MOEFLOW_BENCH_REPS:-21}
 plugin_line=$(cat "$LC_PREFIX/etc/plugstack.conf")
 xml_line="$plugin_line hwloc_xml=$D/topology/mpibind-g4dnmetal.xml"
 auto_line=$plugin_line
-cache_dir=${MOEFLOW_BENCH_CACHE_DIR-$LC_PREFIX/topo-cache}
-[ -n "$cache_dir" ] && auto_line="$auto_line cache_dir=$cache_dir"
+cache_dir=$(sed -n 's/.* cache_dir=\([^ ]*\).*/\1/p' <<< "$plugin_line")
 LAYOUT=--moe-layout=tp=2,ep=16,etp=1
 
 one() {  # one PLUGSTACK_LINE [srun options]: prints the wall time in ms

@@ -6,7 +6,7 @@
 D=$MOEFLOW_SRCDIR/tests/data
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-tap_plan 12
+tap_plan 14
 
 # g4dn.metal, 8 tasks on 12 cores per package: 3 cores (core i = PUs i, i+48) each.
 "$MOEFLOW_BIN" topo --xml "$D/topology/mpibind-g4dnmetal.xml" --tasks 8 --cores 0-11,24-35 > "$T/topo"
@@ -23,6 +23,13 @@ tap_ok $? "topo --mode closest on the H200 VM gives both tasks the one NUMA node
 tap_ok $? "topo with a missing XML exits 2 and names the file"
 "$MOEFLOW_BIN" topo --tasks 0 > /dev/null 2>&1
 tap_ok $(( $? != 1 )) "topo --tasks 0 is a usage error"
+# This machine, with no cache where it is told to look: live, and it says why.
+"$MOEFLOW_BIN" topo --cache-dir "$T/no-cache" > "$T/live" && [ ! -e "$T/no-cache" ] &&
+    has "$T/live" "^node: this machine \(discovered live; cache not used: $T/no-cache: no cache yet\): "
+tap_ok $? "topo --cache-dir without a cache discovers this machine live, says why, creates nothing"
+"$MOEFLOW_BIN" topo --xml "$D/topology/h200x2-vm.xml" --cache-dir "$T" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] && has "$T/err" 'exclude each other'
+tap_ok $? "topo --xml with --cache-dir is a usage error"
 
 "$MOEFLOW_BIN" place --nodelist 'n[1-4]' --gpus-per-node 8 --topology "$D/domains/two-racks.yaml" \
     --layout tp=2,ep=16,etp=1 --hostfile "$T/hosts" > "$T/place"

@@ -5,7 +5,7 @@
 # recorded here and by the cluster's own tag, never by name.
 #
 #   localcluster.sh up     [--prefix DIR] [--nodes N] [--plugin SO] [--plugstack-args "k=v ..."]
-#                          [--plugstack-include FILE]
+#                          [--host-cache] [--plugstack-include FILE]
 #   localcluster.sh down   [--prefix DIR] [--keep-logs]
 #   localcluster.sh status [--prefix DIR]
 #   localcluster.sh pids   [--prefix DIR] [--tag TAG]   processes carrying the cluster's tag
@@ -13,6 +13,10 @@
 # After "up", ". DIR/env" points sbatch/srun/squeue at the cluster.  "up" on
 # a running cluster says so and replaces it; "down" stops every process and
 # removes DIR (with --keep-logs, all but DIR/log).
+#
+# With --plugin, the plugin's topology cache is DIR/topo-cache unless the
+# arguments name a cache_dir= or hwloc_xml=, so a test cluster never writes
+# the host's /run/moeflow; --host-cache leaves the plugin its default.
 set -u
 
 PREFIX=${MOEFLOW_LC_PREFIX:-/tmp/moeflow-lc}
@@ -22,6 +26,7 @@ CPUS_PER_NODE=8
 PLUGIN=""
 PLUGSTACK_ARGS=""
 PLUGSTACK_INCLUDE=""
+HOST_CACHE=0
 KEEP_LOGS=0
 TAG_ARG=""
 SBIN_PATH=/usr/sbin:/sbin:/usr/bin:/bin
@@ -37,6 +42,7 @@ parse_args() {
             --plugin) PLUGIN=$2; shift 2 ;;
             --plugstack-args) PLUGSTACK_ARGS=$2; shift 2 ;;
             --plugstack-include) PLUGSTACK_INCLUDE=$2; shift 2 ;;
+            --host-cache) HOST_CACHE=1; shift ;;
             --keep-logs) KEEP_LOGS=1; shift ;;
             --tag) TAG_ARG=$2; shift 2 ;;
             *) die "unknown argument '$1' (see the header of $0)" ;;
@@ -208,7 +214,12 @@ write_plugstack() {
         mkdir -p "$PREFIX/lib"
         # install gives a new inode: never overwrite a .so a daemon has mapped
         install -m 0755 "$PLUGIN" "$PREFIX/lib/spank_moeflow.so"
-        echo "required $PREFIX/lib/spank_moeflow.so $PLUGSTACK_ARGS" > "$PREFIX/etc/plugstack.conf"
+        local args=$PLUGSTACK_ARGS
+        case " $args" in
+            *" cache_dir="* | *" hwloc_xml="*) ;;
+            *) [ "$HOST_CACHE" = 1 ] || args="${args:+$args }cache_dir=$PREFIX/topo-cache" ;;
+        esac
+        echo "required $PREFIX/lib/spank_moeflow.so $args" > "$PREFIX/etc/plugstack.conf"
     else
         : > "$PREFIX/etc/plugstack.conf"
     fi
