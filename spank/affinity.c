@@ -92,10 +92,15 @@ out:
     free(task_gpu);
 }
 
-int moe_affinity_user_init(spank_t sp)
+bool moe_affinity_wanted(void)
 {
     effective_options();
-    if (aff.mode == MOE_AFFINITY_NONE && !aff.verbose) {
+    return aff.mode != MOE_AFFINITY_NONE || aff.verbose;
+}
+
+int moe_affinity_user_init(spank_t sp)
+{
+    if (!moe_affinity_wanted()) {
         snprintf(aff.why, sizeof(aff.why), "--moe-affinity=none");
         return 0;
     }

@@ -25,6 +25,9 @@ extern struct moe_enforce_opts moe_enforce;
 int moe_enforce_args_register(spank_t sp);
 int moe_enforce_args_recover(spank_t sp);
 
+/* Whether this step binds (or reports) its tasks: the admin's mode, or the
+ * user's --moe-affinity where allowed.  Valid once the options are read. */
+bool moe_affinity_wanted(void);
 int moe_affinity_user_init(spank_t sp);
 int moe_affinity_task_init(spank_t sp);
 int moe_placement_user_init(spank_t sp);

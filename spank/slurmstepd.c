@@ -23,8 +23,10 @@ int moe_stepd_post_opt(spank_t sp)
 {
     int rc = moe_args_recover(sp);
 
-    /* still root here: the one place that may refresh the topology cache */
-    moe_topology_prepare(sp, is_batch_step(sp));
+    /* still root here: the one place that may refresh the topology cache;
+     * a step that binds nothing leaves it be (a contract loads it later) */
+    if (moe_affinity_wanted())
+        moe_topology_prepare(sp, is_batch_step(sp));
     return rc;
 }
 

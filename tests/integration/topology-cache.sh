@@ -12,7 +12,7 @@
 # on where the topology came from.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 20
+tap_plan 21
 
 C=/tmp/mfit-topocache-$$/topo-cache   # inside the cluster's prefix: removed with it
 F=$C/topology.xml
@@ -138,10 +138,15 @@ step cut && same_tasks cut && [ "$(cache_boot)" = "$boot" ] && grep -q 'rewritte
 rc=$?; [ $rc = 0 ] || diag < cut.log
 tap_ok $rc "a truncated cache is rebuilt"
 
-# A step without GPUs never loads the topology, so it leaves the cache be.
+# A step without GPUs never loads the topology, so it leaves the cache be;
+# nor does a step that binds nothing.
 rm -rf "$C"
 timeout 60 srun -N1 -n1 ./show.sh > nogpu.out 2>&1 && grep -q 'skip=the step has no GPU' nogpu.out && [ ! -e "$C" ]
 tap_ok $? "a step without GPUs neither needs nor writes the cache"
+timeout 60 srun -N1 -n1 --gres=gpu:1 --moe-affinity=none ./show.sh > none.out 2>&1 &&
+    grep -q 'skip=--moe-affinity=none' none.out && [ ! -e "$C" ]
+rc=$?; [ $rc = 0 ] || diag < none.out
+tap_ok $rc "a GPU step with --moe-affinity=none neither loads nor writes the cache"
 
 # The batch step is never bound: its shell leaves the cache alone too,
 # while the steps inside it fill it.
