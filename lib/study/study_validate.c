@@ -261,117 +261,149 @@ static json_t *label(const json_t *c)
     return out;
 }
 
-json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
-                                  struct moe_error *err)
+/* The validate candidate of one winners/<digest>.json: the retune run that
+ * sealed that contract, run alone with the baseline's iterations. */
+static json_t *winner_alone(const json_t *manifest, const json_t *runs, const json_t *baseline,
+                            const char *dir, const char *name, struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    const char *id;
+    json_t *cand, *c;
+
+    snprintf(digest, sizeof(digest), "%.64s", name);
+    id = json_string_value(json_object_get(json_object_get(runs, digest), "candidate"));
+    cand = id ? retune_candidate(manifest, id) : NULL;
+    if (!cand) {
+        moe_error_set(err, "%s/%s: no sealed retune run record under runs/ has this contract, "
+                      "so which candidate won is unknown", dir, name);
+        return NULL;
+    }
+    c = json_deep_copy(cand);
+    json_object_set_new(c, "stage", json_string("validate"));
+    json_object_set_new(c, "argv", with_iters(json_object_get(cand, "argv"),
+                                              json_object_get(baseline, "argv")));
+    json_object_set_new(c, "note", json_string("a recorded winner, alone"));
+    return c;
+}
+
+/* Appends each recorded winner to alone, its contract digest to digests and
+ * its label to names, in file name order; 0 or -1. */
+static int collect_winners(const char *study_dir, const json_t *baseline, json_t *alone,
+                           json_t *digests, json_t *names, struct moe_error *err)
 {
     char dir[4200], path[4600];
     struct dirent **ents = NULL;
-    json_t *manifest = NULL, *runs = NULL, *out = json_array(), *digests = json_array();
-    json_t *names = json_array(), *alone = json_array();
-    int n = 0;
+    json_t *manifest, *runs = NULL;
+    int n = 0, rc = 0;
 
     snprintf(path, sizeof(path), "%s/manifest.json", study_dir);
     if (!(manifest = moe_read_json(path, "manifest", err)))
-        goto fail;
+        return -1;
     runs = run_digests(study_dir);
     snprintf(dir, sizeof(dir), "%s/winners", study_dir);
     n = scandir(dir, &ents, NULL, alphasort);
-    if (n < 0)
-        n = 0; /* no winners/ yet: said below */
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && rc == 0; i++) {
         const char *name = ents[i]->d_name;
-        size_t len = strlen(name);
-        char digest[MOE_SHA256_HEX_LEN + 1];
-        json_t *rec, *cand, *c;
-        const char *id;
+        json_t *c;
 
-        if (len != MOE_SHA256_HEX_LEN + 5 || strcmp(name + MOE_SHA256_HEX_LEN, ".json") != 0)
+        if (strlen(name) != MOE_SHA256_HEX_LEN + 5 || strcmp(name + MOE_SHA256_HEX_LEN, ".json"))
             continue;
-        snprintf(digest, sizeof(digest), "%.64s", name);
-        rec = json_object_get(runs, digest);
-        id = json_string_value(json_object_get(rec, "candidate"));
-        cand = id ? retune_candidate(manifest, id) : NULL;
-        if (!cand) {
-            moe_error_set(err, "%s/%s: no sealed retune run record under runs/ has this "
-                          "contract, so which candidate won is unknown",
-                          dir, name);
-            goto fail;
+        if (!(c = winner_alone(manifest, runs, baseline, dir, name, err))) {
+            rc = -1;
+            break;
         }
-        c = json_deep_copy(cand);
-        json_object_set_new(c, "stage", json_string("validate"));
-        json_object_set_new(c, "argv", with_iters(json_object_get(cand, "argv"),
-                                                  json_object_get(baseline, "argv")));
-        json_object_set_new(c, "note", json_string("a recorded winner, alone"));
+        json_array_append_new(names, label(c));
         json_array_append_new(alone, c);
-        json_array_append_new(digests, json_string(digest));
-        json_array_append_new(names, label(cand));
+        json_array_append_new(digests, json_sprintf("%.64s", name));
     }
-    if (json_array_size(alone) == 0) {
+    if (rc == 0 && json_array_size(alone) == 0) {
         moe_error_set(err, "%s: no winner recorded (moeflow report STUDY --stage retune "
                       "--record-winners)", dir);
-        goto fail;
+        rc = -1;
     }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    json_decref(manifest);
+    json_decref(runs);
+    return rc;
+}
+
+/* The winners together as one run: each one's changes to the baseline's
+ * options, environment and contract, refused where two disagree. */
+static json_t *combination(const json_t *baseline, const json_t *alone, json_t *names,
+                           json_t *digests, struct moe_error *err)
+{
+    json_t *combo = json_deep_copy(baseline);
+    json_t *bopts = options(json_object_get(baseline, "argv")), *copts = json_deep_copy(bopts);
+    json_t *env = json_deep_copy(json_object_get(baseline, "env"));
+    json_t *contract = json_deep_copy(json_object_get(baseline, "contract"));
+    json_t *ach = json_object(), *ech = json_object(), *cch = json_object(), *w;
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    size_t i;
+    int rc = 0;
+
+    json_array_foreach(alone, i, w) {
+        const char *who = json_string_value(json_array_get(names, i));
+        json_t *wo = options(json_object_get(w, "argv"));
+
+        if (rc == 0)
+            rc = merge_args(copts, bopts, wo, ach, who, err);
+        if (rc == 0)
+            rc = merge_env(env, json_object_get(baseline, "env"), json_object_get(w, "env"), ech,
+                           who, err);
+        if (rc == 0)
+            rc = merge_contract(contract, json_object_get(baseline, "contract"),
+                                json_object_get(w, "contract"), cch, who, err);
+        json_decref(wo);
+    }
+    json_object_set_new(contract, "validation", json_pack("{s:O}", "combination", digests));
+    if (rc == 0)
+        rc = moe_contract_digest(contract, digest, err);
+    if (rc == 0) {
+        json_object_set_new(combo, "id", json_string(digest));
+        json_object_set_new(combo, "argv", argv_of(copts));
+        json_object_set(combo, "env", env);
+        json_object_set(combo, "contract", contract);
+        json_object_set_new(combo, "variable", json_string("combination"));
+        json_object_set(combo, "value", names);
+        json_object_set_new(combo, "note",
+                            json_string("the recorded winners together, measured as one run"));
+    }
+    json_decref(bopts);
+    json_decref(copts);
+    json_decref(env);
+    json_decref(contract);
+    json_decref(ach);
+    json_decref(ech);
+    json_decref(cch);
+    if (rc != 0) {
+        json_decref(combo);
+        return NULL;
+    }
+    return combo;
+}
+
+json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
+                                  struct moe_error *err)
+{
+    json_t *out = json_array(), *digests = json_array(), *names = json_array();
+    json_t *alone = json_array(), *combo;
+
+    if (collect_winners(study_dir, baseline, alone, digests, names, err) != 0)
+        goto fail;
     json_array_append(out, (json_t *)baseline);
     json_array_extend(out, alone);
     if (json_array_size(alone) > 1) {
-        json_t *combo = json_deep_copy(baseline);
-        json_t *bopts = options(json_object_get(baseline, "argv")), *copts = json_deep_copy(bopts);
-        json_t *env = json_deep_copy(json_object_get(baseline, "env"));
-        json_t *contract = json_deep_copy(json_object_get(baseline, "contract"));
-        json_t *ach = json_object(), *ech = json_object(), *cch = json_object(), *w;
-        char digest[MOE_SHA256_HEX_LEN + 1];
-        size_t i;
-        int rc = 0;
-
-        json_array_foreach(alone, i, w) {
-            const char *who = json_string_value(json_array_get(names, i));
-            json_t *wo = options(json_object_get(w, "argv"));
-
-            if (rc == 0)
-                rc = merge_args(copts, bopts, wo, ach, who, err);
-            if (rc == 0)
-                rc = merge_env(env, json_object_get(baseline, "env"), json_object_get(w, "env"),
-                               ech, who, err);
-            if (rc == 0)
-                rc = merge_contract(contract, json_object_get(baseline, "contract"),
-                                    json_object_get(w, "contract"), cch, who, err);
-            json_decref(wo);
-        }
-        json_object_set_new(contract, "validation", json_pack("{s:O}", "combination", digests));
-        if (rc == 0)
-            rc = moe_contract_digest(contract, digest, err);
-        if (rc == 0) {
-            json_object_set_new(combo, "id", json_string(digest));
-            json_object_set_new(combo, "argv", argv_of(copts));
-            json_object_set(combo, "env", env);
-            json_object_set(combo, "contract", contract);
-            json_object_set_new(combo, "variable", json_string("combination"));
-            json_object_set(combo, "value", names);
-            json_object_set_new(combo, "note",
-                                json_string("the recorded winners together, measured as one run"));
-            json_array_append(out, combo);
-        }
-        json_decref(combo);
-        json_decref(bopts);
-        json_decref(copts);
-        json_decref(env);
-        json_decref(contract);
-        json_decref(ach);
-        json_decref(ech);
-        json_decref(cch);
-        if (rc != 0)
+        if (!(combo = combination(baseline, alone, names, digests, err)))
             goto fail;
+        json_array_append_new(out, combo);
     }
     goto done;
 fail:
     json_decref(out);
     out = NULL;
 done:
-    for (int i = 0; i < n; i++)
-        free(ents[i]);
-    free(ents);
-    json_decref(manifest);
-    json_decref(runs);
     json_decref(digests);
     json_decref(names);
     json_decref(alone);

@@ -164,6 +164,16 @@ static void winners_alone_and_combined(void **state)
     assert_non_null(strstr(e.text, "cannot be combined"));
     assert_non_null(strstr(e.text, "--fp8-format"));
 
+    /* a winner whose contract no sealed run record has: refused, by name */
+    snprintf(path, sizeof(path), "%s/winners/%064d.json", study, 0);
+    write_text(path, "{}\n");
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    print_message("# %s\n", e.text);
+    assert_non_null(strstr(e.text, "/winners/00000000000000000000000000000000"
+                                   "00000000000000000000000000000000.json: no sealed retune "
+                                   "run record"));
+
     snprintf(path, sizeof(path), "rm -rf '%s'", study);
     assert_int_equal(system(path), 0);
     json_decref(a);
