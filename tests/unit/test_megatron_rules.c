@@ -2,9 +2,9 @@
  * a run built to break it and lets through the nearest run that does not;
  * every citation names a file and line that exist, and, where the three
  * Megatron trees are at hand (MOEFLOW_MEGATRON_TREES, set by
- * tests/cli/megatron-rules.sh), that line enforces something.  The
- * generator skips candidates that break a rule, with the rule named, and
- * refuses a study whose baseline breaks one. */
+ * tests/cli/gpu-lane.sh when ../shared/megatron is there), that line
+ * enforces something.  The generator skips candidates that break a rule,
+ * with the rule named, and refuses a study whose baseline breaks one. */
 #include "config.h"
 
 #include <stdio.h>
