@@ -10,6 +10,8 @@
 
 #include "fit/layouts.h"
 
+/* Where Megatron enforces each rule, per dialect, is in study/megatron_rules.c's
+ * table (moe_layout_rule_source): fit cannot include study. */
 static const char *const rule_ids[MOE_RULE_COUNT] = {
     "ok", "layers%pp", "world=tp*cp*dp*pp", "heads%tp", "query_groups%tp", "ffn%tp",
     "seq%2cp", "seq/cp%tp", "cp-needs-te", "gbs%(mbs*dp)", "world=etp*ep*edp*pp",
@@ -109,8 +111,7 @@ static enum moe_rule check_expert(const struct moe_model *m, struct moe_layout *
         WHY("ETP=%d does not divide the expert FFN size %d", l->etp, m->moe_ffn_hidden);
         return MOE_RULE_FFN_ETP;
     }
-    /* MoELayer refuses TP > 1 without sequence parallelism whatever EP is
-     * (megatron/core/transformer/moe/moe_layer.py:630 in core 0.19) */
+    /* MoELayer refuses TP > 1 without sequence parallelism whatever EP is */
     if (l->tp > 1 && !t->sequence_parallel) {
         WHY("TP=%d in an MoE model needs --sequence-parallel", l->tp);
         return MOE_RULE_SP;

@@ -361,6 +361,67 @@ static const struct moe_megatron_rule rules[] = {
       profile_past_train_iters },
 };
 
+/* ---- the layout enumerator's rules (fit/layouts.c) ---- */
+
+#define UTILS "megatron/core/utils.py:" /* ensure_divisibility, under divide() */
+#define BLOCK "megatron/core/transformer/transformer_block.py:" /* get_num_layers_to_build */
+
+/* where[d] cites the check a layout moeflow emits reaches first;
+ * why_no_line[d] stands in where Megatron has none (no rule needs it yet). */
+struct layout_rule_source {
+    const char *where[MOE_DIALECT_COUNT];
+    const char *why_no_line[MOE_DIALECT_COUNT];
+};
+
+static const struct layout_rule_source layout_sources[MOE_RULE_COUNT] = {
+    /* with --num-virtual-stages-per-pipeline-rank validate_args skips this
+     * and get_num_layers_to_build asserts it (BLOCK 155 / 150 / 150) */
+    [MOE_RULE_LAYERS_PP] = { { ARGS "570", ARGS "963", ARGS "963" } },
+    [MOE_RULE_WORLD_DENSE] = { { ARGS "317", ARGS "430", ARGS "430" } },
+    [MOE_RULE_HEADS_TP] = { { TC "925", TC "1324", TC "1352" } },
+    /* Megatron also takes TP a multiple of the groups (KV heads
+     * replicated); moeflow's groups % TP refuses that too */
+    [MOE_RULE_GROUPS_TP] = { { TC "943", TC "1342", TC "1370" } },
+    /* divide() in the local TP linear layers (tensor_parallel/layers.py);
+     * TE's dense linear layers split the FFN with TE's own check */
+    [MOE_RULE_FFN_TP] = { { UTILS "468", UTILS "558", UTILS "592" } },
+    [MOE_RULE_SEQ_CP] = { { ARGS "818", ARGS "1296", ARGS "1285" } },
+    /* the RoPE embedding's reduce-scatter into the sequence-parallel region */
+    [MOE_RULE_SEQ_TP] = { { "megatron/core/tensor_parallel/mappings.py:172",
+                            "megatron/core/tensor_parallel/mappings.py:176",
+                            "megatron/core/tensor_parallel/mappings.py:176" } },
+    [MOE_RULE_CP_IMPL] = { { "megatron/core/transformer/dot_product_attention.py:57",
+                             "megatron/core/transformer/dot_product_attention.py:57",
+                             "megatron/core/transformer/dot_product_attention.py:57" } },
+    [MOE_RULE_GBS] = { { "megatron/core/num_microbatches_calculator.py:340",
+                         "megatron/core/num_microbatches_calculator.py:381",
+                         "megatron/core/num_microbatches_calculator.py:381" } },
+    /* initialize_model_parallel: validate_args checks the dense grid only */
+    [MOE_RULE_WORLD_EXPERT] = { { "megatron/core/parallel_state.py:793",
+                                  "megatron/core/parallel_state.py:882",
+                                  "megatron/core/parallel_state.py:882" } },
+    [MOE_RULE_EXPERTS_EP] = { { ARGS "1027", ARGS "1602", ARGS "1591" } },
+    /* divide() in the expert linear layers whenever ETP or EP > 1 */
+    [MOE_RULE_FFN_ETP] = { { UTILS "468", UTILS "558", UTILS "592" } },
+    [MOE_RULE_SP] = { { "megatron/core/transformer/moe/moe_layer.py:380",
+                        "megatron/core/transformer/moe/moe_layer.py:630",
+                        "megatron/core/transformer/moe/moe_layer.py:637" } },
+    /* PP > 2 with --no-overlap-p2p-communication, which moeflow never emits */
+    [MOE_RULE_VPP_PP] = { { ARGS "575", ARGS "968", ARGS "968" } },
+    [MOE_RULE_VPP_LAYERS] = { { BLOCK "174", BLOCK "169", BLOCK "169" } },
+};
+
+const char *moe_layout_rule_source(enum moe_rule r, enum moe_dialect d, bool *cited)
+{
+    const struct layout_rule_source *src;
+
+    if (r == MOE_RULE_OK || (unsigned)r >= MOE_RULE_COUNT || (unsigned)d >= MOE_DIALECT_COUNT)
+        return NULL;
+    src = &layout_sources[r];
+    *cited = src->where[d] != NULL;
+    return *cited ? src->where[d] : src->why_no_line[d];
+}
+
 const struct moe_megatron_rule *moe_megatron_rules(size_t *n)
 {
     *n = sizeof(rules) / sizeof(rules[0]);

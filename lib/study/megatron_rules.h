@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "fit/layouts.h"
 #include "study/megatron_args.h"
 #include "study/study.h"
 
@@ -37,6 +38,14 @@ void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_d
 /* -1 with the rule named when the study's baseline breaks a rule: then no
  * stage of it can run. */
 int moe_megatron_study_check(const struct moe_study *s, struct moe_error *err);
+
+/* Where Megatron enforces the layout enumerator's rule r (fit/layouts.h)
+ * in dialect d.  With *cited true, a "path:line" in megatron-lm-<tag>, the
+ * line of the raise or assert, as in moe_megatron_rule.where; with *cited
+ * false, Megatron has no explicit check there and the string says why
+ * moeflow refuses such a layout anyway.  NULL for MOE_RULE_OK and out of
+ * range. */
+const char *moe_layout_rule_source(enum moe_rule r, enum moe_dialect d, bool *cited);
 
 /* Compares dotted versions numerically: <0, 0, >0.  "" sorts first. */
 int moe_version_cmp(const char *a, const char *b);

@@ -1,6 +1,7 @@
 /* Megatron's prerequisite rules (lib/study/megatron_rules.c): each rule refuses
  * a run built to break it and lets through the nearest run that does not;
- * every citation names a file and line that exist, and, where the three
+ * every citation, of these rules and of the layout enumerator's
+ * (fit/layouts.c), names a file and line that exist, and, where the three
  * Megatron trees are at hand (MOEFLOW_MEGATRON_TREES, set by
  * tests/cli/gpu-lane.sh when ../shared/megatron is there), that line
  * enforces something.  The generator skips candidates that break a rule,
@@ -247,8 +248,34 @@ static const char *const trees[MOE_DIALECT_COUNT] = {
     "megatron-lm-core_v0.16.0", "megatron-lm-core_v0.19.0", "megatron-lm-2a75ac12",
 };
 
-/* A citation is "path:line"; where the trees are unpacked, that line of
- * that file enforces something (a raise, an assert or its condition). */
+/* A citation is "path:line"; where the trees are unpacked (root), that
+ * line of that file enforces something (a raise, an assert or its
+ * condition). */
+static void check_citation(const char *root, const char *id, int d, const char *w)
+{
+    const char *colon;
+    char path[4600], line[1024] = "";
+    long want;
+    FILE *f;
+
+    assert_non_null(colon = strrchr(w, ':'));
+    want = strtol(colon + 1, NULL, 10);
+    if (want <= 0)
+        fail_msg("rule %s: %s is not path:line", id, w);
+    if (!root)
+        return;
+    snprintf(path, sizeof(path), "%s/%s/%.*s", root, trees[d], (int)(colon - w), w);
+    if (!(f = fopen(path, "r")))
+        fail_msg("rule %s: no %s", id, path);
+    for (long k = 1; k <= want && fgets(line, sizeof(line), f); k++)
+        ;
+    fclose(f);
+    if (!strstr(line, "raise") && !strstr(line, "assert") && !strstr(line, "if ") &&
+        !strstr(line, "FP8GlobalStateManager") && !strstr(line, "profile_step_end"))
+        fail_msg("rule %s: %s:%ld is not a check: %s", id, path, want, line);
+}
+
+/* Both tables: the prerequisite rules and the layout enumerator's rules. */
 static void citations_point_at_checks(void **state)
 {
     const char *root = getenv("MOEFLOW_MEGATRON_TREES");
@@ -257,31 +284,18 @@ static void citations_point_at_checks(void **state)
 
     (void)state;
     rules = moe_megatron_rules(&n);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++)
+            if (rules[i].where[d])
+                check_citation(root, rules[i].id, d, rules[i].where[d]);
+    for (int r = MOE_RULE_OK + 1; r < MOE_RULE_COUNT; r++)
         for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
-            const char *w = rules[i].where[d], *colon;
-            char path[4600], line[1024];
-            long want;
-            FILE *f;
+            bool cited;
+            const char *src = moe_layout_rule_source((enum moe_rule)r, (enum moe_dialect)d, &cited);
 
-            if (!w)
-                continue;
-            assert_non_null(colon = strrchr(w, ':'));
-            want = strtol(colon + 1, NULL, 10);
-            assert_true(want > 0);
-            if (!root)
-                continue;
-            snprintf(path, sizeof(path), "%s/%s/%.*s", root, trees[d], (int)(colon - w), w);
-            if (!(f = fopen(path, "r")))
-                fail_msg("rule %s: no %s", rules[i].id, path);
-            for (long k = 1; k <= want && fgets(line, sizeof(line), f); k++)
-                ;
-            fclose(f);
-            if (!strstr(line, "raise") && !strstr(line, "assert") && !strstr(line, "if ") &&
-                !strstr(line, "FP8GlobalStateManager") && !strstr(line, "profile_step_end"))
-                fail_msg("rule %s: %s:%ld is not a check: %s", rules[i].id, path, want, line);
+            if (src && cited)
+                check_citation(root, moe_rule_id((enum moe_rule)r), d, src);
         }
-    }
 }
 
 /* The generator lists a rule-breaking candidate as skipped, naming the
@@ -329,6 +343,28 @@ static void versions_compare_numerically(void **state)
     assert_true(moe_version_cmp("", "1.0") < 0);
 }
 
+/* Every layout rule has, in every dialect, a citation or a reason: a
+ * rule added to enum moe_rule without a table entry fails here. */
+static void every_layout_rule_has_a_source(void **state)
+{
+    bool cited;
+
+    (void)state;
+    for (int r = MOE_RULE_OK + 1; r < MOE_RULE_COUNT; r++)
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+            const char *src = moe_layout_rule_source((enum moe_rule)r, (enum moe_dialect)d, &cited);
+
+            if (!src || !*src)
+                fail_msg("layout rule %s has no Megatron source in %s",
+                         moe_rule_id((enum moe_rule)r), moe_dialect_name((enum moe_dialect)d));
+        }
+    assert_null(moe_layout_rule_source(MOE_RULE_OK, MOE_DIALECT_CORE_0_19, &cited));
+    assert_null(moe_layout_rule_source(MOE_RULE_COUNT, MOE_DIALECT_CORE_0_19, &cited));
+    assert_string_equal(moe_layout_rule_source(MOE_RULE_SP, MOE_DIALECT_CORE_0_19, &cited),
+                        "megatron/core/transformer/moe/moe_layer.py:630");
+    assert_true(cited);
+}
+
 int main(void)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
@@ -338,6 +374,7 @@ int main(void)
         cmocka_unit_test(citations_point_at_checks),
         cmocka_unit_test(generator_names_rules),
         cmocka_unit_test(versions_compare_numerically),
+        cmocka_unit_test(every_layout_rule_has_a_source),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
