@@ -13,7 +13,7 @@
 /* Where Megatron enforces each rule, per dialect, is in study/megatron_rules.c's
  * table (moe_layout_rule_source): fit cannot include study. */
 static const char *const rule_ids[MOE_RULE_COUNT] = {
-    "ok", "layers%pp", "world=tp*cp*dp*pp", "heads%tp", "query_groups%tp", "ffn%tp",
+    "ok", "layers%pp", "world=tp*cp*dp*pp", "heads%tp", "query_groups%tp|tp%query_groups", "ffn%tp",
     "seq%2cp", "seq/cp%tp", "cp-needs-te", "gbs%(mbs*dp)", "world=etp*ep*edp*pp",
     "experts%ep", "moe_ffn%etp", "moe-tp-needs-sp", "vpp-needs-pp", "layers%(pp*vpp)",
 };
@@ -64,8 +64,12 @@ static enum moe_rule check_dense(const struct moe_model *m, struct moe_layout *l
         WHY("TP=%d does not divide %d attention heads", l->tp, m->num_heads);
         return MOE_RULE_HEADS_TP;
     }
-    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp != 0) {
-        WHY("TP=%d does not divide %d query groups", l->tp, m->num_query_groups);
+    /* Fewer KV heads than TP ranks is allowed: each rank then holds one,
+     * replicated (Attention's num_query_groups < world_size branch). */
+    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp != 0 &&
+        l->tp % m->num_query_groups != 0) {
+        WHY("TP=%d is neither a divisor nor a multiple of %d query groups", l->tp,
+            m->num_query_groups);
         return MOE_RULE_GROUPS_TP;
     }
     if (m->ffn_hidden % l->tp != 0 || m->shared_expert_ffn % l->tp != 0) {

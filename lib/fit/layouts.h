@@ -21,7 +21,7 @@ enum moe_rule {
     MOE_RULE_LAYERS_PP,    /* layers % PP, unless an explicit pipeline layout */
     MOE_RULE_WORLD_DENSE,  /* world = TP*CP*DP*PP */
     MOE_RULE_HEADS_TP,     /* num_heads % TP */
-    MOE_RULE_GROUPS_TP,    /* num_query_groups % TP (GQA) */
+    MOE_RULE_GROUPS_TP,    /* num_query_groups % TP or TP % num_query_groups (GQA) */
     MOE_RULE_FFN_TP,       /* ffn and shared-expert ffn % TP */
     MOE_RULE_SEQ_CP,       /* seq % (2*CP) */
     MOE_RULE_SEQ_TP,       /* seq/CP % TP with sequence parallel */

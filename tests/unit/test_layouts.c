@@ -81,8 +81,17 @@ static void impossible_layouts_name_their_rule(void **state)
                      MOE_RULE_EXPERTS_EP);          /* 128 experts, EP 3 */
     assert_int_equal(check("qwen3-30b-a3b", L(3, 1, 1, 1, 1, 1), w, &t, 48),
                      MOE_RULE_HEADS_TP);            /* 32 heads, TP 3 */
-    assert_int_equal(check("qwen3-30b-a3b", L(8, 1, 1, 1, 1, 1), w, &t, 16),
-                     MOE_RULE_GROUPS_TP);           /* 4 query groups, TP 8 */
+    /* Megatron replicates KV heads when TP is a multiple of the groups
+     * (4 groups, TP 8); it refuses TP neither a divisor nor a multiple */
+    assert_int_equal(check("qwen3-30b-a3b", L(8, 1, 1, 1, 1, 1), w, &t, 16), MOE_RULE_OK);
+    {
+        struct moe_model twelve = *moe_preset_find("qwen3-30b-a3b");
+        struct moe_layout l = L(8, 1, 1, 1, 1, 1);
+
+        twelve.num_heads = 48, twelve.num_query_groups = 12;
+        assert_int_equal(moe_layout_check(&twelve, &l, &w, &t, 16, NULL, 0),
+                         MOE_RULE_GROUPS_TP); /* 12 query groups, TP 8 */
+    }
     assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 1, 2, 8, 1), w, &t, 16),
                      MOE_RULE_VPP_PP);              /* VPP without PP */
     assert_int_equal(check("qwen3-30b-a3b", L(1, 1, 4, 5, 4, 1), w, &t, 16),
