@@ -115,7 +115,8 @@ static int run(const struct topo_args *a, struct moe_nodetopo *nt, const char *s
         goto report;
     if (moe_affinity_plan(nt, a->mode, a->cores ? allowed : NULL, ntasks, gpu, &plan, &err))
         goto report;
-    printf("node: %s: %d GPUs, %d cores, %d PUs%s\n", source, nt->ngpus, hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE),
+    printf("node: %s: %d GPUs, %d cores, %d PUs%s\n", source, nt->ngpus,
+           hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_CORE),
            hwloc_get_nbobjs_by_type(nt->topo, HWLOC_OBJ_PU),
            nt->this_system ? "" : " (not this machine: plan only)");
     printf("mode: %s, %d tasks\n", moe_affinity_mode_name(a->mode), ntasks);

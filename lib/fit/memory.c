@@ -496,7 +496,8 @@ const char *moe_recompute_modules_format(unsigned bits, char *buf, unsigned len)
     for (int i = 0; i < MOE_RC_MODULE_COUNT; i++) {
         if (!(bits & (1u << i)))
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", moe_recompute_module_names[i]);
+        int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+                         moe_recompute_module_names[i]);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;

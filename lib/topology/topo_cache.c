@@ -267,7 +267,8 @@ static int checked_body(const char *text, size_t *len, const struct stat *st, co
 
     for (const char *p = strstr(text, SUM_OPEN); p; p = strstr(p + 1, SUM_OPEN))
         sum = p;
-    if (sum && strlen(sum) == at_mtime + strlen(SUM_CLOSE) && strcmp(sum + at_mtime, SUM_CLOSE) == 0) {
+    if (sum && strlen(sum) == at_mtime + strlen(SUM_CLOSE) &&
+        strcmp(sum + at_mtime, SUM_CLOSE) == 0) {
         moe_error_at(why, path, 0, 0, "written by an older moeflow (no mtime in its checksum "
                      "comment)");
         return -1;
