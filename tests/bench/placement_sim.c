@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "topology/placement.h"
+#include "bench.h"
 
 enum { RACKS = 18, PER_RACK = 18, GPN = 4, NODES = RACKS * PER_RACK, TRIALS = 1000 };
 
@@ -61,13 +62,6 @@ static int lcm(int a, int b)
     return a / gcd(a, b) * b;
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* informational: neither B nor gpn divides the other, so the bound is not
  * always reachable (see the unit test bound_unreachable) */
@@ -106,12 +100,6 @@ static int run_layout(const char *spec, int must_reach)
     return must_reach && misses != 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* 1024 nodes out of 57 racks of 18, layout B = 32. */
 static double time_1024(void)
 {
@@ -127,13 +115,12 @@ static double time_1024(void)
         dom[i] = (int)((i * 7919) % (57 * 18)) / 18;
     for (int r = 0; r < REPS; r++) {
         struct moe_placement p;
-        double t0 = now_ms();
+        double t0 = bench_now_ms(CLOCK_MONOTONIC);
         moe_placement_plan(&l, N, GPN, dom, &p, &err);
-        ms[r] = now_ms() - t0;
+        ms[r] = bench_now_ms(CLOCK_MONOTONIC) - t0;
         moe_placement_free(&p);
     }
-    qsort(ms, REPS, sizeof(ms[0]), cmp_double);
-    return ms[REPS / 2];
+    return bench_median(ms, REPS);
 }
 
 int main(void)

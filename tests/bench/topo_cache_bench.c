@@ -19,27 +19,7 @@
 
 #include "topology/gpuminor.h"
 #include "topology/topo_cache.h"
-
-static double now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return v[n / 2];
-}
+#include "bench.h"
 
 enum what { LIVE, KEY, MINORS_PROC, MINORS_NVML, HIT, HIT_DIGEST };
 
@@ -56,7 +36,7 @@ static double once(enum what w, const struct moe_topo_cache *c, const char *file
     moe_error_clear(&err);
     if (w == HIT_DIGEST && utimensat(AT_FDCWD, file, NULL, 0) != 0) /* mtime: now */
         return -1;
-    t0 = now_us();
+    t0 = bench_now_ms(CLOCK_MONOTONIC);
     if (w == LIVE)
         rv = moe_nodetopo_load(&nt, NULL, &err);
     else if (w == KEY)
@@ -68,7 +48,7 @@ static double once(enum what w, const struct moe_topo_cache *c, const char *file
     }
     else
         rv = moe_topo_cache_load(c, false, &nt, &how, NULL, 0, &err);
-    t = now_us() - t0;
+    t = (bench_now_ms(CLOCK_MONOTONIC) - t0) * 1e3; /* us */
     if (w == MINORS_NVML && rv != 0)
         return 0; /* no NVML here: nothing to time */
     if (rv != 0 || (w >= HIT && how != MOE_TOPO_CACHE_HIT)) {
@@ -91,7 +71,7 @@ static double timed(enum what w, const struct moe_topo_cache *c, const char *fil
             free(v);
             return -1;
         }
-    m = median(v, runs);
+    m = bench_median(v, runs);
     free(v);
     return m;
 }
