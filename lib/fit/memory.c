@@ -430,6 +430,19 @@ void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act)
     o->total = base + o->activations + o->transient;
 }
 
+static void stage_estimate(const struct moe_model *m, const struct moe_layout *l,
+                           const struct moe_workload *w, const struct moe_train *t,
+                           const struct moe_pp_stage *st, struct moe_memory *o)
+{
+    struct moe_stage_act act;
+    double pd, pe;
+
+    stage_params(m, l, st, &pd, &pe);
+    moe_memory_stage_act(m, l, w, t, st, NULL, &act);
+    moe_memory_stage_static(m, l, w, t, st, pd, pe, o);
+    moe_memory_apply_act(o, &act);
+}
+
 int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
                         const struct moe_workload *w, const struct moe_train *t,
                         struct moe_memory *out, struct moe_error *err)
@@ -439,17 +452,28 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
     struct moe_pp_stage busy[MOE_PP_BUSY_MAX];
     int n = moe_memory_busy_stages(m, l, busy);
     for (int i = 0; i < n; i++) {
-        struct moe_pp_stage st = busy[i];
-        struct moe_stage_act act;
         struct moe_memory o;
-        double pd, pe;
-        stage_params(m, l, &st, &pd, &pe);
-        moe_memory_stage_act(m, l, w, t, &st, NULL, &act);
-        moe_memory_stage_static(m, l, w, t, &st, pd, pe, &o);
-        moe_memory_apply_act(&o, &act);
+        stage_estimate(m, l, w, t, &busy[i], &o);
         if (i == 0 || o.total > out->total)
             *out = o;
     }
+    return 0;
+}
+
+int moe_memory_estimate_stage(const struct moe_model *m, const struct moe_layout *l,
+                              const struct moe_workload *w, const struct moe_train *t,
+                              int pp_rank, struct moe_memory *out, struct moe_error *err)
+{
+    struct moe_pp_stage st;
+
+    if (check_shape(m, l, w, err) < 0)
+        return -1;
+    if (pp_rank < 0 || pp_rank >= l->pp) {
+        moe_error_set(err, "pipeline rank %d outside PP %d", pp_rank, l->pp);
+        return -1;
+    }
+    moe_memory_stage_init(m, l, pp_rank, &st);
+    stage_estimate(m, l, w, t, &st, out);
     return 0;
 }
 

@@ -86,6 +86,12 @@ int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
                         const struct moe_workload *w, const struct moe_train *t,
                         struct moe_memory *out, struct moe_error *err);
 
+/* The same for one pipeline rank (0 .. PP-1) rather than the busiest: what
+ * a fit run standing in for a rank of that stage measures. */
+int moe_memory_estimate_stage(const struct moe_model *m, const struct moe_layout *l,
+                              const struct moe_workload *w, const struct moe_train *t,
+                              int pp_rank, struct moe_memory *out, struct moe_error *err);
+
 /* The pieces of an estimate for one pipeline rank (0 or PP-1), so that an
  * enumerator can reuse what does not change: layer counts per (PP, VPP),
  * per-layer activations per (TP, CP, ETP, settings), parameters per grid. */

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,21 @@ static bool refused(const struct moe_study *s, const struct moe_run *run, char *
     return rule != NULL;
 }
 
+/* A fit candidate's modeled peak ("max allocated" of the rank it stands in
+ * for), which `moeflow report --stage fit` reconciles with the measured
+ * one.  Not part of the id: the id names what runs, not what moeflow
+ * expects of it. */
+static void add_prediction(const struct moe_study *s, const struct moe_run *run, int rank,
+                           json_t *cand)
+{
+    struct moe_memory mem;
+    struct moe_error err = { .line = 0 };
+
+    if (moe_study_run_memory(s, run, rank, &mem, &err) == 0)
+        json_object_set_new(cand, "predicted_mib",
+                            json_real(round(mem.total / MOE_MIB * 10.0) / 10.0));
+}
+
 /* Adds a candidate (1), or lists it as skipped when it breaks one of
  * Megatron's rules (0); shape is nodes x tasks_per_node, rank >= 0 only
  * for fit.  Takes value. */
@@ -80,6 +96,8 @@ static int emit(struct plan_ctx *c, const struct moe_run *run, const char *varia
     json_object_set_new(cand, "contract", moe_run_contract(s, run, label_of(s)));
     moe_json_sha256(cand, id);
     json_object_set_new(cand, "id", json_string(id));
+    if (rank >= 0)
+        add_prediction(s, run, rank, cand);
     json_array_append_new(c->plan->candidates, cand);
     return 1;
 }

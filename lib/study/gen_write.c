@@ -23,7 +23,7 @@ static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_
 
     snprintf(path, sizeof(path), "%.4096s/%s", dir, f->name);
     if (strchr(f->name, '/')) {
-        /* one level of subfolder (contracts/) */
+        /* one level of subfolder (contracts/, fit-python/) */
         char sub[4200];
         snprintf(sub, sizeof(sub), "%.4096s/%.*s", dir, (int)(strchr(f->name, '/') - f->name),
                  f->name);
@@ -69,9 +69,16 @@ static void remove_tree(const char *dir, const struct moe_gen_output *out)
         snprintf(path, sizeof(path), "%.4096s/%s", dir, out->files[i].name);
         unlink(path);
     }
+    /* then the subfolders the files were in (contracts/, fit-python/) */
+    for (int i = 0; i < out->n; i++) {
+        const char *slash = strchr(out->files[i].name, '/');
+        if (slash) {
+            snprintf(path, sizeof(path), "%.4096s/%.*s", dir, (int)(slash - out->files[i].name),
+                     out->files[i].name);
+            rmdir(path);
+        }
+    }
     snprintf(path, sizeof(path), "%.4096s/logs", dir);
-    rmdir(path);
-    snprintf(path, sizeof(path), "%.4096s/contracts", dir);
     rmdir(path);
     rmdir(dir);
 }

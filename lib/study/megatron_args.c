@@ -82,6 +82,12 @@ static void model_args(json_t *a, const struct moe_study *s)
          m->router_score == MOE_ROUTER_SIGMOID ? "sigmoid" : "softmax");
     if (m->router_score == MOE_ROUTER_SIGMOID)
         add(a, "--moe-router-enable-expert-bias");
+    /* A softmax over one chosen expert has a zero gradient: Megatron
+     * refuses top-1 softmax routing without the softmax before top-k
+     * (core/transformer/transformer_config.py:2336 in core 0.19, :1641 in
+     * 0.16, :2428 in bridge-pin; measured in tests/gpu/fit-matrix.tsv). */
+    if (m->topk == 1 && m->router_score == MOE_ROUTER_SOFTMAX)
+        add(a, "--moe-router-pre-softmax");
     if (m->router_groups) {
         addi(a, "--moe-router-num-groups", m->router_groups);
         addi(a, "--moe-router-group-topk", m->router_group_topk);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/json_canon.h"
+#include "core/readfile.h"
 #include "study/candidates.h"
 #include "core/shquote.h"
 #include "study/megatron_args.h"
@@ -392,6 +393,25 @@ static char *canonical_line(const json_t *doc)
     return with_newline(moe_json_canonical(doc));
 }
 
+/* The fit stage's Python folder, copied from the templates into the study
+ * directory: the container sees it wherever it sees the study, and a
+ * reviewer sees exactly what the jobs load (templates/fit-python/). */
+static int add_fit_python(const struct moe_gen_opts *o, struct moe_gen_output *out,
+                          struct moe_error *err)
+{
+    static const char *const files[] = { "sitecustomize.py", "moeflow_fake_collectives.py" };
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[4096], name[128];
+
+        snprintf(path, sizeof(path), "%s/" MOE_FIT_PYTHON_DIR "/%s", o->templates_dir, files[i]);
+        snprintf(name, sizeof(name), MOE_FIT_PYTHON_DIR "/%s", files[i]);
+        if (add_file(out, name, moe_read_file(path, "template", NULL, err), 0644, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* contracts/baseline.json and contracts/<id>.json: what the plugin checks
  * each run against (see contract/contract_check.h). */
 static int add_contracts(const struct moe_study *s, const json_t *stages,
@@ -465,6 +485,8 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
             goto done;
         }
         json_decref(so.context);
+        if (st == MOE_STAGE_FIT && add_fit_python(o, out, err) < 0)
+            goto done;
     }
     if (add_contracts(s, stages, out, err) < 0)
         goto done;

@@ -11,6 +11,10 @@
 
 #define MOE_MAX_ARRAY_SIZE_DEFAULT 1001
 
+/* The fit stage's Python folder, in the templates and in a study directory:
+ * fit jobs put it first on PYTHONPATH (templates/fit-python/). */
+#define MOE_FIT_PYTHON_DIR "fit-python"
+
 struct moe_gen_file {
     char name[128];      /* relative to the output directory */
     char *data;

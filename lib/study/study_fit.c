@@ -5,21 +5,21 @@
 
 #include "study/study_fit.h"
 
-static int recompute_plan(const struct moe_study *s, struct moe_recompute_plan *r,
+static int recompute_plan(const struct moe_baseline *b, struct moe_recompute_plan *r,
                           struct moe_error *err)
 {
     char modules[MOE_STUDY_LIST_MAX * (MOE_NAME_MAX + 1)] = "";
 
     memset(r, 0, sizeof(*r));
     r->num_layers = 1;
-    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
+    if (b->recompute == MOE_RECOMPUTE_FULL)
         r->granularity = MOE_RC_FULL;
-    if (s->baseline.recompute != MOE_RECOMPUTE_SELECTIVE)
+    if (b->recompute != MOE_RECOMPUTE_SELECTIVE)
         return 0;
     r->granularity = MOE_RC_SELECTIVE;
-    for (int i = 0, off = 0; i < s->baseline.recompute_modules.n; i++)
+    for (int i = 0, off = 0; i < b->recompute_modules.n; i++)
         off += snprintf(modules + off, sizeof(modules) - (size_t)off, "%s%s", i ? "," : "",
-                        s->baseline.recompute_modules.v[i]);
+                        b->recompute_modules.v[i]);
     return moe_recompute_modules_parse(modules, &r->modules, err);
 }
 
@@ -59,7 +59,7 @@ int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct 
     else
         moe_train_local_defaults(t);
     moe_machine_defaults(m);
-    if (recompute_plan(s, &t->recompute, err) != 0)
+    if (recompute_plan(&s->baseline, &t->recompute, err) != 0)
         return -1;
     t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
     m->gpus = moe_study_world_size(s);
@@ -67,4 +67,24 @@ int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct 
     m->gpu_mem_gib = s->cluster.gpu_memory_gib;
     study_perf(s, t->impl, &m->perf);
     return 0;
+}
+
+int moe_study_run_memory(const struct moe_study *s, const struct moe_run *run, int rank,
+                         struct moe_memory *out, struct moe_error *err)
+{
+    struct moe_train t;
+    struct moe_machine m;
+    struct moe_layout l = run->cfg.layout;
+    struct moe_workload w = s->workload;
+    int world = moe_study_world_size(s);
+
+    if (moe_study_fit_inputs(s, &t, &m, err) != 0 ||
+        recompute_plan(&run->cfg, &t.recompute, err) != 0)
+        return -1;
+    l.dp = world / (l.tp * l.cp * l.pp);
+    l.edp = world / (l.ep * l.etp * l.pp);
+    w.mbs = run->mbs;
+    /* Megatron orders ranks tp-cp-ep-dp-pp, the pipeline rank varying
+     * slowest (parallel_state.py's RankGenerator). */
+    return moe_memory_estimate_stage(&s->model, &l, &w, &t, rank / (world / l.pp), out, err);
 }
