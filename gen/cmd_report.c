@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "report_fit.h"
 #include "options.h"
 #include "analysis/report.h"
 #include "analysis/study_report.h"
@@ -32,10 +33,10 @@ struct report_args {
 static int set_stage(void *args, const struct moe_opt *o, char *value)
 {
     (void)o;
-    if (strcmp(value, "scale") != 0 && strcmp(value, "retune") != 0 &&
-        strcmp(value, "validate") != 0)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --stage '%s': report reads scale, "
-                             "retune and validate runs\n", value);
+    if (strcmp(value, "fit") != 0 && strcmp(value, "scale") != 0 &&
+        strcmp(value, "retune") != 0 && strcmp(value, "validate") != 0)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --stage '%s': report reads fit, "
+                             "scale, retune and validate runs\n", value);
     ((struct report_args *)args)->stage = value;
     return MOE_CLI_RUN;
 }
@@ -167,11 +168,12 @@ static void report_help_values(FILE *out, const char *format)
 static const struct moe_cli report_cli = {
     .usage = "usage: moeflow report [-o DIR] [--window A-B] [--expect KEY=VALUE]... [--json]\n"
              "                      RUN_DIR|LOG...\n"
-             "       moeflow report [--stage scale|retune|validate] [options] STUDY_DIR\n"
+             "       moeflow report [--stage fit|scale|retune|validate] [options] STUDY_DIR\n"
              "\n"
              "A STUDY_DIR (written by moeflow gen) gives one row per candidate of a stage,\n"
              "named by its variable and value, against the stage's own baseline (retune: the\n"
-             "scale baseline), over the study's window for the stage.\n"
+             "scale baseline), over the study's window for the stage; --stage fit gives each\n"
+             "fit run's measured peak against the memory model, with its routing evidence.\n"
              "Each LOG is one run; each RUN_DIR is one run made of its *.log, *.out, *.err and\n"
              "*.txt files (ranks' logs), with *.json, *.json.gz and *.sqlite files in it read\n"
              "as its profile.  The first run is the baseline of the A/B verdicts.\n",
@@ -482,6 +484,8 @@ int cmd_report(int argc, char **argv)
 
         if (loc < 0)
             return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        if (loc == 1 && !where.cand.id[0] && a.stage && strcmp(a.stage, "fit") == 0)
+            return moe_report_fit(where.study, a.json);
         if (loc == 1 && !where.cand.id[0])
             return report_study(where.study, a.stage ? a.stage : where.stage, &a);
     }

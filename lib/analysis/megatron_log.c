@@ -379,6 +379,25 @@ static void step_time(struct moe_log *log, const char *line)
         it->tflops = u;
 }
 
+/* A Python exception's last traceback line ("[rank0]: torch.OutOfMemoryError:
+ * CUDA out of memory ..."): the last one is what stopped the run. */
+static void python_error(struct moe_log *log, const char *line)
+{
+    const char *p = line, *q;
+
+    while (*p == ' ')
+        p++;
+    if (strncmp(p, "[rank", 5) == 0 && (q = strstr(p, "]: ")) && q - p < 16)
+        p = q + 3;
+    p = skip_rank_prefix(p);
+    q = p;
+    while (isalnum((unsigned char)*q) || *q == '_' || *q == '.')
+        q++;
+    if (q - p >= 5 && (strncmp(q - 5, "Error: ", 7) == 0 || (q - p >= 9 &&
+                                                           strncmp(q - 9, "Exception: ", 11) == 0)))
+        snprintf(log->last_error, sizeof(log->last_error), "%s", p);
+}
+
 static int feed(struct moe_log *log, const char *line, int lineno)
 {
     const char *end = line + strlen(line), *p, *next;
@@ -393,6 +412,8 @@ static int feed(struct moe_log *log, const char *line, int lineno)
         return add_arg(log, skip_rank_prefix(line));
     theoretical(log, line);
     step_time(log, line);
+    moe_fit_evidence_parse(line, &log->fit_evidence);
+    python_error(log, line);
     if (graph_evidence(line)) {
         if (!log->graph_lines++)
             snprintf(log->graph_example, sizeof(log->graph_example), "%s", line);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "analysis/fit_evidence.h"
 #include "core/error.h"
 
 /* One "iteration N/ M | ..." record.  Absent numbers are NAN. */
@@ -55,6 +56,8 @@ struct moe_log {
      * activation=Y MB, total=Z MB"; NAN where absent. */
     double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
     size_t graph_lines;   /* CUDA graph capture / replay evidence */
+    struct moe_fit_evidence fit_evidence; /* fit stage: fit-python/'s line */
+    char last_error[200]; /* the last Python exception line ("...Error: ...") */
     char graph_example[160];
     size_t lines;
     int in_args; /* inside the argument dump */

@@ -284,16 +284,23 @@ static void stage_activations(const struct moe_model *m, const struct moe_layout
      * fp32 copy, which becomes the softmax saved for backward in place
      * (core/tensor_parallel/cross_entropy.py:25, :42, :62, :181); it is
      * gone before the first layer's backward.  There local attention
-     * backward holds one s^2 gradient more than the MLP part it has just
-     * freed, on top of a fully recomputed layer. */
+     * backward holds 3 bytes of s^2 gradients per score more than the MLP
+     * part it has just freed, on top of a fully recomputed layer; with
+     * core_attn recomputed it also rebuilds the 5 bytes per score it did
+     * not keep (softmax output, dropout mask and output).  Both measured
+     * on the fit matrix, tests/gpu/fit-matrix.tsv: 2 bytes of gradient
+     * left full and core_attn recompute 4-37% under. */
     double loss = 0, g = 0;
     if (r == l->pp - 1) {
         double v = (double)moe_padded_vocab(m->vocab, l->tp);
         loss = 6 * tok * v / l->tp + 4 * tok * m->hidden / sp;
     }
-    if (t->impl == MOE_IMPL_LOCAL && !(sel && (t->recompute.modules & MOE_RC_CORE_ATTN))) {
+    if (t->impl == MOE_IMPL_LOCAL) {
         double s = (double)w->seq_len / l->cp;
-        g = 2 * w->mbs * (m->num_heads / (double)l->tp) * s * s - lf;
+        double scores = w->mbs * (m->num_heads / (double)l->tp) * s * s;
+        bool rebuilt = sel && (t->recompute.modules & MOE_RC_CORE_ATTN);
+        double kept = t->attention_dropout > 0 ? 5 : 2;
+        g = (3 + (rebuilt ? kept : 0)) * scores - lf;
     }
     if (g < 0)
         g = 0;

@@ -1,0 +1,293 @@
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/fit_report.h"
+#include "analysis/megatron_log.h"
+#include "core/readfile.h"
+
+/* A candidate id names files under results/: only a SHA-256 in hex may. */
+static bool is_digest(const char *s)
+{
+    size_t n = s ? strspn(s, "0123456789abcdef") : 0;
+
+    return n == 64 && s[n] == '\0';
+}
+
+static int int_at(json_t *obj, const char *key, int dflt)
+{
+    json_t *v = json_object_get(obj, key);
+
+    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
+}
+
+static void describe_candidate(json_t *c, struct moe_fit_row *row)
+{
+    json_t *contract = json_object_get(c, "contract");
+    json_t *par = json_object_get(contract, "parallel");
+    json_t *rc = json_object_get(json_object_get(contract, "tuning"), "recompute");
+    json_t *val = json_object_get(c, "value"), *mod;
+    const char *var = json_string_value(json_object_get(c, "variable"));
+    const char *gran = json_string_value(json_object_get(rc, "granularity"));
+    char *text = json_is_string(val) ? NULL : json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t i, used;
+
+    snprintf(row->label, sizeof(row->label), "%s=%s", var ? var : "?",
+             json_is_string(val) ? json_string_value(val) : text ? text : "?");
+    free(text);
+    row->tp = int_at(par, "tp", 1), row->cp = int_at(par, "cp", 1);
+    row->pp = int_at(par, "pp", 1), row->vpp = int_at(par, "vpp", 1);
+    row->ep = int_at(par, "ep", 1), row->etp = int_at(par, "etp", 1);
+    row->rank = int_at(c, "rank", 0), row->world = int_at(c, "world_size", 0);
+    snprintf(row->recompute, sizeof(row->recompute), "%s", gran ? gran : "none");
+    if (gran && strcmp(gran, "selective") == 0) {
+        used = 0;
+        json_array_foreach(json_object_get(rc, "modules"), i, mod) {
+            int n = snprintf(row->recompute + used, sizeof(row->recompute) - used, "%s%s",
+                             used ? "," : "", json_string_value(mod) ? json_string_value(mod) : "?");
+            if (n < 0 || (size_t)n >= sizeof(row->recompute) - used)
+                break;
+            used += (size_t)n;
+        }
+    }
+    val = json_object_get(c, "predicted_mib");
+    row->predicted_mib = json_is_number(val) ? json_number_value(val) : NAN;
+}
+
+static int read_rc(const char *path)
+{
+    struct moe_error ignored;
+    char *text = moe_read_file(path, "exit status", NULL, &ignored), *end;
+    long v;
+
+    if (!text)
+        return -1;
+    v = strtol(text, &end, 10);
+    if (end == text || (*end && *end != '\n') || v < 0 || v > 255)
+        v = -1;
+    free(text);
+    return (int)v;
+}
+
+/* The run's figures from its log: the largest max allocated of every rank
+ * and line, the evidence line, the last exception. */
+static int read_run(const char *study, struct moe_fit_row *row, struct moe_error *err)
+{
+    char path[4300];
+    struct moe_log log;
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/results/fit/%s.rc", study, row->id);
+    row->rc = read_rc(path);
+    snprintf(path, sizeof(path), "%s/results/fit/%s.log", study, row->id);
+    if (stat(path, &st) != 0) {
+        row->flags |= MOE_FIT_NOT_RUN;
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        moe_error_at(err, path, 0, 0, "log: not a regular file");
+        return -1;
+    }
+    moe_log_init(&log);
+    if (moe_log_read_file(&log, path, err) < 0) {
+        moe_log_free(&log);
+        return -1;
+    }
+    for (size_t i = 0; i < log.nmems; i++)
+        if (!(row->measured_mib >= log.mems[i].max_allocated / (1024.0 * 1024.0)))
+            row->measured_mib = log.mems[i].max_allocated / (1024.0 * 1024.0);
+    row->ev = log.fit_evidence;
+    snprintf(row->error, sizeof(row->error), "%s", log.last_error);
+    moe_log_free(&log);
+    return 0;
+}
+
+static void flag_row(struct moe_fit_row *row)
+{
+    double e = moe_fit_row_error_pct(row);
+
+    if (row->flags & MOE_FIT_NOT_RUN)
+        return;
+    if (row->rc > 0 || isnan(row->measured_mib))
+        row->flags |= MOE_FIT_FAILED;
+    if (!row->ev.seen)
+        row->flags |= MOE_FIT_NO_EVIDENCE;
+    else if (strcmp(row->ev.mode, "fill") != 0)
+        row->flags |= MOE_FIT_UNFILLED;
+    if (row->ev.seen && (row->ev.nonfinite > 0 ||
+                         moe_fit_evidence_imbalance(&row->ev) > MOE_FIT_COLLAPSE_RATIO))
+        row->flags |= MOE_FIT_COLLAPSED;
+    if (fabs(e) > MOE_FIT_ERROR_FLAG_PCT)
+        row->flags |= MOE_FIT_OFF;
+}
+
+static json_t *fit_stage(json_t *manifest)
+{
+    json_t *st;
+    size_t i;
+
+    json_array_foreach(json_object_get(manifest, "stages"), i, st) {
+        const char *name = json_string_value(json_object_get(st, "stage"));
+        if (name && strcmp(name, "fit") == 0)
+            return st;
+    }
+    return NULL;
+}
+
+int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_error *err)
+{
+    char path[4200];
+    json_t *manifest, *cands, *c;
+    size_t i;
+    int rc = -1;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(path, sizeof(path), "%s/manifest.json", study);
+    if (!(manifest = moe_read_json(path, "manifest", err)))
+        return -1;
+    cands = json_object_get(fit_stage(manifest), "candidates");
+    snprintf(r->study, sizeof(r->study), "%s",
+             json_is_string(json_object_get(manifest, "study"))
+                 ? json_string_value(json_object_get(manifest, "study")) : "?");
+    if (!json_is_array(cands) || json_array_size(cands) == 0) {
+        moe_error_at(err, path, 0, 0, "the fit stage has no candidates (see its skipped entries)");
+        goto done;
+    }
+    r->rows = calloc(json_array_size(cands), sizeof(*r->rows));
+    if (!r->rows) {
+        moe_error_set(err, "out of memory");
+        goto done;
+    }
+    json_array_foreach(cands, i, c) {
+        struct moe_fit_row *row = &r->rows[r->n];
+        const char *id = json_string_value(json_object_get(c, "id"));
+
+        if (!is_digest(id)) {
+            moe_error_at(err, path, 0, 0, "fit candidate %zu: id is not a SHA-256 in hex", i);
+            goto done;
+        }
+        snprintf(row->id, sizeof(row->id), "%s", id);
+        row->measured_mib = NAN;
+        describe_candidate(c, row);
+        if (read_run(study, row, err) < 0)
+            goto done;
+        flag_row(row);
+        r->n++;
+    }
+    rc = 0;
+done:
+    json_decref(manifest);
+    if (rc < 0)
+        moe_fit_report_free(r);
+    return rc;
+}
+
+void moe_fit_report_free(struct moe_fit_report *r)
+{
+    free(r->rows);
+    r->rows = NULL;
+    r->n = 0;
+}
+
+double moe_fit_row_error_pct(const struct moe_fit_row *row)
+{
+    if (!(row->measured_mib > 0) || isnan(row->predicted_mib))
+        return NAN;
+    return (row->predicted_mib - row->measured_mib) / row->measured_mib * 100.0;
+}
+
+const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t len)
+{
+    unsigned f = row->flags;
+
+    if (f & MOE_FIT_NOT_RUN)
+        snprintf(buf, len, "not run (no log)");
+    else if (f & MOE_FIT_FAILED)
+        snprintf(buf, len, "failed%s%s", row->error[0] ? ": " : "", row->error);
+    else if (f & MOE_FIT_NO_EVIDENCE)
+        snprintf(buf, len, "untrusted: no fit-python evidence line%s (is the study directory "
+                 "visible in the container, and PYTHONPATH kept?)",
+                 row->ev.not_installed ? " (it did not install)" : "");
+    else if (f & MOE_FIT_UNFILLED)
+        snprintf(buf, len, "untrusted: collectives left unfilled (MOEFLOW_FAKE_COLLECTIVES=%s)",
+                 row->ev.mode);
+    else if (f & MOE_FIT_COLLAPSED)
+        snprintf(buf, len, "untrusted: routing collapsed");
+    else if (f & MOE_FIT_OFF)
+        snprintf(buf, len, "model off by more than %.0f%%", MOE_FIT_ERROR_FLAG_PCT);
+    else
+        snprintf(buf, len, "ok");
+    return buf;
+}
+
+double moe_fit_report_ratio(const struct moe_fit_report *r, const struct moe_fit_row **from)
+{
+    const unsigned untrusted = MOE_FIT_NOT_RUN | MOE_FIT_FAILED | MOE_FIT_NO_EVIDENCE |
+                               MOE_FIT_UNFILLED | MOE_FIT_COLLAPSED;
+    double best = 0;
+
+    if (from)
+        *from = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct moe_fit_row *row = &r->rows[i];
+        double ratio;
+
+        if ((row->flags & untrusted) || !(row->predicted_mib > 0))
+            continue;
+        ratio = row->measured_mib / row->predicted_mib;
+        if (ratio > best) {
+            best = ratio;
+            if (from)
+                *from = row;
+        }
+    }
+    return best;
+}
+
+static json_t *evidence_json(const struct moe_fit_evidence *ev)
+{
+    if (!ev->seen)
+        return json_null();
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:I}", "torch", ev->torch,
+                     "mode", ev->mode, "native", ev->native, "filled", ev->filled,
+                     "dispatch_calls", (json_int_t)ev->dispatch_calls, "rows_min",
+                     (json_int_t)ev->rows_min, "rows_mean", ev->rows_mean, "rows_max",
+                     (json_int_t)ev->rows_max, "rows_balanced", ev->rows_balanced, "nonfinite",
+                     (json_int_t)ev->nonfinite);
+}
+
+static json_t *num_or_null(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+json_t *moe_fit_report_json(const struct moe_fit_report *r)
+{
+    json_t *rows = json_array();
+
+    for (size_t i = 0; i < r->n; i++) {
+        const struct moe_fit_row *row = &r->rows[i];
+        char verdict[400];
+
+        json_array_append_new(
+            rows, json_pack("{s:s, s:s, s:s, s:i, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i},"
+                            " s:o, s:s, s:o, s:s, s:o, s:o, s:s, s:s}",
+                            "id", row->id, "label", row->label, "recompute", row->recompute,
+                            "rank", row->rank, "world_size", row->world, "layout", "tp", row->tp,
+                            "cp", row->cp, "pp", row->pp, "vpp", row->vpp, "ep", row->ep, "etp",
+                            row->etp, "measured_mib", num_or_null(row->measured_mib),
+                            "measured", "max allocated, every rank and line of the run's log",
+                            "predicted_mib", num_or_null(row->predicted_mib), "predicted",
+                            "modeled: moeflow's memory model for the rank the run stands in for",
+                            "error_pct", num_or_null(moe_fit_row_error_pct(row)), "routing",
+                            evidence_json(&row->ev), "error", row->error, "verdict",
+                            moe_fit_row_verdict(row, verdict, sizeof(verdict))));
+    }
+    return json_pack("{s:s, s:s, s:f, s:f, s:o}", "study", r->study, "stage", "fit",
+                     "flag_error_pct", MOE_FIT_ERROR_FLAG_PCT, "collapse_ratio",
+                     MOE_FIT_COLLAPSE_RATIO, "candidates", rows);
+}
