@@ -14,6 +14,7 @@
 #include "options.h"
 #include "core/readfile.h"
 #include "analysis/diagnose.h"
+#include "analysis/fit_report.h"
 #include "study/stagegen.h"
 #include "analysis/study_report.h"
 #include "study/study_validate.h"
@@ -22,7 +23,7 @@
 
 struct gen_args {
     struct moe_gen_opts opts;
-    const char *dir, *winners;
+    const char *dir, *winners, *fit_from;
     bool dry;
 };
 
@@ -132,6 +133,12 @@ static const struct moe_opt gen_opts[] = {
     { "for", required_argument, 'f', "BOTTLENECK",
       "retune only what targets it (memory, communication,\n"
       "host, compute), as 'moeflow diagnose' reports it", .set = set_for },
+    { "fit-memory-from", required_argument, 'F', "DIR",
+      "measured beats modeled: divide the memory the scale\n"
+      "stage's layouts may use by the largest measured/predicted\n"
+      "peak of the fit stage of study DIR (its sound runs, as\n"
+      "moeflow report DIR --stage fit shows them)", .set = moe_opt_string,
+      .field = offsetof(struct gen_args, fit_from) },
     { "winners", required_argument, 'W', "DIR",
       "rebuild the validate stage of the study DIR (written by\n"
       "moeflow gen) in place from its recorded winners: each\n"
@@ -226,6 +233,34 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
     return rc;
 }
 
+/* --fit-memory-from DIR: the fit stage's measured/predicted peak. */
+static int fit_memory_ratio(const char *dir, struct moe_study *study)
+{
+    struct moe_fit_report r;
+    const struct moe_fit_row *from;
+    struct moe_error err;
+    double ratio;
+
+    moe_error_clear(&err);
+    if (!moe_study_is_dir(dir))
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --fit-memory-from '%s': not a study "
+                             "directory written by moeflow gen (no manifest.json)\n", dir);
+    if (moe_fit_report_load(dir, &r, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    ratio = moe_fit_report_ratio(&r, &from);
+    if (ratio > 0)
+        fprintf(stderr, "moeflow gen: scale stage: usable memory divided by %.3f, the measured/"
+                "predicted peak of fit candidate %s (rank %d) in %s\n", ratio, from->label,
+                from->rank, dir);
+    moe_fit_report_free(&r);
+    if (!(ratio > 0))
+        return moe_cli_error(MOE_EXIT_INVALID_INPUT, "moeflow gen: --fit-memory-from '%s': no "
+                             "fit run there can be trusted yet (see moeflow report %s --stage "
+                             "fit)\n", dir, dir);
+    study->fit_memory_ratio = ratio;
+    return MOE_CLI_RUN;
+}
+
 /* The study file at PATH, loaded, and what the options ask for from it. */
 static int gen(struct gen_args *a, const char *path)
 {
@@ -244,7 +279,10 @@ static int gen(struct gen_args *a, const char *path)
     }
     a->opts.study_text = text;
     a->opts.study_dir = study_dir;
-    if (moe_gen_target_path(a->dir, study_dir, sizeof(study_dir), &err) < 0)
+    rc = a->fit_from ? fit_memory_ratio(a->fit_from, &study) : MOE_CLI_RUN;
+    if (rc != MOE_CLI_RUN)
+        ; /* fit_memory_ratio said why */
+    else if (moe_gen_target_path(a->dir, study_dir, sizeof(study_dir), &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_USAGE);
     else if (a->winners && !(vcands = moe_validate_candidates(&study, a->winners, &err)))
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);

@@ -16,7 +16,9 @@ void moe_machine_defaults(struct moe_machine *c)
 
 double moe_machine_usable(const struct moe_machine *c)
 {
-    return c->gpu_mem_gib * MOE_GIB * (1 - c->headroom);
+    double usable = c->gpu_mem_gib * MOE_GIB * (1 - c->headroom);
+
+    return c->measured_ratio > 0 ? usable / c->measured_ratio : usable;
 }
 
 /* Selective modules in the order the workflow adds them: the MoE
@@ -101,8 +103,13 @@ const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *
                  f->train.offload_layers > 0 ? "optimizer and activation" : "optimizer");
     else
         snprintf(what, sizeof(what), "no recompute");
-    snprintf(buf, len, "%s: %.1f GiB %s %.1f GiB usable", what, f->mem.total / MOE_GIB,
-             f->fits ? "<=" : ">", usable / MOE_GIB);
+    if (c->measured_ratio > 0)
+        snprintf(buf, len, "%s: %.1f GiB %s %.1f GiB usable (divided by the fit stage's "
+                 "measured/predicted %.3f)", what, f->mem.total / MOE_GIB, f->fits ? "<=" : ">",
+                 usable / MOE_GIB, c->measured_ratio);
+    else
+        snprintf(buf, len, "%s: %.1f GiB %s %.1f GiB usable", what, f->mem.total / MOE_GIB,
+                 f->fits ? "<=" : ">", usable / MOE_GIB);
     return buf;
 }
 

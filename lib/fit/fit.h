@@ -20,12 +20,16 @@ struct moe_machine {
     int fixed_pp, fixed_vpp; /* layouts: only this PP / VPP (0 = any), e.g. when an
                                 explicit pipeline layout pins them */
     struct moe_perf perf;    /* rates and bandwidths for the step-time model */
+    double measured_ratio;   /* > 0: the fit stage's measured/predicted peak, by which
+                                the usable memory is divided (measured beats modeled);
+                                0: the model alone */
 };
 
 /* 8-GPU NVLink domain, 80 GiB, 10% headroom, H100 rates with TE. */
 void moe_machine_defaults(struct moe_machine *c);
 
-/* Usable bytes on one GPU after the headroom. */
+/* Usable bytes on one GPU after the headroom, divided by measured_ratio
+ * when one is set. */
 double moe_machine_usable(const struct moe_machine *c);
 
 struct moe_fit {

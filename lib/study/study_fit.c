@@ -65,6 +65,7 @@ int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct 
     m->gpus = moe_study_world_size(s);
     m->gpus_per_domain = s->cluster.nvlink_domain;
     m->gpu_mem_gib = s->cluster.gpu_memory_gib;
+    m->measured_ratio = s->fit_memory_ratio;
     study_perf(s, t->impl, &m->perf);
     return 0;
 }
