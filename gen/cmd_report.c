@@ -485,7 +485,7 @@ int cmd_report(int argc, char **argv)
         if (loc < 0)
             return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
         if (loc == 1 && !where.cand.id[0] && a.stage && strcmp(a.stage, "fit") == 0)
-            return moe_report_fit(where.study, a.json);
+            return moe_report_fit(where.study, argv[first], a.json);
         if (loc == 1 && !where.cand.id[0])
             return report_study(where.study, a.stage ? a.stage : where.stage, &a);
     }

@@ -73,7 +73,7 @@ static void print_table(const struct moe_fit_report *r, const char *study)
                from->rank, study);
 }
 
-int moe_report_fit(const char *study, bool json)
+int moe_report_fit(const char *study, const char *shown, bool json)
 {
     struct moe_fit_report r;
     struct moe_error err;
@@ -91,7 +91,7 @@ int moe_report_fit(const char *study, bool json)
         return rc ? moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: cannot write\n")
                   : MOE_EXIT_OK;
     }
-    print_table(&r, study);
+    print_table(&r, shown);
     moe_fit_report_free(&r);
     return MOE_EXIT_OK;
 }

@@ -10,8 +10,10 @@
 #
 #   fit-matrix.sh prepare BUILD_DIR          here: generate into _work/fitmatrix
 #   fit-matrix.sh run OUT_DIR                on the GPU machine: archive the logs
-#   fit-matrix.sh collect ARCHIVE BUILD_DIR  here: the logs into tests/data/gpu,
+#   fit-matrix.sh collect ARCHIVE... BUILD_DIR  here: the logs into tests/data/gpu,
 #                                            fit-matrix.tsv from moeflow report
+#                                            (a later archive's studies replace
+#                                            an earlier's)
 #   fit-matrix.sh table BUILD_DIR [LOGS_TAR] the table from a logs archive
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,29 +79,49 @@ run() {
     done
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$work/gpus.csv" || true
     # the unfilled runs first: they hold the most memory
-    { ls -d "$work"/*/*.observe; ls -d "$work"/*/m[0-9]* | grep -v -e '\.observe$' -e '\.yaml$'; } |
+    { ls -d "$work"/*/*.observe 2> /dev/null || true
+      ls -d "$work"/*/m[0-9]* | grep -v -e '\.observe$' -e '\.yaml$'; } |
         xargs -P "${MATRIX_PARALLEL:-4}" -I{} bash "$0" run-one {}
     tar -C "$work" --exclude=pretrain_gpt.py --exclude=.standin -czf "$out/fitmatrix.tar.gz" .
 }
 
 # fit-matrix.tsv from the study directories under DIR, through `moeflow
 # report --stage fit --json`: the filled row of each candidate next to its
-# unfilled twin where one ran.
+# unfilled twin where one ran.  Each study is generated again by today's
+# moeflow first: the predictions are today's model's, and a candidate whose
+# id changed (today's gen writes another job) makes the evidence stale.
 table() {
-    local moeflow=$1/gen/moeflow dir=$2
-    python3 - "$moeflow" "$dir" <<'EOF'
-import json, os, subprocess, sys
-moeflow, root = sys.argv[1], sys.argv[2]
+    local moeflow=${MOEFLOW_BIN:-$1/gen/moeflow} dir=$2
+    python3 - "$moeflow" "$dir" "$top/templates" <<'EOF'
+import json, os, shutil, subprocess, sys, tempfile
+moeflow, root, templates = sys.argv[1:4]
+tmp = tempfile.mkdtemp()
+stale = []
+def ids(d):
+    with open(os.path.join(d, "manifest.json")) as f:
+        return {c["id"] for st in json.load(f)["stages"] for c in st["candidates"]}
 def report(study):
-    out = subprocess.run([moeflow, "report", study, "--stage", "fit", "--json", "-"],
+    """The study directory with today's manifest, reported."""
+    copy, regen = os.path.join(tmp, "copy"), os.path.join(tmp, "regen")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.rmtree(regen, ignore_errors=True)
+    shutil.copytree(study, copy)
+    subprocess.run([moeflow, "gen", "--templates", templates, "--stage", "fit",
+                    os.path.join(study, "study.yaml"), "-o", regen], check=True,
+                   capture_output=True)
+    if ids(regen) != ids(copy):
+        stale.append(study)
+    else:
+        shutil.copy(os.path.join(regen, "manifest.json"), os.path.join(copy, "manifest.json"))
+    out = subprocess.run([moeflow, "report", copy, "--stage", "fit", "--json"],
                          capture_output=True, text=True)
-    if out.returncode not in (0, 1):
+    if out.returncode != 0:
         sys.exit("fit-matrix: %s: %s" % (study, out.stderr.strip()))
     return {r["id"]: r for r in json.loads(out.stdout)["candidates"]}
-print("dialect\tstudy\tcandidate\tep\tetp\tpp\tvpp\trecompute\tpeak_mib_unfilled"
-      "\tpeak_mib_filled\tpredicted_mib")
 def mib(r):
     return "-" if r is None or r.get("measured_mib") is None else "%.1f" % r["measured_mib"]
+print("dialect\tstudy\tcandidate\tep\tetp\tpp\tvpp\trecompute\tpeak_mib_unfilled"
+      "\tpeak_mib_filled\tpredicted_mib")
 for dialect in sorted(os.listdir(root)):
     d = os.path.join(root, dialect)
     if not os.path.isdir(d):
@@ -109,24 +131,44 @@ for dialect in sorted(os.listdir(root)):
         if study.endswith(".observe") or not os.path.isdir(path):
             continue
         filled = report(path)
-        twin = os.path.join(d, study + ".observe")
+        twin = path + ".observe"
         unfilled = report(twin) if os.path.isdir(twin) else {}
-        for cid, r in filled.items():
+        for r in filled.values():
             lay = r["layout"]
             print("\t".join([dialect, study, r["label"] + "@rank" + str(r["rank"]),
                              str(lay["ep"]), str(lay["etp"]), str(lay["pp"]), str(lay["vpp"]),
-                             r["recompute"], mib(unfilled.get(cid)), mib(r),
+                             r["recompute"], mib(unfilled.get(r["id"])), mib(r),
                              "%.1f" % r["predicted_mib"]]))
+shutil.rmtree(tmp)
+for s in stale:
+    print("fit-matrix: stale evidence: today's moeflow gen writes other fit jobs for %s "
+          "(its predictions are the archived ones); run the matrix again" % os.path.relpath(s, root), file=sys.stderr)
+sys.exit(1 if stale else 0)
 EOF
 }
 
+# Several archives: a later one's study directories replace an earlier's
+# (a re-run of some studies).  Kept: what `moeflow report --stage fit` and
+# the replay need (manifest, study files, results/fit) and what ran
+# (fit-python/); dropped: the scripts, contracts and Slurm output copies.
 collect() {
-    local archive=$1 build=$2 tmp
+    local build=${*: -1} tmp archive d
     tmp=$(mktemp -d)
-    tar -xzf "$archive" -C "$tmp"
-    find "$tmp" -name '*.sbatch' -delete
-    tar -C "$tmp" -cJf "$top/tests/data/gpu/fit-matrix.tar.xz" .
-    table "$build" "$tmp" > "$here/fit-matrix.tsv"
+    mkdir -p "$tmp/new"
+    for archive in "${@:1:$#-1}"; do
+        rm -rf "$tmp/new"/* && tar -xzf "$archive" -C "$tmp/new"
+        for d in "$tmp"/new/*/*/; do
+            d=${d%/}; mkdir -p "$tmp/all/$(basename "$(dirname "$d")")"
+            rm -rf "$tmp/all/${d#"$tmp"/new/}" && mv "$d" "$tmp/all/${d#"$tmp"/new/}"
+        done
+        cp "$tmp"/new/*/*.yaml "$tmp"/new/gpus.csv "$tmp/all/" 2>/dev/null || true
+    done
+    find "$tmp/all" \( -name '*.sbatch' -o -name 'submit.sh' -o -name 'rank-env.sh' \
+        -o -name candidates.tsv -o -name '.standin-step-*' \) -delete
+    find "$tmp/all" -mindepth 3 -maxdepth 3 -type d \( -name logs -o -name contracts \) \
+        -exec rm -rf {} +
+    tar -C "$tmp/all" --sort=name -cJf "$top/tests/data/gpu/fit-matrix.tar.xz" .
+    table "$build" "$tmp/all" > "$here/fit-matrix.tsv"
     rm -rf "$tmp"
 }
 
@@ -134,7 +176,7 @@ case "${1:-}" in
     prepare) prepare "${2:?build dir}" ;;
     run) run "${2:?out dir}" ;;
     run-one) run_one "${2:?study dir}" ;;
-    collect) collect "${2:?archive}" "${3:?build dir}" ;;
+    collect) [ $# -ge 3 ] || die "collect ARCHIVE... BUILD_DIR"; shift; collect "$@" ;;
     table)
         tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
         tar -xJf "${3:-$top/tests/data/gpu/fit-matrix.tar.xz}" -C "$tmp"
