@@ -34,8 +34,10 @@ import subprocess
 import sys
 
 EXIT_CONTRADICTION = 3
-IMPORT_TIMEOUT_S = 120
-COMMAND_TIMEOUT_S = 30
+# Generous: a first import of torch or TE on a cold node takes seconds.
+# MOEFLOW_CAPTURE_TIMEOUT_S (both bounds at once) is for the tests.
+IMPORT_TIMEOUT_S = int(os.environ.get("MOEFLOW_CAPTURE_TIMEOUT_S", "120"))
+COMMAND_TIMEOUT_S = int(os.environ.get("MOEFLOW_CAPTURE_TIMEOUT_S", "30"))
 PREFIX = "moeflow capture: "
 
 
