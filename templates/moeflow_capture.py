@@ -380,8 +380,10 @@ def compare(a, m):
     return [
         check_megatron(a, m["megatron"]),
         check_te(a, m["transformer_engine"]),
-        # Megatron picks Apex's kernels up by itself where it can (fused
-        # Adam, layer norm): found when declared absent changes what runs.
+        # Megatron picks Apex up by itself: without TE, Apex's FusedAdam and
+        # FusedLayerNorm whenever apex imports (core 0.19 optimizer/__init__.py,
+        # models/gpt/gpt_layer_specs.py): found when declared absent changes
+        # what runs.
         check_presence("software.apex", a.apex, m["apex"], True, None),
         check_presence("software.deepep", a.deepep, m["deepep"], False,
                        "found, unused: no job selects the flex-deepep dispatcher"),
