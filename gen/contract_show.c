@@ -5,7 +5,6 @@
  * frozen contract is sealed before the capture runs. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +193,8 @@ static void print_measured(const char *file, const json_t *m)
         print_version(*l, json_object_get(m, *l));
     print_gpus(json_object_get(m, "gpus"));
     if (bad)
-        printf("%d declared value%s contradicted by the measurement\n", bad, bad == 1 ? " is" : "s are");
+        printf("%d declared value%s contradicted by the measurement\n", bad,
+               bad == 1 ? " is" : "s are");
 }
 
 int moe_contract_show(const char *path, const json_t *doc, const char *digest, bool json)
@@ -206,12 +206,14 @@ int moe_contract_show(const char *path, const json_t *doc, const char *digest, b
 
     moe_error_clear(&err);
     measured_path(path, file, sizeof(file));
-    if (file[0] && access(file, F_OK) == 0 && !(measured = moe_read_json(file, "measured.json", &err))) {
+    if (file[0] && access(file, F_OK) == 0 &&
+        !(measured = moe_read_json(file, "measured.json", &err))) {
         moe_cli_report(&err);
         rc = MOE_EXIT_INVALID_INPUT;
     }
     if (json) {
-        json_t *out = json_pack("{s:s, s:O, s:O}", "sha256", digest, "contract", doc, "labels", lab);
+        json_t *out = json_pack("{s:s, s:O, s:O}", "sha256", digest, "contract", doc,
+                                "labels", lab);
         if (measured)
             json_object_set(out, "measured", measured);
         json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
