@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "contract_show.h"
 #include "contract/contract.h"
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
@@ -48,21 +49,13 @@ static int cmd_show(const char *path, bool json)
 {
     char digest[MOE_SHA256_HEX_LEN + 1];
     json_t *doc = load_any(path, digest);
+    int rc;
 
     if (!doc)
         return MOE_EXIT_INVALID_INPUT;
-    if (json) {
-        json_t *out = json_pack("{s:s, s:O}", "sha256", digest, "contract", doc);
-        json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-        putchar('\n');
-        json_decref(out);
-    } else {
-        printf("sha256 %s\n", digest);
-        json_dumpf(doc, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-        putchar('\n');
-    }
+    rc = moe_contract_show(path, doc, digest, json);
     json_decref(doc);
-    return MOE_EXIT_OK;
+    return rc;
 }
 
 static int print_diff(const struct moe_contract_diff *d, const struct moe_verdict *v, bool json)

@@ -109,3 +109,68 @@ done:
     json_decref(pairs);
     return out;
 }
+
+/* One quoted or unquoted stretch of a word from *p on, appended to word;
+ * *p moves past it.  -1 on an unterminated quote or trailing backslash. */
+static int split_piece(const char **p, char *word, size_t *n)
+{
+    const char *s = *p;
+
+    if (*s == '\'') {
+        for (s++; *s && *s != '\''; s++)
+            word[(*n)++] = *s;
+        if (!*s)
+            return -1;
+        s++;
+    } else if (*s == '"') {
+        for (s++; *s && *s != '"'; s++) {
+            if (*s == '\\' && s[1] && strchr("\"\\$`", s[1]))
+                s++;
+            word[(*n)++] = *s;
+        }
+        if (!*s)
+            return -1;
+        s++;
+    } else if (*s == '\\') {
+        if (!s[1])
+            return -1;
+        word[(*n)++] = s[1];
+        s += 2;
+    } else {
+        word[(*n)++] = *s++;
+    }
+    *p = s;
+    return 0;
+}
+
+json_t *moe_shsplit(const char *s, struct moe_error *err)
+{
+    json_t *words = json_array();
+    char *word = malloc(strlen(s) + 1);
+
+    if (!words || !word) {
+        moe_error_set(err, "out of memory");
+        goto fail;
+    }
+    while (*s) {
+        size_t n = 0;
+
+        s += strspn(s, " \t");
+        if (!*s)
+            break;
+        while (*s && *s != ' ' && *s != '\t')
+            if (split_piece(&s, word, &n) < 0) {
+                moe_error_set(err, "%s", *s == '\\' ? "ends in a backslash"
+                                                    : "has a quote that is never closed");
+                goto fail;
+            }
+        word[n] = '\0';
+        json_array_append_new(words, json_string(word));
+    }
+    free(word);
+    return words;
+fail:
+    free(word);
+    json_decref(words);
+    return NULL;
+}

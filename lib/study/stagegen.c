@@ -10,7 +10,9 @@
 #include "core/json_canon.h"
 #include "core/readfile.h"
 #include "study/candidates.h"
+#include "study/capture.h"
 #include "core/shquote.h"
+#include "study/launcher.h"
 #include "study/megatron_args.h"
 #include "study/stagegen.h"
 #include "study/megatron_rules.h"
@@ -162,17 +164,41 @@ static json_t *script_candidates(const json_t *cands)
     return out;
 }
 
-static char *launcher_words(const char *cmd)
+/* The launcher's words quoted for the scripts; NULL with err when the
+ * command does not split (study.c refuses such a study first). */
+static char *launcher_words(const struct moe_study *s, struct moe_error *err)
 {
-    json_t *words = json_array();
-    char *copy = strdup(cmd), *save = NULL, *out;
+    struct moe_launcher l;
+    char *out;
 
-    for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
-        json_array_append_new(words, json_string(w));
-    out = moe_shquote_argv(words);
-    json_decref(words);
-    free(copy);
+    if (moe_launcher_parse(s->cluster.launcher, &l, err) < 0)
+        return NULL;
+    out = moe_shquote_argv(l.words);
+    moe_launcher_free(&l);
     return out;
+}
+
+/* The contract stage's capture: the launcher's Python, and the script's
+ * arguments (the entry script, the declared software), quoted as data. */
+static int capture_context(const struct moe_study *s, json_t *ctx, struct moe_error *err)
+{
+    struct moe_launcher l;
+    json_t *argv;
+    char *python, *args;
+
+    if (moe_launcher_parse(s->cluster.launcher, &l, err) < 0)
+        return -1;
+    argv = moe_capture_argv(s, &l);
+    python = moe_shquote(l.python);
+    args = moe_shquote_argv(argv);
+    json_object_set_new(ctx, "capture_python", json_string(python ? python : ""));
+    json_object_set_new(ctx, "capture_argv", json_string(args ? args : ""));
+    json_object_set_new(ctx, "capture_script", json_string(MOE_CAPTURE_SCRIPT));
+    free(python);
+    free(args);
+    json_decref(argv);
+    moe_launcher_free(&l);
+    return 0;
 }
 
 static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
@@ -300,7 +326,12 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
                              n ? script : "", "array", is_array_stage(st, n), "chunks", ch,
                              "candidates", plan.candidates, "skipped", plan.skipped);
     if (n) {
-        launcher = launcher_words(s->cluster.launcher);
+        if (!(launcher = launcher_words(s, err))) {
+            json_decref(ch);
+            json_decref(so->manifest);
+            moe_stage_plan_free(&plan);
+            return -1;
+        }
         image = moe_shquote(s->cluster.container_image);
         mounts = moe_shquote(s->cluster.container_mounts);
         so->context = json_pack(
@@ -326,6 +357,12 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     }
     json_decref(ch);
     moe_stage_plan_free(&plan);
+    if (so->context && st == MOE_STAGE_CONTRACT && capture_context(s, so->context, err) < 0) {
+        json_decref(so->context);
+        json_decref(so->manifest);
+        so->context = NULL;
+        return -1;
+    }
     return 0;
 }
 
@@ -412,6 +449,18 @@ static int add_fit_python(const struct moe_gen_opts *o, struct moe_gen_output *o
     return 0;
 }
 
+/* The contract stage runs the capture script from the study directory,
+ * which the container sees through the same mounts as the training. */
+static int add_capture_script(const struct moe_gen_opts *o, struct moe_gen_output *out,
+                              struct moe_error *err)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", o->templates_dir, MOE_CAPTURE_SCRIPT);
+    return add_file(out, MOE_CAPTURE_SCRIPT, moe_read_file(path, "the capture script", NULL, err),
+                    0644, err);
+}
+
 /* contracts/baseline.json and contracts/<id>.json: what the plugin checks
  * each run against (see contract/contract_check.h). */
 static int add_contracts(const struct moe_study *s, const json_t *stages,
@@ -486,6 +535,8 @@ int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
         }
         json_decref(so.context);
         if (st == MOE_STAGE_FIT && add_fit_python(o, out, err) < 0)
+            goto done;
+        if (st == MOE_STAGE_CONTRACT && add_capture_script(o, out, err) < 0)
             goto done;
     }
     if (add_contracts(s, stages, out, err) < 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 
+#include "study/launcher.h"
 #include "study/presets.h"
 #include "core/readfile.h"
 #include "core/suggest.h"
@@ -296,6 +297,20 @@ static int cluster_rates(struct ctx *c, struct moe_cluster *k)
     return 0;
 }
 
+/* Every stage splits the launcher the same way (launcher.h): one that does
+ * not split is refused here, with its position, not at generation. */
+static int launcher_check(struct ctx *c, const char *command)
+{
+    struct moe_launcher l;
+    struct moe_error e;
+
+    moe_error_clear(&e);
+    if (moe_launcher_parse(command, &l, &e) < 0)
+        return fail(c, "cluster.launcher.command", "%s", e.text);
+    moe_launcher_free(&l);
+    return 0;
+}
+
 static int cluster_read(struct ctx *c, struct moe_cluster *k)
 {
     if (require(c, "cluster") < 0 || require(c, "cluster.nodes") < 0)
@@ -318,6 +333,8 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
              get_str(c, "cluster.launcher.command", "python pretrain_gpt.py"));
     if (!k->launcher[0] || strspn(k->launcher, " \t") == strlen(k->launcher))
         return fail(c, "cluster.launcher.command", "is empty");
+    if (launcher_check(c, k->launcher) < 0)
+        return -1;
     if (k->nvlink_domain < k->gpus_per_node && k->gpus_per_node % k->nvlink_domain)
         return fail(c, "cluster.nvlink_domain", "%d does not divide gpus_per_node %d",
                     k->nvlink_domain, k->gpus_per_node);
