@@ -11,7 +11,7 @@ T=$(mktemp -d /tmp/moeflow-gen-golden.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 STUDIES="qwen3-30b-a3b-16xh100 qwen3-235b-a22b-256xh100 deepseek-v3-1024xh100 mixtral-8x7b-16xh100 tiny-moe-2gpu"
-tap_plan 33
+tap_plan 38
 
 for n in $STUDIES; do
     # Run from the study folder so that messages and copies name it the same
@@ -23,6 +23,10 @@ for n in $STUDIES; do
     cmp "$MOEFLOW_SRCDIR/templates/moeflow_capture.py" "$T/$n/moeflow_capture.py" 2>&1 | diag
     tap_ok "${PIPESTATUS[0]}" "$n: moeflow_capture.py is the template folder's, unchanged"
     rm -f "$T/$n/moeflow_capture.py"
+    # So is the fit stage's Python folder.
+    diff -r "$MOEFLOW_SRCDIR/templates/fit-python" "$T/$n/fit-python" 2>&1 | diag
+    tap_ok "${PIPESTATUS[0]}" "$n: fit-python/ is the template folder's, unchanged"
+    rm -rf "$T/$n/fit-python"
     # --moe-study holds the absolute output path; the golden files say @OUTDIR@.
     grep -rl "$T/$n" "$T/$n" | xargs -r sed -i "s|$T/$n|@OUTDIR@|g"
     diff -ru "$MOEFLOW_SRCDIR/tests/data/golden/$n" "$T/$n" > "$T/$n.diff"
@@ -61,7 +65,7 @@ ok "... and submit.sh submits only retune" test "$(grep -c '^id=\$(submit' "$T/o
     tiny-moe-2gpu.yaml -o "$T/nodefault") > "$T/nodefault.out" 2>&1
 tap_ok $? "gen from the build tree finds its templates without flags"
 rmdir "$T/nodefault/logs" 2> /dev/null
-rm -f "$T/nodefault/moeflow_capture.py"
+rm -rf "$T/nodefault/moeflow_capture.py" "$T/nodefault/fit-python"
 grep -rl "$T/nodefault" "$T/nodefault" | xargs -r sed -i "s|$T/nodefault|@OUTDIR@|g"
 ok "... the source tree's: the output matches the golden files" \
     diff -r "$MOEFLOW_SRCDIR/tests/data/golden/tiny-moe-2gpu" "$T/nodefault"
