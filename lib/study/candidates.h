@@ -10,8 +10,11 @@
 
 /* candidates: array of objects with keys stage, variable, value, label
  * ("training-equivalent" | "benchmark-only"), bottleneck, argv, env, nodes,
- * gpus_per_node, tasks_per_node, world_size, rank (fit only), note, and id:
- * the SHA-256 of the canonical JSON of all the other keys.
+ * gpus_per_node, tasks_per_node, world_size, rank (fit only), note,
+ * predicted_mib (fit only: the memory model's peak for that rank), and id:
+ * the SHA-256 of the canonical JSON of all the other keys but predicted_mib
+ * (what moeflow expects of a run is not what runs, and a model change must
+ * not rename the jobs).
  * skipped: array of {variable, value, reason}. */
 struct moe_stage_plan {
     enum moe_stage stage;

@@ -23,9 +23,14 @@ for n in $STUDIES; do
     cmp "$MOEFLOW_SRCDIR/templates/moeflow_capture.py" "$T/$n/moeflow_capture.py" 2>&1 | diag
     tap_ok "${PIPESTATUS[0]}" "$n: moeflow_capture.py is the template folder's, unchanged"
     rm -f "$T/$n/moeflow_capture.py"
-    # So is the fit stage's Python folder.
-    diff -r "$MOEFLOW_SRCDIR/templates/fit-python" "$T/$n/fit-python" 2>&1 | diag
-    tap_ok "${PIPESTATUS[0]}" "$n: fit-python/ is the template folder's, unchanged"
+    # So is the fit stage's Python folder, where a fit stage runs (a flex
+    # dispatcher's study has none).
+    if grep -q '"stage": "fit"' "$T/$n/manifest.json" && [ -f "$T/$n/fit.sbatch" ]; then
+        diff -r "$MOEFLOW_SRCDIR/templates/fit-python" "$T/$n/fit-python" 2>&1 | diag
+        tap_ok "${PIPESTATUS[0]}" "$n: fit-python/ is the template folder's, unchanged"
+    else
+        ok "$n: no fit stage runs, and no fit-python/ is written" test ! -e "$T/$n/fit-python"
+    fi
     rm -rf "$T/$n/fit-python"
     # --moe-study holds the absolute output path; the golden files say @OUTDIR@.
     grep -rl "$T/$n" "$T/$n" | xargs -r sed -i "s|$T/$n|@OUTDIR@|g"
@@ -74,7 +79,7 @@ ok "gen --help's example does not run submit.sh as root" \
     has "$T/help.out" "submit.sh as the job user"
 
 mkdir "$T/broken-templates"
-cp "$MOEFLOW_SRCDIR"/templates/* "$T/broken-templates/"
+cp -r "$MOEFLOW_SRCDIR"/templates/* "$T/broken-templates/"
 echo "{{no_such_variable}}" >> "$T/broken-templates/validate.sbatch.in"
 rc=1
 "$MOEFLOW_BIN" gen "$study" -o "$T/broken" --templates "$T/broken-templates" 2> "$T/broken.err" \
