@@ -297,7 +297,8 @@ def gpu_facts(torch):
     out["memory_mib"] = devices[0]["memory_mib"] if devices else None
     out["driver"] = gpus[0]["driver"] if gpus else None
     topo, why = run(["nvidia-smi", "topo", "-m"])
-    out["topology"] = topo
+    # nvidia-smi underlines the header with terminal escapes even into a pipe
+    out["topology"] = re.sub(r"\x1b\[[0-9;]*m", "", topo) if topo else topo
     if topo is None:
         out["topology_reason"] = why
     return out

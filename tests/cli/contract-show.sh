@@ -8,7 +8,7 @@ require_root
 command -v python3 > /dev/null || skip_all "python3 not installed"
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 13
+tap_plan 16
 T=$(mktemp -d /tmp/mfshow.XXXXXX) && trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"
 s=$T/study && mkdir -p "$s" && chown "$U" "$s"
@@ -56,6 +56,18 @@ d = json.load(open(sys.argv[1]))
 assert d["labels"]["environment.driver"] == "measured (nvml)"
 assert d["labels"]["workload.gbs"] == "declared"
 assert d["measured"]["transformer_engine"]["version"] == "2.4.0"' "$T/json.out"
+# What a real capture measured on an H200 (tests/data/gpu/contract-capture/).
+G=$MOEFLOW_SRCDIR/tests/data/gpu/contract-capture
+cp "$G/measured-te-declared.json" "$s/contract/measured.json"
+"$M" contract show "$s" > "$T/real.out" 2>&1
+ok "a real capture: the GPU, driver and torch are labelled measured" has "$T/real.out" \
+    '^  gpus +measured 1 x NVIDIA H200, 143771 MiB, driver 580\.159\.04$'
+ok "... TE 2.9 and Apex declared but absent there are both flagged" \
+    sh -c "grep -qE '^  software\.transformer_engine +declared 2\.9; measured absent .*; DISAGREES$' '$T/real.out' &&
+           grep -qE '^  software\.apex +declared true; measured absent .*; DISAGREES$' '$T/real.out'"
+cp "$G/measured-agrees.json" "$s/contract/measured.json"
+"$M" contract show "$s" > "$T/real2.out" 2>&1
+ok "... and with TE declared absent, nothing is contradicted" hasnt "$T/real2.out" 'DISAGREES'
 echo '{"truncated' > "$s/contract/measured.json"
 "$M" contract show "$s" > "$T/bad.out" 2>&1
 tap_ok $(( $? == 2 ? 0 : 1 )) "a damaged measured.json: exit 2$(grep -o 'measured.json:[^ ]*' "$T/bad.out" | head -1 | sed 's/^/, naming /')"
