@@ -171,21 +171,15 @@ def _group_rank(group):
 
 # ---- wrappers (same signatures as torch.distributed's) ----
 
-def _all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    work = _orig["all_gather_into_tensor"](output_tensor, input_tensor, group=group,
-                                           async_op=async_op)
-    if _should_fill("all_gather_into_tensor", group):
-        _tile_into(output_tensor, input_tensor)
-        _count("all_gather_into_tensor")
-    return work
-
-
-def _all_gather_base(output_tensor, input_tensor, group=None, async_op=False):
-    work = _orig["_all_gather_base"](output_tensor, input_tensor, group=group, async_op=async_op)
-    if _should_fill("all_gather_into_tensor", group):
-        _tile_into(output_tensor, input_tensor)
-        _count("all_gather_into_tensor")
-    return work
+def _gather_into_tensor(name):
+    """all_gather_into_tensor and its older name, _all_gather_base."""
+    def wrapper(output_tensor, input_tensor, group=None, async_op=False):
+        work = _orig[name](output_tensor, input_tensor, group=group, async_op=async_op)
+        if _should_fill("all_gather_into_tensor", group):
+            _tile_into(output_tensor, input_tensor)
+            _count("all_gather_into_tensor")
+        return work
+    return wrapper
 
 
 def _all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -220,26 +214,18 @@ def _all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=Fals
     return work
 
 
-def _reduce_scatter_tensor(output, input, op=None, group=None, async_op=False):
-    kwargs = {"group": group, "async_op": async_op}
-    if op is not None:
-        kwargs["op"] = op
-    work = _orig["reduce_scatter_tensor"](output, input, **kwargs)
-    if _should_fill("reduce_scatter_tensor", group):
-        _slice_into(output, input, _group_rank(group))
-        _count("reduce_scatter_tensor")
-    return work
-
-
-def _reduce_scatter_base(output, input, op=None, group=None, async_op=False):
-    kwargs = {"group": group, "async_op": async_op}
-    if op is not None:
-        kwargs["op"] = op
-    work = _orig["_reduce_scatter_base"](output, input, **kwargs)
-    if _should_fill("reduce_scatter_tensor", group):
-        _slice_into(output, input, _group_rank(group))
-        _count("reduce_scatter_tensor")
-    return work
+def _reduce_scatter_into_tensor(name):
+    """reduce_scatter_tensor and its older name, _reduce_scatter_base."""
+    def wrapper(output, input, op=None, group=None, async_op=False):
+        kwargs = {"group": group, "async_op": async_op}
+        if op is not None:
+            kwargs["op"] = op
+        work = _orig[name](output, input, **kwargs)
+        if _should_fill("reduce_scatter_tensor", group):
+            _slice_into(output, input, _group_rank(group))
+            _count("reduce_scatter_tensor")
+        return work
+    return wrapper
 
 
 def _reduce_scatter(output, input_list, op=None, group=None, async_op=False):
@@ -390,13 +376,13 @@ def _evidence():
 
 
 _WRAPPERS = {
-    "all_gather_into_tensor": _all_gather_into_tensor,
-    "_all_gather_base": _all_gather_base,
+    "all_gather_into_tensor": _gather_into_tensor("all_gather_into_tensor"),
+    "_all_gather_base": _gather_into_tensor("_all_gather_base"),
     "all_gather": _all_gather,
     "all_to_all_single": _all_to_all_single,
     "all_to_all": _all_to_all,
-    "reduce_scatter_tensor": _reduce_scatter_tensor,
-    "_reduce_scatter_base": _reduce_scatter_base,
+    "reduce_scatter_tensor": _reduce_scatter_into_tensor("reduce_scatter_tensor"),
+    "_reduce_scatter_base": _reduce_scatter_into_tensor("_reduce_scatter_base"),
     "reduce_scatter": _reduce_scatter,
     "send": _send,
     "isend": _isend,
