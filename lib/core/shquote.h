@@ -4,6 +4,8 @@
 
 #include <jansson.h>
 
+#include "core/error.h"
+
 /* s unchanged when every byte is safe unquoted, else '...' with each '
  * written as '\''.  Returns a malloc'd string. */
 char *moe_shquote(const char *s);
@@ -13,5 +15,22 @@ char *moe_shquote_argv(const json_t *argv);
 
 /* An object's "KEY=value" pairs, quoted and joined, keys sorted. */
 char *moe_shquote_env(const json_t *env);
+
+/* One argument of an "#SBATCH" line, as sbatch reads it back exactly.
+ * sbatch parses those lines itself (src/sbatch/opt.c, _opt_batch_script
+ * and _get_argument, Slurm 22.05): quotes group, a backslash escapes the
+ * next character even inside single quotes, an unquoted '#' starts a
+ * comment, and the end of the line ends everything.  Shell quoting is
+ * wrong there: a '\' in a value shifts sbatch's idea of the quotes and the
+ * rest of the value becomes further options.  Returns s unchanged when
+ * every byte is in the shell's safe set, else "..." with '"' and '\'
+ * escaped; malloc'd.
+ *
+ * Two things no quoting carries, so the value is refused (NULL, err says
+ * why): a control character (a newline ends the directive), and the word
+ * "hetjob" or "packjob" in any case: sbatch looks for them anywhere in an
+ * #SBATCH line, blanks them out and starts a new heterogeneous-job
+ * component there. */
+char *moe_sbatch_quote(const char *s, struct moe_error *err);
 
 #endif
