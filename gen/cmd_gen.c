@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "core/readfile.h"
+#include "core/text.h"
 #include "analysis/diagnose.h"
 #include "study/stagegen.h"
 #include "analysis/study_report.h"
@@ -258,6 +259,24 @@ static int gen(struct gen_args *a, const char *path)
     return rc;
 }
 
+/* The output directory's name lands in every script (--moe-study) and in
+ * messages: the one rule for text (core/text.h) holds for it as for every
+ * string of the study. */
+static int control_in_dir(const char *dir)
+{
+    long at = moe_text_control_at(dir, strlen(dir));
+    struct moe_error err;
+    char name[48];
+
+    if (at < 0)
+        return 0;
+    moe_error_clear(&err);
+    moe_error_at(&err, "-o", 0, 0, "holds %s at byte %ld: no control characters are allowed",
+                 moe_text_control_name(dir + at, name, sizeof(name)), at + 1);
+    moe_cli_report(&err);
+    return -1;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     struct gen_args a = { .opts = { .only = MOE_STAGE_NONE, .version = PACKAGE_VERSION } };
@@ -269,6 +288,8 @@ int cmd_gen(int argc, char **argv)
         return rc;
     if (first != argc - 1 || !a.dir)
         return moe_cli_misuse(&gen_cli);
+    if (control_in_dir(a.dir) < 0)
+        return MOE_EXIT_USAGE;
     if (!a.opts.templates_dir) {
         default_templates(templates, sizeof(templates));
         a.opts.templates_dir = templates;
