@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "options.h"
 #include "fitargs.h"
+#include "study/model_check.h"
 #include "study/model_json.h"
 #include "study/presets.h"
 #include "study/study.h"
@@ -83,6 +84,7 @@ static int set_preset(void *args, const struct moe_opt *o, char *value)
         return bad("--preset", value, "unknown preset (see --help for the list)");
     a->model = *p;
     a->have_model = true;
+    a->model_from = "--preset";
     return MOE_CLI_RUN;
 }
 
@@ -96,6 +98,7 @@ static int set_model_json(void *args, const struct moe_opt *o, char *value)
     if (moe_model_from_json_file(value, &a->model, &e) < 0)
         return moe_cli_fail(&e, MOE_EXIT_INVALID_INPUT);
     a->have_model = true;
+    a->model_from = value;
     return MOE_CLI_RUN;
 }
 
@@ -364,12 +367,12 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     moe_error_clear(&e);
     if (moe_study_load(&s, path, &e) != 0 || moe_study_fit_inputs(&s, &a->t, &a->c, &e) != 0) {
         moe_cli_report(&e);
-        if (s.json)
-            moe_study_free(&s);
+        moe_study_free(&s);
         return MOE_EXIT_INVALID_INPUT;
     }
     a->model = s.model;
     a->have_model = true;
+    a->model_from = path;
     snprintf(a->study_gpu, sizeof(a->study_gpu), "%s", moe_gpu_name(s.cluster.gpu));
     a->w = s.workload;
     if (!layouts_cmd) {
@@ -378,6 +381,23 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     }
     moe_study_free(&s);
     return rc;
+}
+
+/* fit and layouts hold every model, wherever it came from and whatever
+ * option changed it (--mtp-layers), to the one model check. */
+static int check_model(const struct fit_args *a)
+{
+    struct moe_error e, out;
+    const char *key;
+
+    moe_error_clear(&e);
+    if (moe_model_check(&a->model, &key, &e) == 0)
+        return MOE_CLI_RUN;
+    moe_error_clear(&out);
+    moe_error_at(&out, a->model_from ? a->model_from : "model", 0, 0, "model %s: %s: %.400s",
+                 a->model.name, key ? key : "?", e.text);
+    moe_cli_report(&out);
+    return MOE_EXIT_INVALID_INPUT;
 }
 
 static void fit_args_defaults(struct fit_args *a, bool layouts_cmd)
@@ -408,6 +428,8 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
                    "only one STUDY file is read");
     if (!a->have_model)
         return bad("model", "", "give --preset NAME or --model-json FILE");
+    if ((rc = check_model(a)) != MOE_CLI_RUN)
+        return rc;
     apply_perf(a);
     if (a->c.gpus < 1 || a->w.seq_len < 1 || a->w.mbs < 1 || a->w.gbs < 1)
         return bad("shape", "", "--gpus, --seq, --mbs and --gbs are required");
