@@ -23,14 +23,12 @@ struct diagnose_args {
 static int set_capacity(void *args, const struct moe_opt *o, char *value)
 {
     struct diagnose_args *a = args;
-    char *end;
+    double gib;
+    int rc = moe_cli_double(o->name, value, 0, true, 1 << 20, &gib);
 
-    (void)o;
-    a->capacity = strtod(value, &end) * 1073741824.0;
-    if (*end || a->capacity <= 0)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --capacity-gib '%s': not a size\n",
-                             value);
-    return MOE_CLI_RUN;
+    if (rc == MOE_CLI_RUN)
+        a->capacity = gib * 1073741824.0;
+    return rc;
 }
 
 /* --list B answers at once: no report needed. */

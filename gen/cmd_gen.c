@@ -99,22 +99,14 @@ static int set_max_array_size(void *args, const struct moe_opt *o, char *value)
 {
     struct gen_args *a = args;
     struct moe_error err;
-    char *end;
-    long v;
 
-    (void)o;
     moe_error_clear(&err);
     if (strcmp(value, "auto") == 0) {
         if ((a->opts.max_array_size = cluster_max_array_size(&err)) < 1)
             return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
         return MOE_CLI_RUN;
     }
-    v = strtol(value, &end, 10);
-    if (*end || v < 1 || v > 4000001)
-        return moe_cli_error(MOE_EXIT_USAGE,
-                             "moeflow gen: --max-array-size wants 1..4000001, not '%s'\n", value);
-    a->opts.max_array_size = (int)v;
-    return MOE_CLI_RUN;
+    return moe_opt_int(args, o, value);
 }
 
 static const struct moe_opt gen_opts[] = {
@@ -125,7 +117,8 @@ static const struct moe_opt gen_opts[] = {
       .set = moe_opt_flag, .field = offsetof(struct gen_args, dry) },
     { "max-array-size", required_argument, 'm', "N",
       "Slurm MaxArraySize (default: the study's, else %d;\n"
-      "'auto' asks slurmctld through libslurm)", .set = set_max_array_size },
+      "'auto' asks slurmctld through libslurm)", .set = set_max_array_size,
+      .field = offsetof(struct gen_args, opts.max_array_size), .min = 1, .max = 4000001 },
     { "templates", required_argument, 't', "DIR",
       "sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
       "the source tree's when run from its build tree, else\n"

@@ -2,7 +2,6 @@
  * the library sees only sane shapes. */
 #include "config.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,30 +26,21 @@ static int bad(const char *opt, const char *value, const char *what)
     return MOE_EXIT_USAGE;
 }
 
+/* Numbers go through the one parser of numeric options (options.h); opt
+ * is the option as the user wrote it, "--gpus". */
 static int parse_int(const char *opt, const char *s, int min, int *out)
 {
-    char *end;
     long v;
+    int rc = moe_cli_long(opt + 2, s, min, 1 << 24, &v);
 
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > 1 << 24)
-        return bad(opt, s, "expected a whole number in range");
-    *out = (int)v;
-    return MOE_CLI_RUN;
+    if (rc == MOE_CLI_RUN)
+        *out = (int)v;
+    return rc;
 }
 
 static int parse_double(const char *opt, const char *s, double min, double max, double *out)
 {
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || v < min || v > max)
-        return bad(opt, s, "expected a number in range");
-    *out = v;
-    return MOE_CLI_RUN;
+    return moe_cli_double(opt + 2, s, min, false, max, out);
 }
 
 static int set_recompute(void *args, const struct moe_opt *o, char *s)
@@ -163,13 +153,12 @@ static int no_distopt(void *args, const struct moe_opt *o, char *value)
 
 static int set_mtp(void *args, const struct moe_opt *o, char *value)
 {
-    int mtp;
+    int mtp = 0, rc = parse_int("--mtp-layers", value, 0, &mtp);
 
     (void)o;
-    if (parse_int("--mtp-layers", value, 0, &mtp) >= 0)
-        return MOE_EXIT_USAGE;
-    ((struct fit_args *)args)->model.mtp_layers = mtp;
-    return MOE_CLI_RUN;
+    if (rc == MOE_CLI_RUN)
+        ((struct fit_args *)args)->model.mtp_layers = mtp;
+    return rc;
 }
 
 static int set_impl(void *args, const struct moe_opt *o, char *arg)
@@ -240,8 +229,11 @@ static int set_layout_size(void *args, const struct moe_opt *o, char *value)
 
     if (a->layouts_cmd)
         return bad("layout option", value, "moeflow layouts enumerates layouts itself");
+    char opt[64];
+
+    snprintf(opt, sizeof(opt), "--%s", o->name);
     a->layout_given = true;
-    return parse_int("layout size", value, 1, (int *)((char *)args + o->field));
+    return parse_int(opt, value, 1, (int *)((char *)args + o->field));
 }
 
 static int set_precision(void *args, const struct moe_opt *o, char *value)
