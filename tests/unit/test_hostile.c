@@ -26,6 +26,7 @@
 #include "study/study_schema.h"
 #include "study/template.h"
 #include "unit.h"
+#include "../fuzz/gen_check.h" /* the oracle of sbatch's reading, shared with fuzz_gen */
 
 static char srcdir[4096];
 
@@ -54,61 +55,6 @@ static void text_control_found(void **state)
 
 /* ---- sbatch's reading of #SBATCH lines ---- */
 
-/* A transcription, as a test oracle, of how sbatch 22.05 reads an #SBATCH
- * line (src/sbatch/opt.c: _opt_batch_script, _get_argument): "hetjob" and
- * "packjob" anywhere are blanked, whitespace separates, quotes group, a
- * backslash escapes the next byte even inside quotes, an unquoted '#' ends
- * the line.  Returns the number of arguments, the first copied to arg. */
-static int sbatch_args(const char *line, char *arg, size_t len)
-{
-    char buf[8192], *p;
-    int n = 0;
-
-    snprintf(buf, sizeof(buf), "%s", line + strlen("#SBATCH"));
-    for (const char *w = "hetjob"; w; w = strcmp(w, "hetjob") == 0 ? "packjob" : NULL)
-        while ((p = strcasestr(buf, w)))
-            memset(p, ' ', strlen(w));
-    p = buf;
-    for (;;) {
-        char out[8192], q = 0;
-        size_t i = 0;
-        bool esc = false;
-
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p || *p == '#')
-            return n;
-        while (*p && (q || (*p != ' ' && *p != '\t'))) {
-            if (esc) {
-                esc = false;
-            } else if (*p == '\\') {
-                esc = true;
-                p++;
-                continue;
-            } else if (q && *p == q) {
-                q = 0;
-                p++;
-                continue;
-            } else if (!q && (*p == '"' || *p == '\'')) {
-                q = *p++;
-                continue;
-            } else if (!q && *p == '#') {
-                break;
-            }
-            out[i++] = *p++;
-        }
-        out[i] = '\0';
-        if (n++ == 0) {
-            size_t k = i < len ? i : len - 1;
-
-            memcpy(arg, out, k);
-            arg[k] = '\0';
-        }
-        if (*p == '#')
-            return n;
-    }
-}
-
 static void sbatch_round_trip(const char *value)
 {
     char *q, line[4200], arg[4200], want[4200];
@@ -120,14 +66,15 @@ static void sbatch_round_trip(const char *value)
     if (!q)
         fail_msg("'%s' refused: %s", value, e.text);
     snprintf(line, sizeof(line), "#SBATCH %s", q);
-    if (sbatch_args(line, arg, sizeof(arg)) != 1 || strcmp(arg, want) != 0)
+    if (gen_check_sbatch_args(line, arg, sizeof(arg)) != 1 || strcmp(arg, want) != 0)
         fail_msg("'%s' as %s reads back as '%s'", value, line, arg);
     assert_null(strchr(line, '\n'));
     free(q);
 }
 
 /* Every printable ASCII byte, in adversarial places, and UTF-8: sbatch
- * reads back exactly the value, as one argument.  Shell quoting did not:
+ * (tests/fuzz/gen_check.c's transcription of its parser) reads back
+ * exactly the value, as one argument.  Shell quoting did not:
  * 'a\'b' is two quoted words to sbatch. */
 static void sbatch_quote_round_trips(void **state)
 {
