@@ -8,14 +8,15 @@
 #include "study/study.h"
 #include "study/study_schema.h"
 
-#define INT(k, lo, hi) { .key = k, .type = MOE_F_INT, .min = lo, .max = hi }
-#define NUM(k) { .key = k, .type = MOE_F_NUM }
-#define STR(k) { .key = k, .type = MOE_F_STR }
-#define BOOL(k) { .key = k, .type = MOE_F_BOOL }
-#define ENUM(k, c) { .key = k, .type = MOE_F_ENUM, .choices = c }
-#define MAP(k, s) { .key = k, .type = MOE_F_MAP, .sub = s }
+#define INT(k, lo, hi) { .key = (k), .type = MOE_F_INT, .min = (lo), .max = (hi) }
+#define NUM(k) { .key = (k), .type = MOE_F_NUM }
+#define STR(k) { .key = (k), .type = MOE_F_STR }
+#define BOOL(k) { .key = (k), .type = MOE_F_BOOL }
+#define ENUM(k, c) { .key = (k), .type = MOE_F_ENUM, .choices = (c) }
+#define MAP(k, s) { .key = (k), .type = MOE_F_MAP, .sub = (s) }
 #define END { .key = NULL }
-#define SBATCH_STR(k, re, what) { .key = k, .type = MOE_F_STR, .pattern = re, .allows = what }
+/* A string that lands in an #SBATCH line: only what Slurm takes there. */
+#define SBATCH_STR(k, re, what) { .key = (k), .type = MOE_F_STR, .pattern = (re), .allows = (what) }
 
 /* Enum values come from the tables next to each enum (model.h, study.h),
  * the same ones the reader and the JSON writer use. */

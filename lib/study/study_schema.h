@@ -11,16 +11,16 @@ enum moe_ftype { MOE_F_INT, MOE_F_NUM, MOE_F_STR, MOE_F_BOOL, MOE_F_ENUM, MOE_F_
 
 struct moe_field {
     const char *key;
-    enum moe_ftype type;
     const struct moe_field *sub;        /* MOE_F_MAP: the nested keys, NULL-key ended */
     const char *const *choices;         /* MOE_F_ENUM, MOE_F_STRLIST: NULL-ended */
-    long min, max;                      /* MOE_F_INT, MOE_F_INTLIST (max 0 = none) */
     /* MOE_F_STR whose value lands in an #SBATCH line: a POSIX extended
      * regular expression (matched without case) the whole value must
      * match, what it allows in words, and sbatch's own rule on top
      * (core/shquote.h moe_sbatch_quote). */
     const char *pattern;
     const char *allows;
+    long min, max;                      /* MOE_F_INT, MOE_F_INTLIST (max 0 = none) */
+    enum moe_ftype type;
     bool range;                         /* MOE_F_INTLIST: [first, last], not a set */
 };
 

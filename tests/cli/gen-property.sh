@@ -53,12 +53,16 @@ study() {  # study [FIELD YAML-VALUE]...: the study text with the FIELDs set
     local -A s
     for k in "${plain[@]}"; do s[$k]=${plain_v[$k]}; done
     while [ $# -ge 2 ]; do s[$1]=$2; shift 2; done
-    local model="num_layers: 4, hidden: 512, ffn_hidden: 2048, moe_ffn_hidden: 1024, num_experts: 8, topk: 2, num_heads: 8, num_query_groups: 4, vocab: 32000"
+    local model="num_layers: 4, hidden: 512, ffn_hidden: 2048, moe_ffn_hidden: 1024,
+  num_experts: 8, topk: 2, num_heads: 8, num_query_groups: 4, vocab: 32000"
     [ -n "${s[model.preset]}" ] && model="preset: ${s[model.preset]}"
     cat <<EOF
 name: ${s[name]}
 model: {$model}
-cluster: {gpu: h100, gpus_per_node: 2, nodes: 1, time_limit: ${s[cluster.time_limit]}, partition: ${s[cluster.partition]}, account: ${s[cluster.account]}, container: {image: ${s[cluster.container.image]}, mounts: ${s[cluster.container.mounts]}}, launcher: {command: ${s[cluster.launcher.command]}}}
+cluster: {gpu: h100, gpus_per_node: 2, nodes: 1, time_limit: ${s[cluster.time_limit]},
+  partition: ${s[cluster.partition]}, account: ${s[cluster.account]},
+  container: {image: ${s[cluster.container.image]}, mounts: ${s[cluster.container.mounts]}},
+  launcher: {command: ${s[cluster.launcher.command]}}}
 workload: {seq_len: 1024, mbs: 1, gbs: 8, data: ${s[workload.data]}}
 software: {megatron: core-0.19, transformer_engine: ${s[software.transformer_engine]}}
 baseline: {ep: 2, pipeline_layout: ${s[baseline.pipeline_layout]}}
