@@ -23,14 +23,12 @@ struct diagnose_args {
 static int set_capacity(void *args, const struct moe_opt *o, char *value)
 {
     struct diagnose_args *a = args;
-    char *end;
+    double gib;
+    int rc = moe_cli_double(o->name, value, 0, true, 1 << 20, &gib);
 
-    (void)o;
-    a->capacity = strtod(value, &end) * 1073741824.0;
-    if (*end || a->capacity <= 0)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --capacity-gib '%s': not a size\n",
-                             value);
-    return MOE_CLI_RUN;
+    if (rc == MOE_CLI_RUN)
+        a->capacity = gib * 1073741824.0;
+    return rc;
 }
 
 /* --list B answers at once: no report needed. */
@@ -88,15 +86,27 @@ static json_t *load(const char *path, const char *what, struct moe_error *err)
     return moe_read_json(path, what, err);
 }
 
-static const json_t *pick_run(const json_t *report, const char *name)
+/* The run named name (the first when name is NULL), or NULL with err.
+ * Every run must carry its name: it is how a run is picked and shown, and
+ * a report without one is not moeflow report's report.json. */
+static const json_t *pick_run(const json_t *report, const char *name, const char *path,
+                              struct moe_error *err)
 {
     const json_t *runs = json_object_get(report, "runs"), *r;
     size_t i;
 
     json_array_foreach(runs, i, r) {
-        if (!name || strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+        const char *rn = json_string_value(json_object_get(r, "name"));
+
+        if (!rn) {
+            moe_error_at(err, path, 0, 0, "runs[%zu] has no name (expected report.json from "
+                         "moeflow report)", i);
+            return NULL;
+        }
+        if (!name || strcmp(rn, name) == 0)
             return r;
     }
+    moe_error_at(err, path, 0, 0, "no run%s%s in the report", name ? " " : "", name ? name : "");
     return NULL;
 }
 
@@ -135,11 +145,8 @@ static int diagnose(const struct diagnose_args *a, char **files, int n, struct m
         overlap = load(files[1], "overlap", err);
     if (!report || (n > 1 && !overlap))
         goto out;
-    run = pick_run(report, a->run);
-    if (!run)
-        moe_error_at(err, files[0], 0, 0, "no run%s%s in the report", a->run ? " " : "",
-                     a->run ? a->run : "");
-    else if ((rc = moe_diagnose(run, overlap, a->capacity, &d, err)) == 0)
+    run = pick_run(report, a->run, files[0], err);
+    if (run && (rc = moe_diagnose(run, overlap, a->capacity, &d, err)) == 0)
         print_diagnosis(run, &d, a->json);
 out:
     json_decref(report);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "core/readfile.h"
+#include "core/text.h"
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
 #include "study/stagegen.h"
@@ -99,22 +100,14 @@ static int set_max_array_size(void *args, const struct moe_opt *o, char *value)
 {
     struct gen_args *a = args;
     struct moe_error err;
-    char *end;
-    long v;
 
-    (void)o;
     moe_error_clear(&err);
     if (strcmp(value, "auto") == 0) {
         if ((a->opts.max_array_size = cluster_max_array_size(&err)) < 1)
             return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
         return MOE_CLI_RUN;
     }
-    v = strtol(value, &end, 10);
-    if (*end || v < 1 || v > 4000001)
-        return moe_cli_error(MOE_EXIT_USAGE,
-                             "moeflow gen: --max-array-size wants 1..4000001, not '%s'\n", value);
-    a->opts.max_array_size = (int)v;
-    return MOE_CLI_RUN;
+    return moe_opt_int(args, o, value);
 }
 
 static const struct moe_opt gen_opts[] = {
@@ -125,7 +118,8 @@ static const struct moe_opt gen_opts[] = {
       .set = moe_opt_flag, .field = offsetof(struct gen_args, dry) },
     { "max-array-size", required_argument, 'm', "N",
       "Slurm MaxArraySize (default: the study's, else %d;\n"
-      "'auto' asks slurmctld through libslurm)", .set = set_max_array_size },
+      "'auto' asks slurmctld through libslurm)", .set = set_max_array_size,
+      .field = offsetof(struct gen_args, opts.max_array_size), .min = 1, .max = 4000001 },
     { "templates", required_argument, 't', "DIR",
       "sbatch templates (default: $MOEFLOW_TEMPLATE_DIR, else\n"
       "the source tree's when run from its build tree, else\n"
@@ -296,6 +290,24 @@ static int gen(struct gen_args *a, const char *path)
     return rc;
 }
 
+/* The output directory's name lands in every script (--moe-study) and in
+ * messages: the one rule for text (core/text.h) holds for it as for every
+ * string of the study. */
+static int control_in_dir(const char *dir)
+{
+    long at = moe_text_control_at(dir, strlen(dir));
+    struct moe_error err;
+    char name[48];
+
+    if (at < 0)
+        return 0;
+    moe_error_clear(&err);
+    moe_error_at(&err, "-o", 0, 0, "holds %s at byte %ld: no control characters are allowed",
+                 moe_text_control_name(dir + at, name, sizeof(name)), at + 1);
+    moe_cli_report(&err);
+    return -1;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     struct gen_args a = { .opts = { .only = MOE_STAGE_NONE, .version = PACKAGE_VERSION } };
@@ -307,6 +319,8 @@ int cmd_gen(int argc, char **argv)
         return rc;
     if (first != argc - 1 || !a.dir)
         return moe_cli_misuse(&gen_cli);
+    if (control_in_dir(a.dir) < 0)
+        return MOE_EXIT_USAGE;
     if (!a.opts.templates_dir) {
         default_templates(templates, sizeof(templates));
         a.opts.templates_dir = templates;

@@ -1,6 +1,7 @@
 /* moeflow overlap: hidden communication per GPU from kernel traces. */
 #include "config.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,15 +51,7 @@ static int add_comm(void *args, const struct moe_opt *o, char *value)
 
 static int set_top(void *args, const struct moe_opt *o, char *value)
 {
-    struct overlap_args *a = args;
-    char *end;
-
-    (void)o;
-    a->top = strtol(value, &end, 10);
-    if (*end || a->top < 0)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow overlap: --top: '%s' is not a count\n",
-                             value);
-    return MOE_CLI_RUN;
+    return moe_cli_long(o->name, value, 0, LONG_MAX, &((struct overlap_args *)args)->top);
 }
 
 static const struct moe_opt overlap_opts[] = {

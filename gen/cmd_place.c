@@ -25,19 +25,6 @@ static void *hl_create(const char *e) { return slurm_hostlist_create(e); }
 static char *hl_shift(void *hl) { return slurm_hostlist_shift(hl); }
 static void hl_destroy(void *hl) { slurm_hostlist_destroy(hl); }
 
-static int set_gpn(void *args, const struct moe_opt *o, char *value)
-{
-    struct place_args *a = args;
-    char *end;
-
-    (void)o;
-    errno = 0;
-    a->gpn = (int)strtol(value, &end, 10);
-    if (*end || errno || a->gpn < 1 || a->gpn > 1024)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow place: --gpus-per-node must be 1..1024\n");
-    return MOE_CLI_RUN;
-}
-
 static const struct moe_opt place_opts[] = {
     { "nodelist", required_argument, 'w', "HOSTLIST", NULL, .set = moe_opt_string,
       .field = offsetof(struct place_args, nodelist) },
@@ -48,7 +35,8 @@ static const struct moe_opt place_opts[] = {
     { "layout", required_argument, 'l', "SPEC", "tp=..,cp=..,ep=..,etp=..,pp=.. (missing: 1; etp: tp)",
       .set = moe_opt_string, .field = offsetof(struct place_args, layout) },
     { "gpus-per-node", required_argument, 'g', "N",
-      "(default: the map's gpus_per_node for these nodes)", .set = set_gpn },
+      "(default: the map's gpus_per_node for these nodes)", .set = moe_opt_int,
+      .field = offsetof(struct place_args, gpn), .min = 1, .max = 1024 },
     { "hostfile", required_argument, 'o', "FILE",
       "write one host per rank, for SLURM_HOSTFILE with\nsrun --distribution=arbitrary",
       .set = moe_opt_string, .field = offsetof(struct place_args, hostfile) },

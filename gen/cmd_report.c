@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "cli.h"
 #include "report_fit.h"
 #include "options.h"
+#include "core/number.h"
 #include "analysis/report.h"
 #include "analysis/study_report.h"
 #include "analysis/report_runs.h"
@@ -67,16 +69,21 @@ static void print_warnings(const struct moe_log *log, void *data)
                 log->warnings_total - log->nwarnings);
 }
 
+/* "A-B": two step numbers, each through the one numeric check. */
 static int parse_window(const char *s, long *first, long *last)
 {
-    char *end;
+    char a[32];
+    const char *dash = strchr(s, '-');
+    struct moe_error e;
 
-    *first = strtol(s, &end, 10);
-    if (end == s || *end != '-')
+    if (!dash || dash == s || (size_t)(dash - s) >= sizeof(a))
         return -1;
-    s = end + 1;
-    *last = strtol(s, &end, 10);
-    return (end == s || *end || *first < 1 || *last < *first) ? -1 : 0;
+    snprintf(a, sizeof(a), "%.*s", (int)(dash - s), s);
+    moe_error_clear(&e);
+    if (moe_number_parse_long(a, 1, LONG_MAX, first, &e) < 0 ||
+        moe_number_parse_long(dash + 1, 1, LONG_MAX, last, &e) < 0)
+        return -1;
+    return *last < *first ? -1 : 0;
 }
 
 static int set_window(void *args, const struct moe_opt *o, char *value)
@@ -120,14 +127,8 @@ static int add_expect(void *args, const struct moe_opt *o, char *value)
 static int set_min_effect(void *args, const struct moe_opt *o, char *value)
 {
     struct moe_report_opts *r = &((struct report_args *)args)->ropts;
-    char *end;
 
-    (void)o;
-    r->min_effect_pct = strtod(value, &end);
-    if (end == value || *end || !(r->min_effect_pct >= 0) || r->min_effect_pct > 100)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --min-effect '%s': expected a "
-                             "percentage between 0 and 100, e.g. 2\n", value);
-    return MOE_CLI_RUN;
+    return moe_cli_double(o->name, value, 0, false, 100, &r->min_effect_pct);
 }
 
 static const struct moe_opt report_opts[] = {

@@ -25,19 +25,6 @@ struct topo_args {
     int tasks;          /* 0 = one per GPU */
 };
 
-static int set_tasks(void *args, const struct moe_opt *o, char *value)
-{
-    struct topo_args *a = args;
-    char *end;
-
-    (void)o;
-    a->tasks = (int)strtol(value, &end, 10);
-    if (*end || a->tasks < 1 || a->tasks > 4096)
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow topo: --tasks must be 1..4096, not '%s'\n",
-                             value);
-    return MOE_CLI_RUN;
-}
-
 static int set_mode(void *args, const struct moe_opt *o, char *value)
 {
     (void)o;
@@ -53,7 +40,8 @@ static const struct moe_opt topo_opts[] = {
     { "cache-dir", required_argument, 'C', "DIR",
       "the plugin's topology cache, read only (default: " MOE_TOPO_CACHE_DIR ")",
       .set = moe_opt_string, .field = offsetof(struct topo_args, cache_dir) },
-    { "tasks", required_argument, 'n', "N", "tasks on the node (default: one per GPU)", .set = set_tasks },
+    { "tasks", required_argument, 'n', "N", "tasks on the node (default: one per GPU)",
+      .set = moe_opt_int, .field = offsetof(struct topo_args, tasks), .min = 1, .max = 4096 },
     { "mode", required_argument, 'm', "MODE", NULL, .set = set_mode },
     { "gpus", required_argument, 'g', "LIST",
       "the step's GPU indices, as in SLURM_STEP_GPUS (default: all)", .set = moe_opt_string,

@@ -2,7 +2,6 @@
  * the library sees only sane shapes. */
 #include "config.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "cli.h"
 #include "options.h"
 #include "fitargs.h"
+#include "study/model_check.h"
 #include "study/model_json.h"
 #include "study/presets.h"
 #include "study/study.h"
@@ -26,30 +26,21 @@ static int bad(const char *opt, const char *value, const char *what)
     return MOE_EXIT_USAGE;
 }
 
+/* Numbers go through the one parser of numeric options (options.h); opt
+ * is the option as the user wrote it, "--gpus". */
 static int parse_int(const char *opt, const char *s, int min, int *out)
 {
-    char *end;
     long v;
+    int rc = moe_cli_long(opt + 2, s, min, 1 << 24, &v);
 
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > 1 << 24)
-        return bad(opt, s, "expected a whole number in range");
-    *out = (int)v;
-    return MOE_CLI_RUN;
+    if (rc == MOE_CLI_RUN)
+        *out = (int)v;
+    return rc;
 }
 
 static int parse_double(const char *opt, const char *s, double min, double max, double *out)
 {
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || v < min || v > max)
-        return bad(opt, s, "expected a number in range");
-    *out = v;
-    return MOE_CLI_RUN;
+    return moe_cli_double(opt + 2, s, min, false, max, out);
 }
 
 static int set_recompute(void *args, const struct moe_opt *o, char *s)
@@ -83,6 +74,7 @@ static int set_preset(void *args, const struct moe_opt *o, char *value)
         return bad("--preset", value, "unknown preset (see --help for the list)");
     a->model = *p;
     a->have_model = true;
+    a->model_from = "--preset";
     return MOE_CLI_RUN;
 }
 
@@ -96,6 +88,7 @@ static int set_model_json(void *args, const struct moe_opt *o, char *value)
     if (moe_model_from_json_file(value, &a->model, &e) < 0)
         return moe_cli_fail(&e, MOE_EXIT_INVALID_INPUT);
     a->have_model = true;
+    a->model_from = value;
     return MOE_CLI_RUN;
 }
 
@@ -160,13 +153,12 @@ static int no_distopt(void *args, const struct moe_opt *o, char *value)
 
 static int set_mtp(void *args, const struct moe_opt *o, char *value)
 {
-    int mtp;
+    int mtp = 0, rc = parse_int("--mtp-layers", value, 0, &mtp);
 
     (void)o;
-    if (parse_int("--mtp-layers", value, 0, &mtp) >= 0)
-        return MOE_EXIT_USAGE;
-    ((struct fit_args *)args)->model.mtp_layers = mtp;
-    return MOE_CLI_RUN;
+    if (rc == MOE_CLI_RUN)
+        ((struct fit_args *)args)->model.mtp_layers = mtp;
+    return rc;
 }
 
 static int set_impl(void *args, const struct moe_opt *o, char *arg)
@@ -237,8 +229,11 @@ static int set_layout_size(void *args, const struct moe_opt *o, char *value)
 
     if (a->layouts_cmd)
         return bad("layout option", value, "moeflow layouts enumerates layouts itself");
+    char opt[64];
+
+    snprintf(opt, sizeof(opt), "--%s", o->name);
     a->layout_given = true;
-    return parse_int("layout size", value, 1, (int *)((char *)args + o->field));
+    return parse_int(opt, value, 1, (int *)((char *)args + o->field));
 }
 
 static int set_precision(void *args, const struct moe_opt *o, char *value)
@@ -364,12 +359,12 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     moe_error_clear(&e);
     if (moe_study_load(&s, path, &e) != 0 || moe_study_fit_inputs(&s, &a->t, &a->c, &e) != 0) {
         moe_cli_report(&e);
-        if (s.json)
-            moe_study_free(&s);
+        moe_study_free(&s);
         return MOE_EXIT_INVALID_INPUT;
     }
     a->model = s.model;
     a->have_model = true;
+    a->model_from = path;
     snprintf(a->study_gpu, sizeof(a->study_gpu), "%s", moe_gpu_name(s.cluster.gpu));
     a->w = s.workload;
     if (!layouts_cmd) {
@@ -378,6 +373,23 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     }
     moe_study_free(&s);
     return rc;
+}
+
+/* fit and layouts hold every model, wherever it came from and whatever
+ * option changed it (--mtp-layers), to the one model check. */
+static int check_model(const struct fit_args *a)
+{
+    struct moe_error e, out;
+    const char *key;
+
+    moe_error_clear(&e);
+    if (moe_model_check(&a->model, &key, &e) == 0)
+        return MOE_CLI_RUN;
+    moe_error_clear(&out);
+    moe_error_at(&out, a->model_from ? a->model_from : "model", 0, 0, "model %s: %s: %.400s",
+                 a->model.name, key ? key : "?", e.text);
+    moe_cli_report(&out);
+    return MOE_EXIT_INVALID_INPUT;
 }
 
 static void fit_args_defaults(struct fit_args *a, bool layouts_cmd)
@@ -408,6 +420,8 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)
                    "only one STUDY file is read");
     if (!a->have_model)
         return bad("model", "", "give --preset NAME or --model-json FILE");
+    if ((rc = check_model(a)) != MOE_CLI_RUN)
+        return rc;
     apply_perf(a);
     if (a->c.gpus < 1 || a->w.seq_len < 1 || a->w.mbs < 1 || a->w.gbs < 1)
         return bad("shape", "", "--gpus, --seq, --mbs and --gbs are required");

@@ -13,6 +13,7 @@
 struct fit_args {
     struct moe_model model;
     bool have_model;
+    const char *model_from;   /* the --model-json file, "--preset NAME" or the STUDY */
     struct moe_workload w;
     struct moe_train t;
     struct moe_machine c;

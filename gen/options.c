@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "core/number.h"
 #include "core/suggest.h"
 
 #define MAX_OPTS 64
@@ -177,6 +178,50 @@ int moe_opt_string(void *args, const struct moe_opt *o, char *value)
 {
     *(const char **)((char *)args + o->field) = value;
     return MOE_CLI_RUN;
+}
+
+static int bad_number(const char *name, const char *value, const struct moe_error *e)
+{
+    struct moe_error out;
+
+    moe_error_clear(&out);
+    moe_error_set(&out, "--%s '%.40s': %s", name, value, e->text);
+    moe_cli_report(&out);
+    return MOE_EXIT_USAGE;
+}
+
+int moe_cli_long(const char *name, const char *value, long min, long max, long *out)
+{
+    struct moe_error e;
+
+    moe_error_clear(&e);
+    if (moe_number_parse_long(value, min, max, out, &e) < 0)
+        return bad_number(name, value, &e);
+    return MOE_CLI_RUN;
+}
+
+int moe_cli_double(const char *name, const char *value, double min, bool min_open, double max,
+                   double *out)
+{
+    struct moe_error e;
+    double v;
+
+    moe_error_clear(&e);
+    if (moe_number_parse_double(value, min, max, &v, &e) < 0 ||
+        moe_number_check(v, min, min_open, max, &e) < 0)
+        return bad_number(name, value, &e);
+    *out = v;
+    return MOE_CLI_RUN;
+}
+
+int moe_opt_int(void *args, const struct moe_opt *o, char *value)
+{
+    long v;
+    int rc = moe_cli_long(o->name, value, o->min, o->max, &v);
+
+    if (rc == MOE_CLI_RUN)
+        *(int *)((char *)args + o->field) = (int)v;
+    return rc;
 }
 
 int moe_cli_printf(FILE *out, const char *format, ...)

@@ -34,6 +34,7 @@ struct moe_opt {
     moe_opt_setter *set;
     size_t field;       /* moe_opt_flag, moe_opt_string: offsetof the member they set */
     const char *label;  /* the list's "-o DIR" instead of the one made from the names */
+    long min, max;      /* moe_opt_int: the range of the value */
 };
 
 struct moe_cli {
@@ -68,6 +69,18 @@ int moe_cli_misuse(const struct moe_cli *cli);
 /* Setters for a bool member (set to true) and a const char * member. */
 int moe_opt_flag(void *args, const struct moe_opt *o, char *value);
 int moe_opt_string(void *args, const struct moe_opt *o, char *value);
+
+/* The one parser of a numeric option's value, through core/number.h: a
+ * whole number, or a finite number, in [min, max] (above min when
+ * min_open).  A bad value gets "moeflow: --NAME 'VALUE': why" on stderr
+ * and MOE_EXIT_USAGE; else MOE_CLI_RUN with *out set.  NAME is given
+ * without its dashes. */
+int moe_cli_long(const char *name, const char *value, long min, long max, long *out);
+int moe_cli_double(const char *name, const char *value, double min, bool min_open, double max,
+                   double *out);
+
+/* Setter for an int member whose range is the option's min and max. */
+int moe_opt_int(void *args, const struct moe_opt *o, char *value);
 
 /* fprintf for moe_cli.values: the format comes from the option table. */
 int moe_cli_printf(FILE *out, const char *format, ...);

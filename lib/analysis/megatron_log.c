@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <strings.h>
 
 #include "analysis/megatron_log.h"
+#include "core/number.h"
 
 void moe_log_init(struct moe_log *log)
 {
@@ -183,11 +185,12 @@ static const char *next_memory(const char *p, int *rank, long *after, double *un
 }
 
 /* One strictly read number of an iteration record; min: the smallest
- * possible value (exclusive when open); NAN when absent, malformed or
- * impossible, the last two with a warning. */
+ * possible value (exclusive when open), max the largest; NAN when absent,
+ * malformed or impossible, the last two with a warning. */
 static double iter_field(struct moe_log *log, const char *s, const char *end, const char *key,
-                         double min, int open, int integer, long iter, int lineno)
+                         double min, int open, double max, int integer, long iter, int lineno)
 {
+    struct moe_error e;
     char bad[48];
     double v;
 
@@ -203,12 +206,22 @@ static double iter_field(struct moe_log *log, const char *s, const char *end, co
     }
     if (isnan(v))
         return v; /* Megatron's own "nan": a diverged value, reported as such */
-    if (!isfinite(v) || v < min || (open && v == min) || (integer && v != floor(v))) {
+    moe_error_clear(&e);
+    if (moe_number_check(v, min, open, max, &e) < 0 || (integer && v != floor(v))) {
         warn(log, lineno, "iteration %ld: '%s %g' is impossible (%s); value ignored", iter, key, v,
-             integer ? "must be a whole number >= 0" : open ? "must be > 0" : "must be >= 0");
+             integer ? "must be a whole number >= 0, at most the iteration number"
+                     : open ? "must be > 0" : "must be >= 0");
         return NAN;
     }
     return v;
+}
+
+/* A count of iterations in one logging interval is at most the iteration
+ * number (and far below 2^53, so the double is exact and the long cannot
+ * overflow when the counts are summed). */
+static double count_max(long iter)
+{
+    return iter > 0 && iter < (long)1e15 ? (double)iter : 1e15;
 }
 
 static int add_iter(struct moe_log *log, const char *s, const char *end, long iter, long total,
@@ -224,16 +237,18 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
     it = &log->iters[log->niters++];
     it->iter = iter;
     it->total = total;
-    it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", 0, 1, 0, iter,
-                             lineno);
-    it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", 0, 0, 0, iter,
-                            lineno);
-    it->loss = iter_field(log, s, end, "lm loss:", -INFINITY, 0, 0, iter, lineno);
+    it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", 0, 1, DBL_MAX, 0,
+                             iter, lineno);
+    it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", 0, 0, DBL_MAX, 0,
+                            iter, lineno);
+    it->loss = iter_field(log, s, end, "lm loss:", -DBL_MAX, 0, DBL_MAX, 0, iter, lineno);
     lm = strstr(s, "lm loss:");
     it->has_loss = lm && lm < end;
-    v = iter_field(log, s, end, "number of skipped iterations:", 0, 0, 1, iter, lineno);
+    v = iter_field(log, s, end, "number of skipped iterations:", 0, 0, count_max(iter), 1, iter,
+                   lineno);
     it->skipped = isnan(v) ? 0 : (long)v;
-    v = iter_field(log, s, end, "number of nan iterations:", 0, 0, 1, iter, lineno);
+    v = iter_field(log, s, end, "number of nan iterations:", 0, 0, count_max(iter), 1, iter,
+                   lineno);
     it->nan_iters = isnan(v) ? 0 : (long)v;
     it->line = lineno;
     /* Megatron ends every iteration record with the NaN count: a record
@@ -361,11 +376,14 @@ static int theoretical(struct moe_log *log, const char *line)
 }
 
 /* Bridge prints "Step Time : 2.34s GPU utilization: 45.2MODEL_TFLOP/s/GPU"
- * after the iteration line; it fills what that line lacked. */
-static void step_time(struct moe_log *log, const char *line)
+ * after the iteration line; it fills what that line lacked, with the same
+ * checks as the iteration line's own numbers (a step takes time, a rate is
+ * not negative). */
+static void step_time(struct moe_log *log, const char *line, int lineno)
 {
     const char *p = strstr(line, "Step Time :");
     struct moe_log_iter *it;
+    struct moe_error e;
     double s, u;
 
     if (!p || !log->niters)
@@ -373,6 +391,17 @@ static void step_time(struct moe_log *log, const char *line)
     it = &log->iters[log->niters - 1];
     s = field(p, p + strlen(p), "Step Time :");
     u = field(p, p + strlen(p), "GPU utilization:");
+    moe_error_clear(&e);
+    if (!isnan(s) && moe_number_check(s, 0, true, 1e9, &e) < 0) {
+        warn(log, lineno, "iteration %ld: 'Step Time : %gs' is impossible (%s); value ignored",
+             it->iter, s, e.text);
+        s = NAN;
+    }
+    if (!isnan(u) && moe_number_check(u, 0, false, DBL_MAX, &e) < 0) {
+        warn(log, lineno, "iteration %ld: 'GPU utilization: %g' is impossible (%s); value "
+             "ignored", it->iter, u, e.text);
+        u = NAN;
+    }
     if (isnan(it->step_ms) && !isnan(s))
         it->step_ms = s * 1000.0;
     if (isnan(it->tflops) && !isnan(u))
@@ -411,7 +440,7 @@ static int feed(struct moe_log *log, const char *line, int lineno)
     if (log->in_args)
         return add_arg(log, skip_rank_prefix(line));
     theoretical(log, line);
-    step_time(log, line);
+    step_time(log, line, lineno);
     moe_fit_evidence_parse(line, &log->fit_evidence);
     python_error(log, line);
     if (graph_evidence(line)) {

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,11 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
         if (!it->has_loss || !isfinite(it->loss))
             r->loss_finite = 0;
         r->loss_last = it->loss;
-        r->skipped += it->skipped;
-        r->nan_iters += it->nan_iters;
+        /* Each count is bounded (megatron_log.c); the sums saturate. */
+        if (__builtin_add_overflow(r->skipped, it->skipped, &r->skipped))
+            r->skipped = LONG_MAX;
+        if (__builtin_add_overflow(r->nan_iters, it->nan_iters, &r->nan_iters))
+            r->nan_iters = LONG_MAX;
     }
     if (r->n == 0) {
         free(ms);

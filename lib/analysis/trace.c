@@ -304,3 +304,14 @@ int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err)
         return moe_trace_read_nsys(t, path, err);
     return moe_trace_read_kineto(t, path, err);
 }
+
+int moe_trace_device_id(int64_t raw, const char *kernel, int *out, struct moe_error *err)
+{
+    if (raw < 0 || raw > MOE_TRACE_DEVICE_MAX) {
+        moe_error_set(err, "kernel '%.100s': device %lld is out of range 0..%d", kernel,
+                      (long long)raw, MOE_TRACE_DEVICE_MAX);
+        return -1;
+    }
+    *out = (int)raw;
+    return 0;
+}

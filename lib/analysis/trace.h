@@ -82,6 +82,11 @@ long moe_trace_add_name(struct moe_trace *t, const char *text);
 long moe_trace_intern(struct moe_trace *t, const char *text, size_t len);
 int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t start,
                          int64_t end);
+/* A kernel's device id as a reader found it (64 bits in both formats),
+ * checked into an int: 0..MOE_TRACE_DEVICE_MAX, else -1 with err saying so
+ * (narrowed, 2^32 would be device 0 and its kernels another GPU's). */
+#define MOE_TRACE_DEVICE_MAX INT32_MAX
+int moe_trace_device_id(int64_t raw, const char *kernel, int *out, struct moe_error *err);
 /* Records name as a step marker when it is step_prefix followed by a
  * number; other names are ignored.  Returns -1 only on allocation failure. */
 int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, int64_t end,

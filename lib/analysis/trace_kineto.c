@@ -141,7 +141,8 @@ static json_t *value(struct reader *r)
     }
 }
 
-static int event(struct moe_trace *t, json_t *ev)
+/* -1: out of memory; -2: a bad value, with r's error set. */
+static int event(struct reader *r, struct moe_trace *t, json_t *ev)
 {
     const char *ph = json_string_value(json_object_get(ev, "ph"));
     const char *cat = json_string_value(json_object_get(ev, "cat"));
@@ -157,16 +158,24 @@ static int event(struct moe_trace *t, json_t *ev)
     if (cat && strcmp(cat, "kernel") == 0) {
         json_t *dev = json_object_get(json_object_get(ev, "args"), "device");
         long id;
+        int device;
 
         /* Kineto before args.device put the device index in pid. */
         if (!json_is_integer(dev))
             dev = json_object_get(ev, "pid");
         if (!json_is_integer(dev))
             return 0;
+        if (moe_trace_device_id(json_integer_value(dev), name, &device, r->err) < 0) {
+            char what[MOE_ERROR_TEXT_MAX];
+
+            snprintf(what, sizeof(what), "%s", r->err->text);
+            fail(r, what);
+            return -2;
+        }
         id = moe_trace_intern(t, name, strlen(name));
         if (id < 0)
             return -1;
-        return moe_trace_add_kernel(t, (int)json_integer_value(dev), (uint32_t)id, start, end);
+        return moe_trace_add_kernel(t, device, (uint32_t)id, start, end);
     }
     return moe_trace_add_marker(t, name, start, end,
                                 cat && strcmp(cat, "gpu_user_annotation") == 0);
@@ -188,8 +197,10 @@ static int event_array(struct reader *r, struct moe_trace *t)
 
         if (!ev)
             return -1;
-        rc = json_is_object(ev) ? event(t, ev) : 0;
+        rc = json_is_object(ev) ? event(r, t, ev) : 0;
         json_decref(ev);
+        if (rc == -2)
+            return -1;
         if (rc < 0)
             return fail(r, "out of memory");
         c = peek(r);

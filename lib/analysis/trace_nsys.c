@@ -155,8 +155,15 @@ static int read_kernels(struct nsys *n, struct moe_trace *t, const char *namecol
     }
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         long id = name_of(n, t, sqlite3_column_int64(q, 3));
+        int device = 0;
 
-        if (id == -2 || (id >= 0 && moe_trace_add_kernel(t, sqlite3_column_int(q, 2), (uint32_t)id,
+        if (id >= 0 && moe_trace_device_id(sqlite3_column_int64(q, 2), t->names[id].text,
+                                           &device, n->err) < 0) {
+            sqlite3_finalize(q);
+            moe_error_locate(n->err, n->path, 0, 0);
+            return -1;
+        }
+        if (id == -2 || (id >= 0 && moe_trace_add_kernel(t, device, (uint32_t)id,
                                                           sqlite3_column_int64(q, 0),
                                                           sqlite3_column_int64(q, 1)) < 0)) {
             sqlite3_finalize(q);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/shquote.h"
+#include "core/text.h"
 
 static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                            "_@%+=:,./-";
@@ -173,4 +174,43 @@ fail:
     free(word);
     json_decref(words);
     return NULL;
+}
+
+/* The words sbatch 22.05 treats as a heterogeneous-job separator anywhere
+ * in an #SBATCH line, matched without case (xstrcasestr). */
+static const char *const sbatch_separators[] = { "hetjob", "packjob" };
+
+char *moe_sbatch_quote(const char *s, struct moe_error *err)
+{
+    size_t n = strlen(s), escapes = 0;
+    long ctrl = moe_text_control_at(s, n);
+    char *out, *o, name[48];
+
+    if (ctrl >= 0) {
+        moe_error_set(err, "holds %s, which would end the #SBATCH line",
+                      moe_text_control_name(s + ctrl, name, sizeof(name)));
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(sbatch_separators) / sizeof(sbatch_separators[0]); i++)
+        if (strcasestr(s, sbatch_separators[i])) {
+            moe_error_set(err, "holds '%s', which sbatch reads as a heterogeneous-job "
+                          "separator anywhere in an #SBATCH line", sbatch_separators[i]);
+            return NULL;
+        }
+    if (n && strspn(s, safe) == n)
+        return strdup(s);
+    for (const char *p = s; *p; p++)
+        escapes += *p == '"' || *p == '\\';
+    if (!(out = malloc(n + escapes + 3)))
+        return NULL;
+    o = out;
+    *o++ = '"';
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            *o++ = '\\';
+        *o++ = *p;
+    }
+    *o++ = '"';
+    *o = '\0';
+    return out;
 }

@@ -24,4 +24,21 @@ char *moe_shquote_env(const json_t *env);
  * unterminated quote or a trailing backslash. */
 json_t *moe_shsplit(const char *s, struct moe_error *err);
 
+/* One argument of an "#SBATCH" line, as sbatch reads it back exactly.
+ * sbatch parses those lines itself (src/sbatch/opt.c, _opt_batch_script
+ * and _get_argument, Slurm 22.05): quotes group, a backslash escapes the
+ * next character even inside single quotes, an unquoted '#' starts a
+ * comment, and the end of the line ends everything.  Shell quoting is
+ * wrong there: a '\' in a value shifts sbatch's idea of the quotes and the
+ * rest of the value becomes further options.  Returns s unchanged when
+ * every byte is in the shell's safe set, else "..." with '"' and '\'
+ * escaped; malloc'd.
+ *
+ * Two things no quoting carries, so the value is refused (NULL, err says
+ * why): a control character (a newline ends the directive), and the word
+ * "hetjob" or "packjob" in any case: sbatch looks for them anywhere in an
+ * #SBATCH line, blanks them out and starts a new heterogeneous-job
+ * component there. */
+char *moe_sbatch_quote(const char *s, struct moe_error *err);
+
 #endif

@@ -358,7 +358,8 @@ static void judge(struct moe_layout_entry *e, const struct moe_machine *c)
 
     /* EP folds into data parallelism (attention keeps its DP), so it is
      * not model parallelism; TP, CP, PP and ETP split the model. */
-    e->footprint = dense * l->pp * l->etp;
+    /* Up to the world size squared: in 64 bits (a study has 2^26 GPUs). */
+    e->footprint = (long long)dense * l->pp * l->etp;
     e->nvlink_ok = l->tp <= dom && moe <= dom;
     /* Megatron orders ranks tp-cp-(ep)-dp-pp: stages are TP*CP*DP ranks
      * apart, so a stage boundary inside a domain puts PP on NVLink. */

@@ -79,7 +79,7 @@ struct moe_layout_entry {
     bool fits;
     int step;               /* fit ladder step: the set's steps[step] are the settings */
     struct moe_memory mem;  /* the estimate at that step */
-    int footprint;          /* TP*CP*PP*ETP: the model parallelism (EP folds into DP) */
+    long long footprint;    /* TP*CP*PP*ETP: the model parallelism (EP folds into DP) */
     bool nvlink_ok, pp_ok, cp_ok;
     enum moe_scale_rule decided_by; /* why it ranks above the next one */
     struct moe_step time;   /* predicted step time at that ladder step */

@@ -188,9 +188,10 @@ static const char *layout_problem(const struct moe_study *s, const struct moe_ba
 {
     static char why[256];
     const struct moe_layout *l = &b->layout;
-    int world = moe_study_world_size(s), dp;
+    /* In 64 bits, as study.c checks the baseline: int products wrap. */
+    long long world = moe_study_world_size(s), dp;
 
-    if (world % (l->tp * l->cp * l->pp) || world % (l->ep * l->etp * l->pp))
+    if (world % ((long long)l->tp * l->cp * l->pp) || world % ((long long)l->ep * l->etp * l->pp))
         return "does not divide the GPU count";
     if (s->model.num_experts % l->ep)
         return "EP does not divide the expert count";
@@ -203,9 +204,9 @@ static const char *layout_problem(const struct moe_study *s, const struct moe_ba
         return "baseline.pipeline_layout is written for the baseline PP and VPP";
     if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
         return "layers do not split evenly over PP x VPP";
-    dp = world / (l->tp * l->cp * l->pp);
+    dp = world / ((long long)l->tp * l->cp * l->pp);
     if (s->workload.gbs % (s->workload.mbs * dp)) {
-        snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %d", s->workload.gbs,
+        snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %lld", s->workload.gbs,
                  s->workload.mbs * dp);
         return why;
     }

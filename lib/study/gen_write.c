@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "core/readfile.h"
+#include "core/shquote.h"
 #include "study/gen_write.h"
 
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
@@ -126,6 +127,24 @@ int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct 
     return 0;
 }
 
+/* The path lands in "#SBATCH --moe-study=": sbatch's rule for it
+ * (core/shquote.h), told without echoing the path (it may hold the very
+ * control character that is refused). */
+static int sbatch_path(const char *path, struct moe_error *err)
+{
+    struct moe_error e;
+    char *q;
+
+    moe_error_clear(&e);
+    if ((q = moe_sbatch_quote(path, &e))) {
+        free(q);
+        return 0;
+    }
+    moe_error_at(err, "-o", 0, 0, "the study directory's absolute path %s",
+                 e.text[0] ? e.text : "cannot be quoted: out of memory");
+    return -1;
+}
+
 int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error *err)
 {
     char *d1 = strdup(dir), *d2 = strdup(dir), parent[4096];
@@ -136,6 +155,7 @@ int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error
         rc = -1;
     } else {
         snprintf(buf, len, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, basename(d2));
+        rc = sbatch_path(buf, err);
     }
     free(d1);
     free(d2);

@@ -15,7 +15,8 @@ int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct 
 
 /* The absolute path DIR will have (its parent must exist), for --moe-study:
  * the plugin resolves it in sbatch and again in slurmstepd, where the
- * working directory differs.  0, or -1 with err. */
+ * working directory differs.  0, or -1 with err, also for a path that no
+ * #SBATCH line can carry (core/shquote.h moe_sbatch_quote). */
 int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error *err);
 
 /* gen --winners DIR: OUT (the validate stage rebuilt from DIR's recorded

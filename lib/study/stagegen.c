@@ -54,18 +54,31 @@ static int add_file(struct moe_gen_output *out, const char *name, char *data, in
     return 0;
 }
 
-/* Adds "#SBATCH --key=value" (quoted when needed) to lines. */
-static void sbatch_line(json_t *lines, const char *key, const char *value)
+/* Adds "#SBATCH --key=value", quoted for sbatch's own parser (not the
+ * shell's: bash never runs these lines).  -1 with err naming the option
+ * for a value no quoting carries. */
+static int sbatch_line(json_t *lines, const char *key, const char *value, struct moe_error *err)
 {
     char *arg, *q;
     size_t len = strlen(key) + strlen(value) + 4;
 
-    arg = malloc(len);
+    if (!(arg = malloc(len))) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
     snprintf(arg, len, "--%s=%s", key, value);
-    q = moe_shquote(arg);
+    q = moe_sbatch_quote(arg, err);
+    free(arg);
+    if (!q) {
+        char why[MOE_ERROR_TEXT_MAX];
+
+        snprintf(why, sizeof(why), "%s", err->text[0] ? err->text : "out of memory");
+        moe_error_set(err, "#SBATCH --%s: the value %s", key, why);
+        return -1;
+    }
     json_array_append_new(lines, json_sprintf("#SBATCH %s", q));
     free(q);
-    free(arg);
+    return 0;
 }
 
 static int cmp_lines(const void *a, const void *b)
@@ -235,38 +248,43 @@ struct stage_out {
 };
 
 static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const json_t *cands,
-                            const json_t *chunk0, int throttle, const char *study_dir)
+                            const json_t *chunk0, const char *study_dir, struct moe_error *err)
 {
     const struct moe_cluster *k = &s->cluster;
     const json_t *first = json_array_get(cands, 0);
     int tasks = (int)json_integer_value(json_object_get(first, "tasks_per_node"));
     int nodes = (int)json_integer_value(json_object_get(first, "nodes"));
     json_t *lines = json_array();
-    char buf[256];
+    char out[64], gpus[16], ntasks[16], nnodes[16], job[MOE_NAME_MAX + 32];
+    bool array = is_array_stage(st, (int)json_array_size(cands));
+    int rc = 0;
 
-    (void)throttle;
+    snprintf(out, sizeof(out), array ? "logs/%s-%%A_%%a.out" : "logs/%s-%%j.out",
+             moe_stage_name(st));
+    snprintf(ntasks, sizeof(ntasks), "%d", st == MOE_STAGE_CONTRACT ? 1 : tasks);
+    snprintf(gpus, sizeof(gpus), "%s", st == MOE_STAGE_CONTRACT ? "1" : ntasks);
+    snprintf(nnodes, sizeof(nnodes), "%d", nodes);
+    snprintf(job, sizeof(job), "moeflow-%s-%s", s->name, moe_stage_name(st));
     if (k->account[0])
-        sbatch_line(lines, "account", k->account);
-    if (k->partition[0])
-        sbatch_line(lines, "partition", k->partition);
-    if (is_array_stage(st, (int)json_array_size(cands))) {
-        sbatch_line(lines, "array", json_string_value(json_object_get(chunk0, "array")));
-        snprintf(buf, sizeof(buf), "logs/%s-%%A_%%a.out", moe_stage_name(st));
-    } else {
-        snprintf(buf, sizeof(buf), "logs/%s-%%j.out", moe_stage_name(st));
-        sbatch_line(lines, "moe-candidate", json_string_value(json_object_get(first, "id")));
+        rc |= sbatch_line(lines, "account", k->account, err);
+    if (k->partition[0] && rc == 0)
+        rc |= sbatch_line(lines, "partition", k->partition, err);
+    if (array && rc == 0)
+        rc |= sbatch_line(lines, "array", json_string_value(json_object_get(chunk0, "array")),
+                          err);
+    else if (rc == 0)
+        rc |= sbatch_line(lines, "moe-candidate",
+                          json_string_value(json_object_get(first, "id")), err);
+    const char *const kv[][2] = { { "output", out }, { "gpus-per-node", gpus },
+                                  { "ntasks-per-node", ntasks }, { "nodes", nnodes },
+                                  { "job-name", job }, { "moe-stage", moe_stage_name(st) },
+                                  { "moe-study", study_dir }, { "time", k->time_limit } };
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
+        rc |= sbatch_line(lines, kv[i][0], kv[i][1], err);
+    if (rc) {
+        json_decref(lines);
+        return NULL;
     }
-    sbatch_line(lines, "output", buf);
-    snprintf(buf, sizeof(buf), "%d", st == MOE_STAGE_CONTRACT ? 1 : tasks);
-    sbatch_line(lines, "gpus-per-node", st == MOE_STAGE_CONTRACT ? "1" : buf);
-    sbatch_line(lines, "ntasks-per-node", buf);
-    snprintf(buf, sizeof(buf), "%d", nodes);
-    sbatch_line(lines, "nodes", buf);
-    snprintf(buf, sizeof(buf), "moeflow-%s-%s", s->name, moe_stage_name(st));
-    sbatch_line(lines, "job-name", buf);
-    sbatch_line(lines, "moe-stage", moe_stage_name(st));
-    sbatch_line(lines, "moe-study", study_dir);
-    sbatch_line(lines, "time", k->time_limit);
     return sorted(lines);
 }
 
@@ -299,7 +317,7 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     struct moe_stage_plan plan = { .candidates = NULL };
     const char *name = moe_stage_name(st);
     char script[64], *launcher, *image, *mounts;
-    json_t *ch, *first;
+    json_t *ch, *first, *sb = NULL;
     int n, throttle, per_job;
 
     so->context = NULL;
@@ -325,6 +343,13 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
     so->manifest = json_pack("{s:s, s:s, s:b, s:O, s:O, s:O}", "stage", name, "script",
                              n ? script : "", "array", is_array_stage(st, n), "chunks", ch,
                              "candidates", plan.candidates, "skipped", plan.skipped);
+    if (n && !(sb = sbatch_lines(s, st, plan.candidates, json_array_get(ch, 0), o->study_dir,
+                                 err))) {
+        json_decref(so->manifest);
+        json_decref(ch);
+        moe_stage_plan_free(&plan);
+        return -1;
+    }
     if (n) {
         if (!(launcher = launcher_words(s, err))) {
             json_decref(ch);
@@ -339,8 +364,7 @@ static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, 
             " s:i, s:i, s:O, s:b, s:b, s:i, s:i}",
             "version", o->version, "study", s->name, "study_hash", hash, "stage", name,
             "summary", summary(s, st, n),
-            "sbatch", sbatch_lines(s, st, plan.candidates, json_array_get(ch, 0), throttle,
-                                   o->study_dir),
+            "sbatch", sb,
             "chunks", ch, "array", is_array_stage(st, n),
             "candidates", script_candidates(plan.candidates), "candidate",
             json_array_get(plan.candidates, 0), "launcher", launcher,

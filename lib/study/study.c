@@ -14,8 +14,10 @@
 
 #include "study/launcher.h"
 #include "study/presets.h"
+#include "core/number.h"
 #include "core/readfile.h"
 #include "core/suggest.h"
+#include "study/model_check.h"
 #include "study/study.h"
 #include "study/study_pipeline.h"
 #include "study/study_yaml.h"
@@ -239,28 +241,18 @@ static int model_read(struct ctx *c, struct moe_model *m)
     return 0;
 }
 
+/* The one model check (model_check.h), pointed at the key it names. */
 static int model_check(struct ctx *c, const struct moe_model *m)
 {
-    if (m->topk > m->num_experts)
-        return fail(c, "model.topk", "%d is more than num_experts %d", m->topk, m->num_experts);
-    if (m->num_heads % m->num_query_groups)
-        return fail(c, "model.num_query_groups", "%d does not divide num_heads %d",
-                    m->num_query_groups, m->num_heads);
-    if (m->router_groups && m->num_experts % m->router_groups)
-        return fail(c, "model.router_groups", "%d does not divide num_experts %d",
-                    m->router_groups, m->num_experts);
-    if (m->router_group_topk > m->router_groups)
-        return fail(c, "model.router_group_topk", "%d is more than router_groups %d",
-                    m->router_group_topk, m->router_groups);
-    if (m->first_dense_layers >= m->num_layers)
-        return fail(c, "model.first_dense_layers", "%d leaves no MoE layer out of %d",
-                    m->first_dense_layers, m->num_layers);
-    if (m->first_dense_layers && !m->ffn_hidden)
-        return fail(c, "model.ffn_hidden", "dense layers (first_dense_layers %d) need ffn_hidden",
-                    m->first_dense_layers);
-    if (m->attention == MOE_ATTN_MLA && !m->kv_lora_rank)
-        return fail(c, "model.kv_lora_rank", "MLA attention needs kv_lora_rank");
-    return 0;
+    struct moe_error e;
+    const char *key;
+    char path[64];
+
+    moe_error_clear(&e);
+    if (moe_model_check(m, &key, &e) == 0)
+        return 0;
+    snprintf(path, sizeof(path), "model.%s", key ? key : "");
+    return fail(c, path, "%s", e.text);
 }
 
 /* ---- cluster, workload, software ---- */
@@ -276,23 +268,32 @@ static int default_gpu_memory(enum moe_gpu g)
     return (int)g >= 0 && (int)g < MOE_GPU_COUNT ? gib[g] : gib[MOE_GPU_H100];
 }
 
-/* The step-time settings: positive numbers, 0 (unset) = the GPU default. */
+/* The step-time settings; unset (-1): the GPU type's default.  Rates
+ * divide, so they are positive; a time may be 0, as the documented TE
+ * defaults of host_expert_us and host_etp_us are. */
 static int cluster_rates(struct ctx *c, struct moe_cluster *k)
 {
-    static const char *const keys[] = { "cluster.achievable_tflops_bf16",
-                                        "cluster.achievable_tflops_fp8", "cluster.nvlink_gbps",
-                                        "cluster.internode_gbps", "cluster.host_overhead_us",
-                                        "cluster.host_expert_us", "cluster.host_etp_us",
-                                        "cluster.route_ns" };
+    static const struct { const char *key; bool time; } keys[] = {
+        { "cluster.achievable_tflops_bf16", false }, { "cluster.achievable_tflops_fp8", false },
+        { "cluster.nvlink_gbps", false }, { "cluster.internode_gbps", false },
+        { "cluster.host_overhead_us", true }, { "cluster.host_expert_us", true },
+        { "cluster.host_etp_us", true }, { "cluster.route_ns", true },
+    };
     double *v[] = { &k->tflops_bf16, &k->tflops_fp8, &k->nvlink_gbps, &k->internode_gbps,
                     &k->host_us, &k->host_expert_us, &k->host_etp_us, &k->route_ns };
     _Static_assert(sizeof(keys) / sizeof(keys[0]) == sizeof(v) / sizeof(v[0]), "one field a key");
 
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        json_t *j = get(c, keys[i]);
-        *v[i] = j ? json_number_value(j) : 0.0;
-        if (j && !(*v[i] > 0 && *v[i] < 1e9))
-            return fail(c, keys[i], "%g is not a positive number", *v[i]);
+        json_t *j = get(c, keys[i].key);
+        struct moe_error e;
+
+        *v[i] = -1;
+        if (!j)
+            continue;
+        moe_error_clear(&e);
+        if (moe_number_check(json_number_value(j), 0, !keys[i].time, 1e9, &e) < 0)
+            return fail(c, keys[i].key, "%s", e.text);
+        *v[i] = json_number_value(j);
     }
     return 0;
 }
@@ -346,8 +347,10 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
 static int workload_read(struct ctx *c, struct moe_study *s)
 {
     struct moe_workload *w = &s->workload;
+    struct moe_error e;
     const char *data;
 
+    moe_error_clear(&e);
     if (require(c, "workload") < 0 || require(c, "workload.gbs") < 0)
         return -1;
     w->seq_len = get_int(c, "workload.seq_len", 4096);
@@ -360,8 +363,8 @@ static int workload_read(struct ctx *c, struct moe_study *s)
         w->capacity_factor = 1.0;
     if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, "workload.capacity_factor"))
         return fail(c, "workload.capacity_factor", "applies only to routing: drop-and-pad");
-    if (w->capacity_factor < 0.0 || w->capacity_factor > 64.0)
-        return fail(c, "workload.capacity_factor", "%g is outside 0..64", w->capacity_factor);
+    if (moe_number_check(w->capacity_factor, 0, false, 64, &e) < 0)
+        return fail(c, "workload.capacity_factor", "%s", e.text);
     data = get_str(c, "workload.data", "mock");
     copy_str(s->data_path, sizeof(s->data_path), strcmp(data, "mock") == 0 ? "" : data);
     copy_str(s->optimizer, sizeof(s->optimizer), get_str(c, "workload.optimizer", "adam"));
@@ -414,18 +417,21 @@ static void baseline_read(struct ctx *c, struct moe_baseline *b)
              get_str(c, "baseline.pipeline_layout", ""));
 }
 
+/* Products of study values in 64 bits: each factor is at most 65536, so
+ * a product of three is exact, where int would wrap (to 0, then divide). */
 static int layout_check(struct ctx *c, const struct moe_study *s)
 {
     const struct moe_layout *l = &s->baseline.layout;
     const struct moe_model *m = &s->model;
-    int world = moe_study_world_size(s);
+    long long world = moe_study_world_size(s);
+    long long dense = (long long)l->tp * l->cp * l->pp, moe = (long long)l->ep * l->etp * l->pp;
 
-    if (world % (l->tp * l->cp * l->pp))
-        return fail(c, "baseline.tp", "TP %d x CP %d x PP %d = %d does not divide %d GPUs",
-                    l->tp, l->cp, l->pp, l->tp * l->cp * l->pp, world);
-    if (world % (l->ep * l->etp * l->pp))
-        return fail(c, "baseline.ep", "EP %d x ETP %d x PP %d = %d does not divide %d GPUs",
-                    l->ep, l->etp, l->pp, l->ep * l->etp * l->pp, world);
+    if (world % dense)
+        return fail(c, "baseline.tp", "TP %d x CP %d x PP %d = %lld does not divide %lld GPUs",
+                    l->tp, l->cp, l->pp, dense, world);
+    if (world % moe)
+        return fail(c, "baseline.ep", "EP %d x ETP %d x PP %d = %lld does not divide %lld GPUs",
+                    l->ep, l->etp, l->pp, moe, world);
     if (m->num_experts % l->ep)
         return fail(c, "baseline.ep", "%d does not divide num_experts %d", l->ep,
                     m->num_experts);
@@ -575,17 +581,19 @@ static void retune_read(struct ctx *c, struct moe_study *s)
     }
 }
 
+/* MBS x DP in 64 bits (MBS <= 65536, DP <= 2^26); the layout check has
+ * made DP a whole number >= 1. */
 static int workload_check(struct ctx *c, const struct moe_study *s)
 {
     const struct moe_layout *l = &s->baseline.layout;
-    int dp = moe_study_world_size(s) / (l->tp * l->cp * l->pp);
+    long long dp = moe_study_world_size(s) / ((long long)l->tp * l->cp * l->pp);
 
     if (s->workload.gbs % (s->workload.mbs * dp))
-        return fail(c, "workload.gbs", "%d is not a multiple of MBS %d x DP %d", s->workload.gbs,
-                    s->workload.mbs, dp);
+        return fail(c, "workload.gbs", "%d is not a multiple of MBS %d x DP %lld",
+                    s->workload.gbs, s->workload.mbs, dp);
     for (int i = 0; i < s->retune_mbs_n; i++)
         if (s->workload.gbs % (s->retune_mbs[i] * dp))
-            return fail(c, "retune.mbs", "%d: GBS %d is not a multiple of MBS %d x DP %d",
+            return fail(c, "retune.mbs", "%d: GBS %d is not a multiple of MBS %d x DP %lld",
                         s->retune_mbs[i], s->workload.gbs, s->retune_mbs[i], dp);
     return 0;
 }
@@ -643,10 +651,13 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
 
 int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err)
 {
-    char *text = moe_read_file(path, "study", NULL, err);
+    char *text;
     int rc;
 
-    if (!text)
+    /* moe_study_free() is safe on the study whatever happens below, an
+     * unreadable file included. */
+    memset(study, 0, sizeof(*study));
+    if (!(text = moe_read_file(path, "study", NULL, err)))
         return -1;
     rc = moe_study_load_string(study, path, text, err);
     free(text);

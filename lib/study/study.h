@@ -67,7 +67,7 @@ struct moe_cluster {
     char container_image[MOE_STUDY_STR_MAX];  /* empty: no container */
     char container_mounts[MOE_STUDY_STR_MAX];
     char launcher[MOE_STUDY_STR_MAX];         /* trainer command, split on blanks */
-    /* step-time model settings; 0 = the GPU type's default */
+    /* step-time model settings; < 0 (unset) = the GPU type's default */
     double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, host_expert_us,
         host_etp_us, route_ns;
 };
@@ -134,7 +134,8 @@ struct moe_study {
 };
 
 /* Reads and checks a study.  On error returns -1 and err names
- * file:line:column, the field path and what is wrong. */
+ * file:line:column, the field path and what is wrong.  Either way study
+ * can be passed to moe_study_free(). */
 int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err);
 
 /* Same, from a string; name is used in messages. */

@@ -31,14 +31,14 @@ static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe
     const struct moe_baseline *b = &s->baseline;
 
     moe_perf_defaults(moe_gpu_name(k->gpu), impl, p);
-    p->tflops_bf16 = k->tflops_bf16 > 0 ? k->tflops_bf16 : p->tflops_bf16;
-    p->tflops_fp8 = k->tflops_fp8 > 0 ? k->tflops_fp8 : p->tflops_fp8;
-    p->nvlink_gbps = k->nvlink_gbps > 0 ? k->nvlink_gbps : p->nvlink_gbps;
-    p->internode_gbps = k->internode_gbps > 0 ? k->internode_gbps : p->internode_gbps;
-    p->host_us = k->host_us > 0 ? k->host_us : p->host_us;
-    p->host_expert_us = k->host_expert_us > 0 ? k->host_expert_us : p->host_expert_us;
-    p->host_etp_us = k->host_etp_us > 0 ? k->host_etp_us : p->host_etp_us;
-    p->route_ns = k->route_ns > 0 ? k->route_ns : p->route_ns;
+    p->tflops_bf16 = k->tflops_bf16 >= 0 ? k->tflops_bf16 : p->tflops_bf16;
+    p->tflops_fp8 = k->tflops_fp8 >= 0 ? k->tflops_fp8 : p->tflops_fp8;
+    p->nvlink_gbps = k->nvlink_gbps >= 0 ? k->nvlink_gbps : p->nvlink_gbps;
+    p->internode_gbps = k->internode_gbps >= 0 ? k->internode_gbps : p->internode_gbps;
+    p->host_us = k->host_us >= 0 ? k->host_us : p->host_us;
+    p->host_expert_us = k->host_expert_us >= 0 ? k->host_expert_us : p->host_expert_us;
+    p->host_etp_us = k->host_etp_us >= 0 ? k->host_etp_us : p->host_etp_us;
+    p->route_ns = k->route_ns >= 0 ? k->route_ns : p->route_ns;
     p->fp8 = b->precision != MOE_PREC_BF16;
     p->overlap_grad_reduce = b->overlap_grad_reduce;
     p->overlap_param_gather = false; /* moeflow does not emit --overlap-param-gather */

@@ -8,13 +8,15 @@
 #include "study/study.h"
 #include "study/study_schema.h"
 
-#define INT(k, lo, hi) { k, MOE_F_INT, NULL, NULL, lo, hi }
-#define NUM(k) { k, MOE_F_NUM, NULL, NULL, 0, 0 }
-#define STR(k) { k, MOE_F_STR, NULL, NULL, 0, 0 }
-#define BOOL(k) { k, MOE_F_BOOL, NULL, NULL, 0, 0 }
-#define ENUM(k, c) { k, MOE_F_ENUM, NULL, c, 0, 0 }
-#define MAP(k, s) { k, MOE_F_MAP, s, NULL, 0, 0 }
-#define END { NULL, 0, NULL, NULL, 0, 0 }
+#define INT(k, lo, hi) { .key = (k), .type = MOE_F_INT, .min = (lo), .max = (hi) }
+#define NUM(k) { .key = (k), .type = MOE_F_NUM }
+#define STR(k) { .key = (k), .type = MOE_F_STR }
+#define BOOL(k) { .key = (k), .type = MOE_F_BOOL }
+#define ENUM(k, c) { .key = (k), .type = MOE_F_ENUM, .choices = (c) }
+#define MAP(k, s) { .key = (k), .type = MOE_F_MAP, .sub = (s) }
+#define END { .key = NULL }
+/* A string that lands in an #SBATCH line: only what Slurm takes there. */
+#define SBATCH_STR(k, re, what) { .key = (k), .type = MOE_F_STR, .pattern = (re), .allows = (what) }
 
 /* Enum values come from the tables next to each enum (model.h, study.h),
  * the same ones the reader and the JSON writer use. */
@@ -39,13 +41,25 @@ static const struct moe_field model_keys[] = {
     END
 };
 
+/* Slurm's names and time formats (sbatch(1): --partition takes a comma
+ * list; --time takes M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED). */
+#define SLURM_NAME "[a-z0-9_.-]+"
+#define NAME_RE "^[a-z0-9][a-z0-9_.+-]{0,62}$"
+#define PARTITION_RE "^" SLURM_NAME "(," SLURM_NAME ")*$"
+#define ACCOUNT_RE "^" SLURM_NAME "$"
+#define TIME_RE "^([0-9]+(-[0-9]+)?(:[0-9]+){0,2}|unlimited|infinite)$"
+
 static const struct moe_field container_keys[] = { STR("image"), STR("mounts"), END };
 static const struct moe_field launcher_keys[] = { STR("command"), END };
 
 static const struct moe_field cluster_keys[] = {
     ENUM("gpu", moe_gpu_names), INT("gpu_memory_gib", 1, 4096), INT("gpus_per_node", 1, 64),
-    INT("nvlink_domain", 1, 1 << 16), INT("nodes", 1, 1 << 20), STR("partition"),
-    STR("account"), STR("time_limit"), INT("max_array_size", 1, 4000001),
+    INT("nvlink_domain", 1, 1 << 16), INT("nodes", 1, 1 << 20),
+    SBATCH_STR("partition", PARTITION_RE, "a comma-separated list of Slurm partition names "
+               "(letters, digits, _ . -)"),
+    SBATCH_STR("account", ACCOUNT_RE, "a Slurm account name (letters, digits, _ . -)"),
+    SBATCH_STR("time_limit", TIME_RE, "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, "
+               "D-H:M:S or unlimited"), INT("max_array_size", 1, 4000001),
     MAP("container", container_keys), MAP("launcher", launcher_keys),
     NUM("achievable_tflops_bf16"), NUM("achievable_tflops_fp8"), NUM("nvlink_gbps"),
     NUM("internode_gbps"), NUM("host_overhead_us"), NUM("host_expert_us"), NUM("host_etp_us"),
@@ -71,16 +85,16 @@ static const struct moe_field baseline_keys[] = {
     ENUM("dispatcher", moe_dispatcher_names), BOOL("ep_overlap"), BOOL("shared_expert_overlap"),
     BOOL("delay_wgrad"), BOOL("overlap_grad_reduce"), BOOL("tp_comm_overlap"),
     BOOL("manual_gc"), ENUM("recompute", moe_recompute_names),
-    { "recompute_modules", MOE_F_STRLIST, NULL, moe_recompute_module_names, 0, 0 },
-    { "cuda_graph_modules", MOE_F_STRLIST, NULL, graph_modules, 0, 0 },
+    { .key = "recompute_modules", .type = MOE_F_STRLIST, .choices = moe_recompute_module_names },
+    { .key = "cuda_graph_modules", .type = MOE_F_STRLIST, .choices = graph_modules },
     END
 };
 
 static const struct moe_field measure_keys[] = {
     INT("warmup", 0, 1000000), INT("screen_steps", 1, 1000000),
     INT("validate_steps", 1, 1000000),
-    { "report_window", MOE_F_INTLIST, NULL, NULL, 1, 1000000 },
-    { "profile_steps", MOE_F_INTLIST, NULL, NULL, 1, 1000000 },
+    { .key = "report_window", .type = MOE_F_INTLIST, .min = 1, .max = 1000000, .range = true },
+    { .key = "profile_steps", .type = MOE_F_INTLIST, .min = 1, .max = 1000000, .range = true },
     ENUM("profiler", moe_profiler_names), INT("log_interval", 1, 1000000),
     END
 };
@@ -91,13 +105,15 @@ static const struct moe_field scale_keys[] = {
 };
 
 static const struct moe_field retune_keys[] = {
-    { "axes", MOE_F_STRLIST, NULL, moe_retune_axes, 0, 0 },
-    { "mbs", MOE_F_INTLIST, NULL, NULL, 1, 1 << 16 },
+    { .key = "axes", .type = MOE_F_STRLIST, .choices = moe_retune_axes },
+    { .key = "mbs", .type = MOE_F_INTLIST, .min = 1, .max = 1 << 16 },
     END
 };
 
 const struct moe_field moe_study_schema[] = {
-    STR("name"), MAP("model", model_keys), MAP("cluster", cluster_keys),
+    SBATCH_STR("name", NAME_RE, "1 to 63 letters, digits and _ . + -, starting with a letter "
+               "or digit (it names the Slurm jobs)"),
+    MAP("model", model_keys), MAP("cluster", cluster_keys),
     MAP("workload", workload_keys), MAP("software", software_keys),
     MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("scale", scale_keys), MAP("retune", retune_keys),
     END

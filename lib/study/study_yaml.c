@@ -3,7 +3,8 @@
  * not by guessing from the text. */
 #include "config.h"
 
-#include <errno.h>
+#include <float.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <limits.h>
@@ -12,7 +13,10 @@
 
 #include <yaml.h>
 
+#include "core/number.h"
+#include "core/shquote.h"
 #include "core/suggest.h"
+#include "core/text.h"
 #include "study/study_yaml.h"
 
 struct walk {
@@ -44,21 +48,50 @@ static const char *scalar(const yaml_node_t *node)
     return (const char *)node->data.scalar.value;
 }
 
+/* The one rule for every string of a study, keys included: no control
+ * character (core/text.h).  Checked before a scalar is read as anything,
+ * so that no message echoes one to the terminal either. */
+static int no_control(struct walk *w, const yaml_node_t *node, const char *path)
+{
+    const char *s = scalar(node);
+    long at = moe_text_control_at(s, node->data.scalar.length);
+    char name[48];
+
+    if (at < 0)
+        return 0;
+    return fail_at(w, node, path, "holds %s at byte %ld: no control characters are allowed",
+                   moe_text_control_name(s + at, name, sizeof(name)), at + 1);
+}
+
+/* A string that lands in an #SBATCH line: the schema's pattern for what
+ * Slurm takes there, then sbatch's own rule (core/shquote.h). */
+static int sbatch_value(struct walk *w, const yaml_node_t *node, const char *path,
+                        const struct moe_field *f)
+{
+    struct moe_error e;
+    regex_t re;
+    char *q;
+    int nomatch;
+
+    if (regcomp(&re, f->pattern, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
+        return fail_at(w, node, path, "internal error: bad pattern");
+    nomatch = regexec(&re, scalar(node), 0, NULL, 0);
+    regfree(&re);
+    if (nomatch)
+        return fail_at(w, node, path, "'%s' is not %s", scalar(node), f->allows);
+    moe_error_clear(&e);
+    if (!(q = moe_sbatch_quote(scalar(node), &e)))
+        return fail_at(w, node, path, "'%s' %s", scalar(node), e.text);
+    free(q);
+    return 0;
+}
+
 static const char *type_name(enum moe_ftype t)
 {
     static const char *const names[] = { "an integer", "a number", "a string", "true or false",
                                          "one of the listed names", "a list of names",
                                          "a list of integers", "a mapping" };
     return names[t];
-}
-
-static int parse_long(const char *s, long *out)
-{
-    char *end;
-
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return (errno || end == s || *end) ? -1 : 0;
 }
 
 static const char *choices_text(const char *const *choices, char *buf, size_t len)
@@ -97,19 +130,17 @@ static int check_choice(struct walk *w, const yaml_node_t *node, const char *pat
     return fail_at(w, node, path, "'%s' is not valid; choose %s", v, buf);
 }
 
+/* Numbers go through the one numeric check (core/number.h). */
 static int int_in_range(struct walk *w, const yaml_node_t *node, const char *path,
                         const struct moe_field *f, long *out)
 {
-    char range[64];
+    struct moe_error e;
 
     if (node->type != YAML_SCALAR_NODE)
         return fail_at(w, node, path, "expected an integer");
-    if (parse_long(scalar(node), out) < 0)
-        return fail_at(w, node, path, "expected an integer, not '%s'", scalar(node));
-    if (*out < f->min || (f->max && *out > f->max)) {
-        snprintf(range, sizeof(range), "%ld..%ld", f->min, f->max);
-        return fail_at(w, node, path, "%s is out of range %s", scalar(node), range);
-    }
+    moe_error_clear(&e);
+    if (moe_number_parse_long(scalar(node), f->min, f->max ? f->max : LONG_MAX, out, &e) < 0)
+        return fail_at(w, node, path, "%s", e.text);
     return 0;
 }
 
@@ -142,6 +173,8 @@ static json_t *convert_map(struct walk *w, yaml_node_t *node, const struct moe_f
             fail_at(w, kn, path[0] ? path : "(top)", "keys must be plain names");
             goto fail;
         }
+        if (no_control(w, kn, path[0] ? path : "(top)") < 0)
+            goto fail;
         snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", scalar(kn));
         for (const struct moe_field *k = keys; k->key; k++)
             if (strcmp(k->key, scalar(kn)) == 0)
@@ -171,6 +204,24 @@ fail:
     return NULL;
 }
 
+/* A list is a set of values, each given once; a [first, last] range may
+ * repeat (one step).  A repeat would make two candidates of one value. */
+static int list_repeat(struct walk *w, const yaml_node_t *item, const char *path,
+                       const struct moe_field *f, const json_t *arr, const json_t *v)
+{
+    size_t i;
+    const json_t *prev;
+
+    if (f->range)
+        return 0;
+    json_array_foreach(arr, i, prev) {
+        if (json_equal(prev, v))
+            return fail_at(w, item, path, "'%s' is given twice (also item %zu)", scalar(item),
+                           i);
+    }
+    return 0;
+}
+
 static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_field *f,
                             const char *path)
 {
@@ -185,7 +236,8 @@ static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_
          it < node->data.sequence.items.top; it++) {
         yaml_node_t *item = yaml_document_get_node(w->doc, *it);
         char sub[300];
-        long v;
+        json_t *v;
+        long l;
 
         snprintf(sub, sizeof(sub), "%.256s[%d]", path,
                  (int)(it - node->data.sequence.items.start));
@@ -193,15 +245,17 @@ static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_
             fail_at(w, item, sub, "expected a scalar");
             goto fail;
         }
-        if (f->type == MOE_F_STRLIST) {
-            if (check_choice(w, item, sub, f->choices) < 0)
-                goto fail;
-            json_array_append_new(arr, json_string(scalar(item)));
-        } else {
-            if (int_in_range(w, item, sub, f, &v) < 0)
-                goto fail;
-            json_array_append_new(arr, json_integer(v));
+        if (no_control(w, item, sub) < 0)
+            goto fail;
+        if (f->type == MOE_F_STRLIST ? check_choice(w, item, sub, f->choices) < 0
+                                     : int_in_range(w, item, sub, f, &l) < 0)
+            goto fail;
+        v = f->type == MOE_F_STRLIST ? json_string(scalar(item)) : json_integer(l);
+        if (list_repeat(w, item, sub, f, arr, v) < 0) {
+            json_decref(v);
+            goto fail;
         }
+        json_array_append_new(arr, v);
     }
     return arr;
 fail:
@@ -212,24 +266,27 @@ fail:
 static json_t *convert_scalar(struct walk *w, yaml_node_t *node, const struct moe_field *f,
                               const char *path)
 {
+    struct moe_error e;
     const char *s;
     long l;
-    char *end;
     double d;
 
     if (node->type != YAML_SCALAR_NODE) {
         fail_at(w, node, path, "expected %s", type_name(f->type));
         return NULL;
     }
+    if (no_control(w, node, path) < 0)
+        return NULL;
     s = scalar(node);
+    moe_error_clear(&e);
     switch (f->type) {
     case MOE_F_INT:
         return int_in_range(w, node, path, f, &l) < 0 ? NULL : json_integer(l);
     case MOE_F_NUM:
-        errno = 0;
-        d = strtod(s, &end);
-        if (errno || end == s || *end) {
-            fail_at(w, node, path, "expected a number, not '%s'", s);
+        /* Each number's own range is checked where it is used (study.c);
+         * here it must be one: NaN and infinity are not. */
+        if (moe_number_parse_double(s, -DBL_MAX, DBL_MAX, &d, &e) < 0) {
+            fail_at(w, node, path, "%s", e.text);
             return NULL;
         }
         return json_real(d);
@@ -243,10 +300,8 @@ static json_t *convert_scalar(struct walk *w, yaml_node_t *node, const struct mo
     case MOE_F_ENUM:
         return check_choice(w, node, path, f->choices) < 0 ? NULL : json_string(s);
     default:
-        if (node->data.scalar.length != strlen(s)) {
-            fail_at(w, node, path, "embedded NUL byte");
+        if (f->pattern && sbatch_value(w, node, path, f) < 0)
             return NULL;
-        }
         return json_string(s);
     }
 }

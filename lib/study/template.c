@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/readfile.h"
+#include "core/text.h"
 #include "study/template.h"
 
 enum tok_kind { T_TEXT, T_VAR, T_OPEN, T_INVERT, T_CLOSE };
@@ -210,12 +211,22 @@ static int undefined(struct render *r, const struct tok *t)
     return -1;
 }
 
+/* A value is text inside one line: a control character in it (a newline
+ * above all) would start a line the template never had, a command or an
+ * #SBATCH directive, whatever quoting the generator gave the value. */
 static int put_value(struct render *r, const struct tok *t, const json_t *v)
 {
     char buf[64];
+    long ctrl;
 
     switch (json_typeof(v)) {
     case JSON_STRING:
+        if ((ctrl = moe_text_control_at(json_string_value(v), json_string_length(v))) >= 0) {
+            moe_error_at(r->err, r->name, t->line, 0, "'%.*s' holds %s: a value is never more "
+                         "than part of one line of a script", (int)t->n, t->s,
+                         moe_text_control_name(json_string_value(v) + ctrl, buf, sizeof(buf)));
+            return -1;
+        }
         return out_put(&r->out, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
         snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));

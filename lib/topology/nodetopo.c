@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topology/gpuminor.h"
+#include "core/number.h"
 #include "topology/nodetopo.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
@@ -264,6 +265,32 @@ int moe_nodetopo_gpu_by_busid(const struct moe_nodetopo *nt, const char *busid)
     return -1;
 }
 
+/* hwloc_bitmap_list_sscanf reads each index with strtoul into an
+ * unsigned int: 4294967296 wraps to core 0.  Every number of the list goes
+ * through the one numeric check first. */
+static int core_numbers_ok(const char *cores, struct moe_error *err)
+{
+    for (const char *p = cores; *p;) {
+        size_t n = strspn(p, "0123456789");
+        char num[24];
+        long v;
+
+        if (!n) {
+            p++;
+            continue;
+        }
+        /* 24 digits are out of range anyway: no need to copy them all. */
+        snprintf(num, sizeof(num), "%.*s", (int)(n < sizeof(num) ? n : sizeof(num) - 1), p);
+        if (moe_number_parse_long(num, 0, MOE_CORE_INDEX_MAX, &v, err) < 0 || n >= sizeof(num)) {
+            moe_error_set(err, "core list '%.64s': %.24s%s is out of range 0..%d", cores, num,
+                          n >= sizeof(num) ? "..." : "", MOE_CORE_INDEX_MAX);
+            return -1;
+        }
+        p += n;
+    }
+    return 0;
+}
+
 int moe_nodetopo_cores_to_cpuset(const struct moe_nodetopo *nt, const char *cores,
                                  hwloc_bitmap_t out, struct moe_error *err)
 {
@@ -272,6 +299,8 @@ int moe_nodetopo_cores_to_cpuset(const struct moe_nodetopo *nt, const char *core
     int rv = -1, i;
 
     hwloc_bitmap_zero(out);
+    if (core_numbers_ok(cores, err) < 0)
+        goto done;
     /* weight -1: an open range such as "4-", which no node has */
     if (!idx || hwloc_bitmap_list_sscanf(idx, cores) != 0 || hwloc_bitmap_iszero(idx) ||
         hwloc_bitmap_weight(idx) < 0) {

@@ -55,7 +55,9 @@ void moe_nodetopo_gpu_busid(const struct moe_nodetopo *nt, int gpu, char *buf, s
 int moe_nodetopo_gpu_by_busid(const struct moe_nodetopo *nt, const char *busid);
 
 /* Slurm's abstract core list ("0-3,8") to the PUs of those cores: they are
- * hwloc logical core indices, not OS CPU ids. */
+ * hwloc logical core indices, not OS CPU ids.  An index above
+ * MOE_CORE_INDEX_MAX is refused (hwloc would wrap it to another core). */
+#define MOE_CORE_INDEX_MAX (1 << 20)
 int moe_nodetopo_cores_to_cpuset(const struct moe_nodetopo *nt, const char *cores,
                                  hwloc_bitmap_t out, struct moe_error *err);
 

@@ -12,7 +12,7 @@ D=$MOEFLOW_SRCDIR/tests/data
 tmp=$(mktemp -d /tmp/mfvg.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 13
+tap_plan 14
 n=0
 vg() {  # vg DESCRIPTION ARGS...: runs moeflow ARGS under memcheck
     local desc=$1; shift
@@ -34,6 +34,9 @@ for s in tiny-moe-2gpu qwen3-30b-a3b-16xh100 deepseek-v3-1024xh100; do
 done
 vg "gen on a bad study" gen "$D/study/bad/ep-divides.yaml" -o "$tmp/bad" \
     --templates "$MOEFLOW_SRCDIR/templates"
+# Issue 21: load_study freed the uninitialised json pointer of a study
+# that could not be read.
+vg "fit on a study that does not exist" fit /nonexistent
 vg "fit qwen3-30b-a3b" fit --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 --gbs 512 --ep 8
 vg "layouts qwen3-30b-a3b" layouts --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 \
     --gbs 512 --top 5

@@ -1,0 +1,180 @@
+/* moeflow gen end to end, in memory (issue 21): a study (YAML, with an
+ * optional first line "# -o PATH" for the study directory), loaded, then
+ * every file moe_gen_build() renders from the real templates.  Whatever
+ * the study's strings hold, the scripts keep their structure:
+ *   - no control character but newlines; every #SBATCH line before the
+ *     first command;
+ *   - sbatch reads one argument per #SBATCH line; --moe-study is the study
+ *     directory and --job-name moeflow-NAME-STAGE, exactly;
+ *   - every line has the shell skeleton (gen_check.h) of the same study
+ *     rendered with plain stand-ins for its free strings: no value adds a
+ *     line, a word, an operator or a comment.
+ * A study directory holding a control character must be refused.  A
+ * broken invariant aborts (a finding). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/text.h"
+#include "fuzz.h"
+#include "gen_check.h"
+#include "study/stagegen.h"
+#include "study/study.h"
+
+#define DIE(...) (fprintf(stderr, "fuzz_gen: " __VA_ARGS__), fputc('\n', stderr), abort())
+
+/* Plain stand-ins that keep emptiness (a non-empty data path adds
+ * --data-path; an empty image drops --container-image). */
+static void plain_strings(struct moe_study *s)
+{
+    char *strs[] = { s->cluster.partition, s->cluster.account, s->cluster.container_image,
+                     s->cluster.container_mounts, s->data_path };
+    size_t lens[] = { sizeof(s->cluster.partition), sizeof(s->cluster.account),
+                      sizeof(s->cluster.container_image), sizeof(s->cluster.container_mounts),
+                      sizeof(s->data_path) };
+
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        if (strs[i][0])
+            snprintf(strs[i], lens[i], "plain");
+    snprintf(s->name, sizeof(s->name), "plain");
+    snprintf(s->cluster.time_limit, sizeof(s->cluster.time_limit), "10");
+    /* The launcher is split on blanks: one plain word for each of its. */
+    for (char *c = s->cluster.launcher; *c; c++)
+        if (*c != ' ' && *c != '\t')
+            *c = 'p';
+}
+
+static const struct moe_gen_file *find(const struct moe_gen_output *o, const char *name)
+{
+    for (int i = 0; i < o->n; i++)
+        if (strcmp(o->files[i].name, name) == 0)
+            return &o->files[i];
+    return NULL;
+}
+
+static bool is_script(const char *name)
+{
+    size_t n = strlen(name);
+
+    return (n > 3 && strcmp(name + n - 3, ".sh") == 0) ||
+           (n > 7 && strcmp(name + n - 7, ".sbatch") == 0);
+}
+
+/* --moe-study and --job-name as sbatch reads them. */
+static void check_sbatch_line(const char *line, const struct moe_study *s, const char *stage,
+                              const char *dir)
+{
+    char arg[8192], want[8192];
+
+    if (gen_check_sbatch_args(line, arg, sizeof(arg)) != 1)
+        DIE("sbatch reads other than one argument from: %s", line);
+    if (strncmp(arg, "--moe-study=", 12) == 0 && strcmp(arg + 12, dir) != 0)
+        DIE("--moe-study reads back as '%s', not '%s'", arg + 12, dir);
+    snprintf(want, sizeof(want), "--job-name=moeflow-%s-%s", s->name, stage);
+    if (strncmp(arg, "--job-name=", 11) == 0 && strcmp(arg, want) != 0)
+        DIE("'%s' is not '%s'", arg, want);
+}
+
+static void check_lines(const struct moe_gen_file *f, const struct moe_gen_file *plain,
+                        const struct moe_study *s, const char *dir)
+{
+    const char *p = f->data, *q = plain->data, *pe = p + f->len, *qe = q + plain->len;
+    char stage[64], a[8192], b[8192];
+    int line = 1;
+
+    snprintf(stage, sizeof(stage), "%.*s", (int)strcspn(f->name, "."), f->name);
+    for (; p < pe && q < qe; line++) {
+        const char *e = memchr(p, '\n', (size_t)(pe - p)), *g = memchr(q, '\n', (size_t)(qe - q));
+
+        e = e ? e : pe;
+        g = g ? g : qe;
+        if (e - p >= 7 && memcmp(p, "#SBATCH", 7) == 0) {
+            snprintf(a, sizeof(a), "%.*s", (int)(e - p), p);
+            check_sbatch_line(a, s, stage, dir);
+        }
+        gen_check_skeleton(p, (size_t)(e - p), a, sizeof(a));
+        gen_check_skeleton(q, (size_t)(g - q), b, sizeof(b));
+        if (strcmp(a, b) != 0)
+            DIE("%s:%d: skeleton '%s', plain '%s'", f->name, line, a, b);
+        p = e + 1;
+        q = g + 1;
+    }
+    if ((p < pe) != (q < qe))
+        DIE("%s: not as many lines as with plain strings", f->name);
+}
+
+static void check_output(const struct moe_gen_output *out, const struct moe_gen_output *plain,
+                         const struct moe_study *s, const char *dir)
+{
+    for (int i = 0; i < out->n; i++) {
+        const struct moe_gen_file *f = &out->files[i], *g;
+        const char *why;
+
+        if (!is_script(f->name))
+            continue;
+        if ((why = gen_check_script(f->data, f->len)))
+            DIE("%s: %s", f->name, why);
+        if (!(g = find(plain, f->name)))
+            DIE("%s: no such script with plain strings", f->name);
+        check_lines(f, g, s, dir);
+    }
+}
+
+/* "# -o PATH\n" first: the study directory (absolute, as gen makes it),
+ * taken off the study so that YAML never sees its bytes.  Returns the
+ * study text. */
+static const char *study_dir(const char *text, char *dir, size_t len)
+{
+    size_t n;
+
+    snprintf(dir, len, "/tmp/study");
+    if (strncmp(text, "# -o ", 5) != 0)
+        return text;
+    n = strcspn(text + 5, "\n");
+    snprintf(dir, len, "/%.*s", (int)n, text + 5);
+    return text[5 + n] ? text + 5 + n + 1 : text + 5 + n;
+}
+
+static void gen_both(struct moe_study *s, struct moe_gen_opts *o, const char *dir)
+{
+    struct moe_gen_output out, plain;
+    struct moe_error err;
+    struct moe_study p = *s;
+    bool control = moe_text_control_at(dir, strlen(dir)) >= 0;
+
+    moe_error_clear(&err);
+    if (moe_gen_build(s, o, &out, &err) < 0) {
+        if (!err.text[0])
+            DIE("gen failed without a message");
+        return;
+    }
+    if (control)
+        DIE("a study directory holding a control character was accepted");
+    plain_strings(&p);
+    if (moe_gen_build(&p, o, &plain, &err) < 0)
+        DIE("the plain stand-ins fail where the study passed: %s", err.text);
+    check_output(&out, &plain, s, dir);
+    moe_gen_output_free(&out);
+    moe_gen_output_free(&plain);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fuzz_strdup(data, size), dir[4096];
+    const char *yaml = study_dir(text, dir, sizeof(dir));
+    struct moe_study study;
+    struct moe_error err;
+    struct moe_gen_opts o = { .templates_dir = MOEFLOW_ABS_SRCDIR "/templates",
+                              .only = MOE_STAGE_NONE, .version = "fuzz", .study_text = yaml,
+                              .study_dir = dir };
+
+    moe_error_clear(&err);
+    if (moe_study_load_string(&study, "fuzz.yaml", yaml, &err) == 0)
+        gen_both(&study, &o, dir);
+    moe_study_free(&study);
+    free(text);
+    return 0;
+}
