@@ -275,14 +275,15 @@ plain_log() {
 }
 
 # check_value GROUP VALUE FIELD...: 0, or 1 with the reason on stdout.
-# A free-text value goes between markers (each word of the launcher, which
-# moeflow splits on blanks), after its field's prefix.
+# A free-text value goes between markers, after its field's prefix.  The
+# launcher is split into words as the shell splits a simple command, quotes
+# and all (moe_shsplit): the markers then land in its first and last word,
+# and the words between them are masked as one value.
 check_value() {
     local group=$1 val=$2 f args=() names= rc out=$tmp/out plog
     shift 2
     for f in "$@"; do
         case $group:$f in
-        together:cluster.launcher.command) args+=("$f" "$(yaml_quote "Zq${val//[ $'\t']/qZ Zq}qZ")") ;;
         together:*) args+=("$f" "$(yaml_quote "${prefix[$f]}Zq${val}qZ")") ;;
         *) args+=("$f" "$(yaml_quote "$val")") ;;
         esac

@@ -21,10 +21,36 @@
 #include "core/text.h"
 #include "fuzz.h"
 #include "gen_check.h"
+#include "study/launcher.h"
 #include "study/stagegen.h"
 #include "study/study.h"
 
 #define DIE(...) (fprintf(stderr, "fuzz_gen: " __VA_ARGS__), fputc('\n', stderr), abort())
+
+/* The launcher is split as the shell splits a simple command (quotes and
+ * all, study/launcher.h): as many plain words, where the Python and the
+ * entry script stay what they are, as the contract stage reads them. */
+static void plain_launcher(struct moe_study *s)
+{
+    struct moe_launcher l;
+    struct moe_error err;
+    char plain[sizeof(s->cluster.launcher)] = "";
+    size_t used = 0, i;
+    json_t *w;
+
+    moe_error_clear(&err);
+    if (moe_launcher_parse(s->cluster.launcher, &l, &err) < 0)
+        DIE("a loaded study's launcher does not split: %s", err.text);
+    json_array_foreach(l.words, i, w) {
+        const char *word = json_string_value(w);
+        const char *stand = word == l.python ? "python" : word == l.entry ? "p.py" : "p";
+        used += (size_t)snprintf(plain + used, sizeof(plain) - used, "%s%s", i ? " " : "", stand);
+        if (used >= sizeof(plain))
+            DIE("the plain launcher does not fit");
+    }
+    moe_launcher_free(&l);
+    snprintf(s->cluster.launcher, sizeof(s->cluster.launcher), "%s", plain);
+}
 
 /* Plain stand-ins that keep emptiness (a non-empty data path adds
  * --data-path; an empty image drops --container-image). */
@@ -41,10 +67,7 @@ static void plain_strings(struct moe_study *s)
             snprintf(strs[i], lens[i], "plain");
     snprintf(s->name, sizeof(s->name), "plain");
     snprintf(s->cluster.time_limit, sizeof(s->cluster.time_limit), "10");
-    /* The launcher is split on blanks: one plain word for each of its. */
-    for (char *c = s->cluster.launcher; *c; c++)
-        if (*c != ' ' && *c != '\t')
-            *c = 'p';
+    plain_launcher(s);
 }
 
 static const struct moe_gen_file *find(const struct moe_gen_output *o, const char *name)
