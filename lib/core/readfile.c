@@ -31,20 +31,34 @@ static char *fail(int fd, char *buf, const char *path, const char *what, struct 
     return NULL;
 }
 
+/* 0 when fd is a regular file (st filled), else -1 with err. */
+static int check_regular(int fd, struct stat *st, const char *path, const char *what,
+                         struct moe_error *err)
+{
+    if (fstat(fd, st) != 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        moe_error_at(err, path, 0, 0, "%s: not a regular file (%s)", what,
+                     file_kind(st->st_mode));
+        return -1;
+    }
+    return 0;
+}
+
 /* Reads to end of file rather than trusting st_size: /proc reports 0, and a
  * file may grow while it is read. */
 char *moe_read_fd(int fd, const char *path, const char *what, size_t *len_out,
                   struct moe_error *err)
 {
-    char reason[128], *buf = NULL;
+    char *buf = NULL;
     size_t len = 0, cap;
     struct stat st;
 
-    if (fstat(fd, &st) != 0)
-        return fail(fd, NULL, path, what, err, strerror(errno));
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(reason, sizeof(reason), "not a regular file (%s)", file_kind(st.st_mode));
-        return fail(fd, NULL, path, what, err, reason);
+    if (check_regular(fd, &st, path, what, err) != 0) {
+        close(fd);
+        return NULL;
     }
     /* room for the file, its NUL and one byte more, so that the read which
      * finds the end needs no second allocation */
@@ -89,6 +103,30 @@ char *moe_read_file(const char *path, const char *what, size_t *len, struct moe_
         return NULL;
     }
     return moe_read_fd(fd, path, what, len, err);
+}
+
+int moe_open_regular(const char *path, const char *what, struct moe_error *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+
+    if (fd < 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        return -1;
+    }
+    if (check_regular(fd, &st, path, what, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    /* A regular file never blocks; clearing the flag keeps stdio and zlib
+     * from ever seeing EAGAIN. */
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
