@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
+#include "core/readfile.h"
+#include "core/yaml_depth.h"
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 
@@ -245,16 +248,22 @@ int moe_domains_load_yaml(struct moe_domains *d, const char *path, struct moe_er
     yaml_parser_t parser;
     yaml_document_t doc;
     struct yctx y = { &doc, path, err };
-    FILE *f = fopen(path, "r");
+    size_t len;
+    char *text;
     int rv = -1;
 
     memset(d, 0, sizeof(*d));
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+    /* Whole, through the one reader: slurmstepd loads this map, so a FIFO
+     * must not block it and its size is bounded. */
+    text = moe_read_file(path, "NVLink-domain map", &len, err);
+    if (!text)
+        return -1;
+    if (moe_yaml_check_depth(path, text, len, err) != 0) {
+        free(text);
         return -1;
     }
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
         moe_error_at(err, path, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, "%s", parser.problem);
@@ -263,7 +272,7 @@ int moe_domains_load_yaml(struct moe_domains *d, const char *path, struct moe_er
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
     if (rv == 0)
         rv = index_nodes(d, path, err);
     if (rv != 0)
@@ -295,17 +304,29 @@ static int split_words(char *line, char **words, int max)
     return n;
 }
 
+/* fopen() for the admin's files, refusing a FIFO or a device at once:
+ * slurmstepd reads them. */
+static FILE *open_conf(const char *path, struct moe_error *err)
+{
+    int fd = moe_open_regular(path, "NVLink-domain map", err);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+    if (!f && fd >= 0) {
+        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int moe_domains_load_slurm(struct moe_domains *d, const char *path, struct moe_error *err)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f;
     char line[8192], *words[64];
     int lineno = 0, rv = 0;
 
     memset(d, 0, sizeof(*d));
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+    if (!(f = open_conf(path, err)))
         return -1;
-    }
     while (rv == 0 && fgets(line, sizeof(line), f)) {
         int n;
         const char *block, *nodes;
@@ -338,7 +359,8 @@ int moe_domains_load_slurm(struct moe_domains *d, const char *path, struct moe_e
 /* Slurm's topology.conf is key=value lines starting with one of these. */
 static int looks_like_slurm_conf(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    struct moe_error ignored; /* the YAML reader says why it cannot read it */
+    FILE *f = open_conf(path, &ignored);
     char line[8192], *words[4];
     int slurm = 0;
 
