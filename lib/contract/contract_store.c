@@ -445,7 +445,8 @@ static int same_file(int wfd, const char *name, const char *canon, struct moe_er
 }
 
 /* <digest>.json, then its seal, each written once in a folder that only
- * the user can write; 1 when both were there already. */
+ * the user can write; 1 when the winner was there already (its seal is
+ * added if it lacks one: a winner recorded before winners were sealed). */
 static int write_winner(int wfd, const json_t *doc, char *name, size_t len,
                         struct moe_error *err)
 {
