@@ -188,6 +188,7 @@ static void annotations_have_their_own_diff(void **state)
     json_object_set_new(b, "run", json_pack("{s:s}", "stage", "contract"));
     assert_int_equal(moe_contract_diff(a, b, &d, NULL), 0);
     assert_int_equal(d.count, 0);
+    moe_contract_diff_free(&d);
     assert_int_equal(moe_contract_diff_annotations(a, b, &d, NULL), 0);
     assert_int_equal(d.count, 2);
     assert_string_equal(d.items[0].path, "run.stage");
