@@ -26,10 +26,7 @@ static char *join(const char *prefix, const char *key)
 
     if (!path)
         return NULL;
-    memcpy(path, prefix, plen);
-    p = path + plen;
-    if (plen)
-        *p++ = '.';
+    p = path + snprintf(path, n, "%s%s", prefix, plen ? "." : "");
     if (!key[0]) {
         *p++ = '\\';
         *p++ = 'e';

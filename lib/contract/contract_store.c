@@ -599,7 +599,7 @@ static int is_winner_name(const char *name)
  * contract of a sealed retune run; {"digest", "contract", "run"} or NULL. */
 static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct moe_error *err)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1], shown[MOE_SHA256_HEX_LEN + 16], *text, *seal = NULL;
+    char digest[MOE_SHA256_HEX_LEN + 1], shown[300], *text, *seal = NULL;
     json_t *doc = NULL, *run;
 
     snprintf(shown, sizeof(shown), "winners/%s", name);
@@ -625,70 +625,40 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct
     return NULL;
 }
 
-static int by_name(const void *a, const void *b)
+static int winner_entry(const struct dirent *e)
 {
-    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+    return is_winner_name(e->d_name);
 }
 
-/* The winner file names of the folder, sorted. */
-static json_t *winner_names(int wfd)
-{
-    json_t *names = json_array(), **v;
-    int fd = dup(wfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
-    size_t n;
-
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        json_decref(names);
-        return NULL;
-    }
-    while ((e = readdir(d)))
-        if (is_winner_name(e->d_name))
-            json_array_append_new(names, json_string(e->d_name));
-    closedir(d);
-    n = json_array_size(names);
-    v = malloc((n ? n : 1) * sizeof(*v));
-    if (!v) {
-        json_decref(names);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(names, i));
-    qsort(v, n, sizeof(*v), by_name);
-    json_array_clear(names);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(names, v[i]);
-    free(v);
-    return names;
-}
-
+/* Every winners/<sha256>.json in file-name order, each one loaded. */
 static json_t *load_winners_at(int wfd, const char *study, struct moe_error *err)
 {
-    json_t *names = winner_names(wfd), *runs = NULL, *out = json_array(), *name, *w;
-    size_t i;
+    struct dirent **ents = NULL;
+    json_t *runs = NULL, *out = json_array(), *w;
+    int n = scandirat(wfd, ".", &ents, winner_entry, alphasort);
 
-    if (!names) {
+    if (n < 0) {
         moe_error_set(err, "%s/winners: %s", study, strerror(errno));
-        goto fail;
+        json_decref(out);
+        return NULL;
     }
-    if (json_array_size(names) && !(runs = sealed_retune_runs(study, err)))
+    if (n > 0 && !(runs = sealed_retune_runs(study, err)))
         goto fail;
-    json_array_foreach(names, i, name) {
-        if (!(w = load_winner(wfd, json_string_value(name), runs, err)))
+    for (int i = 0; i < n; i++) {
+        if (!(w = load_winner(wfd, ents[i]->d_name, runs, err)))
             goto fail;
         json_array_append_new(out, w);
     }
-    json_decref(names);
+    goto done;
+fail:
+    json_decref(out);
+    out = NULL;
+done:
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
     json_decref(runs);
     return out;
-fail:
-    json_decref(names);
-    json_decref(runs);
-    json_decref(out);
-    return NULL;
 }
 
 json_t *moe_contract_load_winners(const char *study, struct moe_error *err)
