@@ -205,6 +205,13 @@ static double iter_field(struct moe_log *log, const char *s, const char *end, co
     }
     if (isnan(v))
         return v; /* Megatron's own "nan": a diverged value, reported as such */
+    /* a count becomes a long: from 2^63 on that conversion is undefined
+     * (found by fuzz_bridge_log: "number of nan iterations: 5.5e93") */
+    if (integer && isfinite(v) && v >= 0x1p63) {
+        warn(log, lineno, "iteration %ld: '%s %g' is impossible (too large for a count); value "
+             "ignored", iter, key, v);
+        return NAN;
+    }
     if (!isfinite(v) || v < min || (open && v == min) || (integer && v != floor(v))) {
         warn(log, lineno, "iteration %ld: '%s %g' is impossible (%s); value ignored", iter, key, v,
              integer ? "must be a whole number >= 0" : open ? "must be > 0" : "must be >= 0");

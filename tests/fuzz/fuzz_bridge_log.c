@@ -6,8 +6,8 @@
  * "iteration k/ N |" (without a step time, which the Bridge line fills),
  * then the line itself behind the prefix its first byte picks.  Then the
  * window's statistics, as report computes them.  Nothing may crash, leak
- * or invoke undefined behaviour; what values are plausible is the log's
- * own validation. */
+ * or invoke undefined behaviour, and no count may come out negative; what
+ * other values are plausible is the log's own validation. */
 #include "config.h"
 
 #include <stdio.h>
@@ -73,6 +73,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     moe_log_finish(&log);
     log.source = NULL;
+    /* counts are read as whole numbers >= 0: a negative one came from an
+     * undefined conversion (nan-iterations-5e93-overflows-long) */
+    for (size_t i = 0; i < log.niters; i++)
+        if (log.iters[i].skipped < 0 || log.iters[i].nan_iters < 0)
+            abort();
     if (log.niters > 0) {
         struct moe_report_run run;
 
