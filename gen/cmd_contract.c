@@ -58,10 +58,16 @@ static int cmd_show(const char *path, bool json)
     return rc;
 }
 
-static int print_diff(const struct moe_contract_diff *d, const struct moe_verdict *v, bool json)
+/* notes: when the compared sections are equal but the digests are not,
+ * the annotations that differ; a diff of two different contracts is never
+ * "no differences". */
+static int print_diff(const struct moe_contract_diff *d, const struct moe_contract_diff *notes,
+                      const struct moe_verdict *v, bool json)
 {
     if (json) {
         json_t *out = json_pack("{s:o}", "changes", moe_contract_diff_json(d));
+        if (notes->count)
+            json_object_set_new(out, "annotation_changes", moe_contract_diff_json(notes));
         if (v->rule[0])
             json_object_set_new(out, "verdict",
                                 json_pack("{s:b, s:s, s:s}", "allowed", v->allowed, "rule",
@@ -70,8 +76,11 @@ static int print_diff(const struct moe_contract_diff *d, const struct moe_verdic
         putchar('\n');
         json_decref(out);
     } else {
-        char *text = moe_contract_diff_text(d);
-        fputs(d->count ? text : "no differences\n", stdout);
+        char *text = moe_contract_diff_text(d->count ? d : notes);
+        if (!d->count && notes->count)
+            fputs("the compared sections are equal; the digests differ in the annotations "
+                  "(sources, run), which no rule compares:\n", stdout);
+        fputs(d->count || notes->count ? text : "no differences\n", stdout);
         free(text);
         if (v->rule[0]) {
             bool c = moe_cli_colour(stdout);
@@ -86,7 +95,7 @@ static int cmd_diff(const char *a_path, const char *b_path, const char *stage_na
 {
     char da[MOE_SHA256_HEX_LEN + 1], db[MOE_SHA256_HEX_LEN + 1];
     json_t *a = load_any(a_path, da), *b = a ? load_any(b_path, db) : NULL;
-    struct moe_contract_diff d = { 0 };
+    struct moe_contract_diff d = { 0 }, notes = { 0 };
     struct moe_verdict v = { 0 };
     struct moe_error err;
     int rc = MOE_EXIT_INVALID_INPUT;
@@ -106,13 +115,17 @@ static int cmd_diff(const char *a_path, const char *b_path, const char *stage_na
             goto fail;
     } else if (moe_contract_diff(a, b, &d, &err) != 0)
         goto fail;
-    rc = print_diff(&d, &v, json);
+    if (d.count == 0 && strcmp(da, db) != 0 &&
+        moe_contract_diff_annotations(a, b, &notes, &err) != 0)
+        goto fail;
+    rc = print_diff(&d, &notes, &v, json);
     goto out;
 fail:
     moe_cli_report(&err);
     rc = MOE_EXIT_SYSTEM;
 out:
     moe_contract_diff_free(&d);
+    moe_contract_diff_free(&notes);
     json_decref(a);
     json_decref(b);
     return rc;

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "core/readfile.h"
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 #include "topology/placement.h"
@@ -84,10 +85,15 @@ static void print_plan(const struct moe_placement *p, const struct moe_layout *l
                (p->first_split + 1) * p->block - 1);
 }
 
+/* Built in memory and put in place whole: a symlink at path is replaced,
+ * never written through. */
 static int write_hostfile(const char *path, const struct moe_placement *p, char **nodes,
                           struct moe_error *err)
 {
-    FILE *f = fopen(path, "w");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc = -1;
 
     if (!f) {
         moe_error_at(err, path, 0, 0, "%s", strerror(errno));
@@ -96,11 +102,12 @@ static int write_hostfile(const char *path, const struct moe_placement *p, char 
     for (int q = 0; q < p->nnodes; q++)
         for (int g = 0; g < p->gpn; g++)
             fprintf(f, "%s\n", nodes[p->order[q]]);
-    if (fclose(f) != 0) {
-        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    if (fclose(f) != 0)
+        moe_error_at(err, path, 0, 0, "out of memory");
+    else
+        rc = moe_replace_file(path, buf, len, -1, err);
+    free(buf);
+    return rc;
 }
 
 /* Without --gpus-per-node: the one count the map gives every job node. */

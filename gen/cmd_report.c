@@ -20,6 +20,7 @@
 #include "analysis/study_report.h"
 #include "analysis/report_runs.h"
 #include "contract/contract_store.h"
+#include "core/readfile.h"
 
 #define MAX_EXPECT 64
 
@@ -223,7 +224,7 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
                          const struct moe_report_opts *opts, struct moe_error *err)
 {
-    char path[4096];
+    char path[4096], *text;
     json_t *j;
     int rc;
 
@@ -233,12 +234,15 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
     j = moe_report_to_json(runs, n, opts);
-    rc = json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
-    if (rc < 0) {
-        moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
+    /* Replaced whole, never written through a symlink planted at the name. */
+    rc = text ? moe_replace_file(path, text, strlen(text), -1, err) : -1;
+    if (!text)
+        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
+    free(text);
+    if (rc < 0)
         return -1;
-    }
     snprintf(path, sizeof(path), "%s/report.md", dir);
     if (moe_report_write_md(runs, n, opts, path, err) < 0)
         return -1;

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "analysis/megatron_log.h"
 #include "core/number.h"
+#include "core/readfile.h"
 
 void moe_log_init(struct moe_log *log)
 {
@@ -350,17 +352,33 @@ static const char *skip_rank_prefix(const char *line)
     return (p[0] == ':' && p[1] == ' ') ? p + 2 : line;
 }
 
-static int in_args_state(const char *line, int *in_args)
+static int in_args_state(struct moe_log *log, const char *line)
 {
     if (strstr(line, "-- arguments --")) {
-        *in_args = 1;
+        log->in_args = 1;
+        log->dump_lines = log->dump_bytes = 0;
         return 1;
     }
-    if (*in_args && strstr(line, "end of arguments")) {
-        *in_args = 0;
+    if (log->in_args && strstr(line, "end of arguments")) {
+        log->in_args = 0;
         return 1;
     }
     return 0;
+}
+
+/* A dump whose end never comes must not swallow the rest of the log (nor
+ * keep all of it in memory): past the bound it is over. */
+static int dump_ended(struct moe_log *log, const char *line, int lineno)
+{
+    log->dump_lines++;
+    log->dump_bytes += strlen(line);
+    if (log->dump_lines <= MOE_LOG_DUMP_LINES_MAX && log->dump_bytes <= MOE_LOG_DUMP_BYTES_MAX)
+        return 0;
+    warn(log, lineno, "the argument dump has no 'end of arguments' line within %d lines or "
+         "%ld MiB; the lines from here on are read as log lines", MOE_LOG_DUMP_LINES_MAX,
+         MOE_LOG_DUMP_BYTES_MAX >> 20);
+    log->in_args = 0;
+    return 1;
 }
 
 static int theoretical(struct moe_log *log, const char *line)
@@ -435,9 +453,9 @@ static int feed(struct moe_log *log, const char *line, int lineno)
     double unit;
 
     log->lines++;
-    if (in_args_state(line, &log->in_args))
+    if (in_args_state(log, line))
         return 0;
-    if (log->in_args)
+    if (log->in_args && !dump_ended(log, line, lineno))
         return add_arg(log, skip_rank_prefix(line));
     theoretical(log, line);
     step_time(log, line, lineno);
@@ -488,31 +506,98 @@ void moe_log_finish(struct moe_log *log)
     }
 }
 
-/* Streams, line by line, instead of moe_read_file(): a long run's log has
- * no useful size limit, and only the parsed figures are kept. */
-int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int lineno = 0, rc = 0;
+/* Lines of at most MOE_LOG_LINE_MAX bytes from a file read in chunks: not
+ * getline(), which holds a line whole however long (a file with no newline,
+ * or /dev/zero behind a regular name, would be read into memory). */
+struct lines {
+    FILE *f;
+    char chunk[1 << 16];
+    size_t pos, len;
+    char *line; /* MOE_LOG_LINE_MAX + 1 bytes */
+};
 
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "log: %s", strerror(errno));
+/* The next line in l->line, without its newline or trailing CRs; -1 at end
+ * of file.  *cut: the line was longer and its rest was skipped. */
+static long next_line(struct lines *l, int *cut)
+{
+    size_t n = 0, max = (size_t)MOE_LOG_LINE_MAX;
+    int any = 0;
+
+    *cut = 0;
+    for (;;) {
+        const char *nl;
+        size_t take, keep;
+
+        if (l->pos == l->len) {
+            l->pos = 0;
+            l->len = fread(l->chunk, 1, sizeof(l->chunk), l->f);
+            if (l->len == 0)
+                break;
+        }
+        any = 1;
+        nl = memchr(l->chunk + l->pos, '\n', l->len - l->pos);
+        take = nl ? (size_t)(nl - (l->chunk + l->pos)) : l->len - l->pos;
+        keep = take < max - n ? take : max - n;
+        if (keep < take)
+            *cut = 1;
+        memcpy(l->line + n, l->chunk + l->pos, keep);
+        n += keep;
+        l->pos += take + (nl != NULL);
+        if (nl)
+            break;
+    }
+    if (!any)
+        return -1;
+    while (n > 0 && l->line[n - 1] == '\r')
+        n--;
+    l->line[n] = '\0';
+    return (long)n;
+}
+
+static int read_lines(struct moe_log *log, FILE *f, const char *path, struct moe_error *err)
+{
+    struct lines *l = calloc(1, sizeof(*l));
+    int lineno = 0, cut, rc = 0;
+
+    if (!l || !(l->line = malloc((size_t)MOE_LOG_LINE_MAX + 1))) {
+        free(l);
+        moe_error_at(err, path, 0, 0, "out of memory");
         return -1;
     }
-    log->source = path;
-    while ((n = getline(&line, &cap, f)) >= 0) {
+    l->f = f;
+    while (next_line(l, &cut) >= 0) {
         lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        if (feed(log, line, lineno) < 0) {
+        if (cut)
+            warn(log, lineno, "the line is longer than " MOE_LOG_LINE_MAX_TEXT
+                 "; only its first " MOE_LOG_LINE_MAX_TEXT " is read");
+        if (feed(log, l->line, lineno) < 0) {
             moe_error_at(err, path, lineno, 0, "out of memory");
             rc = -1;
             break;
         }
     }
+    free(l->line);
+    free(l);
+    return rc;
+}
+
+/* Streams, line by line, instead of moe_read_file(): a long run's log has
+ * no useful size limit, and only the parsed figures are kept.  Opened as a
+ * regular file only: a FIFO would wait for a writer, a device never end. */
+int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err)
+{
+    int fd = moe_open_regular(path, "log", err), rc;
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+    if (!f) {
+        if (fd >= 0) {
+            moe_error_at(err, path, 0, 0, "log: %s", strerror(errno));
+            close(fd);
+        }
+        return -1;
+    }
+    log->source = path;
+    rc = read_lines(log, f, path, err);
     log->in_args = 0; /* a dump cut short ends with its file */
     moe_log_finish(log);
     log->source = NULL;
@@ -520,7 +605,6 @@ int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *e
         moe_error_at(err, path, 0, 0, "log: %s", strerror(errno));
         rc = -1;
     }
-    free(line);
     fclose(f);
     return rc;
 }

@@ -41,6 +41,18 @@ struct moe_log_warning {
 
 #define MOE_LOG_WARNINGS_MAX 200
 
+/* A line longer than this is read up to it (the rest is skipped, with a
+ * warning): the longest line of the real logs is 1.7 kB, and a file with
+ * no newline must not be held whole. */
+#define MOE_LOG_LINE_MAX (1L << 20)
+#define MOE_LOG_LINE_MAX_TEXT "1 MiB"
+
+/* An argument dump ends within this many lines or bytes (Megatron core
+ * 0.19 prints about 850 lines, 60 kB); past that its "end of arguments" is
+ * taken as lost and the lines after it are read as log lines again. */
+#define MOE_LOG_DUMP_LINES_MAX 8192
+#define MOE_LOG_DUMP_BYTES_MAX (4L << 20)
+
 struct moe_log_arg {
     char *key, *value;
 };
@@ -61,6 +73,7 @@ struct moe_log {
     char graph_example[160];
     size_t lines;
     int in_args; /* inside the argument dump */
+    size_t dump_lines, dump_bytes;    /* of the dump being read */
     struct moe_log_warning *warnings; /* at most MOE_LOG_WARNINGS_MAX kept */
     size_t nwarnings, capwarnings;
     size_t warnings_total;            /* including those not kept */

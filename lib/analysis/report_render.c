@@ -6,26 +6,40 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/report.h"
+#include "core/readfile.h"
 
-static FILE *open_out(const char *path, struct moe_error *err)
+/* An output file is built in memory, then moe_replace_file puts it in
+ * place whole: a symlink planted at its name is replaced, never written
+ * through (fopen "w" truncated whatever it pointed to). */
+struct out {
+    FILE *f;
+    char *buf;
+    size_t len;
+};
+
+static FILE *open_out(struct out *o, const char *path, struct moe_error *err)
 {
-    FILE *f = fopen(path, "w");
-
-    if (!f)
+    o->buf = NULL;
+    o->f = open_memstream(&o->buf, &o->len);
+    if (!o->f)
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
-    return f;
+    return o->f;
 }
 
-static int close_out(FILE *f, const char *path, struct moe_error *err)
+static int close_out(struct out *o, const char *path, struct moe_error *err)
 {
-    if (ferror(f) | fclose(f)) {
-        moe_error_at(err, path, 0, 0, "write failed: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    int bad = ferror(o->f), rc = -1;
+
+    if (fclose(o->f) != 0 || bad)
+        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
+    else
+        rc = moe_replace_file(path, o->buf, o->len, -1, err);
+    free(o->buf);
+    return rc;
 }
 
 static void cell(FILE *f, double v, int decimals)
@@ -41,7 +55,8 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n,
                         const struct moe_report_opts *opts, const char *path,
                         struct moe_error *err)
 {
-    FILE *f = open_out(path, err);
+    struct out o;
+    FILE *f = open_out(&o, path, err);
 
     if (!f)
         return -1;
@@ -105,7 +120,7 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n,
             fprintf(f, "- **%s**\n", json_string_value(v));
     }
     fputs("\n![step time](step-time.svg)\n", f);
-    return close_out(f, path, err);
+    return close_out(&o, path, err);
 }
 
 static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
@@ -142,6 +157,7 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
 {
     const double W = 800, H = 420, L = 70, R = 170, T = 30, B = 50;
     double xmin = INFINITY, xmax = -INFINITY, ymax = 0, mmax = 0, ys, xs;
+    struct out o;
     FILE *f;
 
     /* Warm-up iterations can take 30x a steady step and would flatten the
@@ -170,7 +186,7 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
         xmin = 0, xmax = 1;
     if (ymax <= 0)
         ymax = 1;
-    f = open_out(path, err);
+    f = open_out(&o, path, err);
     if (!f)
         return -1;
 #define X(v) (L + ((v) - xmin) / (xmax - xmin) * (W - L - R))
@@ -238,5 +254,5 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
 #undef X
 #undef Y
     fputs("</svg>\n", f);
-    return close_out(f, path, err);
+    return close_out(&o, path, err);
 }

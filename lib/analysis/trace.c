@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/trace.h"
+#include "core/readfile.h"
 
 const char *const moe_trace_default_comm[] = {
     "nccl*",                  /* ncclKernel_*, ncclDevKernel_* (short names) */
@@ -43,6 +45,7 @@ void moe_trace_free(struct moe_trace *t)
         free(t->devices[i].compute);
     }
     free(t->devices);
+    free(t->devslots);
     free(t->steps);
     memset(t, 0, sizeof(*t));
 }
@@ -148,20 +151,68 @@ long moe_trace_intern(struct moe_trace *t, const char *text, size_t len)
     return id;
 }
 
-static struct moe_trace_device *device_get(struct moe_trace *t, int id)
+const char *moe_trace_failure(int rc)
+{
+    if (rc == MOE_TRACE_TOO_MANY_DEVICES)
+        return "more than " MOE_TRACE_DEVICES_MAX_TEXT " devices: not one process's or one "
+               "node's trace";
+    return "out of memory";
+}
+
+static size_t device_slot(uint32_t id, size_t nslots)
+{
+    return (size_t)((id * 2654435761u) & (uint32_t)(nslots - 1)); /* Knuth's multiplier */
+}
+
+/* Slots hold device index + 1; 0 is empty.  Kept at most half full. */
+static int device_rehash(struct moe_trace *t)
+{
+    size_t n = t->ndevslots ? t->ndevslots * 2 : 16;
+    uint32_t *s = calloc(n, sizeof(*s));
+
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < t->ndevices; i++) {
+        size_t h = device_slot((uint32_t)t->devices[i].id, n);
+
+        while (s[h])
+            h = (h + 1) & (n - 1);
+        s[h] = (uint32_t)(i + 1);
+    }
+    free(t->devslots);
+    t->devslots = s;
+    t->ndevslots = n;
+    return 0;
+}
+
+/* The device of that id, added when new; NULL with *rc set when it cannot
+ * be.  A hash, not a scan: a trace may name many ids, and every kernel
+ * whose device differs from the last one's looks its device up. */
+static struct moe_trace_device *device_get(struct moe_trace *t, int id, int *rc)
 {
     struct moe_trace_device *d;
+    size_t h;
 
-    for (size_t i = 0; i < t->ndevices; i++)
-        if (t->devices[i].id == id)
-            return &t->devices[i];
-    d = realloc(t->devices, (t->ndevices + 1) * sizeof(*d));
-    if (!d)
+    *rc = -1;
+    if ((t->ndevices + 1) * 2 > t->ndevslots && device_rehash(t) < 0)
         return NULL;
-    t->devices = d;
+    h = device_slot((uint32_t)id, t->ndevslots);
+    while (t->devslots[h]) {
+        d = &t->devices[t->devslots[h] - 1];
+        if (d->id == id)
+            return d;
+        h = (h + 1) & (t->ndevslots - 1);
+    }
+    if (t->ndevices >= MOE_TRACE_DEVICES_MAX) {
+        *rc = MOE_TRACE_TOO_MANY_DEVICES;
+        return NULL;
+    }
+    if (grow((void **)&t->devices, &t->capdevices, t->ndevices + 1, sizeof(*d)) < 0)
+        return NULL;
     d = &t->devices[t->ndevices++];
     memset(d, 0, sizeof(*d));
     d->id = id;
+    t->devslots[h] = (uint32_t)t->ndevices;
     return d;
 }
 
@@ -174,6 +225,7 @@ int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t
                          int64_t end)
 {
     struct moe_trace_device *d;
+    int rc;
 
     if (!time_valid(start, end))
         return 0;
@@ -181,9 +233,9 @@ int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t
     if (t->last_device < t->ndevices && t->devices[t->last_device].id == device) {
         d = &t->devices[t->last_device];
     } else {
-        d = device_get(t, device);
+        d = device_get(t, device, &rc);
         if (!d)
-            return -1;
+            return rc;
         t->last_device = (size_t)(d - t->devices);
     }
     if (name < t->nnames && t->names[name].comm) {
@@ -255,6 +307,7 @@ static int append(void **dst, size_t *nd, size_t *cap, void **src, size_t *ns, s
 int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub)
 {
     uint32_t *remap = malloc((sub->nnames + 1) * sizeof(*remap));
+    int rc = -1;
 
     if (!remap)
         return -1;
@@ -268,7 +321,7 @@ int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub)
         remap[i] = (uint32_t)id;
     }
     for (size_t i = 0; i < sub->ndevices; i++) {
-        struct moe_trace_device *s = &sub->devices[i], *d = device_get(t, s->id);
+        struct moe_trace_device *s = &sub->devices[i], *d = device_get(t, s->id, &rc);
 
         if (!d)
             goto fail;
@@ -277,30 +330,30 @@ int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub)
         if (append((void **)&d->comm, &d->ncomm, &d->capcomm, (void **)&s->comm, &s->ncomm,
                    &s->capcomm, sizeof(*d->comm)) < 0 ||
             append((void **)&d->compute, &d->ncompute, &d->capcompute, (void **)&s->compute,
-                   &s->ncompute, &s->capcompute, sizeof(*d->compute)) < 0)
+                   &s->ncompute, &s->capcompute, sizeof(*d->compute)) < 0) {
+            rc = -1;
             goto fail;
+        }
     }
     free(remap);
     return 0;
 fail:
     free(remap);
-    return -1;
+    return rc;
 }
 
 int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err)
 {
     static const char sqlite_magic[16] = "SQLite format 3";
     char head[16];
-    size_t got;
-    FILE *f = fopen(path, "rb"); /* only the 16-byte format probe */
+    ssize_t got;
+    int fd = moe_open_regular(path, "trace", err); /* only the 16-byte format probe */
 
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "trace: %s", strerror(errno));
+    if (fd < 0)
         return -1;
-    }
-    got = fread(head, 1, sizeof(head), f);
-    fclose(f);
-    if (got == sizeof(head) && memcmp(head, sqlite_magic, sizeof(head)) == 0)
+    got = read(fd, head, sizeof(head));
+    close(fd);
+    if (got == (ssize_t)sizeof(head) && memcmp(head, sqlite_magic, sizeof(head)) == 0)
         return moe_trace_read_nsys(t, path, err);
     return moe_trace_read_kineto(t, path, err);
 }

@@ -23,6 +23,29 @@ extern const char *const moe_trace_default_comm[];
  * drop them, so every interval length and GPU-time sum fits in 64 bits. */
 #define MOE_TRACE_TIME_MAX ((int64_t)1 << 62)
 
+/* Bounds of the Kineto reader, which holds one JSON value at a time: the
+ * longest value (an event, or a top-level member such as deviceProperties;
+ * real ones are a few kB), and what a file may unpack to (a profiler
+ * writes hundreds of MiB per rank for a few steps; a gzip bomb gives a
+ * thousand times its size). */
+#define MOE_TRACE_VALUE_MAX ((size_t)16 << 20)
+#define MOE_TRACE_VALUE_MAX_TEXT "16 MiB"
+#define MOE_TRACE_UNPACKED_MAX (16ULL << 30)
+
+/* One trace file is one process (Kineto) or one node (nsys): a few GPUs.
+ * More devices than this is no profiler's output, and each would become a
+ * row of the analysis. */
+#define MOE_TRACE_DEVICES_MAX 4096
+#define MOE_TRACE_DEVICES_MAX_TEXT "4096"
+
+/* What moe_trace_add_kernel and moe_trace_absorb return beyond -1 (out of
+ * memory): the trace names more than MOE_TRACE_DEVICES_MAX devices. */
+#define MOE_TRACE_TOO_MANY_DEVICES (-2)
+
+/* The message for a negative return of the two: "out of memory" or the
+ * device bound. */
+const char *moe_trace_failure(int rc);
+
 /* The marker prefix PyTorch's profiler uses for steps: "ProfilerStep#41". */
 #define MOE_TRACE_STEP_PREFIX "ProfilerStep#"
 
@@ -59,12 +82,15 @@ struct moe_trace {
     size_t nnames, capnames;
     uint32_t *slots; /* open-addressing index over names, for interning */
     size_t nslots;
-    struct moe_trace_device *devices;
-    size_t ndevices;
+    struct moe_trace_device *devices; /* in order of first appearance */
+    size_t ndevices, capdevices;
+    uint32_t *devslots; /* open-addressing index over devices by id */
+    size_t ndevslots;
     size_t last_device; /* cache: most kernels follow one on the same device */
     struct moe_step_marker *steps;
     size_t nsteps, capsteps;
     int threads; /* nsys reader threads; 0 picks by size and CPU count */
+    unsigned long long unpacked_max; /* Kineto; 0: MOE_TRACE_UNPACKED_MAX */
 };
 
 /* patterns: NULL for the defaults.  step_prefix: NULL for ProfilerStep#. */
@@ -77,7 +103,8 @@ void moe_trace_free(struct moe_trace *t);
 int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err);
 
 /* Used by the readers.  Names: add (no de-duplication) or intern; both
- * return the name's index, or -1 on allocation failure. */
+ * return the name's index, or -1 on allocation failure.  Kernels: 0, or -1
+ * or MOE_TRACE_TOO_MANY_DEVICES. */
 long moe_trace_add_name(struct moe_trace *t, const char *text);
 long moe_trace_intern(struct moe_trace *t, const char *text, size_t len);
 int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t start,

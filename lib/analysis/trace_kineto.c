@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <zlib.h>
 
 #include "analysis/trace.h"
+#include "core/readfile.h"
 
 #define WINDOW_MIN (1u << 20)
 
@@ -26,6 +28,7 @@ struct reader {
     char *buf;
     size_t cap, pos, len;
     long long consumed; /* bytes of the file before buf[0] */
+    unsigned long long unpacked, unpacked_max; /* bytes gzread gave so far, and may */
     int eof;
     struct moe_error *err;
 };
@@ -53,7 +56,15 @@ static int refill(struct reader *r)
         r->pos = 0;
     }
     if (r->len == r->cap) {
-        char *nb = realloc(r->buf, r->cap * 2);
+        char *nb;
+
+        /* The window holds one value at a time: a value that outgrows the
+         * bound is no profiler's event (a gzip of one 3 GB string once
+         * took 4.2 GB here). */
+        if (r->cap >= MOE_TRACE_VALUE_MAX)
+            return fail(r, "one JSON value is longer than " MOE_TRACE_VALUE_MAX_TEXT
+                        ": not a trace event");
+        nb = realloc(r->buf, r->cap * 2);
 
         if (!nb)
             return fail(r, "out of memory");
@@ -70,6 +81,14 @@ static int refill(struct reader *r)
     if (n == 0)
         r->eof = 1;
     r->len += (size_t)n;
+    r->unpacked += (unsigned long long)n;
+    if (r->unpacked > r->unpacked_max) {
+        char what[96];
+
+        snprintf(what, sizeof(what), "unpacks to more than %llu MiB: not a profiler's trace "
+                 "(a gzip bomb?)", r->unpacked_max >> 20);
+        return fail(r, what);
+    }
     return 0;
 }
 
@@ -202,7 +221,7 @@ static int event_array(struct reader *r, struct moe_trace *t)
         if (rc == -2)
             return -1;
         if (rc < 0)
-            return fail(r, "out of memory");
+            return fail(r, moe_trace_failure(rc));
         c = peek(r);
         if (c == ']') {
             r->pos++;
@@ -262,15 +281,20 @@ static int top_object(struct reader *r, struct moe_trace *t)
 
 int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_error *err)
 {
-    struct reader r = { .path = path, .err = err, .cap = WINDOW_MIN };
-    int c, rc = -1;
+    struct reader r = { .path = path, .err = err, .cap = WINDOW_MIN,
+                        .unpacked_max = t->unpacked_max ? t->unpacked_max
+                                                        : MOE_TRACE_UNPACKED_MAX };
+    int c, rc = -1, fd;
 
     /* gzip-streamed through a window, not moe_read_file(): a trace is
      * hundreds of MiB unpacked. */
-    r.gz = gzopen(path, "rb");
+    fd = moe_open_regular(path, "trace", err);
+    if (fd < 0)
+        return -1;
+    r.gz = gzdopen(fd, "rb");
     if (!r.gz) {
-        moe_error_at(err, path, 0, 0, "trace: %s",
-                     errno ? strerror(errno) : "out of memory");
+        moe_error_at(err, path, 0, 0, "trace: out of memory");
+        close(fd);
         return -1;
     }
     gzbuffer(r.gz, 1u << 17);

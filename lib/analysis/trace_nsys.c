@@ -1,7 +1,8 @@
 /* Nsight Systems exports (`nsys export --type sqlite`): kernels come from
  * CUPTI_ACTIVITY_KIND_KERNEL with names as ids into StringIds, times in ns;
  * step markers from NVTX_EVENTS.  Tables and columns differ across nsys
- * versions, so both are checked in sqlite_master / table_info first.
+ * versions, so both are checked in sqlite_master / table_info first.  The
+ * file is untrusted: see open_untrusted and check_table.
  *
  * Large exports are read by several threads, each with its own read-only
  * connection over one rowid range of the kernel table: stepping through
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -63,30 +65,59 @@ static int has_column(struct nsys *n, const char *table, const char *column)
     return found;
 }
 
+/* The longest string or blob SQLite hands us: real kernel names are at
+ * most a few kB (demangled templates); a hostile export's could be any
+ * size, or computed. */
+#define VALUE_MAX (1 << 20)
+
 /* nsys numbers its strings densely from 0, so a direct map by id is the
  * fast path; an id beyond this (a damaged or hand-made export) must not make
  * us allocate gigabytes, and is looked up each time instead. */
 #define NAME_MAP_MAX ((sqlite3_int64)1 << 22)
 
-static long name_uncached(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+/* The text of StringIds row sid, "(unnamed)" when there is none; NULL
+ * with err when SQLite cannot read it (a name beyond VALUE_MAX is
+ * SQLITE_TOOBIG). */
+static const char *lookup(struct nsys *n, sqlite3_int64 sid)
 {
-    const unsigned char *text;
-    long id;
+    const unsigned char *text = NULL;
+    int rc;
 
     sqlite3_reset(n->name_q);
     sqlite3_bind_int64(n->name_q, 1, sid);
-    text = sqlite3_step(n->name_q) == SQLITE_ROW ? sqlite3_column_text(n->name_q, 0) : NULL;
+    rc = sqlite3_step(n->name_q);
+    if (rc == SQLITE_ROW)
+        text = sqlite3_column_text(n->name_q, 0);
+    else if (rc != SQLITE_DONE) {
+        db_fail(n, "reading StringIds");
+        return NULL;
+    }
+    return text ? (const char *)text : "(unnamed)";
+}
+
+static long oom(struct nsys *n)
+{
+    moe_error_at(n->err, n->path, 0, 0, "out of memory");
+    return -2;
+}
+
+static long name_uncached(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+{
+    const char *text = lookup(n, sid);
+    long id;
+
     if (!text)
-        text = (const unsigned char *)"(unnamed)";
-    id = moe_trace_intern(t, (const char *)text, strlen((const char *)text));
-    return id < 0 ? -2 : id;
+        return -2;
+    id = moe_trace_intern(t, text, strlen(text));
+    return id < 0 ? oom(n) : id;
 }
 
 /* Names are resolved on first use: a trace has few distinct kernel names
- * but StringIds holds every string nsys saw. */
+ * but StringIds holds every string nsys saw.  -1: no name (the kernel is
+ * skipped); -2: an error, in n->err. */
 static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
 {
-    const unsigned char *text;
+    const char *text;
     long id;
 
     if (sid < 0)
@@ -101,7 +132,7 @@ static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
             nn *= 2;
         m = realloc(n->map, nn * sizeof(*m));
         if (!m)
-            return -2;
+            return oom(n);
         for (size_t i = n->nmap; i < nn; i++)
             m[i] = -1;
         n->map = m;
@@ -109,12 +140,11 @@ static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
     }
     if (n->map[sid] >= 0)
         return n->map[sid];
-    sqlite3_reset(n->name_q);
-    sqlite3_bind_int64(n->name_q, 1, sid);
-    text = sqlite3_step(n->name_q) == SQLITE_ROW ? sqlite3_column_text(n->name_q, 0) : NULL;
-    id = moe_trace_add_name(t, text ? (const char *)text : "(unnamed)");
-    if (id < 0)
+    if (!(text = lookup(n, sid)))
         return -2;
+    id = moe_trace_add_name(t, text);
+    if (id < 0)
+        return oom(n);
     n->map[sid] = id;
     return id;
 }
@@ -155,19 +185,24 @@ static int read_kernels(struct nsys *n, struct moe_trace *t, const char *namecol
     }
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         long id = name_of(n, t, sqlite3_column_int64(q, 3));
-        int device = 0;
+        int device = 0, added = 0;
 
+        if (id == -2) {
+            sqlite3_finalize(q);
+            return -1;
+        }
         if (id >= 0 && moe_trace_device_id(sqlite3_column_int64(q, 2), t->names[id].text,
                                            &device, n->err) < 0) {
             sqlite3_finalize(q);
             moe_error_locate(n->err, n->path, 0, 0);
             return -1;
         }
-        if (id == -2 || (id >= 0 && moe_trace_add_kernel(t, device, (uint32_t)id,
-                                                          sqlite3_column_int64(q, 0),
-                                                          sqlite3_column_int64(q, 1)) < 0)) {
+        if (id >= 0)
+            added = moe_trace_add_kernel(t, device, (uint32_t)id, sqlite3_column_int64(q, 0),
+                                         sqlite3_column_int64(q, 1));
+        if (added < 0) {
             sqlite3_finalize(q);
-            moe_error_at(n->err, n->path, 0, 0, "out of memory");
+            moe_error_at(n->err, n->path, 0, 0, "%s", moe_trace_failure(added));
             return -1;
         }
     }
@@ -175,11 +210,98 @@ static int read_kernels(struct nsys *n, struct moe_trace *t, const char *namecol
     return rc == SQLITE_DONE ? 0 : db_fail(n, "reading CUPTI_ACTIVITY_KIND_KERNEL");
 }
 
-static int open_db(struct nsys *n)
+/* An export is a file anyone can hand us, so SQLite treats it as untrusted
+ * (sqlite.org/security.html): read-only, defensive, no schema-defined
+ * functions with side effects, no triggers, views or attached databases,
+ * and a bound on every value.  Its schema is then checked by check_table. */
+static int open_untrusted(struct nsys *n)
 {
     if (sqlite3_open_v2(n->path, &n->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK)
         return db_fail(n, "cannot open the nsys export");
+    sqlite3_db_config(n->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(n->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    sqlite3_db_config(n->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    sqlite3_db_config(n->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+    sqlite3_db_config(n->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+    sqlite3_limit(n->db, SQLITE_LIMIT_LENGTH, VALUE_MAX);
+    sqlite3_limit(n->db, SQLITE_LIMIT_ATTACHED, 0);
+    return 0;
+}
+
+static int refuse(struct nsys *n, const char *table, const char *column, const char *what)
+{
+    moe_error_at(n->err, n->path, 0, 0, "%s%s%s %s: not an nsys export (refusing to read it)",
+                 table, column ? "." : "", column ? column : "", what);
+    return -1;
+}
+
+/* Reading a generated column runs its expression (a StringIds.value of
+ * hex(zeroblob(2e7)) made 40 MB per kernel name), and a virtual table runs
+ * its module's code: nsys writes neither, so a table that has one is
+ * refused before any row is read.  table_xinfo's "hidden" is 0 for an
+ * ordinary column. */
+static int check_table(struct nsys *n, const char *table)
+{
+    char sql[128];
+    sqlite3_stmt *q;
+    int rc = 0, step;
+
+    if (sqlite3_prepare_v2(n->db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1 "
+                           "AND sql LIKE 'CREATE VIRTUAL%'", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading sqlite_master");
+    sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        rc = refuse(n, table, NULL, "is a virtual table");
+    sqlite3_finalize(q);
+    if (rc < 0)
+        return -1;
+    snprintf(sql, sizeof(sql), "PRAGMA table_xinfo(%s)", table);
+    if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading the table layout");
+    while (rc == 0 && (step = sqlite3_step(q)) == SQLITE_ROW)
+        if (sqlite3_column_int(q, 6) != 0)
+            rc = refuse(n, table, (const char *)sqlite3_column_text(q, 1),
+                        "is a generated or hidden column");
+    sqlite3_finalize(q);
+    if (rc == 0 && step != SQLITE_DONE)
+        return db_fail(n, "reading the table layout");
+    return rc;
+}
+
+/* Each kernel name is looked up by StringIds.id: as the table's INTEGER
+ * PRIMARY KEY (nsys writes it so) that is a b-tree seek; any other column
+ * would make every lookup scan the table. */
+static int check_string_ids(struct nsys *n)
+{
+    sqlite3_stmt *q;
+    int pks = 0, id_is_rowid = 0, step;
+
+    if (check_table(n, "StringIds") < 0)
+        return -1;
+    if (sqlite3_prepare_v2(n->db, "PRAGMA table_xinfo(StringIds)", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading the table layout");
+    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        const char *type = (const char *)sqlite3_column_text(q, 2);
+
+        if (sqlite3_column_int(q, 5) == 0)
+            continue;
+        pks++;
+        id_is_rowid = name && type && strcmp(name, "id") == 0 && strcasecmp(type, "INTEGER") == 0;
+    }
+    sqlite3_finalize(q);
+    if (step != SQLITE_DONE)
+        return db_fail(n, "reading the table layout");
+    if (pks != 1 || !id_is_rowid)
+        return refuse(n, "StringIds", "id", "is not the table's INTEGER PRIMARY KEY");
+    return 0;
+}
+
+static int open_db(struct nsys *n)
+{
+    if (open_untrusted(n) < 0)
+        return -1;
     if (sqlite3_prepare_v2(n->db, "SELECT value FROM StringIds WHERE id = ?", -1, &n->name_q,
                            NULL) != SQLITE_OK)
         return db_fail(n, "reading StringIds");
@@ -257,7 +379,7 @@ static int read_parallel(struct nsys *n, struct moe_trace *t, const char *nameco
 {
     struct chunk *c = calloc((size_t)k, sizeof(*c));
     pthread_t *th = calloc((size_t)k, sizeof(*th));
-    int rc = 0, started = 0;
+    int rc = 0, started = 0, absorbed;
 
     if (!c || !th) {
         free(c);
@@ -286,8 +408,8 @@ static int read_parallel(struct nsys *n, struct moe_trace *t, const char *nameco
             *n->err = c[i].err;
             rc = -1;
         }
-        if (rc == 0 && moe_trace_absorb(t, &c[i].sub) < 0) {
-            moe_error_at(n->err, n->path, 0, 0, "out of memory");
+        if (rc == 0 && (absorbed = moe_trace_absorb(t, &c[i].sub)) < 0) {
+            moe_error_at(n->err, n->path, 0, 0, "%s", moe_trace_failure(absorbed));
             rc = -1;
         }
         moe_trace_free(&c[i].sub);
@@ -353,11 +475,8 @@ int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error 
     struct nsys n = { .path = path, .err = err };
     int rc = -1, k;
 
-    if (sqlite3_open_v2(path, &n.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        db_fail(&n, "cannot open the nsys export");
+    if (open_untrusted(&n) < 0)
         goto out;
-    }
     k = has_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (k == 0)
         moe_error_at(err, path, 0, 0,
@@ -369,6 +488,9 @@ int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error 
         moe_error_at(err, path, 0, 0, "no StringIds table: kernel names cannot be resolved");
         goto out;
     }
+    if (check_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL") < 0 || check_string_ids(&n) < 0 ||
+        (has_table(&n, "NVTX_EVENTS") == 1 && check_table(&n, "NVTX_EVENTS") < 0))
+        goto out;
     if (sqlite3_prepare_v2(n.db, "SELECT value FROM StringIds WHERE id = ?", -1, &n.name_q,
                            NULL) != SQLITE_OK) {
         db_fail(&n, "reading StringIds");

@@ -40,6 +40,12 @@ int moe_contract_check_shape(const json_t *doc, struct moe_error *err)
             moe_error_set(err, "unknown contract section '%s'", key);
             return -1;
         }
+        /* an optional section is an object too, so that the diff and the
+         * rules compare its fields, not one opaque leaf */
+        if (!json_is_object(value)) {
+            moe_error_set(err, "contract section '%s' is not an object", key);
+            return -1;
+        }
     }
     return 0;
 }

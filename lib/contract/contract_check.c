@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,34 +78,21 @@ int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, 
     return chosen ? 0 : -1;
 }
 
+/* The contracts of the study's recorded winners: only those sealed and
+ * traced to a sealed retune run (a file that merely sits in winners/ with
+ * a digest's name, or a copy of a contract-stage run, is refused). */
 static json_t *load_winners(const char *study, struct moe_error *err)
 {
-    char dir[4096], path[4608];
-    json_t *winners = json_array();
-    struct dirent *e;
-    DIR *d;
+    json_t *all = moe_contract_load_winners(study, err), *out, *w;
+    size_t i;
 
-    snprintf(dir, sizeof(dir), "%s/winners", study);
-    d = opendir(dir);
-    if (!d)
-        return winners; /* no winners recorded yet */
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        json_t *w;
-
-        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        w = moe_contract_load_file(path, err);
-        if (!w) {
-            closedir(d);
-            json_decref(winners);
-            return NULL;
-        }
-        json_array_append_new(winners, w);
-    }
-    closedir(d);
-    return winners;
+    if (!all)
+        return NULL;
+    out = json_array();
+    json_array_foreach(all, i, w)
+        json_array_append(out, json_object_get(w, "contract"));
+    json_decref(all);
+    return out;
 }
 
 static bool frozen_exists(const char *study)

@@ -14,34 +14,68 @@ static int is_annotation(const char *section)
     return strcmp(section, "sources") == 0 || strcmp(section, "run") == 0;
 }
 
-/* Flattens objects into path → leaf; the map borrows no references. */
-static int flatten(const json_t *node, const char *prefix, json_t *map)
+/* key as one path segment: '.' and '\\' escaped with '\\', and the empty
+ * key as "\\e", so that no two different documents flatten alike
+ * ({"seq_len.x":5} and {"seq_len":{"x":5}} once did: "no differences"
+ * between contracts whose digests differ).  Keys without those characters,
+ * which is every key a generator writes, read as before. */
+static char *join(const char *prefix, const char *key)
+{
+    size_t plen = strlen(prefix), n = plen + 2 * strlen(key) + 4;
+    char *path = malloc(n), *p;
+
+    if (!path)
+        return NULL;
+    p = path + snprintf(path, n, "%s%s", prefix, plen ? "." : "");
+    if (!key[0]) {
+        *p++ = '\\';
+        *p++ = 'e';
+    }
+    for (; *key; key++) {
+        if (*key == '.' || *key == '\\')
+            *p++ = '\\';
+        *p++ = *key;
+    }
+    *p = '\0';
+    return path;
+}
+
+/* Flattens objects into path -> leaf; the map borrows no references.  A
+ * leaf is a non-object or an empty object; the document itself, when not
+ * an object, is the leaf of the empty path, which no key makes.  notes:
+ * the top level's annotation sections instead of the others. */
+static int flatten(const json_t *node, const char *prefix, json_t *map, int notes)
 {
     const char *key;
     json_t *value;
 
     if (!json_is_object(node))
-        return json_object_set(map, prefix, (json_t *)node);
+        return notes && !prefix[0] ? 0 : json_object_set(map, prefix, (json_t *)node);
     if (json_object_size(node) == 0 && prefix[0])
         return json_object_set(map, prefix, (json_t *)node);
     json_object_foreach((json_t *)node, key, value) {
-        size_t len = strlen(prefix) + strlen(key) + 2;
-        char *path = malloc(len);
+        char *path;
         int rc;
 
-        if (!path)
-            return -1;
-        if (!prefix[0] && is_annotation(key)) {
-            free(path);
+        if (!prefix[0] && is_annotation(key) != notes)
             continue;
-        }
-        snprintf(path, len, "%s%s%s", prefix, prefix[0] ? "." : "", key);
-        rc = flatten(value, path, map);
+        if (!(path = join(prefix, key)))
+            return -1;
+        rc = flatten(value, path, map, notes);
         free(path);
         if (rc != 0)
             return -1;
     }
     return 0;
+}
+
+size_t moe_contract_path_segment(const char *path)
+{
+    size_t i = 0;
+
+    while (path[i] && path[i] != '.')
+        i += path[i] == '\\' && path[i + 1] ? 2 : 1;
+    return i;
 }
 
 static int compare_strings(const void *a, const void *b)
@@ -111,14 +145,15 @@ static int collect_changes(json_t *fa, json_t *fb, struct moe_contract_diff *dif
     return 0;
 }
 
-int moe_contract_diff(const json_t *frozen, const json_t *requested,
-                      struct moe_contract_diff *diff, struct moe_error *err)
+static int diff_of(const json_t *frozen, const json_t *requested, int notes,
+                   struct moe_contract_diff *diff, struct moe_error *err)
 {
     json_t *fa = json_object(), *fb = json_object();
     int rc = -1;
 
     memset(diff, 0, sizeof(*diff));
-    if (!fa || !fb || flatten(frozen, "", fa) != 0 || flatten(requested, "", fb) != 0) {
+    if (!fa || !fb || flatten(frozen, "", fa, notes) != 0 ||
+        flatten(requested, "", fb, notes) != 0) {
         moe_error_set(err, "out of memory while comparing contracts");
         goto out;
     }
@@ -132,6 +167,18 @@ out:
     json_decref(fa);
     json_decref(fb);
     return rc;
+}
+
+int moe_contract_diff(const json_t *frozen, const json_t *requested,
+                      struct moe_contract_diff *diff, struct moe_error *err)
+{
+    return diff_of(frozen, requested, 0, diff, err);
+}
+
+int moe_contract_diff_annotations(const json_t *frozen, const json_t *requested,
+                                  struct moe_contract_diff *diff, struct moe_error *err)
+{
+    return diff_of(frozen, requested, 1, diff, err);
 }
 
 void moe_contract_diff_free(struct moe_contract_diff *diff)

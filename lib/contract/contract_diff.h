@@ -8,7 +8,9 @@
 #include "core/error.h"
 
 struct moe_contract_change {
-    char *path;       /* "section.key[.subkey…]"; arrays are single leaves */
+    char *path;       /* "section.key[.subkey…]"; arrays are single leaves.  A
+                       * '.' or '\\' inside a key is escaped with '\\', an empty
+                       * key is "\\e": one path names one place only */
     char *frozen;     /* canonical JSON text, NULL when the leaf is absent */
     char *requested;  /* likewise */
 };
@@ -18,11 +20,21 @@ struct moe_contract_diff {
     size_t count;
 };
 
-/* The "sources" and "run" sections annotate, they are never compared. */
+/* The "sources" and "run" sections annotate, they are never compared.
+ * Otherwise the diff is empty exactly when the two documents' canonical
+ * forms, and so their digests, are equal. */
 int moe_contract_diff(const json_t *frozen, const json_t *requested,
                       struct moe_contract_diff *diff, struct moe_error *err);
 
+/* The same over the "sources" and "run" sections only: what makes two
+ * digests differ when moe_contract_diff finds nothing. */
+int moe_contract_diff_annotations(const json_t *frozen, const json_t *requested,
+                                  struct moe_contract_diff *diff, struct moe_error *err);
+
 void moe_contract_diff_free(struct moe_contract_diff *diff);
+
+/* The length of path's first segment: up to its first unescaped '.'. */
+size_t moe_contract_path_segment(const char *path);
 
 /* True when the change's path is SECTION or lies under "SECTION." */
 int moe_contract_change_in(const struct moe_contract_change *change, const char *section);

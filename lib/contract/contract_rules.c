@@ -32,7 +32,7 @@ static void decide(struct moe_verdict *v, bool allowed, const char *rule, const 
 
 const char *moe_contract_variable(const char *path, char *buf, size_t len)
 {
-    const char *name, *dot;
+    const char *name;
 
     if (strcmp(path, retunable_workload_path) == 0) {
         snprintf(buf, len, "mbs");
@@ -41,8 +41,7 @@ const char *moe_contract_variable(const char *path, char *buf, size_t len)
     if (strncmp(path, "tuning.", 7) != 0)
         return NULL;
     name = path + 7;
-    dot = strchr(name, '.');
-    snprintf(buf, len, "%.*s", (int)(dot ? (size_t)(dot - name) : strlen(name)), name);
+    snprintf(buf, len, "%.*s", (int)moe_contract_path_segment(name), name);
     /* the dispatcher type and its backend are one choice */
     if (strcmp(buf, "dispatcher_backend") == 0)
         snprintf(buf, len, "dispatcher");

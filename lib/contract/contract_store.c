@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -198,7 +199,7 @@ static int seal_matches(const char *seal, const char *digest)
 static char *read_seal_of(int dfd, const char *name, const char *shown, struct moe_error *err)
 {
     struct timespec pause = { 0, 20 * 1000 * 1000 };
-    char seal_name[64];
+    char seal_name[128];
 
     snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
     for (int i = 0; i < 100; i++) {
@@ -240,7 +241,7 @@ static json_t *load_frozen_at(int cfd, char digest[MOE_SHA256_HEX_LEN + 1], stru
 
 static int seal_as(int dfd, const char *name, const char *digest, struct moe_error *err)
 {
-    char line[MOE_SHA256_HEX_LEN + 80], seal_name[64];
+    char line[MOE_SHA256_HEX_LEN + 160], seal_name[128];
 
     snprintf(line, sizeof(line), "%s  %s\n", digest, name);
     snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
@@ -384,34 +385,294 @@ json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LE
     return doc;
 }
 
+/* ---- winners: sealed like run records ---- */
+
+/* 1 when run_dir is <study>/runs/<id>: a winner comes from this study's
+ * own run records, not from another study's. */
+static int run_of_study(const char *study, const char *run_dir)
+{
+    char rs[PATH_MAX], rr[PATH_MAX], runs[PATH_MAX + 8];
+    char *slash;
+
+    if (!realpath(study, rs) || !realpath(run_dir, rr) || !(slash = strrchr(rr, '/')))
+        return 0;
+    *slash = '\0';
+    snprintf(runs, sizeof(runs), "%s/runs", strcmp(rs, "/") == 0 ? "" : rs);
+    return strcmp(rr, runs) == 0;
+}
+
+static const char *run_stage(const json_t *doc)
+{
+    return json_string_value(json_object_get(json_object_get(doc, "run"), "stage"));
+}
+
+/* The retune run at run_dir, sealed, without its "run" part; NULL with err
+ * for anything else (a contract-stage run's contract is the baseline). */
+static json_t *winning_run(const char *study, const char *run_dir, struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    const char *stage;
+    json_t *doc;
+
+    if (!run_of_study(study, run_dir)) {
+        moe_error_set(err, "%s is not a run record of %s (STUDY/runs/ID)", run_dir, study);
+        return NULL;
+    }
+    if (!(doc = moe_contract_load_run(run_dir, digest, err)))
+        return NULL;
+    stage = run_stage(doc);
+    if (!stage || strcmp(stage, "retune") != 0) {
+        moe_error_set(err, "%s ran the %s stage: only a retune run can win", run_dir,
+                      stage ? stage : "unknown");
+        json_decref(doc);
+        return NULL;
+    }
+    json_object_del(doc, "run");
+    return doc;
+}
+
+/* name (already there) holds exactly canon: a second recording of the same
+ * winner, or a file someone else put in its place. */
+static int same_file(int wfd, const char *name, const char *canon, struct moe_error *err)
+{
+    char *text = read_small(wfd, name, "winner", err);
+    int same = text && strcmp(text, canon) == 0;
+
+    if (text && !same)
+        moe_error_set(err, "winners/%s exists and is not this winner: remove it", name);
+    free(text);
+    return same ? 0 : -1;
+}
+
+/* <digest>.json, then its seal, each written once in a folder that only
+ * the user can write; 1 when the winner was there already (its seal is
+ * added if it lacks one: a winner recorded before winners were sealed). */
+static int write_winner(int wfd, const json_t *doc, char *name, size_t len,
+                        struct moe_error *err)
+{
+    char *canon = moe_json_canonical(doc), digest[MOE_SHA256_HEX_LEN + 1], *seal = NULL;
+    int rc = -1;
+
+    if (!canon || moe_sha256_hex(canon, strlen(canon), digest, err) != 0)
+        goto out;
+    snprintf(name, len, "%s.json", digest);
+    rc = write_once(wfd, name, canon, err);
+    if (rc == 1 && same_file(wfd, name, canon, err) < 0)
+        rc = -1;
+    if (rc >= 0 && seal_as(wfd, name, digest, err) < 0)
+        rc = -1;
+    /* a seal that was there already must be this one */
+    if (rc >= 0 && (!(seal = read_seal_of(wfd, name, name, err)) || !seal_matches(seal, digest))) {
+        if (seal)
+            moe_error_set(err, "winners/%s.sha256 does not match it: remove both", name);
+        rc = -1;
+    }
+out:
+    free(seal);
+    free(canon);
+    return rc;
+}
+
 int moe_contract_record_winner(const char *study, const char *run_dir, char *path, size_t len,
                                struct moe_error *err)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1], dir[PATH_MAX];
+    char name[MOE_SHA256_HEX_LEN + 8];
     json_t *doc;
-    int rc;
+    int sfd, wfd, rc = -1;
 
     if (geteuid() == 0) {
         moe_error_set(err, "refusing to record winners as root: they belong to the job user");
         return -1;
     }
-    doc = moe_contract_load_run(run_dir, digest, err);
-    if (!doc)
+    /* as freeze: no world-writable study, no winners/ anyone else can write */
+    if ((sfd = open_study(study, err)) < 0)
         return -1;
-    json_object_del(doc, "run");
-    snprintf(dir, sizeof(dir), "%s/winners", study);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        moe_error_set(err, "%s: %s", dir, strerror(errno));
-        json_decref(doc);
-        return -1;
-    }
-    rc = moe_contract_digest(doc, digest, err);
-    if (rc == 0) {
-        snprintf(path, len, "%s/%s.json", dir, digest);
-        rc = moe_contract_write_file(path, doc, err);
+    doc = winning_run(study, run_dir, err);
+    wfd = doc ? open_owned_subdir(sfd, "winners", study, err) : -1;
+    if (wfd >= 0) {
+        rc = write_winner(wfd, doc, name, sizeof(name), err);
+        snprintf(path, len, "%s/winners/%s", study, name);
+        close(wfd);
     }
     json_decref(doc);
+    close(sfd);
     return rc;
+}
+
+/* A folder of the study to read sealed records from: no symlink, and
+ * nobody but its owner may write it (the seals are digests, not
+ * signatures: they hold only if no one else can rewrite both halves).
+ * -2 when it does not exist. */
+static int open_sealed_subdir(const char *study, const char *name, struct moe_error *err)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s", study, name);
+    if (check_path_links(study, err) != 0)
+        return -1;
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        return -2;
+    if (fd < 0) {
+        moe_error_set(err, "%s: %s", path,
+                      errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory"
+                                                         : strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+        (geteuid() != 0 && st.st_uid != geteuid())) {
+        moe_error_set(err, "%s must be owned by you and writable by nobody else: its records "
+                      "cannot be trusted", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One run directory's record, when it is a sealed retune run: its digest
+ * without "run" -> its "run" part, added to out.  Others are skipped
+ * before their seal is waited for. */
+static void add_retune_run(int runs, const char *id, json_t *out)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], *text = NULL, *seal = NULL;
+    struct moe_error ignored;
+    json_t *doc = NULL, *run;
+    int dfd = openat(runs, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    moe_error_clear(&ignored);
+    if (dfd < 0)
+        return;
+    text = read_small(dfd, "contract.json", "contract", &ignored);
+    doc = text ? parse_canonical(text, id, digest, &ignored) : NULL;
+    if (doc && run_stage(doc) && strcmp(run_stage(doc), "retune") == 0 &&
+        (seal = read_seal_of(dfd, "contract.json", id, &ignored)) && seal_matches(seal, digest)) {
+        run = json_incref(json_object_get(doc, "run"));
+        json_object_del(doc, "run");
+        if (moe_contract_digest(doc, digest, &ignored) == 0 && !json_object_get(out, digest))
+            json_object_set(out, digest, run);
+        json_decref(run);
+    }
+    json_decref(doc);
+    free(seal);
+    free(text);
+    close(dfd);
+}
+
+/* digest (without "run") -> "run" part of every sealed retune run record. */
+static json_t *sealed_retune_runs(const char *study, struct moe_error *err)
+{
+    json_t *out = json_object();
+    struct dirent *e;
+    DIR *d;
+    int fd = open_sealed_subdir(study, "runs", err);
+
+    if (fd == -2)
+        return out;
+    if (fd < 0 || !(d = fdopendir(fd))) {
+        if (fd >= 0)
+            close(fd);
+        json_decref(out);
+        return NULL;
+    }
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            add_retune_run(dirfd(d), e->d_name, out);
+    closedir(d);
+    return out;
+}
+
+static int is_winner_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (n != MOE_SHA256_HEX_LEN + 5 || strcmp(name + MOE_SHA256_HEX_LEN, ".json") != 0)
+        return 0;
+    for (size_t i = 0; i < MOE_SHA256_HEX_LEN; i++)
+        if (!strchr("0123456789abcdef", name[i]))
+            return 0;
+    return 1;
+}
+
+/* winners/<name>: canonical, named by its own digest, sealed, and the
+ * contract of a sealed retune run; {"digest", "contract", "run"} or NULL. */
+static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], shown[300], *text, *seal = NULL;
+    json_t *doc = NULL, *run;
+
+    snprintf(shown, sizeof(shown), "winners/%s", name);
+    if (!(text = read_small(wfd, name, "winner", err)))
+        return NULL;
+    doc = parse_canonical(text, shown, digest, err);
+    free(text);
+    if (doc && strncmp(name, digest, MOE_SHA256_HEX_LEN) != 0)
+        moe_error_set(err, "%s holds a contract of another digest (%.12s…): not a recorded "
+                      "winner", shown, digest);
+    else if (doc && (seal = read_seal_of(wfd, name, shown, err)) && !seal_matches(seal, digest))
+        moe_error_set(err, "%s does not match its .sha256: it was edited after it was recorded",
+                      shown);
+    else if (seal && !(run = json_object_get(runs, digest)))
+        moe_error_set(err, "%s: no sealed retune run record under runs/ has this contract: not "
+                      "a recorded winner", shown);
+    else if (seal) {
+        free(seal);
+        return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, "run", run);
+    }
+    free(seal);
+    json_decref(doc);
+    return NULL;
+}
+
+static int winner_entry(const struct dirent *e)
+{
+    return is_winner_name(e->d_name);
+}
+
+/* Every winners/<sha256>.json in file-name order, each one loaded. */
+static json_t *load_winners_at(int wfd, const char *study, struct moe_error *err)
+{
+    struct dirent **ents = NULL;
+    json_t *runs = NULL, *out = json_array(), *w;
+    int n = scandirat(wfd, ".", &ents, winner_entry, alphasort);
+
+    if (n < 0) {
+        moe_error_set(err, "%s/winners: %s", study, strerror(errno));
+        json_decref(out);
+        return NULL;
+    }
+    if (n > 0 && !(runs = sealed_retune_runs(study, err)))
+        goto fail;
+    for (int i = 0; i < n; i++) {
+        if (!(w = load_winner(wfd, ents[i]->d_name, runs, err)))
+            goto fail;
+        json_array_append_new(out, w);
+    }
+    goto done;
+fail:
+    json_decref(out);
+    out = NULL;
+done:
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    json_decref(runs);
+    return out;
+}
+
+json_t *moe_contract_load_winners(const char *study, struct moe_error *err)
+{
+    int wfd = open_sealed_subdir(study, "winners", err);
+    json_t *out;
+
+    if (wfd == -2)
+        return json_array(); /* no winner recorded yet */
+    if (wfd < 0)
+        return NULL;
+    out = load_winners_at(wfd, study, err);
+    close(wfd);
+    return out;
 }
 
 json_t *moe_contract_load_file(const char *path, struct moe_error *err)
@@ -425,31 +686,4 @@ json_t *moe_contract_load_file(const char *path, struct moe_error *err)
     doc = parse_canonical(text, path, digest, err);
     free(text);
     return doc;
-}
-
-int moe_contract_write_file(const char *path, const json_t *doc, struct moe_error *err)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    char *canon;
-    int dfd, rc = -1;
-
-    if (geteuid() == 0) {
-        moe_error_set(err, "refusing to write contracts as root: they belong to the job user");
-        return -1;
-    }
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    if (check_path_links(dir, err) != 0)
-        return -1;
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        moe_error_set(err, "%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    canon = moe_json_canonical(doc);
-    if (canon)
-        rc = write_once(dfd, slash ? slash + 1 : path, canon, err);
-    free(canon);
-    close(dfd);
-    return rc;
 }

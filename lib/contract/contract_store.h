@@ -1,6 +1,7 @@
 /* Where contracts live on disk, written once and never overwritten:
  *   <study>/contract/frozen.json (+ frozen.json.sha256, sha256sum format)
  *   <study>/runs/<run-id>/contract.json (+ contract.json.sha256)
+ *   <study>/winners/<sha256>.json (+ <sha256>.json.sha256)
  * A contract file holds exactly its canonical text, so its SHA-256 is the
  * contract's identity and `sha256sum -c frozen.json.sha256` checks it.
  * Files appear atomically (O_TMPFILE + linkat), are mode 0444, and are never
@@ -32,15 +33,22 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
 json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LEN + 1],
                               struct moe_error *err);
 
-/* Records the sealed run at run_dir (its contract without the "run" part)
- * as a winner of study: <study>/winners/<sha256>.json, written once, never
- * as root.  0 recorded, 1 already recorded, -1 error; path gets the file. */
+/* Records the sealed retune run at run_dir (<study>/runs/<id>) as a winner
+ * of study: its contract without the "run" part, in
+ * <study>/winners/<sha256>.json with a .sha256 seal, each written once,
+ * never as root, refused in a world-writable study or a winners/ that
+ * anyone else can write (as freeze is).  0 recorded, 1 already recorded,
+ * -1 error; path gets the file. */
 int moe_contract_record_winner(const char *study, const char *run_dir, char *path, size_t len,
                                struct moe_error *err);
 
-/* Writes doc's canonical text to path once (mode 0444, no symlinks, never
- * as root); 1 when the file already exists. */
-int moe_contract_write_file(const char *path, const json_t *doc, struct moe_error *err);
+/* The study's recorded winners, in file-name order: each
+ * winners/<sha256>.json that holds its own digest's canonical contract,
+ * matches its seal, and is the contract (without "run") of a sealed retune
+ * run record under runs/.  An array of {"digest", "contract", "run"};
+ * empty without winners/; NULL with err naming the first file that is not
+ * such a winner, or a winners/ or runs/ that someone else can write. */
+json_t *moe_contract_load_winners(const char *study, struct moe_error *err);
 
 /* Loads and checks one contract file (any path); NULL with err. */
 json_t *moe_contract_load_file(const char *path, struct moe_error *err);

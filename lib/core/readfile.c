@@ -31,20 +31,34 @@ static char *fail(int fd, char *buf, const char *path, const char *what, struct 
     return NULL;
 }
 
+/* 0 when fd is a regular file (st filled), else -1 with err. */
+static int check_regular(int fd, struct stat *st, const char *path, const char *what,
+                         struct moe_error *err)
+{
+    if (fstat(fd, st) != 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        moe_error_at(err, path, 0, 0, "%s: not a regular file (%s)", what,
+                     file_kind(st->st_mode));
+        return -1;
+    }
+    return 0;
+}
+
 /* Reads to end of file rather than trusting st_size: /proc reports 0, and a
  * file may grow while it is read. */
 char *moe_read_fd(int fd, const char *path, const char *what, size_t *len_out,
                   struct moe_error *err)
 {
-    char reason[128], *buf = NULL;
+    char *buf = NULL;
     size_t len = 0, cap;
     struct stat st;
 
-    if (fstat(fd, &st) != 0)
-        return fail(fd, NULL, path, what, err, strerror(errno));
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(reason, sizeof(reason), "not a regular file (%s)", file_kind(st.st_mode));
-        return fail(fd, NULL, path, what, err, reason);
+    if (check_regular(fd, &st, path, what, err) != 0) {
+        close(fd);
+        return NULL;
     }
     /* room for the file, its NUL and one byte more, so that the read which
      * finds the end needs no second allocation */
@@ -91,6 +105,30 @@ char *moe_read_file(const char *path, const char *what, size_t *len, struct moe_
     return moe_read_fd(fd, path, what, len, err);
 }
 
+int moe_open_regular(const char *path, const char *what, struct moe_error *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+
+    if (fd < 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        return -1;
+    }
+    if (check_regular(fd, &st, path, what, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    /* A regular file never blocks; clearing the flag keeps stdio and zlib
+     * from ever seeing EAGAIN. */
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+        moe_error_at(err, path, 0, 0, "%s: %s", what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
 {
     size_t len;
@@ -120,4 +158,81 @@ int moe_write_all(int fd, const char *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+/* A name beside the target that no one else picks: ".NAME.PID-N".  O_EXCL
+ * makes a planted file or symlink of that name a retry, never a write
+ * through it. */
+static int open_temp(int dfd, const char *base, int mode, char *tmp, size_t len)
+{
+    static unsigned seq;
+
+    for (int tries = 0; tries < 100; tries++) {
+        int fd;
+
+        snprintf(tmp, len, ".%.200s.%ld-%u", base, (long)getpid(), seq++);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    (mode_t)mode);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+/* The directory part of path ("." for a bare name), opened. */
+static int open_parent(const char *path, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+
+    *base = slash ? slash + 1 : path;
+    if (!slash)
+        return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if ((size_t)(slash - path) >= sizeof(dir)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int moe_replace_file(const char *path, const char *data, size_t len, int mode,
+                     struct moe_error *err)
+{
+    char tmp[256];
+    const char *base;
+    int dfd = open_parent(path, &base), fd, ok, e;
+
+    if (dfd < 0 || !base[0]) {
+        moe_error_at(err, path, 0, 0, "cannot write: %s",
+                     dfd < 0 ? strerror(errno) : "not a file name");
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    fd = open_temp(dfd, base, mode < 0 ? 0666 : 0600, tmp, sizeof(tmp));
+    if (fd < 0) {
+        moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
+        close(dfd);
+        return -1;
+    }
+    /* An exact mode is set whatever the umask: scripts keep their x bits. */
+    ok = moe_write_all(fd, data, len) == 0 && (mode < 0 || fchmod(fd, (mode_t)mode) == 0);
+    e = errno;
+    if (close(fd) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    /* rename replaces whatever holds the name, a symlink included, and
+     * never writes through it. */
+    if (ok && renameat(dfd, tmp, dfd, base) != 0) {
+        moe_error_at(err, path, 0, 0, "cannot replace: %s", strerror(errno));
+        ok = -1;
+    } else if (!ok) {
+        moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(e));
+    }
+    if (ok != 1)
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
+    return ok == 1 ? 0 : -1;
 }

@@ -2,13 +2,14 @@
  * reports, admin maps, batch scripts.  One limit and one message style,
  * "PATH: what: reason" (what names the file's role: "study", "contract").
  *
- * Readers that stream on purpose do not come here: Megatron logs
- * (megatron_log.c, line by line: a long run's log is unbounded), Kineto
- * traces (trace_kineto.c, gzip-streamed: hundreds of MiB unpacked), Nsight
- * Systems exports (trace_nsys.c, SQLite opens the file itself), trace.c's
- * 16-byte format probe, and the line readers of kernel pseudo-files and the
- * admin's topology.conf (gpuminor.c, affinity.c, domains.c: fixed line
- * buffers, nothing held whole). */
+ * Readers that stream on purpose do not read whole files here, but open
+ * them with moe_open_regular(), so that a FIFO or a device is refused the
+ * same way: Megatron logs (megatron_log.c, line by line: a long run's log
+ * is unbounded), Kineto traces (trace_kineto.c, gzip-streamed: hundreds of
+ * MiB unpacked), trace.c's format probe before SQLite opens an Nsight
+ * Systems export itself, and the admin's topology.conf (domains.c, fixed
+ * line buffers).  The line readers of kernel pseudo-files (gpuminor.c,
+ * affinity.c) read only what the kernel writes. */
 #ifndef MOEFLOW_READFILE_H
 #define MOEFLOW_READFILE_H
 
@@ -36,6 +37,12 @@ char *moe_read_file(const char *path, const char *what, size_t *len, struct moe_
 char *moe_read_fd(int fd, const char *path, const char *what, size_t *len,
                   struct moe_error *err);
 
+/* Opens path for reading when it is a regular file, else -1 with err
+ * ("PATH: what: not a regular file (a FIFO)").  The open is non-blocking,
+ * so a FIFO cannot make it wait for a writer; the descriptor returned
+ * blocks as usual. */
+int moe_open_regular(const char *path, const char *what, struct moe_error *err);
+
 /* A JSON file through moe_read_file; a parse error is "PATH:LINE:COL: what:
  * reason". */
 json_t *moe_read_json(const char *path, const char *what, struct moe_error *err);
@@ -43,5 +50,12 @@ json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
 /* Writes all of buf to fd, retrying short writes and EINTR; -1 with errno
  * set otherwise.  The atomic writers (temp file, fsync, rename) share it. */
 int moe_write_all(int fd, const char *buf, size_t len);
+
+/* Writes an output file the user asked for (a report, a hostfile, a
+ * regenerated script) whole or not at all: a new file beside path, then
+ * rename() over it.  A symlink or anything else at path is replaced, never
+ * written through.  mode: -1 for 0666 less the umask, else exactly that. */
+int moe_replace_file(const char *path, const char *data, size_t len, int mode,
+                     struct moe_error *err);
 
 #endif

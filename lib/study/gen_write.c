@@ -162,29 +162,15 @@ int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error
     return rc;
 }
 
-/* Replaces dir/name whole: a reader sees the old file or the new one. */
+/* Replaces dir/name whole: a reader sees the old file or the new one, and
+ * a symlink planted at the name is replaced, never written through. */
 static int replace_file(const char *dir, const char *name, const char *data, size_t len, int mode,
                         struct moe_error *err)
 {
-    char path[4400], tmp[4500];
-    FILE *f;
+    char path[4400];
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (!f || fwrite(data, 1, len, f) != len || fchmod(fileno(f), (mode_t)mode) != 0) {
-        moe_error_at(err, tmp, 0, 0, "cannot write: %s", strerror(errno));
-        if (f)
-            fclose(f);
-        unlink(tmp);
-        return -1;
-    }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        moe_error_at(err, path, 0, 0, "cannot replace: %s", strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return moe_replace_file(path, data, len, mode, err);
 }
 
 static const struct moe_gen_file *find_out(const struct moe_gen_output *out, const char *name)

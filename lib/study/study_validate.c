@@ -192,41 +192,6 @@ static int merge_contract(json_t *combo, const json_t *base, const json_t *cand,
     return 0;
 }
 
-/* digest -> {"stage", "candidate"} of every sealed run record. */
-static json_t *run_digests(const char *study)
-{
-    char dir[4200], run[4600];
-    json_t *out = json_object();
-    struct dirent **ents = NULL;
-    int n;
-
-    snprintf(dir, sizeof(dir), "%s/runs", study);
-    n = scandir(dir, &ents, NULL, alphasort);
-    for (int i = 0; i < n; i++) {
-        char digest[MOE_SHA256_HEX_LEN + 1];
-        struct moe_error ignored;
-        json_t *doc, *r;
-
-        if (ents[i]->d_name[0] != '.') {
-            snprintf(run, sizeof(run), "%s/%s", dir, ents[i]->d_name);
-            moe_error_clear(&ignored);
-            doc = moe_contract_load_run(run, digest, &ignored);
-            r = doc ? json_incref(json_object_get(doc, "run")) : NULL;
-            if (r) {
-                json_object_del(doc, "run");
-                if (moe_contract_digest(doc, digest, &ignored) == 0 &&
-                    !json_object_get(out, digest))
-                    json_object_set(out, digest, r);
-            }
-            json_decref(r);
-            json_decref(doc);
-        }
-        free(ents[i]);
-    }
-    free(ents);
-    return out;
-}
-
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -261,21 +226,19 @@ static json_t *label(const json_t *c)
     return out;
 }
 
-/* The validate candidate of one winners/<digest>.json: the retune run that
- * sealed that contract, run alone with the baseline's iterations. */
-static json_t *winner_alone(const json_t *manifest, const json_t *runs, const json_t *baseline,
-                            const char *dir, const char *name, struct moe_error *err)
+/* The validate candidate of one recorded winner: the retune run that
+ * sealed its contract, run alone with the baseline's iterations. */
+static json_t *winner_alone(const json_t *manifest, const json_t *winner, const json_t *baseline,
+                            const char *dir, struct moe_error *err)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1];
-    const char *id;
-    json_t *cand, *c;
+    const char *digest = json_string_value(json_object_get(winner, "digest"));
+    const char *id = json_string_value(json_object_get(json_object_get(winner, "run"),
+                                                       "candidate"));
+    json_t *cand = id ? retune_candidate(manifest, id) : NULL, *c;
 
-    snprintf(digest, sizeof(digest), "%.64s", name);
-    id = json_string_value(json_object_get(json_object_get(runs, digest), "candidate"));
-    cand = id ? retune_candidate(manifest, id) : NULL;
     if (!cand) {
-        moe_error_set(err, "%s/%s: no sealed retune run record under runs/ has this contract, "
-                      "so which candidate won is unknown", dir, name);
+        moe_error_set(err, "%s/%s.json: its retune run ran candidate '%s', which this study's "
+                      "manifest does not list", dir, digest, id ? id : "");
         return NULL;
     }
     c = json_deep_copy(cand);
@@ -286,46 +249,39 @@ static json_t *winner_alone(const json_t *manifest, const json_t *runs, const js
     return c;
 }
 
-/* Appends each recorded winner to alone, its contract digest to digests and
+/* Appends each recorded winner (sealed, traced to its sealed retune run:
+ * moe_contract_load_winners) to alone, its contract digest to digests and
  * its label to names, in file name order; 0 or -1. */
 static int collect_winners(const char *study_dir, const json_t *baseline, json_t *alone,
                            json_t *digests, json_t *names, struct moe_error *err)
 {
     char dir[4200], path[4600];
-    struct dirent **ents = NULL;
-    json_t *manifest, *runs = NULL;
-    int n = 0, rc = 0;
+    json_t *manifest, *winners = NULL, *w, *c;
+    size_t i;
+    int rc = 0;
 
     snprintf(path, sizeof(path), "%s/manifest.json", study_dir);
     if (!(manifest = moe_read_json(path, "manifest", err)))
         return -1;
-    runs = run_digests(study_dir);
     snprintf(dir, sizeof(dir), "%s/winners", study_dir);
-    n = scandir(dir, &ents, NULL, alphasort);
-    for (int i = 0; i < n && rc == 0; i++) {
-        const char *name = ents[i]->d_name;
-        json_t *c;
-
-        if (strlen(name) != MOE_SHA256_HEX_LEN + 5 || strcmp(name + MOE_SHA256_HEX_LEN, ".json"))
-            continue;
-        if (!(c = winner_alone(manifest, runs, baseline, dir, name, err))) {
+    if (!(winners = moe_contract_load_winners(study_dir, err)))
+        rc = -1;
+    json_array_foreach(winners, i, w) {
+        if (rc == 0 && !(c = winner_alone(manifest, w, baseline, dir, err)))
             rc = -1;
+        if (rc != 0)
             break;
-        }
         json_array_append_new(names, label(c));
         json_array_append_new(alone, c);
-        json_array_append_new(digests, json_sprintf("%.64s", name));
+        json_array_append(digests, json_object_get(w, "digest"));
     }
     if (rc == 0 && json_array_size(alone) == 0) {
         moe_error_set(err, "%s: no winner recorded (moeflow report STUDY --stage retune "
                       "--record-winners)", dir);
         rc = -1;
     }
-    for (int i = 0; i < n; i++)
-        free(ents[i]);
-    free(ents);
     json_decref(manifest);
-    json_decref(runs);
+    json_decref(winners);
     return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "core/shquote.h"
 #include "core/suggest.h"
 #include "core/text.h"
+#include "core/yaml_depth.h"
 #include "study/study_yaml.h"
 
 struct walk {
@@ -331,6 +332,10 @@ json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
     struct walk w = { name, &doc, json_object(), err };
 
     *positions = NULL;
+    if (moe_yaml_check_depth(name, text, len, err) != 0) {
+        json_decref(w.pos);
+        return NULL;
+    }
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {

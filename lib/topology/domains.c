@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
+#include "core/readfile.h"
+#include "core/yaml_depth.h"
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 
@@ -45,15 +48,18 @@ static int add_domain(struct moe_domains *d, const char *name, int gpn, const ch
                      MOE_DOMAIN_NAME_MAX - 1);
         return -1;
     }
-    for (int i = 0; i < d->ndomains; i++)
-        if (strcmp(d->domains[i].name, name) == 0) {
-            moe_error_at(err, src, line, col, "domain '%s' is declared twice (first at line %d)",
-                         name, d->domains[i].line);
-            return -1;
-        }
     moe_error_clear(&why);
     if (moe_hostlist_expand(nodes, &names, &n, &why) != 0) {
         moe_error_at(err, src, line, col, "domain '%s': %s", name, why.text);
+        return -1;
+    }
+    /* The bound of one expression holds for the whole map: otherwise a
+     * short file repeating one wide expression (a YAML alias, or one line
+     * of topology.conf over and over) costs gigabytes in slurmstepd. */
+    if (n > MOE_HOSTLIST_MAX - d->nnodes) {
+        moe_hostlist_free(names, n);
+        moe_error_at(err, src, line, col, "domain '%s': the map names more than %d nodes in all",
+                     name, MOE_HOSTLIST_MAX);
         return -1;
     }
     if (grow(d, n) != 0) {
@@ -64,6 +70,7 @@ static int add_domain(struct moe_domains *d, const char *name, int gpn, const ch
     snprintf(d->domains[d->ndomains].name, MOE_DOMAIN_NAME_MAX, "%s", name);
     d->domains[d->ndomains].gpus_per_node = gpn;
     d->domains[d->ndomains].line = line;
+    d->domains[d->ndomains].column = col;
     for (int i = 0; i < n; i++) {
         d->nodes[d->nnodes] = names[i];
         d->node_domain[d->nnodes++] = d->ndomains;
@@ -80,12 +87,51 @@ static int named_cmp(const void *a, const void *b)
     return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
 }
 
-/* Sorts nodes by name for bsearch, and refuses a node in two domains. */
+static int named_by_name_then_order(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    return c ? c : (x->dom > y->dom) - (x->dom < y->dom);
+}
+
+/* A domain name given twice, found by sorting rather than by comparing
+ * each new domain with all before it (65,536 one-node domains took 9 s). */
+static int check_domain_names(const struct moe_domains *d, const char *src,
+                              struct moe_error *err)
+{
+    struct named *p = calloc((size_t)d->ndomains + 1, sizeof(*p));
+    int dup = -1;
+
+    if (!p) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < d->ndomains; i++)
+        p[i] = (struct named){ (char *)d->domains[i].name, i };
+    qsort(p, (size_t)d->ndomains, sizeof(*p), named_by_name_then_order);
+    /* of all repeats, the one declared first in the file, as a scan would */
+    for (int i = 1; i < d->ndomains; i++)
+        if (strcmp(p[i].name, p[i - 1].name) == 0 && (dup < 0 || p[i].dom < p[dup].dom))
+            dup = i;
+    if (dup >= 0)
+        moe_error_at(err, src, d->domains[p[dup].dom].line, d->domains[p[dup].dom].column,
+                     "domain '%s' is declared twice (first at line %d)", p[dup].name,
+                     d->domains[p[dup - 1].dom].line);
+    free(p);
+    return dup >= 0 ? -1 : 0;
+}
+
+/* Sorts nodes by name for bsearch, and refuses a node in two domains (and
+ * a domain name given twice). */
 static int index_nodes(struct moe_domains *d, const char *src, struct moe_error *err)
 {
-    struct named *p = calloc((size_t)d->nnodes + 1, sizeof(*p));
+    struct named *p;
     int rv = 0;
 
+    if (check_domain_names(d, src, err) != 0)
+        return -1;
+    p = calloc((size_t)d->nnodes + 1, sizeof(*p));
     if (!p) {
         moe_error_set(err, "out of memory");
         return -1;
@@ -245,16 +291,22 @@ int moe_domains_load_yaml(struct moe_domains *d, const char *path, struct moe_er
     yaml_parser_t parser;
     yaml_document_t doc;
     struct yctx y = { &doc, path, err };
-    FILE *f = fopen(path, "r");
+    size_t len;
+    char *text;
     int rv = -1;
 
     memset(d, 0, sizeof(*d));
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+    /* Whole, through the one reader: slurmstepd loads this map, so a FIFO
+     * must not block it and its size is bounded. */
+    text = moe_read_file(path, "NVLink-domain map", &len, err);
+    if (!text)
+        return -1;
+    if (moe_yaml_check_depth(path, text, len, err) != 0) {
+        free(text);
         return -1;
     }
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
         moe_error_at(err, path, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, "%s", parser.problem);
@@ -263,7 +315,7 @@ int moe_domains_load_yaml(struct moe_domains *d, const char *path, struct moe_er
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
     if (rv == 0)
         rv = index_nodes(d, path, err);
     if (rv != 0)
@@ -295,17 +347,29 @@ static int split_words(char *line, char **words, int max)
     return n;
 }
 
+/* fopen() for the admin's files, refusing a FIFO or a device at once:
+ * slurmstepd reads them. */
+static FILE *open_conf(const char *path, struct moe_error *err)
+{
+    int fd = moe_open_regular(path, "NVLink-domain map", err);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+    if (!f && fd >= 0) {
+        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int moe_domains_load_slurm(struct moe_domains *d, const char *path, struct moe_error *err)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f;
     char line[8192], *words[64];
     int lineno = 0, rv = 0;
 
     memset(d, 0, sizeof(*d));
-    if (!f) {
-        moe_error_at(err, path, 0, 0, "%s", strerror(errno));
+    if (!(f = open_conf(path, err)))
         return -1;
-    }
     while (rv == 0 && fgets(line, sizeof(line), f)) {
         int n;
         const char *block, *nodes;
@@ -338,7 +402,8 @@ int moe_domains_load_slurm(struct moe_domains *d, const char *path, struct moe_e
 /* Slurm's topology.conf is key=value lines starting with one of these. */
 static int looks_like_slurm_conf(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    struct moe_error ignored; /* the YAML reader says why it cannot read it */
+    FILE *f = open_conf(path, &ignored);
     char line[8192], *words[4];
     int slurm = 0;
 

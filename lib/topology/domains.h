@@ -11,7 +11,7 @@
 struct moe_domain {
     char name[MOE_DOMAIN_NAME_MAX];
     int gpus_per_node;           /* 0 = not given */
-    int line;                    /* where the file declares it */
+    int line, column;            /* where the file declares it (column 0: unknown) */
 };
 
 struct moe_domains {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/readfile.h"
 #include "topology/gpuminor.h"
 #include "core/number.h"
 #include "topology/nodetopo.h"
@@ -58,19 +59,6 @@ static int collect_gpus(struct moe_nodetopo *nt, struct moe_error *err)
 
 /* hwloc's own XML reader is about 4x faster than its libxml2 one; hwloc
  * reads this variable once, when the first XML backend is set up. */
-static int set_xml(hwloc_topology_t topo, const char *xml)
-{
-    bool set = !getenv("HWLOC_LIBXML_IMPORT");
-    int rv;
-
-    if (set)
-        setenv("HWLOC_LIBXML_IMPORT", "0", 0);
-    rv = hwloc_topology_set_xml(topo, xml);
-    if (set)
-        unsetenv("HWLOC_LIBXML_IMPORT");
-    return rv;
-}
-
 static int set_xmlbuffer(hwloc_topology_t topo, const char *buf, size_t len)
 {
     bool set = !getenv("HWLOC_LIBXML_IMPORT");
@@ -88,15 +76,26 @@ static int set_xmlbuffer(hwloc_topology_t topo, const char *buf, size_t len)
     return rv;
 }
 
-static int configure(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
+/* The admin's or the user's XML, read through the one file reader rather
+ * than by hwloc: a FIFO or a device in its place is refused at once (hwloc
+ * would wait on the one, read the other for ever), and its size is
+ * bounded.  NULL with err. */
+static char *read_xml(const char *xml, size_t *len, struct moe_error *err)
 {
-    if (xml && xml[0] && set_xml(nt->topo, xml) != 0) {
-        int e = errno;
+    char *text = moe_read_file(xml, "hwloc XML", len, err);
+    size_t used;
 
-        /* The plugin reads it as the job user: an admin's 0600 file fails. */
-        moe_error_at(err, xml, 0, 0, "cannot read hwloc XML: %s%s", strerror(e),
-                     e == EACCES ? " (plugstack hwloc_xml= must be readable by every job user, "
-                                   "e.g. mode 0644)" : "");
+    /* The plugin reads it as the job user: an admin's 0600 file fails. */
+    if (!text && errno == EACCES && (used = strlen(err->text)) < sizeof(err->text))
+        snprintf(err->text + used, sizeof(err->text) - used, " (plugstack hwloc_xml= must be "
+                 "readable by every job user, e.g. mode 0644)");
+    return text;
+}
+
+static int configure(struct moe_nodetopo *nt, const char *xml, size_t len, struct moe_error *err)
+{
+    if (xml && set_xmlbuffer(nt->topo, xml, len) != 0) {
+        moe_error_set(err, "not a hwloc XML topology: %s", strerror(errno));
         return -1;
     }
     if (moe_nodetopo_filters(nt->topo) != 0) {
@@ -193,13 +192,27 @@ fail:
 
 int moe_nodetopo_load(struct moe_nodetopo *nt, const char *xml, struct moe_error *err)
 {
-    if (init(nt, err) != 0)
+    char *text = NULL;
+    size_t len = 0;
+    int rv;
+
+    memset(nt, 0, sizeof(*nt));
+    if (xml && xml[0] && !(text = read_xml(xml, &len, err)))
         return -1;
-    if (configure(nt, xml, err) != 0) {
-        moe_nodetopo_free(nt);
+    if (init(nt, err) != 0) {
+        free(text);
         return -1;
     }
-    return finish(nt, xml && xml[0] ? xml : "hwloc", err);
+    if (configure(nt, text, len, err) != 0) {
+        moe_error_locate(err, xml, 0, 0);
+        moe_nodetopo_free(nt);
+        free(text);
+        return -1;
+    }
+    /* hwloc reads the buffer when it loads, so it lives until then. */
+    rv = finish(nt, text ? xml : "hwloc", err);
+    free(text);
+    return rv;
 }
 
 int moe_nodetopo_load_this_xml(struct moe_nodetopo *nt, const char *buf, size_t len,

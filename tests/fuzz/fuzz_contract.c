@@ -2,7 +2,12 @@
  * the file loader (canonical form, shape), normalisation and digest, then
  * the diff and every stage's rule between two contracts.  The input holds
  * up to three documents separated by a line "%%": frozen, requested and the
- * recorded winners; a missing one repeats the first. */
+ * recorded winners; a missing one repeats the first.
+ *
+ * Property (issue 21): the diff of two documents is empty exactly when
+ * their canonical forms, and so their digests, are equal, the annotation
+ * sections (sources, run) left out; with those, a non-empty annotation diff
+ * makes up the difference. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -38,6 +43,44 @@ static void exercise_one(const json_t *doc)
     json_decref(again);
     free(canon);
     free(canon2);
+}
+
+/* doc without its top-level annotation sections, canonical; NULL on
+ * allocation failure. */
+static char *compared_part(const json_t *doc)
+{
+    json_t *copy = json_deep_copy(doc);
+    char *canon;
+
+    if (json_is_object(copy)) {
+        json_object_del(copy, "sources");
+        json_object_del(copy, "run");
+    }
+    canon = copy ? moe_json_canonical(copy) : NULL;
+    json_decref(copy);
+    return canon;
+}
+
+static void check_diff_property(const json_t *a, const json_t *b, size_t changes)
+{
+    char *ca = compared_part(a), *cb = compared_part(b), *fa, *fb;
+    struct moe_contract_diff notes;
+    struct moe_error err;
+
+    if (ca && cb && (changes == 0) != (strcmp(ca, cb) == 0))
+        abort(); /* the diff hides a difference, or invents one */
+    fa = moe_json_canonical(a);
+    fb = moe_json_canonical(b);
+    if (changes == 0 && fa && fb && strcmp(fa, fb) != 0 &&
+        moe_contract_diff_annotations(a, b, &notes, &err) == 0) {
+        if (notes.count == 0)
+            abort(); /* different digests, and nothing to show for it */
+        moe_contract_diff_free(&notes);
+    }
+    free(fa);
+    free(fb);
+    free(ca);
+    free(cb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -77,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *t = moe_contract_diff_text(&diff);
         json_t *j = moe_contract_diff_json(&diff);
 
+        check_diff_property(doc[0], doc[1], diff.count);
         free(t);
         json_decref(j);
         for (size_t i = 0; i < diff.count; i++) {

@@ -116,6 +116,104 @@ static void diff_lists_changed_leaves(void **state)
     json_decref(b);
 }
 
+/* Two documents whose digests differ never diff as equal, and equal ones
+ * always do (issue 21: {"seq_len.x":5} and {"seq_len":{"x":5}} were "no
+ * differences").  Pairs that only an ambiguous flattening confuses. */
+static void diff_is_empty_exactly_when_digests_are_equal(void **state)
+{
+    static const char *const pairs[][2] = {
+        { "{\"w\":{\"seq_len.x\":5}}", "{\"w\":{\"seq_len\":{\"x\":5}}}" },
+        { "{\"w\":{\"a\\\\.b\":1}}", "{\"w\":{\"a\\\\\":{\"b\":1}}}" },
+        { "{\"w\":{\"\":1}}", "{\"w\":1}" },
+        { "1", "{\"\":1}" },
+        { "{\"w\":{}}", "{\"w\":{\"\":{}}}" },
+        { "{\"w\":{\"a\":1.0}}", "{\"w\":{\"a\":1}}" },
+        { "{\"w\":{\"x.y\":{\"z\":1}}}", "{\"w\":{\"x.y\":{\"z\":1}}}" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        json_t *a = json_loads(pairs[i][0], JSON_DECODE_ANY, NULL);
+        json_t *b = json_loads(pairs[i][1], JSON_DECODE_ANY, NULL);
+        char da[65], db[65];
+        struct moe_contract_diff d;
+
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(moe_contract_digest(a, da, NULL), 0);
+        assert_int_equal(moe_contract_digest(b, db, NULL), 0);
+        assert_int_equal(moe_contract_diff(a, b, &d, NULL), 0);
+        if ((d.count == 0) != (strcmp(da, db) == 0))
+            fail_msg("%s against %s: %zu changes, digests %s", pairs[i][0], pairs[i][1],
+                     d.count, strcmp(da, db) ? "differ" : "equal");
+        moe_contract_diff_free(&d);
+        json_decref(a);
+        json_decref(b);
+    }
+}
+
+/* The reproducer's two contracts: both leaves are shown, the dot inside
+ * the key escaped, so the two paths read differently. */
+static void diff_escapes_dots_in_keys(void **state)
+{
+    char pa[4096], pb[4096], *text;
+    const char *src = getenv("MOEFLOW_SRCDIR");
+    json_t *a, *b;
+    struct moe_contract_diff d;
+
+    (void)state;
+    snprintf(pa, sizeof(pa), "%s/tests/data/hardening/contract-a.json", src ? src : "..");
+    snprintf(pb, sizeof(pb), "%s/tests/data/hardening/contract-b.json", src ? src : "..");
+    assert_non_null(a = moe_contract_load_plain(pa, NULL));
+    assert_non_null(b = moe_contract_load_plain(pb, NULL));
+    assert_int_equal(moe_contract_diff(a, b, &d, NULL), 0);
+    text = moe_contract_diff_text(&d);
+    assert_string_equal(text, "workload.seq_len.x: (absent) \u2192 5\n"
+                              "workload.seq_len\\.x: 5 \u2192 (absent)\n");
+    free(text);
+    moe_contract_diff_free(&d);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* What the diff skips (sources, run) has its own diff, for a caller that
+ * must say why two digests differ. */
+static void annotations_have_their_own_diff(void **state)
+{
+    json_t *a = baseline(), *b = baseline();
+    struct moe_contract_diff d;
+
+    (void)state;
+    put(b, "sources", "hardware.gpu_model", "\"hwloc\"");
+    json_object_set_new(b, "run", json_pack("{s:s}", "stage", "contract"));
+    assert_int_equal(moe_contract_diff(a, b, &d, NULL), 0);
+    assert_int_equal(d.count, 0);
+    moe_contract_diff_free(&d);
+    assert_int_equal(moe_contract_diff_annotations(a, b, &d, NULL), 0);
+    assert_int_equal(d.count, 2);
+    assert_string_equal(d.items[0].path, "run.stage");
+    assert_string_equal(d.items[1].path, "sources.hardware\\.gpu_model");
+    moe_contract_diff_free(&d);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* An optional section must be an object as well: "profiling": 5 would be
+ * one opaque leaf to the rules. */
+static void optional_sections_are_objects(void **state)
+{
+    json_t *doc = baseline();
+    struct moe_error e;
+
+    (void)state;
+    json_object_set_new(doc, "profiling", json_integer(5));
+    assert_int_equal(moe_contract_check_shape(doc, &e), -1);
+    assert_string_equal(e.text, "contract section 'profiling' is not an object");
+    json_object_set_new(doc, "profiling", json_object());
+    assert_int_equal(moe_contract_check_shape(doc, &e), 0);
+    json_decref(doc);
+}
+
 static struct moe_verdict verdict_for(enum moe_stage stage, json_t *frozen, json_t *requested,
                                       json_t *winners)
 {
@@ -278,6 +376,8 @@ static void variable_names(void **state)
     assert_string_equal(moe_contract_variable("workload.mbs", buf, sizeof(buf)), "mbs");
     assert_null(moe_contract_variable("workload.gbs", buf, sizeof(buf)));
     assert_null(moe_contract_variable("parallel.tp", buf, sizeof(buf)));
+    /* an escaped dot is part of the name */
+    assert_string_equal(moe_contract_variable("tuning.a\\.b.c", buf, sizeof(buf)), "a\\.b");
 }
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -345,6 +445,10 @@ int main(void)
         cmocka_unit_test(sha256_known_vector),
         cmocka_unit_test(shape_errors_name_the_section),
         cmocka_unit_test(diff_lists_changed_leaves),
+        cmocka_unit_test(diff_is_empty_exactly_when_digests_are_equal),
+        cmocka_unit_test(diff_escapes_dots_in_keys),
+        cmocka_unit_test(annotations_have_their_own_diff),
+        cmocka_unit_test(optional_sections_are_objects),
         cmocka_unit_test(invariants_never_change),
         cmocka_unit_test(contract_stage),
         cmocka_unit_test(fit_stage),

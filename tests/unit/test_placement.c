@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -100,6 +101,81 @@ static void bad_maps(void **state)
     assert_int_equal(moe_domains_load(&d, data("tree.topology.conf"), &err), -1);
     assert_non_null(strstr(err.text, "no BlockName= line"));
     assert_int_equal(moe_domains_load(&d, data("missing.yaml"), &err), -1);
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[256];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/moeflow-test-placement-%ld-%s",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(), name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Issue 21: each hostlist may name 65,536 hosts, and so may the map as a
+ * whole.  A YAML alias repeating one wide expression (7 kB for 200 copies:
+ * 1 GB and 7 s), or topology.conf repeating one line, stops at the bound. */
+static void map_nodes_bounded_in_all(void **state)
+{
+    char *text = malloc(1 << 16), *p = text;
+    const char *path;
+    struct moe_domains d;
+    struct moe_error err;
+    char buf[1024];
+
+    (void)state;
+    p += sprintf(p, "domains:\n  - {name: x0, nodes: &n \"n[00000-65535]\"}\n");
+    for (int i = 1; i <= 200; i++)
+        p += sprintf(p, "  - {name: x%d, nodes: *n}\n", i);
+    path = write_tmp("alias.yaml", text);
+    moe_error_clear(&err);
+    assert_int_equal(moe_domains_load(&d, path, &err), -1);
+    assert_non_null(strstr(moe_error_format(&err, buf, sizeof(buf)),
+                           "alias.yaml:3:5: domain 'x1': the map names more than 65536 nodes"));
+    unlink(path);
+    path = write_tmp("repeat.conf", "BlockName=b1 Nodes=n[00000-65535]\n"
+                                    "BlockName=b2 Nodes=n[00000-65535]\n");
+    assert_int_equal(moe_domains_load(&d, path, &err), -1);
+    assert_non_null(strstr(moe_error_format(&err, buf, sizeof(buf)),
+                           "repeat.conf:2: domain 'b2': the map names more than 65536 nodes"));
+    unlink(path);
+    free(text);
+}
+
+/* 65,536 one-node domains (every node its own NVLink domain) load, and a
+ * name given twice is still found, at the first repeat in file order, with
+ * its line and column (the check once compared every domain with all
+ * before it: 9 s here). */
+static void many_domains_and_repeated_names(void **state)
+{
+    char *text = malloc(64 << 20), *p = text;
+    const char *path;
+    struct moe_domains d;
+    struct moe_error err;
+    char buf[1024];
+
+    (void)state;
+    p += sprintf(p, "domains:\n");
+    for (int i = 0; i < 65536; i++)
+        p += sprintf(p, "  - {name: d%d, nodes: n%d}\n", i, i);
+    path = write_tmp("many.yaml", text);
+    moe_error_clear(&err);
+    assert_int_equal(moe_domains_load(&d, path, &err), 0);
+    assert_int_equal(d.ndomains, 65536);
+    assert_int_equal(moe_domains_find(&d, "n65535"), 65535);
+    moe_domains_free(&d);
+    path = write_tmp("twice.yaml", "domains:\n  - {name: a, nodes: n1}\n  - {name: b, nodes: n2}\n"
+                                   "  - {name: b, nodes: n3}\n  - {name: a, nodes: n4}\n");
+    assert_int_equal(moe_domains_load(&d, path, &err), -1);
+    assert_non_null(strstr(moe_error_format(&err, buf, sizeof(buf)),
+                           "twice.yaml:4:5: domain 'b' is declared twice (first at line 3)"));
+    unlink(path);
+    free(text);
 }
 
 /* The shipped example map loads and says what its comments say. */
@@ -349,6 +425,8 @@ int main(void)
         cmocka_unit_test(yaml_map),
         cmocka_unit_test(slurm_blocks),
         cmocka_unit_test(bad_maps),
+        cmocka_unit_test(map_nodes_bounded_in_all),
+        cmocka_unit_test(many_domains_and_repeated_names),
         cmocka_unit_test(example_map),
         cmocka_unit_test(placement_modes),
         cmocka_unit_test(layout_strings),

@@ -2,6 +2,7 @@
  * reason", for each way a file can be unreadable. */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,84 @@ static void json_errors_have_a_position(void **state)
     json_decref(doc);
 }
 
+/* Names starting with '.' in the test directory: leftover temporaries. */
+static int hidden_files(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    int n = 0;
+
+    while (d && (ent = readdir(d)))
+        n += ent->d_name[0] == '.' && strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static char *slurp(const char *path)
+{
+    struct moe_error e;
+
+    return moe_read_file(path, "test", NULL, &e);
+}
+
+/* moe_replace_file puts the new text in place of a symlink planted at the
+ * name: the link's target keeps its text (issue 21: report -o overwrote
+ * it), and no temporary file is left behind. */
+static void replace_never_writes_through_a_link(void **state)
+{
+    struct moe_error e;
+    char target[128], link[128], *text;
+    struct stat st;
+    FILE *f;
+
+    (void)state;
+    snprintf(target, sizeof(target), "%s", in_dir("victim.txt"));
+    snprintf(link, sizeof(link), "%s", in_dir("report.json"));
+    f = fopen(target, "w");
+    fputs("victim\n", f);
+    fclose(f);
+    assert_int_equal(symlink(target, link), 0);
+    assert_int_equal(moe_replace_file(link, "new\n", 4, -1, &e), 0);
+    assert_string_equal(text = slurp(target), "victim\n");
+    free(text);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_string_equal(text = slurp(link), "new\n");
+    free(text);
+    assert_int_equal(hidden_files(), 0);
+}
+
+/* An exact mode is kept whatever the umask (scripts stay executable);
+ * -1 leaves it to the umask, as fopen() did. */
+static void replace_sets_the_mode(void **state)
+{
+    struct moe_error e;
+    struct stat st;
+    mode_t old = umask(077);
+
+    (void)state;
+    assert_int_equal(moe_replace_file(in_dir("run.sbatch"), "#!/bin/sh\n", 10, 0755, &e), 0);
+    assert_int_equal(stat(in_dir("run.sbatch"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0755);
+    assert_int_equal(moe_replace_file(in_dir("plain"), "x", 1, -1, &e), 0);
+    assert_int_equal(stat(in_dir("plain"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    umask(old);
+}
+
+/* A directory in the way is not replaced: an error naming the path. */
+static void replace_refuses_a_directory(void **state)
+{
+    struct moe_error e;
+    char buf[512];
+
+    (void)state;
+    assert_int_equal(mkdir(in_dir("adir"), 0755), 0);
+    assert_int_equal(moe_replace_file(in_dir("adir"), "x", 1, -1, &e), -1);
+    assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "adir: cannot replace"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +277,9 @@ int main(void)
         cmocka_unit_test(limit_is_exact),
         cmocka_unit_test(pseudo_files_are_read_to_the_end),
         cmocka_unit_test(json_errors_have_a_position),
+        cmocka_unit_test(replace_never_writes_through_a_link),
+        cmocka_unit_test(replace_sets_the_mode),
+        cmocka_unit_test(replace_refuses_a_directory),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, make_dir, remove_dir);

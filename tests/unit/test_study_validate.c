@@ -51,29 +51,52 @@ static json_t *candidate(const char *id, const char *var, const char *val, const
                      "contract", c);
 }
 
-/* runs/<run>/contract.json (sealed) for candidate c, and its winner file. */
-static void record(const char *run, const json_t *c)
+/* dir/name holding doc's canonical text, and dir/name.sha256 its seal. */
+static void write_sealed(const char *dir, const char *name, const json_t *doc)
 {
-    json_t *doc = json_deep_copy(json_object_get(c, "contract"));
-    char path[256], digest[65], seal[128], *canon;
+    char path[512], digest[65], seal[256], *canon = moe_json_canonical(doc);
 
     assert_int_equal(moe_contract_digest(doc, digest, NULL), 0);
-    snprintf(path, sizeof(path), "%s/winners/%s.json", study, digest);
-    write_text(path, "{}\n"); /* only its name is read here */
-    json_object_set_new(doc, "run", json_pack("{s:s,s:s,s:s}", "stage", "retune", "candidate",
-                                              json_string_value(json_object_get(c, "id")), "id",
-                                              run));
-    canon = moe_json_canonical(doc);
-    snprintf(path, sizeof(path), "%s/runs/%s", study, run);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/runs/%s/contract.json", study, run);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     write_text(path, canon);
-    assert_int_equal(moe_contract_digest(doc, digest, NULL), 0);
-    snprintf(seal, sizeof(seal), "%s  contract.json\n", digest);
-    snprintf(path, sizeof(path), "%s/runs/%s/contract.json.sha256", study, run);
+    snprintf(seal, sizeof(seal), "%s  %s\n", digest, name);
+    snprintf(path, sizeof(path), "%s/%s.sha256", dir, name);
     write_text(path, seal);
     free(canon);
+}
+
+/* runs/<run>/contract.json, sealed, of a run of stage for candidate c. */
+static void run_record(const char *run, const char *stage, const json_t *c)
+{
+    json_t *doc = json_deep_copy(json_object_get(c, "contract"));
+    char path[256];
+
+    json_object_set_new(doc, "run", json_pack("{s:s,s:s,s:s}", "stage", stage, "candidate",
+                                              json_string_value(json_object_get(c, "id")), "id",
+                                              run));
+    snprintf(path, sizeof(path), "%s/runs/%s", study, run);
+    mkdir(path, 0755);
+    write_sealed(path, "contract.json", doc);
     json_decref(doc);
+}
+
+/* winners/<digest>.json, sealed, as moeflow contract winner writes it. */
+static void winner_file(const json_t *c)
+{
+    const json_t *doc = json_object_get(c, "contract");
+    char dir[256], name[80], digest[65];
+
+    assert_int_equal(moe_contract_digest(doc, digest, NULL), 0);
+    snprintf(dir, sizeof(dir), "%.64s/winners", study);
+    snprintf(name, sizeof(name), "%s.json", digest);
+    write_sealed(dir, name, doc);
+}
+
+/* The sealed retune run of candidate c, recorded as a winner. */
+static void record(const char *run, const json_t *c)
+{
+    run_record(run, "retune", c);
+    winner_file(c);
 }
 
 static const char *str(const json_t *o, const char *k)
@@ -165,14 +188,16 @@ static void winners_alone_and_combined(void **state)
     assert_non_null(strstr(e.text, "--fp8-format"));
 
     /* a winner whose contract no sealed run record has: refused, by name */
-    snprintf(path, sizeof(path), "%s/winners/%064d.json", study, 0);
-    write_text(path, "{}\n");
+    snprintf(path, sizeof(path), "rm -f %s/winners/*", study);
+    assert_int_equal(system(path), 0);
+    winner_file(a);
+    snprintf(path, sizeof(path), "rm -rf %s/runs/7_0", study);
+    assert_int_equal(system(path), 0);
     moe_error_clear(&e);
     assert_null(moe_validate_from_winners(study, base, &e));
     print_message("# %s\n", e.text);
-    assert_non_null(strstr(e.text, "/winners/00000000000000000000000000000000"
-                                   "00000000000000000000000000000000.json: no sealed retune "
-                                   "run record"));
+    assert_non_null(strstr(e.text, ".json: no sealed retune run record under runs/ has this "
+                                   "contract"));
 
     snprintf(path, sizeof(path), "rm -rf '%s'", study);
     assert_int_equal(system(path), 0);
@@ -183,10 +208,84 @@ static void winners_alone_and_combined(void **state)
     json_decref(manifest);
 }
 
+/* Issue 21: gen --winners accepted any file named after a digest.  A
+ * winner must hold that digest's canonical contract, match its seal, and
+ * be the contract of a sealed retune run; each foreign file is refused with
+ * its own reason. */
+static void foreign_files_are_not_winners(void **state)
+{
+    static const char *const ovl[] = { "--overlap-moe-expert-parallel-comm", NULL };
+    json_t *a = candidate("aaaa", "ep_overlap", "true", "ep_overlap", json_true(), ovl);
+    json_t *base = json_pack("{s:s,s:[s,s],s:o}", "id", "base", "argv", "--train-iters", "50",
+                             "contract", json_loads(base_contract, 0, NULL));
+    char path[1024], digest[65], name[1024];
+    struct moe_error e;
+
+    (void)state;
+    snprintf(study, sizeof(study), "/tmp/moe-validate.XXXXXX");
+    assert_non_null(mkdtemp(study));
+    snprintf(path, sizeof(path), "%s/runs", study);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/winners", study);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/manifest.json", study);
+    write_text(path, "{\"stages\":[]}");
+    assert_int_equal(moe_contract_digest(json_object_get(a, "contract"), digest, NULL), 0);
+    snprintf(name, sizeof(name), "%s/winners/%s.json", study, digest);
+
+    /* an empty file named after the digest of a sealed retune run */
+    run_record("7_0", "retune", a);
+    write_text(name, "");
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_non_null(strstr(e.text, "not valid JSON"));
+
+    /* the right contract without its seal */
+    winner_file(a);
+    snprintf(path, sizeof(path), "%.900s.sha256", name);
+    unlink(path);
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    print_message("# %s\n", e.text);
+    assert_non_null(strstr(e.text, ".sha256 is missing"));
+
+    /* sealed, but only a contract-stage run has it */
+    snprintf(path, sizeof(path), "rm -rf %s/runs/7_0", study);
+    assert_int_equal(system(path), 0);
+    run_record("7_0", "contract", a);
+    winner_file(a);
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_non_null(strstr(e.text, "no sealed retune run record"));
+
+    /* a sealed contract under another digest's name */
+    snprintf(path, sizeof(path), "%s/winners/%064d.json", study, 0);
+    rename(name, path);
+    snprintf(name, sizeof(name), "%.900s.sha256", path);
+    snprintf(path, sizeof(path), "%s/winners/%s.json.sha256", study, digest);
+    rename(path, name);
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_non_null(strstr(e.text, "holds a contract of another digest"));
+
+    /* a winners/ that anyone can write is not read at all */
+    snprintf(path, sizeof(path), "%s/winners", study);
+    chmod(path, 0777);
+    moe_error_clear(&e);
+    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_non_null(strstr(e.text, "winners must be owned by you and writable by nobody else"));
+
+    snprintf(path, sizeof(path), "rm -rf '%s'", study);
+    assert_int_equal(system(path), 0);
+    json_decref(a);
+    json_decref(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(winners_alone_and_combined),
+        cmocka_unit_test(foreign_files_are_not_winners),
     };
 
     return MOE_RUN_TESTS(tests);

@@ -1,4 +1,4 @@
-/* Issue 21, part A: hostile input.  The one rule for text (no control
+/* Hostile input, part A (issue 21): the one rule for text (no control
  * characters in any string of a study, nor in a value a template renders),
  * sbatch's own quoting of #SBATCH lines, the one numeric check, the one
  * model check, and the readers that took impossible numbers (Bridge step
