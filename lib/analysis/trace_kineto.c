@@ -161,6 +161,10 @@ static json_t *value(struct reader *r)
 }
 
 /* -1: out of memory; -2: a bad value, with r's error set. */
+/* event()'s return when it has said why already; the others are
+ * moe_trace_add_kernel's (moe_trace_failure names them). */
+#define EVENT_REFUSED (-100)
+
 static int event(struct reader *r, struct moe_trace *t, json_t *ev)
 {
     const char *ph = json_string_value(json_object_get(ev, "ph"));
@@ -189,7 +193,7 @@ static int event(struct reader *r, struct moe_trace *t, json_t *ev)
 
             snprintf(what, sizeof(what), "%s", r->err->text);
             fail(r, what);
-            return -2;
+            return EVENT_REFUSED;
         }
         id = moe_trace_intern(t, name, strlen(name));
         if (id < 0)
@@ -218,7 +222,7 @@ static int event_array(struct reader *r, struct moe_trace *t)
             return -1;
         rc = json_is_object(ev) ? event(r, t, ev) : 0;
         json_decref(ev);
-        if (rc == -2)
+        if (rc == EVENT_REFUSED)
             return -1;
         if (rc < 0)
             return fail(r, moe_trace_failure(rc));
