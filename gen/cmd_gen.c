@@ -2,6 +2,7 @@
  * writes it atomically). */
 #include "config.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,21 @@ static void default_templates(char *buf, size_t len)
         }
     }
     snprintf(buf, len, "%s/templates", MOEFLOW_PKGDATADIR);
+}
+
+/* The default template folder must hold the templates: a moved or
+ * bind-mounted build, or an uninstalled one, says how to point at them. */
+static int check_templates(const char *dir)
+{
+    char path[4200];
+
+    snprintf(path, sizeof(path), "%s/submit.sh.in", dir);
+    if (access(path, R_OK) == 0)
+        return MOE_CLI_RUN;
+    return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: no templates in %s (%s); give "
+                         "--templates DIR or set MOEFLOW_TEMPLATE_DIR to a templates folder "
+                         "(the source tree's templates/, or the installed "
+                         "share/moeflow/templates)\n", dir, strerror(errno));
 }
 
 /* MaxArraySize from slurmctld, or -1 with err.  libslurm exits the process
@@ -317,13 +333,24 @@ int cmd_gen(int argc, char **argv)
 
     if (rc != MOE_CLI_RUN || (rc = check_winners(&a)) != MOE_CLI_RUN)
         return rc;
-    if (first != argc - 1 || !a.dir)
-        return moe_cli_misuse(&gen_cli);
+    if (first >= argc)
+        return moe_cli_missing(&gen_cli, "gen", "missing STUDY, the study file to generate from");
+    if (first < argc - 1)
+        return moe_cli_missing(&gen_cli, "gen", "one STUDY at a time (options go before it or "
+                               "after it, e.g. -o DIR)");
+    if (!a.dir)
+        return moe_cli_missing(&gen_cli, "gen", "missing -o DIR, the study directory to "
+                               "create (it must not exist yet)");
+    if (!a.dir[0])
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: -o '': the directory to create "
+                             "needs a name\n");
     if (control_in_dir(a.dir) < 0)
         return MOE_EXIT_USAGE;
     if (!a.opts.templates_dir) {
         default_templates(templates, sizeof(templates));
         a.opts.templates_dir = templates;
+        if ((rc = check_templates(templates)) != MOE_CLI_RUN)
+            return rc;
     }
     if (!a.dry && !a.winners && access(a.dir, F_OK) == 0) {
         moe_error_clear(&err);

@@ -42,7 +42,12 @@ static const struct moe_opt topo_opts[] = {
       .set = moe_opt_string, .field = offsetof(struct topo_args, cache_dir) },
     { "tasks", required_argument, 'n', "N", "tasks on the node (default: one per GPU)",
       .set = moe_opt_int, .field = offsetof(struct topo_args, tasks), .min = 1, .max = 4096 },
-    { "mode", required_argument, 'm', "MODE", NULL, .set = set_mode },
+    { "mode", required_argument, 'm', "MODE",
+      "how tasks share the cores near their GPUs: exclusive\n"
+      "(default: a domain's cores split evenly, without overlap,\n"
+      "SMT siblings together), closest (each task its GPU's\n"
+      "whole domain) or none (Slurm's binding stays); see\n"
+      "moeflow-affinity(7)", .set = set_mode },
     { "gpus", required_argument, 'g', "LIST",
       "the step's GPU indices, as in SLURM_STEP_GPUS (default: all)", .set = moe_opt_string,
       .field = offsetof(struct topo_args, gpus) },

@@ -64,8 +64,12 @@ static void suggest_option(int argc, char **argv, const struct option *longopts)
         return;
     snprintf(word, sizeof(word), "%s", argv[optind - 1] + 2);
     word[strcspn(word, "=")] = '\0';
-    for (; longopts->name && n < MAX_OPTS + 2; longopts++)
+    for (; longopts->name && n < MAX_OPTS + 2; longopts++) {
+        /* the option exists: getopt refused its argument, and said so */
+        if (strcmp(longopts->name, word) == 0)
+            return;
         names[n++] = longopts->name;
+    }
     near = moe_suggest(word, names, n);
     if (near)
         fprintf(stderr, "%s: did you mean --%s?\n", argv[0], near);
@@ -164,6 +168,15 @@ void moe_cli_help(const struct moe_cli *cli, FILE *out)
 int moe_cli_misuse(const struct moe_cli *cli)
 {
     moe_cli_help(cli, stderr);
+    return MOE_EXIT_USAGE;
+}
+
+int moe_cli_missing(const struct moe_cli *cli, const char *cmd, const char *what)
+{
+    const char *nl = strchr(cli->usage, '\n');
+
+    fprintf(stderr, "moeflow %s: %s\n%.*s\n(moeflow %s --help for every option)\n", cmd, what,
+            nl ? (int)(nl - cli->usage) : (int)strlen(cli->usage), cli->usage, cmd);
     return MOE_EXIT_USAGE;
 }
 

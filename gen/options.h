@@ -66,6 +66,10 @@ void moe_cli_help(const struct moe_cli *cli, FILE *out);
 /* The help on stderr, for a wrong command line; returns MOE_EXIT_USAGE. */
 int moe_cli_misuse(const struct moe_cli *cli);
 
+/* What is missing from a command line, said first, with the first usage
+ * line and where the rest is: "moeflow gen: missing -o DIR ...". */
+int moe_cli_missing(const struct moe_cli *cli, const char *cmd, const char *what);
+
 /* Setters for a bool member (set to true) and a const char * member. */
 int moe_opt_flag(void *args, const struct moe_opt *o, char *value);
 int moe_opt_string(void *args, const struct moe_opt *o, char *value);
