@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "options.h"
 #include "core/readfile.h"
+#include "core/shquote.h"
 #include "core/text.h"
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
@@ -188,6 +189,64 @@ static void dry_run(const char *dir, const struct moe_gen_output *out)
     printf("  %-16s\n", "logs/");
 }
 
+#define SKIPS_SHOWN 4
+
+/* A skipped entry as one line: "variable=value: reason". */
+static void print_skip(const json_t *sk)
+{
+    char *val = json_dumps(json_object_get(sk, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+    const char *var = json_string_value(json_object_get(sk, "variable"));
+    const char *why = json_string_value(json_object_get(sk, "reason"));
+
+    printf("             skipped %s=%s: %s\n", var ? var : "?", val ? val : "?", why ? why : "?");
+    free(val);
+}
+
+/* What gen wrote, from the manifest it built: each stage with its
+ * candidates and what it skipped (by which rule), where it went, and the
+ * command that comes next. */
+static void print_summary(const char *dir, const struct moe_gen_output *out)
+{
+    const struct moe_gen_file *mf = NULL;
+    json_t *m, *st;
+    size_t i, j, jobs = 0;
+    char *quoted;
+
+    for (int k = 0; k < out->n; k++)
+        if (strcmp(out->files[k].name, "manifest.json") == 0)
+            mf = &out->files[k];
+    if (!mf || !(m = json_loadb(mf->data, mf->len, 0, NULL)))
+        return;
+    json_array_foreach(json_object_get(m, "stages"), i, st)
+        jobs += json_array_size(json_object_get(st, "candidates"));
+    printf("moeflow gen: wrote %s: study %s, %zu runs in %zu stages\n", dir,
+           json_string_value(json_object_get(m, "study")), jobs,
+           json_array_size(json_object_get(m, "stages")));
+    json_array_foreach(json_object_get(m, "stages"), i, st) {
+        const json_t *skipped = json_object_get(st, "skipped"), *sk;
+        size_t n = json_array_size(json_object_get(st, "candidates"));
+
+        printf("  %-9s %3zu candidate%s", json_string_value(json_object_get(st, "stage")), n,
+               n == 1 ? "" : "s");
+        if (json_array_size(skipped))
+            printf(", %zu skipped", json_array_size(skipped));
+        putchar('\n');
+        json_array_foreach(skipped, j, sk) {
+            if (j == SKIPS_SHOWN) {
+                printf("             ... %zu more in %s/manifest.json\n",
+                       json_array_size(skipped) - SKIPS_SHOWN, dir);
+                break;
+            }
+            print_skip(sk);
+        }
+    }
+    quoted = moe_shquote(dir);
+    printf("next, as the job user (contracts are never frozen as root): cd %s && ./submit.sh\n",
+           quoted ? quoted : dir);
+    free(quoted);
+    json_decref(m);
+}
+
 static void print_validate(const char *dir, const json_t *vcands)
 {
     json_t *vc;
@@ -239,6 +298,8 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
         dry_run(a->dir, &out);
     else if (moe_gen_write_new(a->dir, &out, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    else
+        print_summary(a->dir, &out);
     moe_gen_output_free(&out);
     return rc;
 }
