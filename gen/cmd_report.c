@@ -198,7 +198,10 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
            "effect [95% interval] p verdict");
     for (size_t i = 0; i < n; i++) {
         const struct moe_report_run *r = &runs[i];
-        char verdict[96] = "baseline";
+        char verdict[96];
+
+        snprintf(verdict, sizeof(verdict), "%s",
+                 moe_report_first_is_reference(runs, n) ? "baseline" : "- (one run)");
 
         if (i) {
             struct moe_report_ab ab;

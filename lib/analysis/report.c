@@ -454,3 +454,8 @@ json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
                                     "and a combination must be measured as its own run"));
     return root;
 }
+
+bool moe_report_first_is_reference(const struct moe_report_run *runs, size_t n)
+{
+    return n > 1 || (n == 1 && strcmp(runs[0].name, "baseline") == 0);
+}

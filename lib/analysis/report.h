@@ -6,6 +6,7 @@
 #ifndef MOEFLOW_REPORT_H
 #define MOEFLOW_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -91,6 +92,11 @@ struct moe_report_ab {
 /* opts NULL: the defaults. */
 void moe_report_compare(const struct moe_report_run *base, const struct moe_report_run *cand,
                         const struct moe_report_opts *opts, struct moe_report_ab *ab);
+
+/* Whether the first run is a reference the others are measured against:
+ * several runs, or a study stage's own baseline alone.  A single other run
+ * has nothing to be compared with, and is not called a baseline. */
+bool moe_report_first_is_reference(const struct moe_report_run *runs, size_t n);
 const char *moe_verdict_name(enum moe_verdict v);
 
 /* The step times of r's window (the first logged iteration excluded), in

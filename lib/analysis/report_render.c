@@ -62,7 +62,8 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n,
         return -1;
     fprintf(f, "# moeflow report\n\nWindow: iterations %ld-%ld (the first logged interval is "
                "discarded). Baseline: %s.\n\n",
-            n ? runs[0].first : 0, n ? runs[0].last : 0, n ? runs[0].name : "-");
+            n ? runs[0].first : 0, n ? runs[0].last : 0,
+            moe_report_first_is_reference(runs, n) ? runs[0].name : "-");
     fputs("| run | steps | median ms | mean ms | stdev ms | CV % | TFLOP/s/GPU | loss finite | "
           "skipped | NaN | peak MiB | vs baseline (95% interval) | p | verdict |\n"
           "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n", f);
@@ -79,7 +80,8 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n,
                 r->nan_iters);
         cell(f, r->peak_bytes / 1048576.0, 0);
         if (i == 0) {
-            fputs("baseline | - | - |\n", f);
+            fputs(moe_report_first_is_reference(runs, n) ? "baseline | - | - |\n"
+                                                         : "- (one run) | - | - |\n", f);
         } else {
             struct moe_report_ab ab;
 

@@ -90,7 +90,7 @@ static int stage_window(const char *stage, json_t *c, long *first, long *last, c
         }
         *first = (long)json_integer_value(json_array_get(win, 0));
         *last = (long)json_integer_value(json_array_get(win, 1));
-        snprintf(note, len, "report_window %ld-%ld", *first, *last);
+        snprintf(note, len, "the study's report_window");
         return 0;
     }
     if (strcmp(stage, "scale") == 0 || strcmp(stage, "retune") == 0) {
@@ -101,8 +101,7 @@ static int stage_window(const char *stage, json_t *c, long *first, long *last, c
         }
         *first = warmup + 1;
         *last = warmup + screen;
-        snprintf(note, len, "screening steps %ld-%ld (after %ld warm-up steps)", *first, *last,
-                 warmup);
+        snprintf(note, len, "the screening steps after %ld warm-up steps", warmup);
         return 0;
     }
     moe_error_set(err, "stage %s has no step-time window to report: report reads scale, retune "

@@ -3,12 +3,13 @@
 # first, an empty -o is refused before anything is written, a build that
 # cannot find its templates names --templates and MOEFLOW_TEMPLATE_DIR, a
 # refused argument is not answered with "did you mean" the same option,
-# and topo's --help describes --mode.
+# topo's --help describes --mode, and a report of one run calls it neither
+# a baseline nor a window inside a window.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 M=$MOEFLOW_BIN S=$MOEFLOW_SRCDIR
 study=$S/etc/studies/tiny-moe-2gpu.yaml
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
-tap_plan 8
+tap_plan 10
 
 "$M" gen "$study" > "$T/o.out" 2> "$T/o.err"
 ok "gen without -o exits 1 and says -o DIR is missing, first" \
@@ -33,3 +34,12 @@ ok "fit --pipeline-layout=STR: getopt's reason, no 'did you mean --pipeline-layo
 ok "... while a misspelt option still gets its suggestion" has "$T/j.err" 'did you mean --json\?'
 "$M" topo --help > "$T/topo.help"
 ok "topo --help describes --mode" has "$T/topo.help" '^  --mode MODE +how tasks share the cores'
+"$M" report "$S/tests/data/logs/h200x2-moe-ep2-alltoall-60it.log" > "$T/one.out" 2>&1
+ok "report of one run that is no baseline does not label it baseline" \
+    sh -c "grep -q ' - (one run)$' '$T/one.out' && ! grep -q ' baseline$' '$T/one.out'"
+S2=$T/study && "$M" gen "$study" -o "$S2" > /dev/null 2>&1 && mkdir -p "$S2/results/validate"
+printf ' iteration       %d/      50 | elapsed time per iteration (ms): 1000.0 | lm loss: 1.0E+00 |\n' \
+    $(seq 1 50) > "$S2/results/validate/$(awk -F'\t' '$1 == "validate" {print $3}' "$S2/candidates.tsv").log"
+"$M" report "$S2" > "$T/study.out" 2>&1
+ok "a study's report header names its window once, without nested brackets" \
+    has "$T/study.out" "^study tiny-moe-2gpu, stage validate: 0 candidates; window 41-50 \\(the study's report_window\\); "

@@ -47,7 +47,7 @@ ok "no row is a hex id" hasnt "$T/retune.out" '^[0-9a-f]{12}'
 ok "the reference is the scale stage's baseline" \
     has "$T/retune.out" "reference: the scale stage's baseline \($scale_base\)"
 ok "the window is the screening steps, without --window" \
-    has "$T/retune.out" 'window 3-8 \(screening steps 3-8 \(after 2 warm-up steps\)\)'
+    has "$T/retune.out" 'window 3-8 \(the screening steps after 2 warm-up steps\)'
 # 10% with the double's deterministic jitter, which follows the arguments
 ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_overlap=true .* -(8|9|10|11|12)\.[0-9]+% .* win$'
 ok "recompute (4% slower) is a loss" has "$T/retune.out" '^recompute_modules=\["moe_act"\] .* loss$'
@@ -59,7 +59,7 @@ ok "report results/retune is the same report" cmp -s "$T/dir.out" "$T/retune.out
 
 "$M" report "$S" > "$T/default.out" 2>&1
 ok "with no --stage: the last stage with logs (validate), window report_window 41-50" \
-    has "$T/default.out" 'stage validate: 0 candidates; window 41-50 \(report_window 41-50\)'
+    has "$T/default.out" "stage validate: 0 candidates; window 41-50 \\(the study's report_window\\)"
 
 "$M" report "$S/results/retune/$overlap.log" > "$T/one.out" 2>&1
 tap_ok $? "one screening log of the study reports without --window"
