@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,6 +305,40 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
     return rc;
 }
 
+/* Whether path is dir or inside it. */
+static bool under(const char *path, const char *dir, size_t dlen)
+{
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
+    return strncmp(path, dir, dlen) == 0 && (path[dlen] == '\0' || path[dlen] == '/' ||
+                                             (dlen == 1 && dir[0] == '/'));
+}
+
+/* The jobs run in the study directory inside the container (fit-python/,
+ * moeflow_capture.py, results/), so it must be mounted at its own path:
+ * pyxis's --container-mounts=SRC[:DST[:FLAGS]],... */
+static void warn_container_mounts(const struct moe_study *s, const char *study_dir)
+{
+    const char *m = s->cluster.container_mounts;
+
+    if (!s->cluster.container_image[0])
+        return;
+    while (*m) {
+        size_t len = strcspn(m, ","), src = strcspn(m, ":,");
+        const char *dst = m[src] == ':' ? m + src + 1 : NULL;
+        size_t dlen = dst ? strcspn(dst, ":,") : 0;
+
+        if (src && under(study_dir, m, src) && (!dst || (dlen == src && !strncmp(dst, m, src))))
+            return;
+        m += len + (m[len] == ',');
+    }
+    fprintf(stderr, "moeflow gen: warning: the study directory %s is not under a container "
+            "mount at its own path (cluster.container.mounts: '%s'): inside the container the "
+            "jobs would not find their fit-python/, moeflow_capture.py or results/; mount it "
+            "(or a folder above it) as SRC:SRC, unless your pyxis mounts it already\n",
+            study_dir, s->cluster.container_mounts);
+}
+
 /* --fit-memory-from DIR: the fit stage's measured/predicted peak. */
 static int fit_memory_ratio(const char *dir, struct moe_study *study)
 {
@@ -358,6 +393,7 @@ static int gen(struct gen_args *a, const char *path)
     else if (a->winners && !(vcands = moe_validate_candidates(&study, a->winners, &err)))
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     else {
+        warn_container_mounts(&study, study_dir);
         a->opts.validate = vcands;
         rc = build_and_write(&study, a);
     }

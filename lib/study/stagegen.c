@@ -19,6 +19,13 @@
 #include "study/study_contract.h"
 #include "study/template.h"
 
+/* The stages whose step times are the measurement. */
+static bool is_timing_stage(enum moe_stage st)
+{
+    return st == MOE_STAGE_SCALE || st == MOE_STAGE_PROFILE || st == MOE_STAGE_RETUNE ||
+           st == MOE_STAGE_VALIDATE;
+}
+
 /* Sweeps are arrays; validate is one when it validates several runs
  * (recorded winners, then their combination). */
 static bool is_array_stage(enum moe_stage st, int n)
@@ -281,6 +288,13 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
                                   { "moe-study", study_dir }, { "time", k->time_limit } };
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
         rc |= sbatch_line(lines, kv[i][0], kv[i][1], err);
+    /* A step time shared with another job's kernels or host threads is not
+     * the layout's own: timing stages take whole nodes, all their memory
+     * too (--mem=0), unless the study says cluster.exclusive: false. */
+    if (k->exclusive && is_timing_stage(st) && rc == 0) {
+        json_array_append_new(lines, json_string("#SBATCH --exclusive"));
+        rc |= sbatch_line(lines, "mem", "0", err);
+    }
     if (rc) {
         json_decref(lines);
         return NULL;

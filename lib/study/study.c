@@ -326,6 +326,7 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     copy_str(k->account, sizeof(k->account), get_str(c, "cluster.account", ""));
     copy_str(k->time_limit, sizeof(k->time_limit), get_str(c, "cluster.time_limit", "01:00:00"));
     k->max_array_size = get_int(c, "cluster.max_array_size", 0);
+    k->exclusive = get_bool(c, "cluster.exclusive", true);
     copy_str(k->container_image, sizeof(k->container_image),
              get_str(c, "cluster.container.image", ""));
     copy_str(k->container_mounts, sizeof(k->container_mounts),

@@ -64,6 +64,7 @@ struct moe_cluster {
     char account[MOE_NAME_MAX];
     char time_limit[MOE_NAME_MAX];
     int max_array_size;           /* Slurm MaxArraySize; 0 = unset */
+    bool exclusive;               /* timing stages take whole nodes (default) */
     char container_image[MOE_STUDY_STR_MAX];  /* empty: no container */
     char container_mounts[MOE_STUDY_STR_MAX];
     char launcher[MOE_STUDY_STR_MAX];         /* trainer command, split on blanks */

@@ -38,12 +38,13 @@ static json_t *model_json(const struct moe_model *m)
 
 static json_t *cluster_json(const struct moe_cluster *k)
 {
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i,"
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i, s:b,"
                      " s:{s:s, s:s}, s:{s:s}}",
                      "gpu", moe_gpu_name(k->gpu), "gpu_memory_gib", k->gpu_memory_gib,
                      "gpus_per_node", k->gpus_per_node, "nvlink_domain", k->nvlink_domain,
                      "nodes", k->nodes, "partition", k->partition, "account", k->account,
                      "time_limit", k->time_limit, "max_array_size", k->max_array_size,
+                     "exclusive", k->exclusive,
                      "container", "image", k->container_image, "mounts", k->container_mounts,
                      "launcher", "command", k->launcher);
 }

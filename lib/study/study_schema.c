@@ -59,7 +59,7 @@ static const struct moe_field cluster_keys[] = {
                "(letters, digits, _ . -)"),
     SBATCH_STR("account", ACCOUNT_RE, "a Slurm account name (letters, digits, _ . -)"),
     SBATCH_STR("time_limit", TIME_RE, "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, "
-               "D-H:M:S or unlimited"), INT("max_array_size", 1, 4000001),
+               "D-H:M:S or unlimited"), INT("max_array_size", 1, 4000001), BOOL("exclusive"),
     MAP("container", container_keys), MAP("launcher", launcher_keys),
     NUM("achievable_tflops_bf16"), NUM("achievable_tflops_fp8"), NUM("nvlink_gbps"),
     NUM("internode_gbps"), NUM("host_overhead_us"), NUM("host_expert_us"), NUM("host_etp_us"),
