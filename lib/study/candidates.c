@@ -47,11 +47,7 @@ static void skip(struct plan_ctx *c, const char *variable, json_t *value, const 
 /* Why Megatron would refuse run, into buf; false when it would not. */
 static bool refused(const struct moe_study *s, const struct moe_run *run, char *buf, size_t size)
 {
-    const struct moe_megatron_rule *rule = moe_megatron_rule_broken(s, run);
-
-    if (rule)
-        moe_megatron_rule_describe(rule, s->software.dialect, buf, size);
-    return rule != NULL;
+    return moe_megatron_refusal(s, run, buf, size) != NULL;
 }
 
 /* A fit candidate's modeled peak ("max allocated" of the rank it stands in
@@ -184,32 +180,21 @@ static void fit_plan(struct plan_ctx *c)
 
 /* ---- scale: the baseline and its neighbouring layouts ---- */
 
-static const char *layout_problem(const struct moe_study *s, const struct moe_baseline *b)
+/* Why the scale stage does not run layout b: the study's own limits (TP
+ * inside the NVLink domain, an explicit pipeline layout written for the
+ * baseline's PP and VPP), then Megatron's layout rules, checked by the one
+ * layout checker (fit/layouts.h) as the study runs it. */
+static const char *layout_problem(const struct moe_study *s, struct moe_baseline *b, char *why,
+                                  size_t len)
 {
-    static char why[256];
     const struct moe_layout *l = &b->layout;
-    /* In 64 bits, as study.c checks the baseline: int products wrap. */
-    long long world = moe_study_world_size(s), dp;
 
-    if (world % ((long long)l->tp * l->cp * l->pp) || world % ((long long)l->ep * l->etp * l->pp))
-        return "does not divide the GPU count";
-    if (s->model.num_experts % l->ep)
-        return "EP does not divide the expert count";
-    if (s->model.num_heads % l->tp ||
-        (s->model.attention == MOE_ATTN_GQA && s->model.num_query_groups % l->tp))
-        return "TP does not divide the attention heads or query groups";
     if (l->tp > s->cluster.nvlink_domain)
         return "TP would leave the NVLink domain";
     if (b->pipeline_layout[0] && (l->pp != s->baseline.layout.pp || l->vpp != s->baseline.layout.vpp))
         return "baseline.pipeline_layout is written for the baseline PP and VPP";
-    if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
-        return "layers do not split evenly over PP x VPP";
-    dp = world / ((long long)l->tp * l->cp * l->pp);
-    if (s->workload.gbs % (s->workload.mbs * dp)) {
-        snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %lld", s->workload.gbs,
-                 s->workload.mbs * dp);
+    if (moe_study_layout_check(s, &b->layout, s->workload.mbs, why, len) != MOE_RULE_OK)
         return why;
-    }
     return NULL;
 }
 
@@ -243,13 +228,13 @@ static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
     const struct moe_layout_entry *e = &set->valid[rank];
     struct moe_run r = *base;
     struct moe_fit fit;
-    char note[400], fitbuf[160];
+    char note[400], fitbuf[160], rule[256];
     const char *why;
 
     r.cfg.layout = e->layout;
     moe_layout_entry_fit(set, e, &fit);
     moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
-    why = layout_problem(c->s, &r.cfg);
+    why = layout_problem(c->s, &r.cfg, rule, sizeof(rule));
     /* scale may change only the layout: recompute stays the baseline's */
     if (!why && (!fit.fits || fit.step != 0)) {
         snprintf(note, sizeof(note), "it needs %s; scale keeps the baseline's recompute (fit "
@@ -283,12 +268,7 @@ static void scale_plan(struct plan_ctx *c)
     moe_run_from_baseline(&run, s, screen_iters(s));
     emit_baseline(c, &run, "communication");
     moe_error_clear(&err);
-    if (moe_study_fit_inputs(s, &train, &machine, &err) == 0 && s->baseline.pipeline_layout[0]) {
-        /* an explicit pipeline layout is written for one PP x VPP */
-        machine.fixed_pp = s->baseline.layout.pp;
-        machine.fixed_vpp = s->baseline.layout.vpp;
-    }
-    if (err.text[0] ||
+    if (moe_study_fit_inputs(s, &train, &machine, &err) != 0 ||
         moe_layouts_enumerate(&s->model, &s->workload, &train, &machine,
                               SCALE_RANKED_MAX, false, &set, &err) != 0) {
         skip(c, "layout", json_null(), "no layout ranking: %s", err.text);

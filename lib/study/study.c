@@ -19,6 +19,7 @@
 #include "core/suggest.h"
 #include "study/model_check.h"
 #include "study/study.h"
+#include "study/study_fit.h"
 #include "study/study_pipeline.h"
 #include "study/study_yaml.h"
 
@@ -417,55 +418,68 @@ static void baseline_read(struct ctx *c, struct moe_baseline *b)
              get_str(c, "baseline.pipeline_layout", ""));
 }
 
-/* Products of study values in 64 bits: each factor is at most 65536, so
- * a product of three is exact, where int would wrap (to 0, then divide). */
-static int layout_check(struct ctx *c, const struct moe_study *s)
-{
-    const struct moe_layout *l = &s->baseline.layout;
-    const struct moe_model *m = &s->model;
-    long long world = moe_study_world_size(s);
-    long long dense = (long long)l->tp * l->cp * l->pp, moe = (long long)l->ep * l->etp * l->pp;
+/* The study key each layout rule (fit/layouts.h) names when the baseline
+ * breaks it: the value the rule refuses, or the one that does not divide. */
+static const char *const rule_keys[MOE_RULE_COUNT] = {
+    [MOE_RULE_OK] = "baseline",
+    [MOE_RULE_LAYERS_PP] = "baseline.pp",
+    [MOE_RULE_WORLD_DENSE] = "baseline.tp",
+    [MOE_RULE_HEADS_TP] = "baseline.tp",
+    [MOE_RULE_GROUPS_TP] = "baseline.tp",
+    [MOE_RULE_FFN_TP] = "baseline.tp",
+    [MOE_RULE_SEQ_CP] = "workload.seq_len",
+    [MOE_RULE_SEQ_TP] = "workload.seq_len",
+    [MOE_RULE_CP_IMPL] = "baseline.cp",
+    [MOE_RULE_GBS] = "workload.gbs",
+    [MOE_RULE_WORLD_EXPERT] = "baseline.ep",
+    [MOE_RULE_EXPERTS_EP] = "baseline.ep",
+    [MOE_RULE_FFN_ETP] = "baseline.etp",
+    [MOE_RULE_SP] = "baseline.tp",
+    [MOE_RULE_VPP_PP] = "baseline.vpp",
+    [MOE_RULE_VPP_LAYERS] = "baseline.vpp",
+};
 
-    if (world % dense)
-        return fail(c, "baseline.tp", "TP %d x CP %d x PP %d = %lld does not divide %lld GPUs",
-                    l->tp, l->cp, l->pp, dense, world);
-    if (world % moe)
-        return fail(c, "baseline.ep", "EP %d x ETP %d x PP %d = %lld does not divide %lld GPUs",
-                    l->ep, l->etp, l->pp, moe, world);
-    if (m->num_experts % l->ep)
-        return fail(c, "baseline.ep", "%d does not divide num_experts %d", l->ep,
-                    m->num_experts);
-    if (m->num_heads % l->tp)
-        return fail(c, "baseline.tp", "%d does not divide num_heads %d", l->tp, m->num_heads);
-    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp)
-        return fail(c, "baseline.tp", "%d does not divide num_query_groups %d", l->tp,
-                    m->num_query_groups);
-    if (l->vpp > 1 && l->pp == 1)
-        return fail(c, "baseline.vpp", "virtual pipeline stages need pp > 1");
-    if (l->cp > 1 && s->workload.seq_len % (2 * l->cp))
-        return fail(c, "workload.seq_len", "%d is not divisible by 2 x CP (%d)",
-                    s->workload.seq_len, 2 * l->cp);
+const char *moe_study_rule_key(enum moe_rule r)
+{
+    return (unsigned)r < MOE_RULE_COUNT && rule_keys[r] ? rule_keys[r] : NULL;
+}
+
+/* The baseline layout through the one layout checker (fit/layouts.h), as
+ * the study runs it; it also sets DP and EDP.  Then each retune MBS, which
+ * only the GBS rule reads. */
+static int layout_check(struct ctx *c, struct moe_study *s)
+{
+    struct moe_layout *l = &s->baseline.layout;
+    char why[512];
+    enum moe_rule r = moe_study_layout_check(s, l, s->workload.mbs, why, sizeof(why));
+
+    if (r != MOE_RULE_OK)
+        return fail(c, moe_study_rule_key(r) ? moe_study_rule_key(r) : "baseline", "%s%s", why,
+                    (r == MOE_RULE_LAYERS_PP || r == MOE_RULE_VPP_LAYERS)
+                        ? " (baseline.pipeline_layout, e.g. \"Et|(tt|)*30mL\")"
+                        : "");
+    for (int i = 0; i < s->retune_mbs_n; i++) {
+        struct moe_layout m = *l;
+
+        if (moe_study_layout_check(s, &m, s->retune_mbs[i], why, sizeof(why)) != MOE_RULE_OK)
+            return fail(c, "retune.mbs", "%d: %s", s->retune_mbs[i], why);
+    }
     return 0;
 }
 
+/* An explicit pipeline layout: its stages are PP x VPP (the layout rules
+ * have checked an even split when there is none). */
 static int pipeline_check(struct ctx *c, const struct moe_study *s)
 {
     const struct moe_layout *l = &s->baseline.layout;
     const char *layout = s->baseline.pipeline_layout;
     struct moe_error perr;
-    int stages = l->pp * l->vpp;
 
-    if (!layout[0]) {
-        if (s->model.num_layers % stages)
-            return fail(c, "baseline.pp",
-                        "num_layers %d is not divisible by PP %d x VPP %d = %d; give "
-                        "baseline.pipeline_layout (e.g. \"Et|(tt|)*30mL\")",
-                        s->model.num_layers, l->pp, l->vpp, stages);
+    if (!layout[0])
         return 0;
-    }
     moe_error_clear(&perr);
-    if (moe_pipeline_layout_check(layout, stages, s->model.num_layers, s->model.mtp_layers,
-                                  &perr) < 0)
+    if (moe_pipeline_layout_check(layout, l->pp * l->vpp, s->model.num_layers,
+                                  s->model.mtp_layers, &perr) < 0)
         return fail(c, "baseline.pipeline_layout", "%s", perr.text);
     return 0;
 }
@@ -581,35 +595,9 @@ static void retune_read(struct ctx *c, struct moe_study *s)
     }
 }
 
-/* MBS x DP in 64 bits (MBS <= 65536, DP <= 2^26); the layout check has
- * made DP a whole number >= 1. */
-static int workload_check(struct ctx *c, const struct moe_study *s)
-{
-    const struct moe_layout *l = &s->baseline.layout;
-    long long dp = moe_study_world_size(s) / ((long long)l->tp * l->cp * l->pp);
-
-    if (s->workload.gbs % (s->workload.mbs * dp))
-        return fail(c, "workload.gbs", "%d is not a multiple of MBS %d x DP %lld",
-                    s->workload.gbs, s->workload.mbs, dp);
-    for (int i = 0; i < s->retune_mbs_n; i++)
-        if (s->workload.gbs % (s->retune_mbs[i] * dp))
-            return fail(c, "retune.mbs", "%d: GBS %d is not a multiple of MBS %d x DP %lld",
-                        s->retune_mbs[i], s->workload.gbs, s->retune_mbs[i], dp);
-    return 0;
-}
-
 int moe_study_world_size(const struct moe_study *s)
 {
     return s->cluster.nodes * s->cluster.gpus_per_node;
-}
-
-static void derive_layout(struct moe_study *s)
-{
-    struct moe_layout *l = &s->baseline.layout;
-    int world = moe_study_world_size(s);
-
-    l->dp = world / (l->tp * l->cp * l->pp);
-    l->edp = world / (l->ep * l->etp * l->pp);
 }
 
 static int resolve(struct ctx *c, struct moe_study *s)
@@ -624,10 +612,8 @@ static int resolve(struct ctx *c, struct moe_study *s)
         return -1;
     retune_read(c, s);
     s->scale_top_k = get_int(c, "scale.top_k", 4);
-    if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
-        workload_check(c, s) < 0)
+    if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0)
         return -1;
-    derive_layout(s);
     s->json = moe_study_to_json(s);
     return 0;
 }
