@@ -1,6 +1,6 @@
 /* Names of enum values, from one list per enum.  Each enum is written once
- * as an X-macro list, LIST(X) expanding X(IDENTIFIER, "name") per value, next
- * to the enum; the enum and its NULL-ended name table are both expanded from
+ * as an X-macro list, LIST(X) expanding X(IDENTIFIER, "name", ...) per value,
+ * next to the enum; the enum and its NULL-ended name table are both expanded from
  * it, so the two cannot drift apart, and MOE_ENUM_NAMES_CHECK fails the build
  * if a table does not hold exactly one name per value.  The study reader, the
  * schema's allowed values, the canonical study JSON and the contract all use
@@ -8,9 +8,13 @@
 #ifndef MOEFLOW_CORE_ENUM_NAMES_H
 #define MOEFLOW_CORE_ENUM_NAMES_H
 
-#define MOE_ENUM_ID(id, name) id,
-#define MOE_ENUM_NAME(id, name) name,
-#define MOE_ENUM_PLUS_ONE(id, name) +1
+/* A list may carry more columns after the name (fit/gpu.h's does): these
+ * read the first two and ignore the rest. */
+#define MOE_ENUM_ID(...) MOE_ENUM_ID_(__VA_ARGS__, ~)
+#define MOE_ENUM_ID_(id, ...) id,
+#define MOE_ENUM_NAME(...) MOE_ENUM_NAME_(__VA_ARGS__, ~)
+#define MOE_ENUM_NAME_(id, name, ...) name,
+#define MOE_ENUM_PLUS_ONE(...) +1
 
 /* Declares enum TYPE from LIST, COUNT (the number of values, kept out of the
  * enum so that switches over it stay exhaustive under -Wswitch without a

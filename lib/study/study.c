@@ -121,7 +121,6 @@ static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out
 
 /* The tables behind study.h's enums; the schema's allowed values and the
  * JSON and contract writers use the same ones. */
-MOE_ENUM_NAMES_DEFINE(MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
 MOE_ENUM_NAMES_DEFINE(MOE_DIALECT_LIST, MOE_DIALECT_COUNT, moe_dialect_names);
 MOE_ENUM_NAMES_DEFINE(MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_names);
 MOE_ENUM_NAMES_DEFINE(MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
@@ -130,7 +129,6 @@ MOE_ENUM_NAMES_DEFINE(MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_nam
 
 #define NAME_FN(fn, type, table, count)                                                        \
     const char *fn(type v) { return moe_enum_name(table, count, (int)v); }
-NAME_FN(moe_gpu_name, enum moe_gpu, moe_gpu_names, MOE_GPU_COUNT)
 NAME_FN(moe_dialect_name, enum moe_dialect, moe_dialect_names, MOE_DIALECT_COUNT)
 NAME_FN(moe_dispatcher_name, enum moe_dispatcher, moe_dispatcher_names, MOE_DISPATCHER_COUNT)
 NAME_FN(moe_precision_name, enum moe_precision, moe_precision_names, MOE_PRECISION_COUNT)
@@ -141,12 +139,6 @@ NAME_FN(moe_router_score_name, enum moe_router_score, moe_router_score_names,
         MOE_ROUTER_SCORE_COUNT)
 NAME_FN(moe_attention_name, enum moe_attention_kind, moe_attention_names, MOE_ATTENTION_COUNT)
 #undef NAME_FN
-
-bool moe_gpu_is_blackwell(enum moe_gpu g)
-{
-    return g == MOE_GPU_B200 || g == MOE_GPU_GB200 || g == MOE_GPU_GB300;
-}
-bool moe_gpu_is_hopper(enum moe_gpu g) { return g == MOE_GPU_H100 || g == MOE_GPU_H200; }
 
 bool moe_precision_is_fp8(enum moe_precision p)
 {
@@ -258,17 +250,6 @@ static int model_check(struct ctx *c, const struct moe_model *m)
 
 /* ---- cluster, workload, software ---- */
 
-static int default_gpu_memory(enum moe_gpu g)
-{
-    static const int gib[] = {
-        [MOE_GPU_H100] = 80, [MOE_GPU_H200] = 141, [MOE_GPU_B200] = 180,
-        [MOE_GPU_GB200] = 186, [MOE_GPU_A100] = 80, [MOE_GPU_GB300] = 268,
-    };
-    _Static_assert(sizeof(gib) / sizeof(gib[0]) == MOE_GPU_COUNT, "one memory size per GPU");
-
-    return (int)g >= 0 && (int)g < MOE_GPU_COUNT ? gib[g] : gib[MOE_GPU_H100];
-}
-
 /* The step-time settings; unset (-1): the GPU type's default.  Rates
  * divide, so they are positive; a time may be 0, as the documented TE
  * defaults of host_expert_us and host_etp_us are. */
@@ -315,13 +296,18 @@ static int launcher_check(struct ctx *c, const char *command)
 
 static int cluster_read(struct ctx *c, struct moe_cluster *k)
 {
+    const struct moe_gpu_type *type;
+
     if (require(c, "cluster") < 0 || require(c, "cluster.nodes") < 0)
         return -1;
     k->gpu = get_enum(c, "cluster.gpu", moe_gpu_names, MOE_GPU_H100);
-    k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", default_gpu_memory(k->gpu));
-    bool nvl72 = k->gpu == MOE_GPU_GB200 || k->gpu == MOE_GPU_GB300;
-    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", nvl72 ? 4 : 8);
-    k->nvlink_domain = get_int(c, "cluster.nvlink_domain", nvl72 ? 72 : k->gpus_per_node);
+    type = moe_gpu_type(k->gpu); /* the schema took only its names */
+    k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", type->memory_gib);
+    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", type->gpus_per_node);
+    /* a board's domain is its node, however many GPUs the study uses */
+    k->nvlink_domain = get_int(c, "cluster.nvlink_domain",
+                               type->nvlink_domain == type->gpus_per_node ? k->gpus_per_node
+                                                                          : type->nvlink_domain);
     k->nodes = get_int(c, "cluster.nodes", 1);
     copy_str(k->partition, sizeof(k->partition), get_str(c, "cluster.partition", ""));
     copy_str(k->account, sizeof(k->account), get_str(c, "cluster.account", ""));

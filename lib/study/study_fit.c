@@ -24,13 +24,19 @@ static int recompute_plan(const struct moe_baseline *b, struct moe_recompute_pla
 }
 
 /* The GPU type's rates, the study's own where it gives them, and the
- * baseline's precision and overlap switches. */
-static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_perf *p)
+ * baseline's precision and overlap switches.  -1 for a GPU type without
+ * rates: no other type's stand in. */
+static int study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_perf *p,
+                      struct moe_error *err)
 {
     const struct moe_cluster *k = &s->cluster;
     const struct moe_baseline *b = &s->baseline;
 
-    moe_perf_defaults(moe_gpu_name(k->gpu), impl, p);
+    if (moe_perf_defaults(k->gpu, impl, p) != 0) {
+        moe_error_set(err, "%s: cluster.gpu: no rates for GPU type %d (%s)", s->path,
+                      (int)k->gpu, moe_gpu_name(k->gpu));
+        return -1;
+    }
     p->tflops_bf16 = k->tflops_bf16 >= 0 ? k->tflops_bf16 : p->tflops_bf16;
     p->tflops_fp8 = k->tflops_fp8 >= 0 ? k->tflops_fp8 : p->tflops_fp8;
     p->nvlink_gbps = k->nvlink_gbps >= 0 ? k->nvlink_gbps : p->nvlink_gbps;
@@ -44,6 +50,7 @@ static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe
     p->overlap_param_gather = false; /* moeflow does not emit --overlap-param-gather */
     p->tp_comm_overlap = b->tp_comm_overlap;
     p->ep_overlap = b->ep_overlap;
+    return 0;
 }
 
 /* The generated argv never sets --hidden-dropout or --attention-dropout,
@@ -77,8 +84,7 @@ int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct 
         m->fixed_pp = s->baseline.layout.pp;
         m->fixed_vpp = s->baseline.layout.vpp;
     }
-    study_perf(s, t->impl, &m->perf);
-    return 0;
+    return study_perf(s, t->impl, &m->perf, err);
 }
 
 enum moe_rule moe_study_layout_check(const struct moe_study *s, struct moe_layout *l, int mbs,

@@ -11,6 +11,7 @@
 
 #include "core/json_canon.h"
 #include "study/study.h"
+#include "study/study_fit.h"
 #include "study/study_pipeline.h"
 #include "study/study_schema.h"
 #include "unit.h"
@@ -118,6 +119,67 @@ static void other_examples_resolve(void **state)
     assert_int_equal(s.model.head_dim, 64);       /* 512 / 8 heads, by default */
     assert_int_equal(moe_study_world_size(&s), 2);
     moe_study_free(&s);
+}
+
+/* A GPU type without rates is an error, not H100's rates in disguise: a
+ * study whose cluster.gpu is outside the table (a corrupted or hand-built
+ * struct; the schema takes only the table's names) has no fit inputs. */
+static void unknown_gpu_is_an_error(void **state)
+{
+    struct moe_study s;
+    struct moe_train t;
+    struct moe_machine m;
+    struct moe_error e;
+
+    (void)state;
+    load_example("qwen3-30b-a3b-16xh100.yaml", &s);
+    moe_error_clear(&e);
+    assert_int_equal(moe_study_fit_inputs(&s, &t, &m, &e), 0);
+    s.cluster.gpu = (enum moe_gpu)MOE_GPU_COUNT;
+    assert_int_equal(moe_study_fit_inputs(&s, &t, &m, &e), -1);
+    assert_non_null(strstr(e.text, "cluster.gpu"));
+    moe_study_free(&s);
+}
+
+/* Every GPU type is one row of fit/gpu.h's table, and a study takes its
+ * memory, GPUs per node, NVLink domain and rates from that row. */
+static void gpu_types_from_one_table(void **state)
+{
+    static const char *const fmt =
+        "name: t\nmodel: {preset: qwen3-30b-a3b}\ncluster: {gpu: %s, nodes: 4}\n"
+        "workload: {gbs: 512}\nsoftware: {megatron: core-0.19}\nbaseline: {ep: 8}\n";
+
+    (void)state;
+    for (int g = 0; g < MOE_GPU_COUNT; g++) {
+        const struct moe_gpu_type *type = moe_gpu_type((enum moe_gpu)g);
+        struct moe_perf p;
+        struct moe_study s;
+        struct moe_train t;
+        struct moe_machine m;
+        struct moe_error e;
+        char text[512];
+
+        assert_non_null(type);
+        assert_string_equal(type->name, moe_gpu_name((enum moe_gpu)g));
+        assert_int_equal(moe_enum_parse(moe_gpu_names, type->name), g);
+        assert_int_equal(moe_perf_defaults((enum moe_gpu)g, MOE_IMPL_TE, &p), 0);
+        snprintf(text, sizeof(text), fmt, type->name);
+        if (moe_study_load_string(&s, "gpu.yaml", text, &e) != 0)
+            fail_msg("%s: %s", type->name, e.text);
+        assert_int_equal(s.cluster.gpu, g);
+        assert_int_equal(s.cluster.gpu_memory_gib, type->memory_gib);
+        assert_int_equal(s.cluster.gpus_per_node, type->gpus_per_node);
+        assert_int_equal(s.cluster.nvlink_domain, type->nvlink_domain);
+        assert_int_equal(moe_study_fit_inputs(&s, &t, &m, &e), 0);
+        assert_true(m.perf.tflops_bf16 == p.tflops_bf16 && m.perf.nvlink_gbps == p.nvlink_gbps);
+        assert_true(moe_gpu_is_hopper((enum moe_gpu)g) == (type->arch == MOE_ARCH_HOPPER));
+        moe_study_free(&s);
+    }
+    assert_null(moe_gpu_type((enum moe_gpu)MOE_GPU_COUNT));
+    assert_string_equal(moe_gpu_name((enum moe_gpu)MOE_GPU_COUNT), MOE_ENUM_UNKNOWN);
+    /* the two kinds of node the defaults know */
+    assert_int_equal(moe_gpu_type(MOE_GPU_GB200)->nvlink_domain, 72);
+    assert_int_equal(moe_gpu_type(MOE_GPU_H200)->memory_gib, 141);
 }
 
 /* Each bad study fails with exactly the message in its .err file. */
@@ -316,6 +378,8 @@ int main(void)
         cmocka_unit_test(qwen3_30b_resolves),
         cmocka_unit_test(deepseek_v3_resolves),
         cmocka_unit_test(other_examples_resolve),
+        cmocka_unit_test(unknown_gpu_is_an_error),
+        cmocka_unit_test(gpu_types_from_one_table),
         cmocka_unit_test(bad_studies_explained),
         cmocka_unit_test(canonical_hash_is_stable),
         cmocka_unit_test(canonical_form),
