@@ -145,11 +145,6 @@ bool moe_precision_is_fp8(enum moe_precision p)
     return p == MOE_PREC_FP8_TENSORWISE || p == MOE_PREC_FP8_DELAYED || p == MOE_PREC_FP8_BLOCKWISE;
 }
 
-const char *const moe_retune_axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
-                                        "delay_wgrad", "overlap_grad_reduce", "tp_comm_overlap",
-                                        "recompute", "precision", "cuda_graph", "manual_gc",
-                                        "mbs", NULL };
-
 /* ---- model ---- */
 
 #define MODEL_INT(key, field) { key, offsetof(struct moe_model, field) }

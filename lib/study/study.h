@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/model.h"
+#include "core/retune.h"
 #include "fit/gpu.h"
 
 #define MOE_STUDY_STR_MAX 256
@@ -43,8 +44,6 @@ MOE_ENUM_DECLARE(moe_profiler, MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profil
     X(MOE_RECOMPUTE_FULL, "full")
 MOE_ENUM_DECLARE(moe_recompute, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
-/* The retune axes, in catalogue order (NULL-ended). */
-extern const char *const moe_retune_axes[];
 
 struct moe_strlist {
     int n;
