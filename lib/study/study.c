@@ -27,6 +27,10 @@ struct ctx {
     const char *name;
     json_t *root, *pos;
     struct moe_error *err;
+    /* The reader reads the schema's keys and no others: each path asked
+     * for, and the first one the schema lacks (reader_check). */
+    json_t *asked;
+    char unknown[128];
 };
 
 /* Points at the value of path, or at its closest parent that has one. */
@@ -62,6 +66,9 @@ static json_t *get(struct ctx *c, const char *path)
     char p[256], *key, *save = NULL;
     json_t *v = c->root;
 
+    if (!moe_study_field(path) && !c->unknown[0])
+        snprintf(c->unknown, sizeof(c->unknown), "%s", path);
+    json_object_set_new(c->asked, path, json_true());
     snprintf(p, sizeof(p), "%s", path);
     for (key = strtok_r(p, ".", &save); key && v; key = strtok_r(NULL, ".", &save))
         v = json_object_get(v, key);
@@ -581,6 +588,36 @@ int moe_study_world_size(const struct moe_study *s)
     return s->cluster.nodes * s->cluster.gpus_per_node;
 }
 
+/* Every key the reader asked for is in the schema, and it asked for every
+ * key of the schema: a key added to one and not the other fails every
+ * load, so no test that loads a study passes with them apart. */
+static int reader_keys(struct ctx *c, const struct moe_field *keys, const char *prefix)
+{
+    char path[128];
+
+    for (const struct moe_field *f = keys; f->key; f++) {
+        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
+        if (f->type == MOE_F_MAP ? reader_keys(c, f->sub, path) < 0
+                                 : !json_object_get(c->asked, path)) {
+            if (f->type != MOE_F_MAP)
+                moe_error_set(c->err, "%s: internal error: the study reader never reads %s, "
+                              "a key of the schema", c->name, path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int reader_check(struct ctx *c)
+{
+    if (c->unknown[0]) {
+        moe_error_set(c->err, "%s: internal error: the study reader reads %s, which the "
+                      "schema lacks", c->name, c->unknown);
+        return -1;
+    }
+    return reader_keys(c, moe_study_schema, "");
+}
+
 static int resolve(struct ctx *c, struct moe_study *s)
 {
     copy_str(s->name, sizeof(s->name), get_str(c, "name", NULL));
@@ -593,7 +630,8 @@ static int resolve(struct ctx *c, struct moe_study *s)
         return -1;
     retune_read(c, s);
     s->scale_top_k = get_int(c, "scale.top_k", 4);
-    if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0)
+    if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
+        reader_check(c) < 0)
         return -1;
     s->json = moe_study_to_json(s);
     return 0;
@@ -602,7 +640,7 @@ static int resolve(struct ctx *c, struct moe_study *s)
 int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
                           struct moe_error *err)
 {
-    struct ctx c = { name, NULL, NULL, err };
+    struct ctx c = { name, NULL, NULL, err, NULL, "" };
     int rc;
 
     memset(study, 0, sizeof(*study));
@@ -610,7 +648,13 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
     c.root = moe_study_yaml_parse(name, text, strlen(text), moe_study_schema, &c.pos, err);
     if (!c.root)
         return -1;
-    rc = resolve(&c, study);
+    if (!(c.asked = json_object())) {
+        moe_error_set(err, "%s: out of memory", name);
+        rc = -1;
+    } else {
+        rc = resolve(&c, study);
+    }
+    json_decref(c.asked);
     json_decref(c.root);
     json_decref(c.pos);
     return rc;
