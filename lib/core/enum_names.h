@@ -14,15 +14,16 @@
 #define MOE_ENUM_ID_(id, ...) id,
 #define MOE_ENUM_NAME(...) MOE_ENUM_NAME_(__VA_ARGS__, ~)
 #define MOE_ENUM_NAME_(id, name, ...) name,
-#define MOE_ENUM_PLUS_ONE(...) +1
+#define MOE_ENUM_PLUS_ONE(...) +1 /* NOLINT(bugprone-macro-parentheses): a term of a sum */
 
 /* Declares enum TYPE from LIST, COUNT (the number of values, kept out of the
  * enum so that switches over it stay exhaustive under -Wswitch without a
  * case for a value that is not one) and the NULL-ended table NAMES, which
  * one source file defines with MOE_ENUM_NAMES_DEFINE. */
 #define MOE_ENUM_DECLARE(type, list, count, names)                                             \
-    enum type { list(MOE_ENUM_ID) };                                                           \
-    enum { count = 0 list(MOE_ENUM_PLUS_ONE) };                                                \
+    /* list is an X-macro list, called, not a value to parenthesise */                         \
+    enum type { list(MOE_ENUM_ID) }; /* NOLINT(bugprone-macro-parentheses) */                  \
+    enum { count = 0 list(MOE_ENUM_PLUS_ONE) }; /* NOLINT(bugprone-macro-parentheses) */       \
     extern const char *const names[]
 
 #define MOE_ENUM_NAMES_DEFINE(list, count, names)                                              \
