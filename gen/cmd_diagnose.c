@@ -31,6 +31,16 @@ static int set_capacity(void *args, const struct moe_opt *o, char *value)
     return rc;
 }
 
+/* "  - VARIABLE: what it changes" for each retune candidate of b. */
+static void print_candidates(enum moe_bottleneck b)
+{
+    const struct moe_retune_entry *c[MOE_RETUNE_COUNT];
+    size_t n = moe_diagnose_candidates(b, c, MOE_RETUNE_COUNT);
+
+    for (size_t i = 0; i < n; i++)
+        printf("  - %s: %s\n", c[i]->variable, c[i]->what);
+}
+
 /* --list B answers at once: no report needed. */
 static int list_candidates(void *args, const struct moe_opt *o, char *value)
 {
@@ -42,8 +52,7 @@ static int list_candidates(void *args, const struct moe_opt *o, char *value)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --list '%s': expected memory, "
                              "communication, host or compute\n", value);
     printf("retune candidates (moeflow gen --stage retune --for %s):\n", value);
-    for (const char *const *p = moe_diagnose_candidates(b); *p; p++)
-        printf("  - %s\n", *p);
+    print_candidates(b);
     return MOE_EXIT_OK;
 }
 
@@ -112,13 +121,13 @@ static const json_t *pick_run(const json_t *report, const char *name, const char
 
 static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bool json)
 {
-    const char *const *cands = moe_diagnose_candidates(d->bottleneck);
-
     if (json) {
+        const struct moe_retune_entry *c[MOE_RETUNE_COUNT];
+        size_t n = moe_diagnose_candidates(d->bottleneck, c, MOE_RETUNE_COUNT);
         json_t *j = json_object(), *list = json_array();
 
-        for (const char *const *p = cands; *p; p++)
-            json_array_append_new(list, json_string(*p));
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(list, json_sprintf("%s: %s", c[i]->variable, c[i]->what));
         json_object_set_new(j, "run", json_incref(json_object_get(run, "name")));
         json_object_set_new(j, "bottleneck", json_string(moe_bottleneck_name(d->bottleneck)));
         json_object_set_new(j, "reason", json_string(d->reason));
@@ -129,8 +138,7 @@ static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bo
     printf("%s: %s bottleneck: %s\nretune candidates (moeflow gen --stage retune --for %s):\n",
            json_string_value(json_object_get(run, "name")), moe_bottleneck_name(d->bottleneck),
            d->reason, moe_bottleneck_name(d->bottleneck));
-    for (const char *const *p = cands; *p; p++)
-        printf("  - %s\n", *p);
+    print_candidates(d->bottleneck);
 }
 
 /* REPORT [OVERLAP]: the run's diagnosis, or -1 with err. */

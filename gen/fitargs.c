@@ -103,15 +103,30 @@ static bool precision_parse(const char *arg, bool *fp8)
     return false;
 }
 
+/* The GPU types' names joined by sep, the last two by last: "h100|h200"
+ * for the help, "h100, h200 or a100" for a message. */
+static const char *gpu_names(char *buf, size_t len, const char *sep, const char *last)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (int g = 0; g < MOE_GPU_COUNT && n < len; g++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", g == 0 ? "" : g + 1 < MOE_GPU_COUNT ? sep
+                                                                                      : last,
+                              moe_gpu_names[g]);
+    return buf;
+}
+
 static int set_gpu(void *args, const struct moe_opt *o, char *arg)
 {
     struct fit_args *a = args;
-    struct moe_perf p;
+    char names[256], what[300];
 
     (void)o;
-    if (moe_perf_defaults(arg, MOE_IMPL_TE, &p) < 0)
-        return bad("--gpu", arg, "expected h100, h200, b200, gb200, gb300 or a100");
-    snprintf(a->gpu, sizeof(a->gpu), "%s", arg);
+    if ((a->gpu = moe_enum_parse(moe_gpu_names, arg)) < 0) {
+        snprintf(what, sizeof(what), "expected %s", gpu_names(names, sizeof(names), ", ", " or "));
+        return bad("--gpu", arg, what);
+    }
     return MOE_CLI_RUN;
 }
 
@@ -124,9 +139,16 @@ static int set_count(void *args, const struct moe_opt *o, char *value)
     return parse_int(opt, value, 1, (int *)((char *)args + o->field));
 }
 
+static int set_domain(void *args, const struct moe_opt *o, char *value)
+{
+    ((struct fit_args *)args)->domain_given = true;
+    return set_count(args, o, value);
+}
+
 static int set_mem(void *args, const struct moe_opt *o, char *value)
 {
     (void)o;
+    ((struct fit_args *)args)->mem_given = true;
     return parse_double("--gpu-mem-gib", value, 1, 1e6, &((struct fit_args *)args)->c.gpu_mem_gib);
 }
 
@@ -261,7 +283,7 @@ static const struct moe_opt fit_opts[] = {
     { "gbs", required_argument, 0, "G", NULL, .set = set_count, FIELD(w.gbs) },
     { "gpu-mem-gib", required_argument, 0, "G", NULL, .set = set_mem },
     { "headroom", required_argument, 0, "F", NULL, .set = set_headroom },
-    { "nvlink-domain", required_argument, 0, "N", NULL, .set = set_count, FIELD(c.gpus_per_domain) },
+    { "nvlink-domain", required_argument, 0, "N", NULL, .set = set_domain, FIELD(c.gpus_per_domain) },
     { "transformer-impl", required_argument, 0, "IMPL", NULL, .set = set_impl },
     { "recompute", required_argument, 0, "WHAT", NULL, .set = set_recompute },
     { "pipeline-layout", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(t.uneven_pp) },
@@ -283,25 +305,30 @@ static const struct moe_opt fit_opts[] = {
     { .name = NULL },
 };
 
+/* %s: the GPU types; %d, %d: h100's memory and NVLink domain; %s: the presets. */
 #define FIT_OPTIONS_TEXT \
-    "options: --gpu-mem-gib G (80)  --headroom F (0.10)  --nvlink-domain N (8)\n" \
+    "options: --gpu-mem-gib G  --headroom F (0.10)  --nvlink-domain N\n" \
     "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n" \
     "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n" \
     "         --optimizer-offload F  --no-distributed-optimizer\n" \
-    "         --gpu h100|h200|b200|gb200|gb300|a100 (rates for the step time)\n" \
+    "         --gpu %s (its memory, NVLink domain and\n" \
+    "               rates for the step time; default h100: %d GiB, domain %d)\n" \
     "         --precision bf16|fp8-tensorwise|fp8-delayed|fp8-blockwise|mxfp8|nvfp4\n" \
     "presets:%s\n"
 
-/* The presets' names, for "presets:%s". */
-static void preset_values(FILE *out, const char *format)
+/* The GPU types, h100's memory and domain, and the presets' names, for
+ * FIT_OPTIONS_TEXT. */
+static void fit_values(FILE *out, const char *format)
 {
-    char names[2048];
+    const struct moe_gpu_type *h100 = moe_gpu_type(MOE_GPU_H100);
+    char names[2048], gpus[256];
     size_t n = 0;
 
     names[0] = '\0';
     for (const char *const *p = moe_preset_names(); *p && n < sizeof(names); p++)
         n += (size_t)snprintf(names + n, sizeof(names) - n, " %s", *p);
-    moe_cli_printf(out, format, names);
+    moe_cli_printf(out, format, gpu_names(gpus, sizeof(gpus), "|", "|"), h100->memory_gib,
+                   h100->nvlink_domain, names);
 }
 
 static const struct moe_cli fit_cli = {
@@ -315,7 +342,7 @@ static const struct moe_cli fit_cli = {
     .opts = fit_opts,
     .tail = FIT_OPTIONS_TEXT
             "example: moeflow fit --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 --gbs 256\n",
-    .values = preset_values,
+    .values = fit_values,
 };
 
 static const struct moe_cli layouts_cli = {
@@ -327,17 +354,28 @@ static const struct moe_cli layouts_cli = {
     .opts = fit_opts,
     .tail = FIT_OPTIONS_TEXT "example: moeflow layouts --preset qwen3-30b-a3b --gpus 16 --seq 4096 "
             "--mbs 1 --gbs 256 --top 5\n",
-    .values = preset_values,
+    .values = fit_values,
 };
 
-/* --gpu or --transformer-impl pick the rate defaults again (a study's own
- * rates give way to them); --precision only switches the rate used. */
+/* --gpu picks its type's memory and NVLink domain (unless --gpu-mem-gib or
+ * --nvlink-domain is given); --gpu or --transformer-impl pick the rate
+ * defaults again (a study's own values give way to them); --precision
+ * only switches the rate used. */
 static void apply_perf(struct fit_args *a)
 {
     struct moe_perf keep = a->c.perf;
 
-    if (a->gpu[0] || a->impl_given) {
-        moe_perf_defaults(a->gpu[0] ? a->gpu : a->study_gpu, a->t.impl, &a->c.perf);
+    if (a->gpu >= 0) {
+        const struct moe_gpu_type *type = moe_gpu_type((enum moe_gpu)a->gpu);
+
+        if (!a->mem_given)
+            a->c.gpu_mem_gib = type->memory_gib;
+        if (!a->domain_given)
+            a->c.gpus_per_domain = type->nvlink_domain;
+    }
+    if (a->gpu >= 0 || a->impl_given) {
+        moe_perf_defaults(a->gpu >= 0 ? (enum moe_gpu)a->gpu : a->study_gpu, a->t.impl,
+                          &a->c.perf);
         a->c.perf.fp8 = keep.fp8;
         a->c.perf.overlap_grad_reduce = keep.overlap_grad_reduce;
         a->c.perf.overlap_param_gather = keep.overlap_param_gather;
@@ -365,7 +403,7 @@ static int load_study(const char *path, bool layouts_cmd, struct fit_args *a)
     a->model = s.model;
     a->have_model = true;
     a->model_from = path;
-    snprintf(a->study_gpu, sizeof(a->study_gpu), "%s", moe_gpu_name(s.cluster.gpu));
+    a->study_gpu = s.cluster.gpu;
     a->w = s.workload;
     if (!layouts_cmd) {
         a->layout = s.baseline.layout;
@@ -400,7 +438,8 @@ static void fit_args_defaults(struct fit_args *a, bool layouts_cmd)
     moe_machine_defaults(&a->c);
     a->layout = (struct moe_layout){ .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 };
     a->top = 10;
-    snprintf(a->study_gpu, sizeof(a->study_gpu), "h100");
+    a->gpu = -1;
+    a->study_gpu = MOE_GPU_H100;
 }
 
 int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a)

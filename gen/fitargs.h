@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "fit/fit.h"
+#include "fit/gpu.h"
 #include "fit/memory.h"
 #include "core/model.h"
 
@@ -23,8 +24,10 @@ struct fit_args {
     bool rank_groups;         /* fit only: print Megatron's process groups */
     bool explain;             /* layouts only */
     int top;                  /* layouts only: rows to print */
-    char gpu[16];             /* --gpu: rate defaults of this GPU type ("" = not given) */
-    char study_gpu[16];       /* the study's GPU type, or h100 */
+    int gpu;                  /* --gpu: an enum moe_gpu, whose memory, NVLink domain and
+                                 rates apply; -1: not given */
+    enum moe_gpu study_gpu;   /* the study's GPU type, or h100 */
+    bool mem_given, domain_given; /* --gpu-mem-gib, --nvlink-domain */
     bool impl_given;
     bool fp8, precision_given;/* --precision */
     bool layouts_cmd;         /* parsing for moeflow layouts */

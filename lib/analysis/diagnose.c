@@ -5,58 +5,23 @@
 
 #include "analysis/diagnose.h"
 
-static const char *const names[] = {
-    [MOE_BOTTLENECK_MEMORY] = "memory", [MOE_BOTTLENECK_COMMUNICATION] = "communication",
-    [MOE_BOTTLENECK_HOST] = "host", [MOE_BOTTLENECK_COMPUTE] = "compute",
-};
-_Static_assert(sizeof(names) / sizeof(names[0]) == MOE_BOTTLENECK_COUNT, "one name per bottleneck");
-
-/* The retune variables `moeflow gen --stage retune --for B` can produce for
- * each bottleneck (the catalogue in candidates.c; tests/cli/gen-for.sh
- * checks that the two agree), each with what it changes. */
-static const char *const memory_c[] = {
-    "recompute_modules: selective recompute, one module at a time", NULL };
-static const char *const comm_c[] = {
-    "dispatcher: flex dispatcher with DeepEP or HybridEP",
-    "ep_overlap: overlap of the EP all-to-all with computation",
-    "shared_expert_overlap: shared experts overlapped with dispatch",
-    "delay_wgrad: delayed weight-gradient computation (with EP overlap)",
-    "overlap_grad_reduce: DP gradient reduce-scatter overlapped",
-    "tp_comm_overlap: TP communication overlapped", NULL };
-static const char *const host_c[] = {
-    "cuda_graph_modules: CUDA graphs, smallest scope first (moe_router, moe_preprocess, attn)",
-    "manual_gc: Python garbage collection at fixed intervals", NULL };
-static const char *const compute_c[] = {
-    "precision: low precision (FP8; MXFP8/NVFP4 on Blackwell), router stays FP32",
-    "mbs: a larger micro-batch", NULL };
-
-const char *moe_bottleneck_name(enum moe_bottleneck b)
+/* The catalogue's axes that target b: what `moeflow gen --stage retune
+ * --for B` keeps (tests/cli/gen-for.sh checks that the two agree). */
+size_t moe_diagnose_candidates(enum moe_bottleneck b, const struct moe_retune_entry **out,
+                               size_t max)
 {
-    return b < MOE_BOTTLENECK_COUNT ? names[b] : NULL;
-}
+    size_t n = 0;
 
-enum moe_bottleneck moe_bottleneck_parse(const char *s)
-{
-    for (int i = 0; i < MOE_BOTTLENECK_COUNT; i++)
-        if (s && strcmp(s, names[i]) == 0)
-            return (enum moe_bottleneck)i;
-    return MOE_BOTTLENECK_COUNT;
-}
+    for (int a = 0; a < MOE_RETUNE_COUNT; a++) {
+        const struct moe_retune_entry *e = moe_retune_entry((enum moe_retune_axis)a);
 
-const char *const *moe_diagnose_candidates(enum moe_bottleneck b)
-{
-    switch (b) {
-    case MOE_BOTTLENECK_MEMORY:
-        return memory_c;
-    case MOE_BOTTLENECK_COMMUNICATION:
-        return comm_c;
-    case MOE_BOTTLENECK_HOST:
-        return host_c;
-    case MOE_BOTTLENECK_COMPUTE:
-        return compute_c;
-    default:
-        return NULL;
+        if (e->bottleneck != b)
+            continue;
+        if (n < max)
+            out[n] = e;
+        n++;
     }
+    return n;
 }
 
 static double number(const json_t *o, const char *key)

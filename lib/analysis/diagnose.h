@@ -9,14 +9,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
-
-enum moe_bottleneck {
-    MOE_BOTTLENECK_MEMORY = 0,
-    MOE_BOTTLENECK_COMMUNICATION,
-    MOE_BOTTLENECK_HOST,
-    MOE_BOTTLENECK_COMPUTE,
-    MOE_BOTTLENECK_COUNT,
-};
+#include "core/retune.h" /* enum moe_bottleneck, its names, the retune catalogue */
 
 /* Thresholds, as fractions. */
 #define MOE_DIAG_MEMORY_NEAR 0.90   /* peak allocated / GPU capacity */
@@ -32,14 +25,11 @@ struct moe_diagnosis {
     int full_recompute;
 };
 
-const char *moe_bottleneck_name(enum moe_bottleneck b);
-/* "memory", "communication", "host", "compute"; MOE_BOTTLENECK_COUNT if none. */
-enum moe_bottleneck moe_bottleneck_parse(const char *s);
-
-/* The retune candidates for b that `moeflow gen --for b` produces, as
- * "VARIABLE: what it changes" (VARIABLE as in candidates.tsv),
- * NULL-terminated. */
-const char *const *moe_diagnose_candidates(enum moe_bottleneck b);
+/* The retune candidates for b that `moeflow gen --for b` produces: the
+ * catalogue's entries (core/retune.h) that target b, in its order, at most
+ * max of them into out.  Returns how many there are. */
+size_t moe_diagnose_candidates(enum moe_bottleneck b, const struct moe_retune_entry **out,
+                               size_t max);
 
 /* run: one element of report.json's "runs"; overlap: moeflow overlap's
  * JSON or NULL; capacity_bytes: GPU memory, or 0 when unknown. */

@@ -77,7 +77,8 @@ static const struct moe_contract_change *first_outside(const struct moe_contract
 static void check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
                         struct moe_verdict *v)
 {
-    static const char *const fit[] = { "parallel.", "tuning.recompute", "tuning.offload", NULL };
+    /* no offload: no stage emits one (fit's ladder stops at full recompute) */
+    static const char *const fit[] = { "parallel.", "tuning.recompute", NULL };
     static const char *const scale[] = { "parallel.", NULL };
     static const char *const profile[] = { "profiling.", NULL };
     static const char *const none[] = { NULL };
@@ -93,7 +94,7 @@ static void check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
     }
     switch (stage) {
     case MOE_STAGE_FIT:
-        decide(v, false, "fit-scope", "fit may change only the layout, recompute and offload; %s changed",
+        decide(v, false, "fit-scope", "fit may change only the layout and recompute; %s changed",
                c->path);
         break;
     case MOE_STAGE_SCALE:

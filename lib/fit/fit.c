@@ -10,8 +10,11 @@
 
 void moe_machine_defaults(struct moe_machine *c)
 {
-    *c = (struct moe_machine){ .gpus_per_domain = 8, .gpu_mem_gib = 80, .headroom = 0.10 };
-    moe_perf_defaults("h100", MOE_IMPL_TE, &c->perf);
+    const struct moe_gpu_type *h100 = moe_gpu_type(MOE_GPU_H100);
+
+    *c = (struct moe_machine){ .gpus_per_domain = h100->nvlink_domain,
+                               .gpu_mem_gib = h100->memory_gib, .headroom = 0.10 };
+    moe_perf_defaults(MOE_GPU_H100, MOE_IMPL_TE, &c->perf);
 }
 
 double moe_machine_usable(const struct moe_machine *c)

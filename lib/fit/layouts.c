@@ -37,13 +37,17 @@ const char *moe_scale_rule_text(enum moe_scale_rule r)
 }
 
 #define WHY(...) (why ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
+#define UNEVEN "an explicit pipeline layout splits them unevenly"
 
 static enum moe_rule check_pp(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_train *t, char *why, size_t len)
 {
-    if (l->pp > m->num_layers || (!t->uneven_pp && m->num_layers % l->pp != 0)) {
-        WHY("PP=%d does not divide %d layers (give an explicit pipeline layout)", l->pp,
-            m->num_layers);
+    if (l->pp > m->num_layers) {
+        WHY("PP=%d is more than the %d layers", l->pp, m->num_layers);
+        return MOE_RULE_LAYERS_PP;
+    }
+    if (!t->uneven_pp && m->num_layers % l->pp != 0) {
+        WHY("PP=%d does not divide %d layers; " UNEVEN, l->pp, m->num_layers);
         return MOE_RULE_LAYERS_PP;
     }
     return MOE_RULE_OK;
@@ -53,10 +57,12 @@ static enum moe_rule check_dense(const struct moe_model *m, struct moe_layout *l
                                  const struct moe_workload *w, const struct moe_train *t,
                                  int world, char *why, size_t len)
 {
-    long grid = (long)l->tp * l->cp * l->pp;
+    /* in 64 bits: a study's TP, CP and PP go up to 1024 each */
+    long long grid = (long long)l->tp * l->cp * l->pp;
 
     if (world % grid != 0) {
-        WHY("TP*CP*PP = %ld does not divide %d GPUs", grid, world);
+        WHY("TP %d x CP %d x PP %d = %lld does not divide %d GPUs", l->tp, l->cp, l->pp, grid,
+            world);
         return MOE_RULE_WORLD_DENSE;
     }
     l->dp = (int)(world / grid);
@@ -89,8 +95,8 @@ static enum moe_rule check_dense(const struct moe_model *m, struct moe_layout *l
         WHY("CP=%d needs --transformer-impl transformer_engine", l->cp);
         return MOE_RULE_CP_IMPL;
     }
-    if (w->gbs % ((long)w->mbs * l->dp) != 0) {
-        WHY("GBS %d is not divisible by MBS*DP = %ld", w->gbs, (long)w->mbs * l->dp);
+    if (w->gbs % ((long long)w->mbs * l->dp) != 0) {
+        WHY("GBS %d is not a multiple of MBS %d x DP %d", w->gbs, w->mbs, l->dp);
         return MOE_RULE_GBS;
     }
     return MOE_RULE_OK;
@@ -99,11 +105,12 @@ static enum moe_rule check_dense(const struct moe_model *m, struct moe_layout *l
 static enum moe_rule check_expert(const struct moe_model *m, struct moe_layout *l,
                                   const struct moe_train *t, int world, char *why, size_t len)
 {
-    long grid = (long)l->etp * l->ep * l->pp;
+    long long grid = (long long)l->etp * l->ep * l->pp;
     int experts = m->num_experts > 0 ? m->num_experts : 1;
 
     if (world % grid != 0) {
-        WHY("ETP*EP*PP = %ld does not divide %d GPUs", grid, world);
+        WHY("EP %d x ETP %d x PP %d = %lld does not divide %d GPUs", l->ep, l->etp, l->pp, grid,
+            world);
         return MOE_RULE_WORLD_EXPERT;
     }
     l->edp = (int)(world / grid);
@@ -115,9 +122,14 @@ static enum moe_rule check_expert(const struct moe_model *m, struct moe_layout *
         WHY("ETP=%d does not divide the expert FFN size %d", l->etp, m->moe_ffn_hidden);
         return MOE_RULE_FFN_ETP;
     }
-    /* MoELayer refuses TP > 1 without sequence parallelism whatever EP is */
+    /* MoELayer refuses TP > 1 without sequence parallelism whatever EP is,
+     * and the local implementation's RMSNorm (WrappedTorchNorm) refuses
+     * sequence parallelism: without TE an MoE model runs at TP 1 */
     if (l->tp > 1 && !t->sequence_parallel) {
-        WHY("TP=%d in an MoE model needs --sequence-parallel", l->tp);
+        WHY("TP=%d in an MoE model needs --sequence-parallel%s", l->tp,
+            t->impl == MOE_IMPL_LOCAL ? ", which the local implementation's RMSNorm refuses: "
+                                        "without Transformer Engine an MoE model runs at TP 1"
+                                      : "");
         return MOE_RULE_SP;
     }
     return MOE_RULE_OK;
@@ -130,9 +142,15 @@ static enum moe_rule check_vpp(const struct moe_model *m, const struct moe_layou
         WHY("VPP=%d needs PP > 1", l->vpp);
         return MOE_RULE_VPP_PP;
     }
-    int chunks = l->pp * l->vpp;
-    if (chunks > m->num_layers || (!t->uneven_pp && m->num_layers % chunks != 0)) {
-        WHY("PP*VPP = %d does not divide %d layers", chunks, m->num_layers);
+    long long chunks = (long long)l->pp * l->vpp;
+    if (chunks > m->num_layers) {
+        WHY("PP %d x VPP %d = %lld is more than the %d layers", l->pp, l->vpp, chunks,
+            m->num_layers);
+        return MOE_RULE_VPP_LAYERS;
+    }
+    if (!t->uneven_pp && m->num_layers % chunks != 0) {
+        WHY("PP %d x VPP %d = %lld does not divide %d layers; " UNEVEN, l->pp, l->vpp, chunks,
+            m->num_layers);
         return MOE_RULE_VPP_LAYERS;
     }
     return MOE_RULE_OK;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "fit/gpu.h"
 #include "fit/memory.h"
 #include "core/model.h"
 
@@ -30,10 +31,10 @@ struct moe_perf {
     bool ep_overlap;          /* --overlap-moe-expert-parallel-comm */
 };
 
-/* Defaults for "h100", "h200", "b200", "gb200", "gb300", "a100" and the
- * implementation (the local one launches many more kernels).  -1 for an
- * unknown GPU name; out is then the H100 defaults. */
-int moe_perf_defaults(const char *gpu, enum moe_impl impl, struct moe_perf *out);
+/* Defaults for a GPU type (its rates in fit/gpu.h) and the implementation
+ * (the local one launches many more kernels).  -1 for a value outside the
+ * enum, with out zeroed: no GPU type stands in for another. */
+int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out);
 
 /* The prediction, term by term, in milliseconds per training step. */
 struct moe_step {

@@ -1,7 +1,8 @@
-/* Each stage's candidates.  Retune follows the catalogue in DESIGN.md: one
- * change from the baseline each, checked against the study, the dialect and
- * Megatron's validity rules; whatever cannot run is listed as skipped with
- * its reason instead of being emitted broken. */
+/* Each stage's candidates.  Retune follows the catalogue (core/retune.h;
+ * moeflow-study(5), STAGES): one change from the baseline each, checked
+ * against the study, the dialect and Megatron's validity rules; whatever
+ * cannot run is listed as skipped with its reason instead of being emitted
+ * broken. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -47,11 +48,7 @@ static void skip(struct plan_ctx *c, const char *variable, json_t *value, const 
 /* Why Megatron would refuse run, into buf; false when it would not. */
 static bool refused(const struct moe_study *s, const struct moe_run *run, char *buf, size_t size)
 {
-    const struct moe_megatron_rule *rule = moe_megatron_rule_broken(s, run);
-
-    if (rule)
-        moe_megatron_rule_describe(rule, s->software.dialect, buf, size);
-    return rule != NULL;
+    return moe_megatron_refusal(s, run, buf, size) != NULL;
 }
 
 /* A fit candidate's modeled peak ("max allocated" of the rank it stands in
@@ -184,32 +181,21 @@ static void fit_plan(struct plan_ctx *c)
 
 /* ---- scale: the baseline and its neighbouring layouts ---- */
 
-static const char *layout_problem(const struct moe_study *s, const struct moe_baseline *b)
+/* Why the scale stage does not run layout b: the study's own limits (TP
+ * inside the NVLink domain, an explicit pipeline layout written for the
+ * baseline's PP and VPP), then Megatron's layout rules, checked by the one
+ * layout checker (fit/layouts.h) as the study runs it. */
+static const char *layout_problem(const struct moe_study *s, struct moe_baseline *b, char *why,
+                                  size_t len)
 {
-    static char why[256];
     const struct moe_layout *l = &b->layout;
-    /* In 64 bits, as study.c checks the baseline: int products wrap. */
-    long long world = moe_study_world_size(s), dp;
 
-    if (world % ((long long)l->tp * l->cp * l->pp) || world % ((long long)l->ep * l->etp * l->pp))
-        return "does not divide the GPU count";
-    if (s->model.num_experts % l->ep)
-        return "EP does not divide the expert count";
-    if (s->model.num_heads % l->tp ||
-        (s->model.attention == MOE_ATTN_GQA && s->model.num_query_groups % l->tp))
-        return "TP does not divide the attention heads or query groups";
     if (l->tp > s->cluster.nvlink_domain)
         return "TP would leave the NVLink domain";
     if (b->pipeline_layout[0] && (l->pp != s->baseline.layout.pp || l->vpp != s->baseline.layout.vpp))
         return "baseline.pipeline_layout is written for the baseline PP and VPP";
-    if (!b->pipeline_layout[0] && s->model.num_layers % (l->pp * l->vpp))
-        return "layers do not split evenly over PP x VPP";
-    dp = world / ((long long)l->tp * l->cp * l->pp);
-    if (s->workload.gbs % (s->workload.mbs * dp)) {
-        snprintf(why, sizeof(why), "GBS %d is not a multiple of MBS x DP %lld", s->workload.gbs,
-                 s->workload.mbs * dp);
+    if (moe_study_layout_check(s, &b->layout, s->workload.mbs, why, len) != MOE_RULE_OK)
         return why;
-    }
     return NULL;
 }
 
@@ -243,13 +229,13 @@ static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
     const struct moe_layout_entry *e = &set->valid[rank];
     struct moe_run r = *base;
     struct moe_fit fit;
-    char note[400], fitbuf[160];
+    char note[400], fitbuf[160], rule[256];
     const char *why;
 
     r.cfg.layout = e->layout;
     moe_layout_entry_fit(set, e, &fit);
     moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
-    why = layout_problem(c->s, &r.cfg);
+    why = layout_problem(c->s, &r.cfg, rule, sizeof(rule));
     /* scale may change only the layout: recompute stays the baseline's */
     if (!why && (!fit.fits || fit.step != 0)) {
         snprintf(note, sizeof(note), "it needs %s; scale keeps the baseline's recompute (fit "
@@ -283,12 +269,7 @@ static void scale_plan(struct plan_ctx *c)
     moe_run_from_baseline(&run, s, screen_iters(s));
     emit_baseline(c, &run, "communication");
     moe_error_clear(&err);
-    if (moe_study_fit_inputs(s, &train, &machine, &err) == 0 && s->baseline.pipeline_layout[0]) {
-        /* an explicit pipeline layout is written for one PP x VPP */
-        machine.fixed_pp = s->baseline.layout.pp;
-        machine.fixed_vpp = s->baseline.layout.vpp;
-    }
-    if (err.text[0] ||
+    if (moe_study_fit_inputs(s, &train, &machine, &err) != 0 ||
         moe_layouts_enumerate(&s->model, &s->workload, &train, &machine,
                               SCALE_RANKED_MAX, false, &set, &err) != 0) {
         skip(c, "layout", json_null(), "no layout ranking: %s", err.text);
@@ -303,21 +284,27 @@ static void scale_plan(struct plan_ctx *c)
     moe_layout_set_free(&set);
 }
 
-/* ---- retune: the catalogue ---- */
+/* ---- retune: the catalogue (core/retune.h) ---- */
 
-static bool axis_on(const struct moe_study *s, const char *axis)
+static bool axis_on(const struct moe_study *s, enum moe_retune_axis a)
 {
     for (int i = 0; i < s->retune_axes.n; i++)
-        if (strcmp(s->retune_axes.v[i], axis) == 0)
+        if (strcmp(s->retune_axes.v[i], moe_retune_entry(a)->axis) == 0)
             return true;
     return false;
 }
 
-static void retune_emit(struct plan_ctx *c, const struct moe_run *r, const char *variable,
-                        json_t *value, const char *bottleneck)
+/* The variable axis a's candidates name. */
+static const char *var(enum moe_retune_axis a)
 {
-    emit(c, r, variable, value, bottleneck, c->s->cluster.nodes, c->s->cluster.gpus_per_node,
-         -1, NULL);
+    return moe_retune_entry(a)->variable;
+}
+
+static void retune_emit(struct plan_ctx *c, const struct moe_run *r, enum moe_retune_axis a,
+                        json_t *value)
+{
+    emit(c, r, var(a), value, moe_bottleneck_name(moe_retune_entry(a)->bottleneck),
+         c->s->cluster.nodes, c->s->cluster.gpus_per_node, -1, NULL);
 }
 
 static void retune_dispatcher(struct plan_ctx *c, const struct moe_run *base)
@@ -334,77 +321,72 @@ static void retune_dispatcher(struct plan_ctx *c, const struct moe_run *base)
         if (d == base->cfg.dispatcher)
             continue;
         if (d == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep) {
-            skip(c, "dispatcher", json_string(name), "the container has no DeepEP");
+            skip(c, var(MOE_RETUNE_DISPATCHER), json_string(name), "the container has no DeepEP");
             continue;
         }
         if (d == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep) {
-            skip(c, "dispatcher", json_string(name), "the container has no HybridEP");
+            skip(c, var(MOE_RETUNE_DISPATCHER), json_string(name), "the container has no HybridEP");
             continue;
         }
         if (base->cfg.layout.ep == 1) {
-            skip(c, "dispatcher", json_string(name), "EP is 1: no token exchange to change");
+            skip(c, var(MOE_RETUNE_DISPATCHER), json_string(name),
+                 "EP is 1: no token exchange to change");
             continue;
         }
         r.cfg.dispatcher = d;
-        retune_emit(c, &r, "dispatcher", json_string(name), "communication");
+        retune_emit(c, &r, MOE_RETUNE_DISPATCHER, json_string(name));
     }
 }
 
 /* Why turning a boolean switch on measures nothing here, or NULL;
  * what Megatron itself refuses is in megatron_rules.c. */
-static const char *overlap_problem(const struct moe_study *s, const char *axis,
+static const char *overlap_problem(const struct moe_study *s, enum moe_retune_axis a,
                                    const struct moe_baseline *b)
 {
     const struct moe_layout *l = &b->layout;
 
-    if (strcmp(axis, "ep_overlap") == 0) {
-        if (l->ep == 1)
-            return "EP is 1";
-    } else if (strcmp(axis, "shared_expert_overlap") == 0) {
-        if (!s->model.shared_expert_ffn)
-            return "the model has no shared expert";
-    } else if (strcmp(axis, "overlap_grad_reduce") == 0) {
-        if (l->dp == 1 && l->edp == 1)
-            return "DP and expert DP are 1: no gradient reduction to overlap";
-    } else if (strcmp(axis, "tp_comm_overlap") == 0) {
-        if (l->tp == 1)
-            return "TP is 1";
-    }
+    if (a == MOE_RETUNE_EP_OVERLAP && l->ep == 1)
+        return "EP is 1";
+    if (a == MOE_RETUNE_SHARED_EXPERT_OVERLAP && !s->model.shared_expert_ffn)
+        return "the model has no shared expert";
+    if (a == MOE_RETUNE_OVERLAP_GRAD_REDUCE && l->dp == 1 && l->edp == 1)
+        return "DP and expert DP are 1: no gradient reduction to overlap";
+    if (a == MOE_RETUNE_TP_COMM_OVERLAP && l->tp == 1)
+        return "TP is 1";
     return NULL;
 }
 
-static bool *flag_of(struct moe_baseline *b, const char *axis)
+static bool *flag_of(struct moe_baseline *b, enum moe_retune_axis a)
 {
-    if (strcmp(axis, "ep_overlap") == 0)
+    if (a == MOE_RETUNE_EP_OVERLAP)
         return &b->ep_overlap;
-    if (strcmp(axis, "shared_expert_overlap") == 0)
+    if (a == MOE_RETUNE_SHARED_EXPERT_OVERLAP)
         return &b->shared_expert_overlap;
-    if (strcmp(axis, "delay_wgrad") == 0)
+    if (a == MOE_RETUNE_DELAY_WGRAD)
         return &b->delay_wgrad;
-    if (strcmp(axis, "overlap_grad_reduce") == 0)
+    if (a == MOE_RETUNE_OVERLAP_GRAD_REDUCE)
         return &b->overlap_grad_reduce;
-    if (strcmp(axis, "tp_comm_overlap") == 0)
+    if (a == MOE_RETUNE_TP_COMM_OVERLAP)
         return &b->tp_comm_overlap;
     return &b->manual_gc;
 }
 
-static void retune_flag(struct plan_ctx *c, const struct moe_run *base, const char *axis,
-                        const char *bottleneck)
+static void retune_flag(struct plan_ctx *c, const struct moe_run *base, enum moe_retune_axis a)
 {
     struct moe_run r = *base;
-    bool *flag = flag_of(&r.cfg, axis);
-    const char *why = overlap_problem(c->s, axis, &base->cfg);
+    bool *flag = flag_of(&r.cfg, a);
+    const char *why = overlap_problem(c->s, a, &base->cfg);
 
     if (*flag) {
-        skip(c, axis, json_true(), "already on in the baseline");
+        skip(c, var(a), json_true(), "already on in the baseline");
         return;
     }
     if (why) {
-        skip(c, axis, json_true(), "%s", why);
+        skip(c, var(a), json_true(), "%s", why);
         return;
     }
     *flag = true;
-    retune_emit(c, &r, axis, json_true(), bottleneck);
+    retune_emit(c, &r, a, json_true());
 }
 
 static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
@@ -414,7 +396,7 @@ static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
                                         "mlp", "shared_experts", NULL };
 
     if (base->cfg.recompute == MOE_RECOMPUTE_FULL) {
-        skip(c, "recompute_modules", json_null(), "the baseline uses full recompute");
+        skip(c, var(MOE_RETUNE_RECOMPUTE), json_null(), "the baseline uses full recompute");
         return;
     }
     for (int i = 0; mods[i]; i++) {
@@ -428,15 +410,17 @@ static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
         if (have)
             continue;
         if (strcmp(mods[i], "mla_up_proj") == 0 && s->model.attention != MOE_ATTN_MLA) {
-            skip(c, "recompute_modules", json_string(mods[i]), "needs MLA attention");
+            skip(c, var(MOE_RETUNE_RECOMPUTE), json_string(mods[i]), "needs MLA attention");
             continue;
         }
         if (strcmp(mods[i], "mlp") == 0 && !s->model.first_dense_layers) {
-            skip(c, "recompute_modules", json_string(mods[i]), "the model has no dense layer");
+            skip(c, var(MOE_RETUNE_RECOMPUTE), json_string(mods[i]),
+                 "the model has no dense layer");
             continue;
         }
         if (strcmp(mods[i], "shared_experts") == 0 && !s->model.shared_expert_ffn) {
-            skip(c, "recompute_modules", json_string(mods[i]), "the model has no shared expert");
+            skip(c, var(MOE_RETUNE_RECOMPUTE), json_string(mods[i]),
+                 "the model has no shared expert");
             continue;
         }
         snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", mods[i]);
@@ -444,7 +428,7 @@ static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
         value = json_array();
         for (int j = 0; j < m->n; j++)
             json_array_append_new(value, json_string(m->v[j]));
-        retune_emit(c, &r, "recompute_modules", value, "memory");
+        retune_emit(c, &r, MOE_RETUNE_RECOMPUTE, value);
     }
 }
 
@@ -460,17 +444,19 @@ static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
         if ((enum moe_precision)p == base->cfg.precision)
             continue;
         if (blackwell_only && !moe_gpu_is_blackwell(s->cluster.gpu)) {
-            skip(c, "precision", json_string(name), "needs Blackwell, the study runs on %s",
+            skip(c, var(MOE_RETUNE_PRECISION), json_string(name),
+                 "needs Blackwell, the study runs on %s",
                  moe_gpu_name(s->cluster.gpu));
             continue;
         }
         if (!blackwell_only && !moe_gpu_is_hopper(s->cluster.gpu)) {
-            skip(c, "precision", json_string(name), "FP8 recipes are for Hopper here, not %s",
+            skip(c, var(MOE_RETUNE_PRECISION), json_string(name),
+                 "FP8 recipes are for Hopper here, not %s",
                  moe_gpu_name(s->cluster.gpu));
             continue;
         }
         r.cfg.precision = (enum moe_precision)p;
-        retune_emit(c, &r, "precision", json_string(name), "compute");
+        retune_emit(c, &r, MOE_RETUNE_PRECISION, json_string(name));
     }
 }
 
@@ -493,7 +479,7 @@ static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
             snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", chain[i]);
             json_array_append_new(value, json_string(chain[i]));
         }
-        retune_emit(c, &r, "cuda_graph_modules", value, "host");
+        retune_emit(c, &r, MOE_RETUNE_CUDA_GRAPH, value);
     }
 }
 
@@ -505,7 +491,7 @@ static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)
         if (c->s->retune_mbs[i] == base->mbs)
             continue;
         r.mbs = c->s->retune_mbs[i];
-        retune_emit(c, &r, "mbs", json_integer(r.mbs), "compute");
+        retune_emit(c, &r, MOE_RETUNE_MBS, json_integer(r.mbs));
     }
 }
 
@@ -513,25 +499,25 @@ static void retune_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
     struct moe_run base;
-    static const struct { const char *axis, *bottleneck; } flags[] = {
-        { "ep_overlap", "communication" }, { "shared_expert_overlap", "communication" },
-        { "delay_wgrad", "communication" }, { "overlap_grad_reduce", "communication" },
-        { "tp_comm_overlap", "communication" }, { "manual_gc", "host" },
+    /* the boolean switches, in the order their candidates are emitted */
+    static const enum moe_retune_axis flags[] = {
+        MOE_RETUNE_EP_OVERLAP, MOE_RETUNE_SHARED_EXPERT_OVERLAP, MOE_RETUNE_DELAY_WGRAD,
+        MOE_RETUNE_OVERLAP_GRAD_REDUCE, MOE_RETUNE_TP_COMM_OVERLAP, MOE_RETUNE_MANUAL_GC,
     };
 
     moe_run_from_baseline(&base, s, screen_iters(s));
-    if (axis_on(s, "dispatcher"))
+    if (axis_on(s, MOE_RETUNE_DISPATCHER))
         retune_dispatcher(c, &base);
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        if (axis_on(s, flags[i].axis))
-            retune_flag(c, &base, flags[i].axis, flags[i].bottleneck);
-    if (axis_on(s, "recompute"))
+        if (axis_on(s, flags[i]))
+            retune_flag(c, &base, flags[i]);
+    if (axis_on(s, MOE_RETUNE_RECOMPUTE))
         retune_recompute(c, &base);
-    if (axis_on(s, "precision"))
+    if (axis_on(s, MOE_RETUNE_PRECISION))
         retune_precision(c, &base);
-    if (axis_on(s, "cuda_graph"))
+    if (axis_on(s, MOE_RETUNE_CUDA_GRAPH))
         retune_graphs(c, &base);
-    if (axis_on(s, "mbs"))
+    if (axis_on(s, MOE_RETUNE_MBS))
         retune_mbs(c, &base);
 }
 

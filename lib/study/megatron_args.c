@@ -139,7 +139,7 @@ static void layout_args(json_t *a, const struct moe_study *s, const struct moe_b
     addi(a, "--expert-tensor-parallel-size", l->etp);
     /* The local implementation's RMSNorm (WrappedTorchNorm) refuses
      * sequence parallelism; core 0.19 then refuses MoE with TP > 1
-     * (megatron_rules.c: moe_tp_needs_sequence_parallel). */
+     * (the layout rule moe-tp-needs-sp, fit/layouts.c). */
     if (l->tp > 1 && moe_software_has_te(&s->software))
         add(a, "--sequence-parallel");
     if (c->pipeline_layout[0])

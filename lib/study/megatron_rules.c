@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "study/megatron_rules.h"
+#include "study/study_fit.h"
 
 #define ARGS "megatron/training/arguments.py:"
 #define TC "megatron/core/transformer/transformer_config.py:"
@@ -91,18 +92,10 @@ static bool mla_without_te(const struct moe_study *s, const struct moe_run *r)
     return s->model.attention == MOE_ATTN_MLA && !has_te(s);
 }
 
-static bool cp_without_te(const struct moe_study *s, const struct moe_run *r)
-{
-    return r->cfg.layout.cp > 1 && !has_te(s);
-}
-
-/* moeflow emits --sequence-parallel with TP > 1 only where the norm takes
- * it: the local spec's RMSNorm is WrappedTorchNorm, which refuses it
- * (megatron/core/transformer/torch_norm.py: 32 / 50 / 50). */
-static bool moe_tp_without_sp(const struct moe_study *s, const struct moe_run *r)
-{
-    return r->cfg.layout.tp > 1 && !has_te(s);
-}
+/* CP without TE and MoE TP without sequence parallelism (which moeflow
+ * emits with TE only: the local spec's RMSNorm, WrappedTorchNorm, refuses
+ * it; megatron/core/transformer/torch_norm.py: 32 / 50 / 50) are layout
+ * rules: cp-needs-te and moe-tp-needs-sp, checked by fit/layouts.c. */
 
 static bool moe_act_without_grouped_gemm(const struct moe_study *s, const struct moe_run *r)
 {
@@ -178,8 +171,9 @@ static bool delay_wgrad_grad_reduce_old_te(const struct moe_study *s, const stru
     return r->cfg.delay_wgrad && r->cfg.overlap_grad_reduce && te_below(s, "2.8");
 }
 
-/* Without TE, TP > 1 is refused for MoE first (moe_tp_needs_sequence_parallel),
- * so TE's userbuffers check (initialize.py) is never the one that fires. */
+/* Without TE, TP > 1 is refused for MoE first (the layout rule
+ * moe-tp-needs-sp), so TE's userbuffers check (initialize.py) is never the
+ * one that fires. */
 static bool tp_comm_overlap_without_sp(const struct moe_study *s, const struct moe_run *r)
 {
     return r->cfg.tp_comm_overlap && (r->cfg.layout.tp == 1 || !has_te(s));
@@ -251,19 +245,6 @@ static const struct moe_megatron_rule rules[] = {
       { "megatron/core/transformer/spec_utils.py:126", "megatron/core/transformer/spec_utils.py:127",
         "megatron/core/transformer/spec_utils.py:129" },
       mla_without_te },
-    { "cp_needs_te_attention",
-      "context parallelism is only supported by TEDotProductAttention",
-      { "megatron/core/transformer/dot_product_attention.py:57",
-        "megatron/core/transformer/dot_product_attention.py:57",
-        "megatron/core/transformer/dot_product_attention.py:57" },
-      cp_without_te },
-    { "moe_tp_needs_sequence_parallel",
-      "MoE with TP > 1 needs --sequence-parallel, which the local implementation's RMSNorm "
-      "(WrappedTorchNorm, torch_norm.py) refuses: without TE an MoE model runs at TP 1",
-      { "megatron/core/transformer/moe/moe_layer.py:380",
-        "megatron/core/transformer/moe/moe_layer.py:630",
-        "megatron/core/transformer/moe/moe_layer.py:637" },
-      moe_tp_without_sp },
     { "recompute_moe_act_needs_grouped_gemm",
       "moe_act in recompute_modules is only supported with --moe-grouped-gemm, which moeflow "
       "emits with Transformer Engine only",
@@ -379,8 +360,8 @@ static const struct layout_rule_source layout_sources[MOE_RULE_COUNT] = {
     [MOE_RULE_LAYERS_PP] = { { ARGS "570", ARGS "963", ARGS "963" } },
     [MOE_RULE_WORLD_DENSE] = { { ARGS "317", ARGS "430", ARGS "430" } },
     [MOE_RULE_HEADS_TP] = { { TC "925", TC "1324", TC "1352" } },
-    /* Megatron also takes TP a multiple of the groups (KV heads
-     * replicated); moeflow's groups % TP refuses that too */
+    /* TP a divisor or a multiple of the groups: with more TP ranks than
+     * groups each rank holds one KV head, replicated */
     [MOE_RULE_GROUPS_TP] = { { TC "943", TC "1342", TC "1370" } },
     /* divide() in the local TP linear layers (tensor_parallel/layers.py);
      * TE's dense linear layers split the FFN with TE's own check */
@@ -390,6 +371,7 @@ static const struct layout_rule_source layout_sources[MOE_RULE_COUNT] = {
     [MOE_RULE_SEQ_TP] = { { "megatron/core/tensor_parallel/mappings.py:172",
                             "megatron/core/tensor_parallel/mappings.py:176",
                             "megatron/core/tensor_parallel/mappings.py:176" } },
+    /* context parallelism is only supported by TEDotProductAttention */
     [MOE_RULE_CP_IMPL] = { { "megatron/core/transformer/dot_product_attention.py:57",
                              "megatron/core/transformer/dot_product_attention.py:57",
                              "megatron/core/transformer/dot_product_attention.py:57" } },
@@ -403,6 +385,7 @@ static const struct layout_rule_source layout_sources[MOE_RULE_COUNT] = {
     [MOE_RULE_EXPERTS_EP] = { { ARGS "1027", ARGS "1602", ARGS "1591" } },
     /* divide() in the expert linear layers whenever ETP or EP > 1 */
     [MOE_RULE_FFN_ETP] = { { UTILS "468", UTILS "558", UTILS "592" } },
+    /* MoELayer: TP > 1 needs sequence parallelism */
     [MOE_RULE_SP] = { { "megatron/core/transformer/moe/moe_layer.py:380",
                         "megatron/core/transformer/moe/moe_layer.py:630",
                         "megatron/core/transformer/moe/moe_layer.py:637" } },
@@ -444,17 +427,37 @@ void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_d
              rule->where[d] ? rule->where[d] : "-", moe_dialect_name(d), rule->text);
 }
 
+const char *moe_megatron_refusal(const struct moe_study *s, const struct moe_run *r, char *buf,
+                                 size_t size)
+{
+    struct moe_layout l = r->cfg.layout;
+    enum moe_dialect d = s->software.dialect;
+    const struct moe_megatron_rule *rule;
+    enum moe_rule lr;
+    char why[512];
+    const char *where;
+    bool cited;
+
+    if ((lr = moe_study_layout_check(s, &l, r->mbs, why, sizeof(why))) != MOE_RULE_OK) {
+        where = moe_layout_rule_source(lr, d, &cited);
+        snprintf(buf, size, "Megatron rule %s (%s in %s): %s", moe_rule_id(lr),
+                 where && cited ? where : "-", moe_dialect_name(d), why);
+        return moe_rule_id(lr);
+    }
+    if (!(rule = moe_megatron_rule_broken(s, r)))
+        return NULL;
+    moe_megatron_rule_describe(rule, d, buf, size);
+    return rule->id;
+}
+
 int moe_megatron_study_check(const struct moe_study *s, struct moe_error *err)
 {
     struct moe_run run;
-    const struct moe_megatron_rule *rule;
-    char why[512];
+    char why[768];
 
     moe_run_from_baseline(&run, s, s->measure.warmup + s->measure.screen_steps);
-    rule = moe_megatron_rule_broken(s, &run);
-    if (!rule)
+    if (!moe_megatron_refusal(s, &run, why, sizeof(why)))
         return 0;
-    moe_megatron_rule_describe(rule, s->software.dialect, why, sizeof(why));
     moe_error_set(err, "%s: the baseline cannot run, so no stage can: %s", s->path, why);
     return -1;
 }

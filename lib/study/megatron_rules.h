@@ -27,13 +27,22 @@ struct moe_megatron_rule {
 /* The whole table, in checking order. */
 const struct moe_megatron_rule *moe_megatron_rules(size_t *n);
 
-/* The first rule of the study's dialect that run breaks, or NULL. */
+/* The first rule of the table, in the study's dialect, that run breaks,
+ * or NULL.  The table holds the prerequisite rules only: the layout rules
+ * are fit/layouts.h's (moe_megatron_refusal checks both). */
 const struct moe_megatron_rule *moe_megatron_rule_broken(const struct moe_study *s,
                                                          const struct moe_run *r);
 
 /* "rule ID (FILE:LINE in DIALECT): TEXT" into buf. */
 void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_dialect d,
                                 char *buf, size_t size);
+
+/* Whether Megatron refuses run: first the layout rules, by the one layout
+ * checker (fit/layouts.h) with their citations below, then the table's
+ * prerequisite rules.  Returns the broken rule's id, with "Megatron rule
+ * ID (FILE:LINE in DIALECT): WHY" in buf; NULL when run breaks none. */
+const char *moe_megatron_refusal(const struct moe_study *s, const struct moe_run *r, char *buf,
+                                 size_t size);
 
 /* -1 with the rule named when the study's baseline breaks a rule: then no
  * stage of it can run. */

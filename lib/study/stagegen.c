@@ -114,7 +114,6 @@ static json_t *sorted(json_t *lines)
     return out;
 }
 
-/* Array chunks of at most max indices, each 0-based with an index offset. */
 /* Array chunks of at most max indices, each 0-based with an index offset.
  * Arrays name no candidate at sbatch: the plugin then checks every
  * candidate of the stage in manifest.json; each task's srun names its own

@@ -19,6 +19,7 @@
 #include "core/suggest.h"
 #include "study/model_check.h"
 #include "study/study.h"
+#include "study/study_fit.h"
 #include "study/study_pipeline.h"
 #include "study/study_yaml.h"
 
@@ -26,6 +27,10 @@ struct ctx {
     const char *name;
     json_t *root, *pos;
     struct moe_error *err;
+    /* The reader reads the schema's keys and no others: each path asked
+     * for, and the first one the schema lacks (reader_check). */
+    json_t *asked;
+    char unknown[128];
 };
 
 /* Points at the value of path, or at its closest parent that has one. */
@@ -61,6 +66,9 @@ static json_t *get(struct ctx *c, const char *path)
     char p[256], *key, *save = NULL;
     json_t *v = c->root;
 
+    if (!moe_study_field(path) && !c->unknown[0])
+        snprintf(c->unknown, sizeof(c->unknown), "%s", path);
+    json_object_set_new(c->asked, path, json_true());
     snprintf(p, sizeof(p), "%s", path);
     for (key = strtok_r(p, ".", &save); key && v; key = strtok_r(NULL, ".", &save))
         v = json_object_get(v, key);
@@ -120,7 +128,6 @@ static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out
 
 /* The tables behind study.h's enums; the schema's allowed values and the
  * JSON and contract writers use the same ones. */
-MOE_ENUM_NAMES_DEFINE(MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
 MOE_ENUM_NAMES_DEFINE(MOE_DIALECT_LIST, MOE_DIALECT_COUNT, moe_dialect_names);
 MOE_ENUM_NAMES_DEFINE(MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_names);
 MOE_ENUM_NAMES_DEFINE(MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
@@ -129,7 +136,6 @@ MOE_ENUM_NAMES_DEFINE(MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_nam
 
 #define NAME_FN(fn, type, table, count)                                                        \
     const char *fn(type v) { return moe_enum_name(table, count, (int)v); }
-NAME_FN(moe_gpu_name, enum moe_gpu, moe_gpu_names, MOE_GPU_COUNT)
 NAME_FN(moe_dialect_name, enum moe_dialect, moe_dialect_names, MOE_DIALECT_COUNT)
 NAME_FN(moe_dispatcher_name, enum moe_dispatcher, moe_dispatcher_names, MOE_DISPATCHER_COUNT)
 NAME_FN(moe_precision_name, enum moe_precision, moe_precision_names, MOE_PRECISION_COUNT)
@@ -141,21 +147,10 @@ NAME_FN(moe_router_score_name, enum moe_router_score, moe_router_score_names,
 NAME_FN(moe_attention_name, enum moe_attention_kind, moe_attention_names, MOE_ATTENTION_COUNT)
 #undef NAME_FN
 
-bool moe_gpu_is_blackwell(enum moe_gpu g)
-{
-    return g == MOE_GPU_B200 || g == MOE_GPU_GB200 || g == MOE_GPU_GB300;
-}
-bool moe_gpu_is_hopper(enum moe_gpu g) { return g == MOE_GPU_H100 || g == MOE_GPU_H200; }
-
 bool moe_precision_is_fp8(enum moe_precision p)
 {
     return p == MOE_PREC_FP8_TENSORWISE || p == MOE_PREC_FP8_DELAYED || p == MOE_PREC_FP8_BLOCKWISE;
 }
-
-const char *const moe_retune_axes[] = { "dispatcher", "ep_overlap", "shared_expert_overlap",
-                                        "delay_wgrad", "overlap_grad_reduce", "tp_comm_overlap",
-                                        "recompute", "precision", "cuda_graph", "manual_gc",
-                                        "mbs", NULL };
 
 /* ---- model ---- */
 
@@ -257,17 +252,6 @@ static int model_check(struct ctx *c, const struct moe_model *m)
 
 /* ---- cluster, workload, software ---- */
 
-static int default_gpu_memory(enum moe_gpu g)
-{
-    static const int gib[] = {
-        [MOE_GPU_H100] = 80, [MOE_GPU_H200] = 141, [MOE_GPU_B200] = 180,
-        [MOE_GPU_GB200] = 186, [MOE_GPU_A100] = 80, [MOE_GPU_GB300] = 268,
-    };
-    _Static_assert(sizeof(gib) / sizeof(gib[0]) == MOE_GPU_COUNT, "one memory size per GPU");
-
-    return (int)g >= 0 && (int)g < MOE_GPU_COUNT ? gib[g] : gib[MOE_GPU_H100];
-}
-
 /* The step-time settings; unset (-1): the GPU type's default.  Rates
  * divide, so they are positive; a time may be 0, as the documented TE
  * defaults of host_expert_us and host_etp_us are. */
@@ -314,13 +298,18 @@ static int launcher_check(struct ctx *c, const char *command)
 
 static int cluster_read(struct ctx *c, struct moe_cluster *k)
 {
+    const struct moe_gpu_type *type;
+
     if (require(c, "cluster") < 0 || require(c, "cluster.nodes") < 0)
         return -1;
     k->gpu = get_enum(c, "cluster.gpu", moe_gpu_names, MOE_GPU_H100);
-    k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", default_gpu_memory(k->gpu));
-    bool nvl72 = k->gpu == MOE_GPU_GB200 || k->gpu == MOE_GPU_GB300;
-    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", nvl72 ? 4 : 8);
-    k->nvlink_domain = get_int(c, "cluster.nvlink_domain", nvl72 ? 72 : k->gpus_per_node);
+    type = moe_gpu_type(k->gpu); /* the schema took only its names */
+    k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", type->memory_gib);
+    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", type->gpus_per_node);
+    /* a board's domain is its node, however many GPUs the study uses */
+    k->nvlink_domain = get_int(c, "cluster.nvlink_domain",
+                               type->nvlink_domain == type->gpus_per_node ? k->gpus_per_node
+                                                                          : type->nvlink_domain);
     k->nodes = get_int(c, "cluster.nodes", 1);
     copy_str(k->partition, sizeof(k->partition), get_str(c, "cluster.partition", ""));
     copy_str(k->account, sizeof(k->account), get_str(c, "cluster.account", ""));
@@ -418,55 +407,68 @@ static void baseline_read(struct ctx *c, struct moe_baseline *b)
              get_str(c, "baseline.pipeline_layout", ""));
 }
 
-/* Products of study values in 64 bits: each factor is at most 65536, so
- * a product of three is exact, where int would wrap (to 0, then divide). */
-static int layout_check(struct ctx *c, const struct moe_study *s)
-{
-    const struct moe_layout *l = &s->baseline.layout;
-    const struct moe_model *m = &s->model;
-    long long world = moe_study_world_size(s);
-    long long dense = (long long)l->tp * l->cp * l->pp, moe = (long long)l->ep * l->etp * l->pp;
+/* The study key each layout rule (fit/layouts.h) names when the baseline
+ * breaks it: the value the rule refuses, or the one that does not divide. */
+static const char *const rule_keys[MOE_RULE_COUNT] = {
+    [MOE_RULE_OK] = "baseline",
+    [MOE_RULE_LAYERS_PP] = "baseline.pp",
+    [MOE_RULE_WORLD_DENSE] = "baseline.tp",
+    [MOE_RULE_HEADS_TP] = "baseline.tp",
+    [MOE_RULE_GROUPS_TP] = "baseline.tp",
+    [MOE_RULE_FFN_TP] = "baseline.tp",
+    [MOE_RULE_SEQ_CP] = "workload.seq_len",
+    [MOE_RULE_SEQ_TP] = "workload.seq_len",
+    [MOE_RULE_CP_IMPL] = "baseline.cp",
+    [MOE_RULE_GBS] = "workload.gbs",
+    [MOE_RULE_WORLD_EXPERT] = "baseline.ep",
+    [MOE_RULE_EXPERTS_EP] = "baseline.ep",
+    [MOE_RULE_FFN_ETP] = "baseline.etp",
+    [MOE_RULE_SP] = "baseline.tp",
+    [MOE_RULE_VPP_PP] = "baseline.vpp",
+    [MOE_RULE_VPP_LAYERS] = "baseline.vpp",
+};
 
-    if (world % dense)
-        return fail(c, "baseline.tp", "TP %d x CP %d x PP %d = %lld does not divide %lld GPUs",
-                    l->tp, l->cp, l->pp, dense, world);
-    if (world % moe)
-        return fail(c, "baseline.ep", "EP %d x ETP %d x PP %d = %lld does not divide %lld GPUs",
-                    l->ep, l->etp, l->pp, moe, world);
-    if (m->num_experts % l->ep)
-        return fail(c, "baseline.ep", "%d does not divide num_experts %d", l->ep,
-                    m->num_experts);
-    if (m->num_heads % l->tp)
-        return fail(c, "baseline.tp", "%d does not divide num_heads %d", l->tp, m->num_heads);
-    if (m->attention == MOE_ATTN_GQA && m->num_query_groups % l->tp)
-        return fail(c, "baseline.tp", "%d does not divide num_query_groups %d", l->tp,
-                    m->num_query_groups);
-    if (l->vpp > 1 && l->pp == 1)
-        return fail(c, "baseline.vpp", "virtual pipeline stages need pp > 1");
-    if (l->cp > 1 && s->workload.seq_len % (2 * l->cp))
-        return fail(c, "workload.seq_len", "%d is not divisible by 2 x CP (%d)",
-                    s->workload.seq_len, 2 * l->cp);
+const char *moe_study_rule_key(enum moe_rule r)
+{
+    return (unsigned)r < MOE_RULE_COUNT && rule_keys[r] ? rule_keys[r] : NULL;
+}
+
+/* The baseline layout through the one layout checker (fit/layouts.h), as
+ * the study runs it; it also sets DP and EDP.  Then each retune MBS, which
+ * only the GBS rule reads. */
+static int layout_check(struct ctx *c, struct moe_study *s)
+{
+    struct moe_layout *l = &s->baseline.layout;
+    char why[512];
+    enum moe_rule r = moe_study_layout_check(s, l, s->workload.mbs, why, sizeof(why));
+
+    if (r != MOE_RULE_OK)
+        return fail(c, moe_study_rule_key(r) ? moe_study_rule_key(r) : "baseline", "%s%s", why,
+                    (r == MOE_RULE_LAYERS_PP || r == MOE_RULE_VPP_LAYERS)
+                        ? " (baseline.pipeline_layout, e.g. \"Et|(tt|)*30mL\")"
+                        : "");
+    for (int i = 0; i < s->retune_mbs_n; i++) {
+        struct moe_layout m = *l;
+
+        if (moe_study_layout_check(s, &m, s->retune_mbs[i], why, sizeof(why)) != MOE_RULE_OK)
+            return fail(c, "retune.mbs", "%d: %s", s->retune_mbs[i], why);
+    }
     return 0;
 }
 
+/* An explicit pipeline layout: its stages are PP x VPP (the layout rules
+ * have checked an even split when there is none). */
 static int pipeline_check(struct ctx *c, const struct moe_study *s)
 {
     const struct moe_layout *l = &s->baseline.layout;
     const char *layout = s->baseline.pipeline_layout;
     struct moe_error perr;
-    int stages = l->pp * l->vpp;
 
-    if (!layout[0]) {
-        if (s->model.num_layers % stages)
-            return fail(c, "baseline.pp",
-                        "num_layers %d is not divisible by PP %d x VPP %d = %d; give "
-                        "baseline.pipeline_layout (e.g. \"Et|(tt|)*30mL\")",
-                        s->model.num_layers, l->pp, l->vpp, stages);
+    if (!layout[0])
         return 0;
-    }
     moe_error_clear(&perr);
-    if (moe_pipeline_layout_check(layout, stages, s->model.num_layers, s->model.mtp_layers,
-                                  &perr) < 0)
+    if (moe_pipeline_layout_check(layout, l->pp * l->vpp, s->model.num_layers,
+                                  s->model.mtp_layers, &perr) < 0)
         return fail(c, "baseline.pipeline_layout", "%s", perr.text);
     return 0;
 }
@@ -582,35 +584,39 @@ static void retune_read(struct ctx *c, struct moe_study *s)
     }
 }
 
-/* MBS x DP in 64 bits (MBS <= 65536, DP <= 2^26); the layout check has
- * made DP a whole number >= 1. */
-static int workload_check(struct ctx *c, const struct moe_study *s)
-{
-    const struct moe_layout *l = &s->baseline.layout;
-    long long dp = moe_study_world_size(s) / ((long long)l->tp * l->cp * l->pp);
-
-    if (s->workload.gbs % (s->workload.mbs * dp))
-        return fail(c, "workload.gbs", "%d is not a multiple of MBS %d x DP %lld",
-                    s->workload.gbs, s->workload.mbs, dp);
-    for (int i = 0; i < s->retune_mbs_n; i++)
-        if (s->workload.gbs % (s->retune_mbs[i] * dp))
-            return fail(c, "retune.mbs", "%d: GBS %d is not a multiple of MBS %d x DP %lld",
-                        s->retune_mbs[i], s->workload.gbs, s->retune_mbs[i], dp);
-    return 0;
-}
-
 int moe_study_world_size(const struct moe_study *s)
 {
     return s->cluster.nodes * s->cluster.gpus_per_node;
 }
 
-static void derive_layout(struct moe_study *s)
+/* Every key the reader asked for is in the schema, and it asked for every
+ * key of the schema: a key added to one and not the other fails every
+ * load, so no test that loads a study passes with them apart. */
+static int reader_keys(struct ctx *c, const struct moe_field *keys, const char *prefix)
 {
-    struct moe_layout *l = &s->baseline.layout;
-    int world = moe_study_world_size(s);
+    char path[128];
 
-    l->dp = world / (l->tp * l->cp * l->pp);
-    l->edp = world / (l->ep * l->etp * l->pp);
+    for (const struct moe_field *f = keys; f->key; f++) {
+        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
+        if (f->type == MOE_F_MAP ? reader_keys(c, f->sub, path) < 0
+                                 : !json_object_get(c->asked, path)) {
+            if (f->type != MOE_F_MAP)
+                moe_error_set(c->err, "%s: internal error: the study reader never reads %s, "
+                              "a key of the schema", c->name, path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int reader_check(struct ctx *c)
+{
+    if (c->unknown[0]) {
+        moe_error_set(c->err, "%s: internal error: the study reader reads %s, which the "
+                      "schema lacks", c->name, c->unknown);
+        return -1;
+    }
+    return reader_keys(c, moe_study_schema, "");
 }
 
 static int resolve(struct ctx *c, struct moe_study *s)
@@ -626,9 +632,8 @@ static int resolve(struct ctx *c, struct moe_study *s)
     retune_read(c, s);
     s->scale_top_k = get_int(c, "scale.top_k", 4);
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
-        workload_check(c, s) < 0)
+        reader_check(c) < 0)
         return -1;
-    derive_layout(s);
     s->json = moe_study_to_json(s);
     return 0;
 }
@@ -636,7 +641,7 @@ static int resolve(struct ctx *c, struct moe_study *s)
 int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
                           struct moe_error *err)
 {
-    struct ctx c = { name, NULL, NULL, err };
+    struct ctx c = { name, NULL, NULL, err, NULL, "" };
     int rc;
 
     memset(study, 0, sizeof(*study));
@@ -644,7 +649,13 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
     c.root = moe_study_yaml_parse(name, text, strlen(text), moe_study_schema, &c.pos, err);
     if (!c.root)
         return -1;
-    rc = resolve(&c, study);
+    if (!(c.asked = json_object())) {
+        moe_error_set(err, "%s: out of memory", name);
+        rc = -1;
+    } else {
+        rc = resolve(&c, study);
+    }
+    json_decref(c.asked);
     json_decref(c.root);
     json_decref(c.pos);
     return rc;

@@ -10,17 +10,15 @@
 
 #include "core/error.h"
 #include "core/model.h"
+#include "core/retune.h"
+#include "fit/gpu.h"
 
 #define MOE_STUDY_STR_MAX 256
 #define MOE_STUDY_LIST_MAX 16
 
-/* Each enum with its names (core/enum_names.h); the tables are in study.c.
- * The name functions below return MOE_ENUM_UNKNOWN ("?") for a value
- * outside the enum. */
-#define MOE_GPU_LIST(X)                                                                        \
-    X(MOE_GPU_H100, "h100") X(MOE_GPU_H200, "h200") X(MOE_GPU_B200, "b200")                  \
-    X(MOE_GPU_GB200, "gb200") X(MOE_GPU_A100, "a100") X(MOE_GPU_GB300, "gb300")
-MOE_ENUM_DECLARE(moe_gpu, MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
+/* Each enum with its names (core/enum_names.h); the tables are in study.c
+ * (the GPU types' in fit/gpu.h).  The name functions below return
+ * MOE_ENUM_UNKNOWN ("?") for a value outside the enum. */
 
 #define MOE_DIALECT_LIST(X)                                                                    \
     X(MOE_DIALECT_CORE_0_16, "core-0.16") X(MOE_DIALECT_CORE_0_19, "core-0.19")                \
@@ -46,8 +44,6 @@ MOE_ENUM_DECLARE(moe_profiler, MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profil
     X(MOE_RECOMPUTE_FULL, "full")
 MOE_ENUM_DECLARE(moe_recompute, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
-/* The retune axes, in catalogue order (NULL-ended). */
-extern const char *const moe_retune_axes[];
 
 struct moe_strlist {
     int n;
@@ -147,7 +143,6 @@ void moe_study_free(struct moe_study *study);
 
 int moe_study_world_size(const struct moe_study *study);
 
-const char *moe_gpu_name(enum moe_gpu gpu);
 const char *moe_dialect_name(enum moe_dialect d);
 const char *moe_dispatcher_name(enum moe_dispatcher d);
 const char *moe_precision_name(enum moe_precision p);
@@ -156,8 +151,6 @@ const char *moe_routing_name(enum moe_routing r);
 const char *moe_profiler_name(enum moe_profiler p);
 const char *moe_router_score_name(enum moe_router_score r);
 const char *moe_attention_name(enum moe_attention_kind a);
-bool moe_gpu_is_blackwell(enum moe_gpu gpu);
-bool moe_gpu_is_hopper(enum moe_gpu gpu);
 bool moe_precision_is_fp8(enum moe_precision p);
 
 /* study_json.c: the resolved study as canonical JSON (new reference). */

@@ -24,13 +24,19 @@ static int recompute_plan(const struct moe_baseline *b, struct moe_recompute_pla
 }
 
 /* The GPU type's rates, the study's own where it gives them, and the
- * baseline's precision and overlap switches. */
-static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_perf *p)
+ * baseline's precision and overlap switches.  -1 for a GPU type without
+ * rates: no other type's stand in. */
+static int study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_perf *p,
+                      struct moe_error *err)
 {
     const struct moe_cluster *k = &s->cluster;
     const struct moe_baseline *b = &s->baseline;
 
-    moe_perf_defaults(moe_gpu_name(k->gpu), impl, p);
+    if (moe_perf_defaults(k->gpu, impl, p) != 0) {
+        moe_error_set(err, "%s: cluster.gpu: no rates for GPU type %d (%s)", s->path,
+                      (int)k->gpu, moe_gpu_name(k->gpu));
+        return -1;
+    }
     p->tflops_bf16 = k->tflops_bf16 >= 0 ? k->tflops_bf16 : p->tflops_bf16;
     p->tflops_fp8 = k->tflops_fp8 >= 0 ? k->tflops_fp8 : p->tflops_fp8;
     p->nvlink_gbps = k->nvlink_gbps >= 0 ? k->nvlink_gbps : p->nvlink_gbps;
@@ -44,30 +50,52 @@ static void study_perf(const struct moe_study *s, enum moe_impl impl, struct moe
     p->overlap_param_gather = false; /* moeflow does not emit --overlap-param-gather */
     p->tp_comm_overlap = b->tp_comm_overlap;
     p->ep_overlap = b->ep_overlap;
+    return 0;
+}
+
+/* The generated argv never sets --hidden-dropout or --attention-dropout,
+ * so Megatron's 0.1 applies (core/transformer/transformer_config.py:181,
+ * :184): the local attention keeps an s^2 dropout mask and output
+ * (tests/gpu/results.tsv measures it).  TE keeps the recipe defaults (no
+ * dropout) until a TE run is measured.  Sequence parallelism comes with TE
+ * (megatron_args.c); an explicit pipeline layout splits layers unevenly. */
+static void study_train(const struct moe_study *s, struct moe_train *t)
+{
+    if (moe_software_has_te(&s->software))
+        moe_train_defaults(t);
+    else
+        moe_train_local_defaults(t);
+    t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
 }
 
 int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct moe_machine *m,
                          struct moe_error *err)
 {
-    /* The generated argv never sets --hidden-dropout or --attention-dropout,
-     * so Megatron's 0.1 applies (core/transformer/transformer_config.py:181,
-     * :184): the local attention keeps an s^2 dropout mask and output
-     * (tests/gpu/results.tsv measures it).  TE keeps the recipe defaults
-     * (no dropout) until a TE run is measured. */
-    if (s->software.transformer_engine[0])
-        moe_train_defaults(t);
-    else
-        moe_train_local_defaults(t);
+    study_train(s, t);
     moe_machine_defaults(m);
     if (recompute_plan(&s->baseline, &t->recompute, err) != 0)
         return -1;
-    t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
     m->gpus = moe_study_world_size(s);
     m->gpus_per_domain = s->cluster.nvlink_domain;
     m->gpu_mem_gib = s->cluster.gpu_memory_gib;
     m->measured_ratio = s->fit_memory_ratio;
-    study_perf(s, t->impl, &m->perf);
-    return 0;
+    if (s->baseline.pipeline_layout[0]) {
+        /* an explicit pipeline layout is written for one PP x VPP */
+        m->fixed_pp = s->baseline.layout.pp;
+        m->fixed_vpp = s->baseline.layout.vpp;
+    }
+    return study_perf(s, t->impl, &m->perf, err);
+}
+
+enum moe_rule moe_study_layout_check(const struct moe_study *s, struct moe_layout *l, int mbs,
+                                     char *why, size_t len)
+{
+    struct moe_train t;
+    struct moe_workload w = s->workload;
+
+    study_train(s, &t);
+    w.mbs = mbs;
+    return moe_layout_check(&s->model, l, &w, &t, moe_study_world_size(s), why, len);
 }
 
 int moe_study_run_memory(const struct moe_study *s, const struct moe_run *run, int rank,

@@ -5,12 +5,29 @@
 
 #include "core/error.h"
 #include "fit/fit.h"
+#include "fit/layouts.h"
 #include "fit/memory.h"
 #include "study/megatron_args.h"
 #include "study/study.h"
 
+/* The study as `moeflow fit` and `moeflow layouts` take it: its training
+ * settings (implementation, sequence parallelism, recompute, pipeline
+ * split) and its machine (world size, NVLink domain, GPU memory and
+ * rates; an explicit pipeline layout pins PP and VPP).  -1 with err for a
+ * recompute list or a GPU type the memory model does not know. */
 int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct moe_machine *m,
                          struct moe_error *err);
+
+/* The one layout checker (fit/layouts.h) on layout l as the study runs it:
+ * its model, world size, workload at micro-batch size mbs, implementation
+ * and pipeline split.  Sets l->dp and l->edp; returns the first broken
+ * rule, why it is broken into why. */
+enum moe_rule moe_study_layout_check(const struct moe_study *s, struct moe_layout *l, int mbs,
+                                     char *why, size_t len);
+
+/* The study key the reader names when the baseline breaks layout rule r
+ * ("baseline.ep" for EP not dividing the experts); NULL out of range. */
+const char *moe_study_rule_key(enum moe_rule r);
 
 /* The memory model's peak for global rank `rank` of a run (its pipeline
  * stage): what a fit-stage candidate standing in for that rank should

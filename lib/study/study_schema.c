@@ -1,8 +1,12 @@
-/* The keys a study may hold.  doc/moeflow-study.5 documents the same table;
- * keep the two in step. */
+/* The keys a study may hold: the one table of them.  The reader
+ * (study.c) asks only for these and for each of them, on every load; the
+ * canonical writer (study_json.c) writes each, and doc/moeflow-study.5
+ * documents each in its section: tests/unit/test_study.c fails on a key
+ * that one of them has and the table lacks, or the other way round. */
 #include "config.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "fit/memory.h"
 #include "study/study.h"
@@ -109,6 +113,26 @@ static const struct moe_field retune_keys[] = {
     { .key = "mbs", .type = MOE_F_INTLIST, .min = 1, .max = 1 << 16 },
     END
 };
+
+const struct moe_field *moe_study_field(const char *path)
+{
+    const struct moe_field *keys = moe_study_schema;
+
+    while (keys) {
+        size_t n = strcspn(path, ".");
+        const struct moe_field *f = keys;
+
+        while (f->key && (strlen(f->key) != n || strncmp(f->key, path, n) != 0))
+            f++;
+        if (!f->key)
+            return NULL;
+        if (!path[n])
+            return f;
+        keys = f->type == MOE_F_MAP ? f->sub : NULL;
+        path += n + 1;
+    }
+    return NULL;
+}
 
 const struct moe_field moe_study_schema[] = {
     SBATCH_STR("name", NAME_RE, "1 to 63 letters, digits and _ . + -, starting with a letter "

@@ -11,7 +11,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 commands=$(code_commands)
-tap_plan $(( $(echo "$commands" | wc -w) + 11 ))
+tap_plan $(( $(echo "$commands" | wc -w) + 12 ))
 
 # Completes the last word of "moeflow WORD... LAST" as bash would, one
 # candidate per line.
@@ -58,6 +58,9 @@ ok_same "'moeflow fit --preset <TAB>' offers the presets of moeflow fit --help" 
 modes=$("$M" topo --help | sed -nE 's/.*--mode ([a-z|]+)\].*/\1/p' | tr '|' '\n')
 ok_same "'moeflow topo --mode <TAB>' offers the modes of moeflow topo --help" \
     "$modes" "$(complete_words moeflow topo --mode '')"
+gpus=$("$M" fit --help | sed -nE 's/.*--gpu ([a-z0-9|]+) .*/\1/p' | tr '|' '\n')
+ok_same "'moeflow fit --gpu <TAB>' offers the GPU types of moeflow fit --help (lib/fit/gpu.h)" \
+    "$gpus" "$(complete_words moeflow fit --gpu '')"
 impls=$("$M" fit --help | sed -nE 's/.*--transformer-impl ([a-z|]+) .*/\1/p' | tr '|' '\n')
 ok_same "'moeflow fit --transformer-impl <TAB>' offers te and local" \
     "$impls" "$(complete_words moeflow fit --transformer-impl '')"

@@ -64,7 +64,7 @@ ok "... quoted for sbatch (double quotes, \\\" and \\\\ escaped)" has "$odd/o/fi
 # --- item 2: arithmetic cannot overflow or divide by zero ----------------------
 for c in gen fit layouts; do
     if [ $c = gen ]; then args=(gen --templates "$T" "$H/fpe.yaml" -o fpe); else args=($c "$H/fpe.yaml"); fi
-    refuse 2 "workload.gbs: 65536 is not a multiple of MBS 65536 x DP 65536" \
+    refuse 2 "workload.gbs: GBS 65536 is not a multiple of MBS 65536 x DP 65536" \
         "fpe.yaml: $c refuses MBS 65536 x DP 65536, the product not wrapped (was SIGFPE)" "${args[@]}"
 done
 refuse 2 "retune.mbs: 65536: GBS 65536 is not a multiple of MBS 65536 x DP 65536" \

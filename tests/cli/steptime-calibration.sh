@@ -13,8 +13,6 @@ import csv, json, os, subprocess, sys
 
 M = os.environ["MOEFLOW_BIN"]
 SRC = os.environ["MOEFLOW_SRCDIR"]
-MEM = {"h100": 80, "h200": 141, "b200": 180, "gb200": 186, "gb300": 268}
-DOMAIN = {"h100": 8, "h200": 8, "b200": 8, "gb200": 72, "gb300": 72}
 LIMIT = 25.0
 
 def run(args):
@@ -27,8 +25,7 @@ def common(r):
     model = r["model"]
     a = ["--model-json", os.path.join(SRC, model)] if model.endswith(".json") else ["--preset", model]
     a += ["--gpus", r["gpus"], "--seq", r["seq"], "--mbs", r["mbs"], "--gbs", r["gbs"],
-          "--gpu", r["system"], "--gpu-mem-gib", str(MEM[r["system"]]),
-          "--nvlink-domain", str(DOMAIN[r["system"]]), "--pipeline-layout"]
+          "--gpu", r["system"], "--pipeline-layout"]  # the type's memory and NVLink domain
     a += ["--precision", r.get("precision", "bf16")]
     if r.get("impl"):
         a += ["--transformer-impl", r["impl"]]

@@ -265,7 +265,8 @@ static void contract_stage(void **state)
     json_decref(r);
 }
 
-/* fit: layout, recompute and offload may change; the dispatcher may not. */
+/* fit: layout and recompute may change; the dispatcher may not, nor an
+ * offload, which no stage emits. */
 static void fit_stage(void **state)
 {
     json_t *f = baseline(), *r = baseline();
@@ -273,9 +274,12 @@ static void fit_stage(void **state)
     (void)state;
     put(r, "parallel", "pp", "2");
     put(r, "tuning", "recompute_modules", "[\"moe_act\"]");
-    put(r, "tuning", "offload", "\"optimizer\"");
     EXPECT(MOE_STAGE_FIT, f, r, NULL, true, "stage-scope");
     put(r, "tuning", "dispatcher", "\"flex\"");
+    EXPECT(MOE_STAGE_FIT, f, r, NULL, false, "fit-scope");
+    json_decref(r);
+    r = baseline();
+    put(r, "tuning", "offload", "\"optimizer\"");
     EXPECT(MOE_STAGE_FIT, f, r, NULL, false, "fit-scope");
     json_decref(f);
     json_decref(r);

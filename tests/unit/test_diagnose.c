@@ -71,25 +71,33 @@ static void host_bottleneck(void **state)
     assert_int_equal(classify(run(1000, "None"), overlap(0, 99, 49), 141), MOE_BOTTLENECK_COMPUTE);
 }
 
-/* The candidates are the retune variables gen --for produces, and names
+/* The candidates are the retune catalogue's entries (core/retune.h) that
+ * target each bottleneck, in its order; every axis targets one; names
  * round-trip. */
 static void candidates_and_names(void **state)
 {
-    const char *const *c = moe_diagnose_candidates(MOE_BOTTLENECK_HOST);
+    const struct moe_retune_entry *c[MOE_RETUNE_COUNT];
+    size_t total = 0;
 
     (void)state;
-    assert_true(strncmp(c[0], "cuda_graph_modules: ", 20) == 0);
-    assert_true(strncmp(c[1], "manual_gc: ", 11) == 0);
-    assert_null(c[2]);
-    assert_true(strncmp(moe_diagnose_candidates(MOE_BOTTLENECK_MEMORY)[0], "recompute_modules: ",
-                        19) == 0);
-    assert_true(strncmp(moe_diagnose_candidates(MOE_BOTTLENECK_COMMUNICATION)[1], "ep_overlap: ",
-                        12) == 0);
-    assert_true(strncmp(moe_diagnose_candidates(MOE_BOTTLENECK_COMPUTE)[0], "precision: ", 11) ==
-                0);
-    for (int b = 0; b < MOE_BOTTLENECK_COUNT; b++)
+    assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_HOST, c, MOE_RETUNE_COUNT), 2);
+    assert_string_equal(c[0]->variable, "cuda_graph_modules");
+    assert_string_equal(c[1]->variable, "manual_gc");
+    assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_MEMORY, c, 1), 1);
+    assert_string_equal(c[0]->variable, "recompute_modules");
+    assert_string_equal(c[0]->axis, "recompute");
+    assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_COMMUNICATION, c, 2), 6);
+    assert_string_equal(c[1]->variable, "ep_overlap");
+    assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_COMPUTE, c, 1), 2);
+    assert_string_equal(c[0]->variable, "precision");
+    for (int b = 0; b < MOE_BOTTLENECK_COUNT; b++) {
         assert_int_equal(moe_bottleneck_parse(moe_bottleneck_name((enum moe_bottleneck)b)), b);
+        total += moe_diagnose_candidates((enum moe_bottleneck)b, c, 0);
+    }
+    assert_int_equal(total, MOE_RETUNE_COUNT);
     assert_int_equal(moe_bottleneck_parse("Memory"), MOE_BOTTLENECK_COUNT);
+    assert_int_equal(moe_bottleneck_parse(NULL), MOE_BOTTLENECK_COUNT);
+    assert_null(moe_retune_entry((enum moe_retune_axis)MOE_RETUNE_COUNT));
 }
 
 /* An overlap document without totals is refused, not guessed at. */
