@@ -66,9 +66,33 @@ static void print_rejected(const struct moe_model *m, const struct moe_workload 
     }
 }
 
+/* One line per rule: how many combinations it rejected first, and why, by
+ * its first example; --excluded lists them all. */
+static void print_rejected_by_rule(const struct moe_model *m, const struct moe_workload *w,
+                                   const struct moe_train *t, const struct moe_machine *c,
+                                   const struct moe_layout_set *s)
+{
+    bool shown[MOE_RULE_COUNT] = { false };
+    char why[256];
+
+    printf("\nexcluded: %zu combinations, by the first rule that rejects each (--excluded "
+           "lists them):\n", s->considered - s->n_valid);
+    for (size_t i = 0; i < s->n_rejected; i++) {
+        enum moe_rule r = s->rejected[i].rule;
+        struct moe_layout l = s->rejected[i].layout;
+
+        if (r <= 0 || r >= MOE_RULE_COUNT || shown[r])
+            continue;
+        shown[r] = true;
+        moe_layout_check(m, &l, w, t, c->gpus, why, sizeof(why));
+        printf("  %-22s %8zu  e.g. TP%d CP%d PP%d VPP%d EP%d ETP%d: %s\n", moe_rule_id(r),
+               s->rejected_by[r], l.tp, l.cp, l.pp, l.vpp, l.ep, l.etp, why);
+    }
+}
+
 static int print_text(const struct moe_model *m, const struct moe_workload *w,
                       const struct moe_train *t, const struct moe_machine *c,
-                      const struct moe_layout_set *s, bool explain)
+                      const struct moe_layout_set *s, bool explain, bool excluded)
 {
     char advice[256];
 
@@ -90,6 +114,8 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
     if (explain && s->n_ranked > 0)
         steptime_explain(stdout, &c->perf, &s->valid[0]);
     if (explain)
+        print_rejected_by_rule(m, w, t, c, s);
+    if (excluded)
         print_rejected(m, w, t, c, s);
     if (s->n_fitting > 0)
         return MOE_EXIT_OK;
@@ -134,7 +160,7 @@ static json_t *entry_json(const struct moe_layout_set *s, const struct moe_layou
 }
 
 static int print_json(const struct moe_model *m, const struct moe_machine *c,
-                      const struct moe_layout_set *s, bool explain)
+                      const struct moe_layout_set *s, bool excluded)
 {
     json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "model", m->name, "gpus", c->gpus,
                           "considered", (json_int_t)s->considered, "valid",
@@ -152,7 +178,7 @@ static int print_json(const struct moe_model *m, const struct moe_machine *c,
             json_object_set_new(rej, moe_rule_id((enum moe_rule)r),
                                 json_integer((json_int_t)s->rejected_by[r]));
     json_object_set_new(o, "rejected_by", rej);
-    if (explain) {
+    if (excluded) {
         json_t *ex = json_array();
         for (size_t i = 0; i < s->n_rejected; i++) {
             const struct moe_layout *l = &s->rejected[i].layout;
@@ -171,18 +197,19 @@ static int print_json(const struct moe_model *m, const struct moe_machine *c,
 
 int layouts_run(const struct moe_model *m, const struct moe_workload *w,
                 const struct moe_train *t, const struct moe_machine *c, int top, bool explain,
-                bool json)
+                bool excluded, bool json)
 {
     struct moe_layout_set s;
     struct moe_error e;
     int rc;
 
     moe_error_clear(&e);
-    if (moe_layouts_enumerate(m, w, t, c, (size_t)top, explain, &s, &e) < 0) {
+    if (moe_layouts_enumerate(m, w, t, c, (size_t)top, explain || excluded, &s, &e) < 0) {
         moe_cli_report(&e);
         return MOE_EXIT_SYSTEM;
     }
-    rc = json ? print_json(m, c, &s, explain) : print_text(m, w, t, c, &s, explain);
+    rc = json ? print_json(m, c, &s, excluded)
+              : print_text(m, w, t, c, &s, explain, excluded);
     moe_layout_set_free(&s);
     return rc;
 }
@@ -194,5 +221,5 @@ int cmd_layouts(int argc, char **argv)
 
     if (rc != MOE_CLI_RUN)
         return rc;
-    return layouts_run(&a.model, &a.w, &a.t, &a.c, a.top, a.explain, a.json);
+    return layouts_run(&a.model, &a.w, &a.t, &a.c, a.top, a.explain, a.excluded, a.json);
 }

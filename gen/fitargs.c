@@ -298,6 +298,7 @@ static const struct moe_opt fit_opts[] = {
     { "etp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.etp) },
     { "json", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(json) },
     { "explain", no_argument, 0, NULL, NULL, .set = layouts_flag, FIELD(explain) },
+    { "excluded", no_argument, 0, NULL, NULL, .set = layouts_flag, FIELD(excluded) },
     { "rank-groups", no_argument, 0, NULL, NULL, .set = fit_flag, FIELD(rank_groups) },
     { "top", required_argument, 0, "K", NULL, .set = set_top },
     { "gpu", required_argument, 0, "TYPE", NULL, .set = set_gpu },
@@ -346,11 +347,15 @@ static const struct moe_cli fit_cli = {
 };
 
 static const struct moe_cli layouts_cli = {
-    .usage = "usage: moeflow layouts STUDY [--top K] [--explain] [--json] [OPTIONS]\n"
+    .usage = "usage: moeflow layouts STUDY [--top K] [--explain] [--excluded] [--json]\n"
+             "                       [OPTIONS]\n"
              "       moeflow layouts (--preset NAME | --model-json FILE) --gpus N --seq S\n"
-             "                       --mbs M --gbs G [--top K] [--explain] [--json] [OPTIONS]\n"
+             "                       --mbs M --gbs G [--top K] [--explain] [--excluded]\n"
+             "                       [--json] [OPTIONS]\n"
              "Enumerates every valid parallel-folding layout, ranks them by the scale rules\n"
-             "and names the rule that decided each place.\n",
+             "and names the rule that decided each place.  --top K ranks K grids (10; 0:\n"
+             "all); --explain adds the first grid's step time term by term and the excluded\n"
+             "combinations counted by rule; --excluded lists every one of them.\n",
     .opts = fit_opts,
     .tail = FIT_OPTIONS_TEXT "example: moeflow layouts --preset qwen3-30b-a3b --gpus 16 --seq 4096 "
             "--mbs 1 --gbs 256 --top 5\n",

@@ -22,7 +22,8 @@ struct fit_args {
     bool layout_given;
     bool json;
     bool rank_groups;         /* fit only: print Megatron's process groups */
-    bool explain;             /* layouts only */
+    bool explain;             /* layouts only: step-time terms, exclusions by rule */
+    bool excluded;            /* layouts only: every excluded combination */
     int top;                  /* layouts only: rows to print */
     int gpu;                  /* --gpu: an enum moe_gpu, whose memory, NVLink domain and
                                  rates apply; -1: not given */
@@ -42,8 +43,10 @@ int fit_args_parse(int argc, char **argv, bool layouts_cmd, struct fit_args *a);
 int fit_run(const struct moe_model *m, const struct moe_workload *w, const struct moe_train *t,
             const struct moe_machine *c, const struct moe_layout *layout, bool json,
             bool rank_groups);
+/* explain: the first grid's step time term by term and the exclusions by
+ * rule; excluded: every excluded combination with its rule. */
 int layouts_run(const struct moe_model *m, const struct moe_workload *w,
                 const struct moe_train *t, const struct moe_machine *c, int top, bool explain,
-                bool json);
+                bool excluded, bool json);
 
 #endif

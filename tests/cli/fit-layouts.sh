@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 24
+tap_plan 25
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -34,10 +34,16 @@ tap_ok $? "a world size no layout can use exits 3 and lists the rules"
     >/dev/null 2>"$out/ds.txt"
 [ $? -eq 3 ] && has "$out/ds.txt" 'nearest miss .* GiB over; model state'
 tap_ok $? "a model the GPUs can never hold exits 3 with the nearest miss and the knob"
-"$M" layouts --preset mixtral-8x7b --seq 4096 --mbs 1 --gbs 64 --gpus 4 --explain \
+"$M" layouts --preset mixtral-8x7b --seq 4096 --mbs 1 --gbs 64 --gpus 4 --excluded \
     >"$out/ex.txt" 2>&1
-ok "--explain gives the first rule for each excluded layout" \
+ok "--excluded gives the first rule for each excluded layout" \
     has "$out/ex.txt" 'TP1 CP1 PP1 VPP2 EP1 ETP1 +vpp-needs-pp +VPP=2 needs PP > 1'
+"$M" layouts --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 --gbs 256 --top 3 --explain \
+    >"$out/ex2.txt" 2>&1
+ok "--explain counts the exclusions by rule, one example each, in a screenful (was 28,120 lines)" \
+    sh -c "test \$(wc -l < '$out/ex2.txt') -lt 40 &&
+           grep -qE '^  world=tp\*cp\*dp\*pp +20300  e\.g\. TP' '$out/ex2.txt' &&
+           grep -q 'excluded: 28096 combinations' '$out/ex2.txt'"
 # Row A of tests/data/memory/h200x2-measured.tsv as a --model-json file:
 # measured max allocated 1791.74 MiB, Megatron's formula 829.77 MiB.
 "$M" fit --model-json "$MOEFLOW_SRCDIR/tests/data/memory/row-a-model.json" --gpus 2 --ep 2 \

@@ -52,7 +52,7 @@ def gen(layout, tag):
 def name(l):
     return "TP%d CP%d PP%d VPP%d EP%d ETP%d" % tuple(l[k] for k in KEYS)
 
-p = run(["layouts", study, "--top", "0", "--json", "--explain"])
+p = run(["layouts", study, "--top", "0", "--json", "--excluded"])
 ranked = json.loads(p.stdout)
 layouts = ranked["layouts"][:8] + [l for l in ranked["layouts"][8:] if tp8 and l["tp"] == 8]
 bad = 0
@@ -65,8 +65,8 @@ print("# %d ranked layouts, %d of them TP 8" % (len(layouts), sum(l["tp"] == 8 f
 print("%sok - %s: gen accepts every ranked layout as the baseline" % ("not " if bad else "",
                                                                      os.path.basename(study)))
 
-# The text of each excluded layout, from the --explain listing.
-text = run(["layouts", study, "--top", "1", "--explain"]).stdout
+# The text of each excluded layout, from the --excluded listing.
+text = run(["layouts", study, "--top", "1", "--excluded"]).stdout
 why = {}
 for line in text.splitlines():
     m = re.match(r"  TP(\d+) CP(\d+) PP(\d+) VPP(\d+) EP(\d+) ETP(\d+)  (\S+) +(.*)", line)
