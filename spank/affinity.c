@@ -25,13 +25,14 @@ static struct {
 static void effective_options(void)
 {
     const struct moe_affinity_opts *o = &moe_enforce.affinity;
+    bool given = moe_option_given(MOE_OPT_AFFINITY);
 
     aff.mode = moe_plugin.config.affinity;
     /* A denied override was refused at submission; here it is just ignored. */
-    if (moe_enforce.affinity_given && o->mode_set && moe_plugin.config.affinity_user_override)
+    if (given && o->mode_set && moe_plugin.config.affinity_user_override)
         aff.mode = o->mode;
-    aff.verbose = moe_enforce.affinity_given && o->verbose;
-    aff.membind = moe_enforce.affinity_given && o->membind;
+    aff.verbose = given && o->verbose;
+    aff.membind = given && o->membind;
 }
 
 static void step_env(spank_t sp, const char *name, char *buf, size_t len)

@@ -53,6 +53,7 @@ static int load_config(int ac, char **av)
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     moe_jobopts_init(&moe_plugin.opts);
+    moe_plugin.given = 0;
     moe_plugin.deferred_rc = 0;
     moe_plugin.deferred_msg[0] = '\0';
     if (load_config(ac, av) != 0)

@@ -114,7 +114,7 @@ int moe_placement_user_init(spank_t sp)
 
     bool from_study = false;
 
-    pl.mode = moe_enforce.placement_given ? moe_enforce.placement : MOE_PLACEMENT_NVLINK;
+    pl.mode = moe_option_given(MOE_OPT_PLACEMENT) ? moe_enforce.placement : MOE_PLACEMENT_NVLINK;
     if (pl.mode == MOE_PLACEMENT_NONE)
         return 0;
     if (!moe_enforce.layout[0]) {

@@ -11,9 +11,22 @@
 
 #define MOE_LOG_PREFIX "moeflow: "
 
+/* The user options, rows of args.c's table. */
+enum moe_opt {
+    MOE_OPT_STAGE,
+    MOE_OPT_STUDY,
+    MOE_OPT_CANDIDATE,
+    MOE_OPT_ENFORCE,
+    MOE_OPT_AFFINITY,
+    MOE_OPT_LAYOUT,
+    MOE_OPT_PLACEMENT,
+    MOE_OPT_COUNT
+};
+
 struct moe_plugin {
     struct moe_plugin_config config;
     struct moe_jobopts opts;
+    unsigned given;    /* 1 << enum moe_opt for each option set */
     /* A problem found where failing would drain the node (plugin init in
      * slurmstepd, user_init): kept here and reported from task_init. */
     int deferred_rc;
@@ -24,11 +37,15 @@ extern struct moe_plugin moe_plugin;
 
 void moe_plugin_defer_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* args.c: the user options. */
+/* args.c: the user options.  register runs in every context's init;
+ * recover in slurmstepd, for values whose callback did not run there. */
 int moe_args_register(spank_t sp);
-/* Registers a SPANK option table (ended by SPANK_OPTIONS_TABLE_END). */
-int moe_options_register(spank_t sp, struct spank_option *table);
 int moe_args_recover(spank_t sp);
+
+static inline bool moe_option_given(enum moe_opt opt)
+{
+    return moe_plugin.given & (1u << opt);
+}
 
 /* contract.c: the measurement contract. */
 int moe_contract_at_submit(void);
