@@ -1,7 +1,7 @@
-/* The user options, in one table: what sbatch, srun and slurmstepd register,
- * the setter that stores each value, and the variable under which Slurm
- * forwards it to the job's steps.  One callback and one recovery path serve
- * every row. */
+/* The user options, in one table: what sbatch, srun and slurmstepd register
+ * and the setter that stores each value.  One callback and one recovery
+ * path (the value, else the variable under which Slurm forwards it to the
+ * job's steps) serve every row. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,26 +13,6 @@
 #include "plugin.h"
 
 struct moe_enforce_opts moe_enforce;
-
-static int set_stage(const char *v, struct moe_error *err)
-{
-    return moe_jobopts_set_stage(&moe_plugin.opts, v, err);
-}
-
-static int set_study(const char *v, struct moe_error *err)
-{
-    return moe_jobopts_set_study(&moe_plugin.opts, v, err);
-}
-
-static int set_candidate(const char *v, struct moe_error *err)
-{
-    return moe_jobopts_set_candidate(&moe_plugin.opts, v, err);
-}
-
-static int set_enforce(const char *v, struct moe_error *err)
-{
-    return moe_jobopts_set_enforce(&moe_plugin.opts, v, err);
-}
 
 /* The admin may pin the mode (affinity_override=deny): refused at submission. */
 static int set_affinity(const char *v, struct moe_error *err)
@@ -66,80 +46,92 @@ static int set_layout(const char *v, struct moe_error *err)
     return 0;
 }
 
-static int set_placement(const char *v, struct moe_error *err)
+/* Each row's setter, into the job's options (moe_plugin.opts) or the
+ * enforcement options (moe_enforce); its message names the option. */
+static int set(int opt, const char *v, struct moe_error *err)
 {
-    return moe_placement_mode_parse(v, &moe_enforce.placement, err);
+    struct moe_jobopts *jo = &moe_plugin.opts;
+
+    switch ((enum moe_opt)opt) {
+    case MOE_OPT_STAGE: return moe_jobopts_set_stage(jo, v, err);
+    case MOE_OPT_STUDY: return moe_jobopts_set_study(jo, v, err);
+    case MOE_OPT_CANDIDATE: return moe_jobopts_set_candidate(jo, v, err);
+    case MOE_OPT_ENFORCE: return moe_jobopts_set_enforce(jo, v, err);
+    case MOE_OPT_AFFINITY: return set_affinity(v, err);
+    case MOE_OPT_LAYOUT: return set_layout(v, err);
+    case MOE_OPT_PLACEMENT: return moe_placement_mode_parse(v, &moe_enforce.placement, err);
+    case MOE_OPT_COUNT: break;
+    }
+    moe_error_set(err, "internal error: unknown option %d", opt);
+    return -1;
 }
 
-static int apply(int val, const char *value, int remote);
+static int apply(int val, const char *optarg, int remote);
 
-struct moe_option {
-    struct spank_option spank;
-    /* SLURM_SPANK__SLURM_SPANK_OPTION_<plugin>_<option, '-' as '_'>: how
-     * Slurm forwards an sbatch option to the job's steps; with
-     * --export=NONE the only copy that reaches slurmstepd. */
-    const char *forwarded;
-    int (*set)(const char *value, struct moe_error *err);
+/* The options as sbatch, srun and slurmstepd see them; each row's val is
+ * its enum moe_opt, and apply() its callback. */
+#define OPTION(id, name, arg, help) [id] = { name, arg, help, 1, id, apply }
+
+static struct spank_option options[MOE_OPT_COUNT] = {
+    OPTION(MOE_OPT_STAGE, "moe-stage", "STAGE",
+           "moeflow workflow stage: contract|fit|scale|profile|retune|validate"),
+    OPTION(MOE_OPT_STUDY, "moe-study", "PATH", "moeflow study file or study directory"),
+    OPTION(MOE_OPT_CANDIDATE, "moe-candidate", "ID",
+           "moeflow candidate id: column id of the study's candidates.tsv"),
+    OPTION(MOE_OPT_ENFORCE, "moe-enforce", "MODE",
+           "moeflow contract checks: strict|warn (warn only where the admin allows it)"),
+    OPTION(MOE_OPT_AFFINITY, "moe-affinity", "MODE[,verbose][,membind]",
+           "CPU binding next to each task's GPU: exclusive|closest|none"),
+    OPTION(MOE_OPT_LAYOUT, "moe-layout", "tp=N,cp=N,ep=N,etp=N,pp=N",
+           "parallel layout for NVLink-aware rank placement"),
+    OPTION(MOE_OPT_PLACEMENT, "moe-placement", "MODE", "rank placement: nvlink|nvlink-strict|none"),
 };
 
-/* One row: --moe-WORD and its forwarded variable, both from WORD. */
-#define OPTION(id, word, arg, help, setter)                                             \
-    [id] = { { "moe-" #word, arg, help, 1, id, apply },                              \
-             "SLURM_SPANK__SLURM_SPANK_OPTION_moeflow_moe_" #word, setter }
-
-static struct moe_option options[MOE_OPT_COUNT] = {
-    OPTION(MOE_OPT_STAGE, stage, "STAGE",
-           "moeflow workflow stage: contract|fit|scale|profile|retune|validate", set_stage),
-    OPTION(MOE_OPT_STUDY, study, "PATH", "moeflow study file or study directory", set_study),
-    OPTION(MOE_OPT_CANDIDATE, candidate, "ID",
-           "moeflow candidate id: column id of the study's candidates.tsv", set_candidate),
-    OPTION(MOE_OPT_ENFORCE, enforce, "MODE",
-           "moeflow contract checks: strict|warn (warn only where the admin allows it)",
-           set_enforce),
-    OPTION(MOE_OPT_AFFINITY, affinity, "MODE[,verbose][,membind]",
-           "CPU binding next to each task's GPU: exclusive|closest|none", set_affinity),
-    OPTION(MOE_OPT_LAYOUT, layout, "tp=N,cp=N,ep=N,etp=N,pp=N",
-           "parallel layout for NVLink-aware rank placement", set_layout),
-    OPTION(MOE_OPT_PLACEMENT, placement, "MODE", "rank placement: nvlink|nvlink-strict|none",
-           set_placement),
-};
-
-/* The option callback of every row, and the recovery's setter.  Runs in
- * sbatch/salloc/srun, and (twice) in slurmstepd: idempotent. */
-static int apply(int val, const char *value, int remote)
+/* Stores one value; source: the variable it came from, where that was not
+ * Slurm's option parsing.  In slurmstepd (remote) a failure could hit the
+ * batch step: it is deferred to task_init. */
+static int store(int val, const char *value, int remote, const char *source)
 {
     struct moe_error err;
-    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 8];
 
-    if (val < 0 || val >= MOE_OPT_COUNT)
-        return -1;
     moe_error_clear(&err);
-    if (options[val].set(value, &err) == 0) {
+    if (set(val, value, &err) == 0) {
         moe_plugin.given |= 1u << val;
         return 0;
     }
-    moe_error_format(&err, buf, sizeof(buf));
-    if (remote) {
-        /* In slurmstepd a failure here could hit the batch step: defer it. */
-        moe_plugin_defer_error("%s", buf);
-        return 0;
-    }
-    slurm_error(MOE_LOG_PREFIX "%s", buf);
-    return -1;
+    moe_report(remote ? MOE_REPORT_DEFER : MOE_REPORT_ERROR, NULL, source, &err);
+    return remote ? 0 : -1;
+}
+
+/* The option callback of every row.  Runs in sbatch/salloc/srun, and
+ * (twice) in slurmstepd: idempotent. */
+static int apply(int val, const char *optarg, int remote)
+{
+    return store(val, optarg, remote, NULL);
 }
 
 /* In every context (sbatch and salloc ignore a spank_options table). */
 int moe_args_register(spank_t sp)
 {
     for (int i = 0; i < MOE_OPT_COUNT; i++) {
-        spank_err_t rc = spank_option_register(sp, &options[i].spank);
-        if (rc != ESPANK_SUCCESS) {
-            slurm_error(MOE_LOG_PREFIX "cannot register --%s: %s", options[i].spank.name,
-                        spank_strerror(rc));
-            return -1;
-        }
+        spank_err_t rc = spank_option_register(sp, &options[i]);
+        if (rc != ESPANK_SUCCESS)
+            return moe_report_spank(MOE_REPORT_ERROR, options[i].name, "cannot register",
+                                    rc);
     }
     return 0;
+}
+
+/* How Slurm forwards an sbatch option to the job's steps:
+ * SLURM_SPANK__SLURM_SPANK_OPTION_<plugin>_<option, '-' as '_'>; with
+ * --export=NONE the only copy that reaches slurmstepd. */
+static void forwarded_name(const char *opt, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "SLURM_SPANK__SLURM_SPANK_OPTION_moeflow_");
+
+    for (; *opt && off + 1 < len; opt++)
+        buf[off++] = *opt == '-' ? '_' : *opt;
+    buf[off] = '\0';
 }
 
 /* slurmstepd does not always run the option callbacks (batch steps, steps
@@ -147,14 +139,15 @@ int moe_args_register(spank_t sp)
 int moe_args_recover(spank_t sp)
 {
     for (int i = 0; i < MOE_OPT_COUNT; i++) {
-        char *optarg = NULL, value[4096];
+        char *optarg = NULL, name[64], value[4096];
 
         if (moe_option_given(i))
             continue;
-        if (spank_option_getopt(sp, &options[i].spank, &optarg) == ESPANK_SUCCESS && optarg)
-            apply(i, optarg, 1);
-        else if (spank_getenv(sp, options[i].forwarded, value, sizeof(value)) == ESPANK_SUCCESS)
-            apply(i, value, 1);
+        forwarded_name(options[i].name, name, sizeof(name));
+        if (spank_option_getopt(sp, &options[i], &optarg) == ESPANK_SUCCESS && optarg)
+            store(i, optarg, 1, NULL);
+        else if (spank_getenv(sp, name, value, sizeof(value)) == ESPANK_SUCCESS)
+            store(i, value, 1, name);
     }
     return 0;
 }

@@ -5,6 +5,9 @@
 # reached, also those a cluster without GPUs never shows.
 # Part 1: the user options (one table: registered in every context, one
 # callback, idempotent in slurmstepd, recovered from Slurm's forwarded copy).
+# Part 2: every error names where it lies (the study, the contract, the
+# map, the topology, the variable a value came from), starts with
+# "moeflow: ", and carries spank_strerror() where a SPANK call failed.
 # MOEFLOW_PLUGIN may name another build of the plugin, e.g. an older one.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 
@@ -24,7 +27,7 @@ host() {  # host OUT [VAR=VALUE...] CONTEXT ARGS...: runs the plugin, output in 
     env SLURM_STEP_NODELIST='n[1-4]' "${envs[@]}" "$HOST" "$MOEFLOW_PLUGIN" "$@" > "$out" 2>&1
 }
 
-tap_plan 16
+tap_plan 33
 
 # --- registration: every option, in every context -------------------------
 for ctx in allocator local remote; do
@@ -82,5 +85,94 @@ host forgedbatch "${FWD}_candidate=../../etc" remote "${CACHE[@]}" "${BATCH[@]}"
 ok "... and in the batch step it is reported, the step goes on" \
     has "$T/forgedbatch" "^error: moeflow: .*--moe-candidate '../../etc'" &&
     has "$T/forgedbatch" '^rc task_init 0$'
+
+# --- part 2: each error names its source -----------------------------------
+# Options: sbatch/srun name the option (the value's source), slurmstepd
+# the variable a forwarded value came from.
+ok "sbatch: the message names the option and the value" \
+    has "$T/bad" "^error: moeflow: invalid --moe-stage 'tune': valid stages are"
+ok "slurmstepd: a forwarded value's message names the variable it came from" \
+    has "$T/forged" "^error: moeflow: ${FWD}_candidate: invalid --moe-candidate '\.\./\.\./etc'"
+host nostudy allocator -o moe-stage=fit -o "moe-study=$T/no-such-study"
+ok "sbatch: a missing study is named" \
+    has "$T/nostudy" "^error: moeflow: --moe-study '$T/no-such-study': No such file or directory\$"
+
+# A study directory (nothing frozen) with an unreadable manifest: a job
+# array is checked candidate by candidate from the manifest.
+mkdir -p "$T/man/contracts" && printf '{bad' > "$T/man/manifest.json" && chmod -R go-w "$T/man"
+host manifest allocator -o moe-stage=retune -o "moe-study=$T/man" --array=0-3
+ok "sbatch --array: the manifest's error names the file, line and column" \
+    has "$T/manifest" "^error: moeflow: contract check at submission: $T/man/manifest\.json:1:[0-9]+: "
+ok "... and the submission is refused" has "$T/manifest" '^rc init_post_opt -1$'
+
+# The node's side of the contract check (user_init): the admin's topology
+# and NVLink-domain map.
+host topo remote -a "hwloc_xml=$T/missing.xml" "${STEP[@]}" -n 1 -o moe-stage=retune -o "moe-study=$T/dir"
+ok "slurmstepd: an unreadable hwloc_xml= is named in the contract's node facts" \
+    has "$T/topo" "^error: moeflow: node topology for the contract: $T/missing\.xml: "
+host map remote "${CACHE[@]}" -a "topology=$T/missing.yaml" "${STEP[@]}" -n 1 \
+    -o moe-stage=retune -o "moe-study=$T/dir"
+ok "slurmstepd: an unreadable NVLink-domain map is named in the contract's node facts" \
+    has "$T/map" "^error: moeflow: node facts for the contract: $T/missing\.yaml: "
+# Nothing frozen and no declared contract: the check at job start names
+# what it looked for.
+ok "slurmstepd: the check at job start names the declared contract it lacks" \
+    has "$T/map" "^error: moeflow: contract check at job start: $T/dir/contracts/baseline\.json: "
+
+# Contracts are written as the job user, never as root: a step run as root
+# freezes and records nothing, and says which study it left alone.
+if [ "$(id -u)" = 0 ]; then
+    S=$T/sealed
+    mkdir -p "$S/contracts"
+    cat > "$S/contracts/baseline.json" <<'JSON'
+{"environment": {"megatron": "core_v0.16.0"}, "hardware": {"gpu_model": "H100", "gpus": 16},
+ "workload": {"model": "qwen3-30b-a3b", "mbs": 1}, "semantics": {"routing": "dropless"},
+ "parallel": {"tp": 1, "ep": 16}, "tuning": {"dispatcher": "alltoall", "ep_overlap": false},
+ "timing": {"window": [41, 50]}}
+JSON
+    chmod 0755 "$T" && chown -R nobody "$S" && chmod -R go-w "$S"
+    host rootfreeze remote "${CACHE[@]}" "${STEP[@]}" -n 1 -o moe-stage=contract -o "moe-study=$S"
+    ok "as root: the refused freeze names the study" \
+        has "$T/rootfreeze" "^error: moeflow: contract check at job start: $S: refusing to write contracts as root"
+    (cd "$T" && runuser -u nobody -- "$HOST" "$MOEFLOW_PLUGIN" remote "${CACHE[@]}" "${STEP[@]}" \
+        -n 1 -o moe-stage=contract -o "moe-study=$S" > "$T/freeze" 2>&1)
+    host rootrecord remote "${CACHE[@]}" -i jobid=43 -i stepid=0 -i nodeid=0 -i ntasks=8 -i total=32 \
+        -n 1 -o moe-stage=profile -o "moe-study=$S"
+    ok "as root: the run that cannot be recorded names the study" \
+        has "$T/rootrecord" "^error: moeflow: cannot record this run's contract: $S: refusing to write contracts as root"
+else
+    tap_ok 0 "as root: the refused freeze names the study # SKIP needs root"
+    tap_ok 0 "as root: the run that cannot be recorded names the study # SKIP needs root"
+fi
+
+# Binding: the plan comes from a topology that claims to be this machine
+# (HWLOC_THISSYSTEM=1) but whose CPUs 48-55 are not online here.
+host bind HWLOC_THISSYSTEM=1 SLURM_STEP_GPUS=0,1 remote \
+    -a "hwloc_xml=$D/topology/mpibind-g4dnmetal.xml" \
+    -i jobid=42 -i stepid=0 -i nodeid=0 -i ntasks=2 -i total=2 -i cores=0-7 -n 2
+ok "a binding that fails names the topology it was planned from" \
+    has "$T/bind" "^moeflow: task 1: $D/topology/mpibind-g4dnmetal\.xml: the planned CPUs are not all online"
+ok "... and never fails the task" test "$(grep -c '^rc task_init 0$' "$T/bind")" = 2
+
+# Placement: the step's node list, and SPANK items that cannot be read.
+host nodelist SLURM_STEP_NODELIST='n[1-4' remote "${CACHE[@]}" "${STEP[@]}" -n 1 \
+    -o moe-layout=ep=32 -o moe-placement=nvlink-strict
+ok "nvlink-strict: a node list that does not parse names its variable" \
+    has "$T/nodelist" "^error: moeflow: nvlink-strict: SLURM_STEP_NODELIST: 'n\[1-4' is not a Slurm hostlist"
+host noitems remote "${CACHE[@]}" -i jobid=42 -i stepid=0 -i ntasks=8 -n 1 \
+    -o moe-layout=ep=32 -o moe-placement=nvlink-strict
+ok "nvlink-strict: an item SPANK cannot give carries spank_strerror" \
+    has "$T/noitems" "^error: moeflow: nvlink-strict: cannot read the step's task counts: Item not available"
+host noaff SLURM_STEP_GPUS=0 remote -a "hwloc_xml=$D/topology/mpibind-g4dnmetal.xml" \
+    -i jobid=42 -i stepid=0 -n 1
+ok "affinity: an item SPANK cannot give carries spank_strerror in MOEFLOW_AFFINITY_SKIPPED" \
+    has "$T/noaff" "^setenv MOEFLOW_AFFINITY_SKIPPED=cannot read the local task count: Item not available"
+host setenv PLUGIN_HOST_SETENV_FAILS=1 remote "${CACHE[@]}" "${STEP[@]}" -n 1 -o moe-stage=fit
+ok "a spank_setenv that fails names the variable and carries spank_strerror" \
+    has "$T/setenv" "^error: moeflow: .*MOEFLOW_STAGE.*: Bad argument\$"
+
+# Every error line of every run above starts with the plugin's name.
+cat "$T"/* 2>/dev/null | grep -a '^error: ' | grep -av '^error: moeflow: ' > "$T/unprefixed"
+ok "every error message starts with 'moeflow: '" hasnt "$T/unprefixed" '.'
 
 tap_done
