@@ -68,23 +68,27 @@ static int set(int opt, const char *v, struct moe_error *err)
 
 static int apply(int val, const char *optarg, int remote);
 
-/* The options as sbatch, srun and slurmstepd see them; each row's val is
- * its enum moe_opt, and apply() its callback. */
-#define OPTION(id, name, arg, help) [id] = { name, arg, help, 1, id, apply }
-
+/* The options as sbatch, srun and slurmstepd see them: each row's val is
+ * its enum moe_opt, its callback apply(). */
 static struct spank_option options[MOE_OPT_COUNT] = {
-    OPTION(MOE_OPT_STAGE, "moe-stage", "STAGE",
-           "moeflow workflow stage: contract|fit|scale|profile|retune|validate"),
-    OPTION(MOE_OPT_STUDY, "moe-study", "PATH", "moeflow study file or study directory"),
-    OPTION(MOE_OPT_CANDIDATE, "moe-candidate", "ID",
-           "moeflow candidate id: column id of the study's candidates.tsv"),
-    OPTION(MOE_OPT_ENFORCE, "moe-enforce", "MODE",
-           "moeflow contract checks: strict|warn (warn only where the admin allows it)"),
-    OPTION(MOE_OPT_AFFINITY, "moe-affinity", "MODE[,verbose][,membind]",
-           "CPU binding next to each task's GPU: exclusive|closest|none"),
-    OPTION(MOE_OPT_LAYOUT, "moe-layout", "tp=N,cp=N,ep=N,etp=N,pp=N",
-           "parallel layout for NVLink-aware rank placement"),
-    OPTION(MOE_OPT_PLACEMENT, "moe-placement", "MODE", "rank placement: nvlink|nvlink-strict|none"),
+    [MOE_OPT_STAGE] = { "moe-stage", "STAGE",
+        "moeflow workflow stage: contract|fit|scale|profile|retune|validate", 1, MOE_OPT_STAGE,
+        apply },
+    [MOE_OPT_STUDY] = { "moe-study", "PATH",
+        "moeflow study file or study directory", 1, MOE_OPT_STUDY, apply },
+    [MOE_OPT_CANDIDATE] = { "moe-candidate", "ID",
+        "moeflow candidate id: column id of the study's candidates.tsv", 1, MOE_OPT_CANDIDATE,
+        apply },
+    [MOE_OPT_ENFORCE] = { "moe-enforce", "MODE",
+        "moeflow contract checks: strict|warn (warn only where the admin allows it)", 1,
+        MOE_OPT_ENFORCE, apply },
+    [MOE_OPT_AFFINITY] = { "moe-affinity", "MODE[,verbose][,membind]",
+        "CPU binding next to each task's GPU: exclusive|closest|none", 1, MOE_OPT_AFFINITY,
+        apply },
+    [MOE_OPT_LAYOUT] = { "moe-layout", "tp=N,cp=N,ep=N,etp=N,pp=N",
+        "parallel layout for NVLink-aware rank placement", 1, MOE_OPT_LAYOUT, apply },
+    [MOE_OPT_PLACEMENT] = { "moe-placement", "MODE",
+        "rank placement: nvlink|nvlink-strict|none", 1, MOE_OPT_PLACEMENT, apply },
 };
 
 /* Stores one value; source: the variable it came from, where that was not
