@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 42
+tap_plan 44
 cluster_up contract
 
 U=slurmtest
@@ -162,6 +162,19 @@ ok "exactly one frozen baseline after 64 racing tasks" \
 ok "every one of the 64 tasks ran its step" \
     test "$(cat "$R"/logs/*.out | grep -c '^step ran stage=contract$')" = 64
 ok "every task recorded a run contract" test "$(ls "$R/runs" | wc -l)" = 64
+
+# The node's side of the check (user_init) logs to slurmd's log: an
+# admin's hwloc_xml= and NVLink-domain map that cannot be read are named.
+echo "required $MOEFLOW_PLUGIN hwloc_xml=$WORK/missing.xml topology=$WORK/missing.yaml" \
+    > "$LC_PREFIX/etc/plugstack.conf"
+job=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=retune \
+      --moe-candidate=r1 step.sh)
+wait_job "$job"
+cat "$LC_PREFIX"/log/slurmd-n*.log > slurmd.log
+ok "slurmd's log names the hwloc_xml= that the contract's node facts could not read" \
+    has slurmd.log "moeflow: node topology for the contract: $WORK/missing\.xml: "
+ok "... and the NVLink-domain map" \
+    has slurmd.log "moeflow: node facts for the contract: $WORK/missing\.yaml: "
 
 ok "every node is IDLE (none drained)" nodes_all_idle
 ok "teardown leaves no cluster process behind" teardown_leaves_nothing
