@@ -25,13 +25,14 @@ static struct {
 static void effective_options(void)
 {
     const struct moe_affinity_opts *o = &moe_enforce.affinity;
+    bool given = moe_option_given(MOE_OPT_AFFINITY);
 
     aff.mode = moe_plugin.config.affinity;
     /* A denied override was refused at submission; here it is just ignored. */
-    if (moe_enforce.affinity_given && o->mode_set && moe_plugin.config.affinity_user_override)
+    if (given && o->mode_set && moe_plugin.config.affinity_user_override)
         aff.mode = o->mode;
-    aff.verbose = moe_enforce.affinity_given && o->verbose;
-    aff.membind = moe_enforce.affinity_given && o->membind;
+    aff.verbose = given && o->verbose;
+    aff.membind = given && o->membind;
 }
 
 static void step_env(spank_t sp, const char *name, char *buf, size_t len)
@@ -49,10 +50,16 @@ static void plan(spank_t sp)
     int *task_gpu = NULL;
     struct moe_error err;
     char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 8];
+    spank_err_t rc;
 
     moe_error_clear(&err);
-    if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || ntasks == 0) {
-        snprintf(aff.why, sizeof(aff.why), "cannot read the local task count");
+    if ((rc = spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks)) != ESPANK_SUCCESS) {
+        snprintf(aff.why, sizeof(aff.why), "cannot read the local task count: %s",
+                 spank_strerror(rc));
+        return;
+    }
+    if (ntasks == 0) {
+        snprintf(aff.why, sizeof(aff.why), "no local task");
         return;
     }
     /* SLURM_STEP_GPUS holds node-level indices; CUDA_VISIBLE_DEVICES may be
@@ -74,8 +81,12 @@ static void plan(spank_t sp)
         moe_error_set(&err, "out of memory");
         goto fail;
     }
-    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores || !cores[0]) {
-        moe_error_set(&err, "cannot read the step's allocated cores");
+    if ((rc = spank_get_item(sp, S_STEP_ALLOC_CORES, &cores)) != ESPANK_SUCCESS) {
+        moe_error_set(&err, "cannot read the step's allocated cores: %s", spank_strerror(rc));
+        goto fail;
+    }
+    if (!cores || !cores[0]) {
+        moe_error_set(&err, "the step has no allocated cores");
         goto fail;
     }
     if (moe_nodetopo_cores_to_cpuset(aff.nt, cores, allowed, &err) != 0)
@@ -111,6 +122,7 @@ int moe_affinity_user_init(spank_t sp)
 static void bind(const struct moe_affinity_task *t, int task)
 {
     struct moe_error err;
+    char what[32];
 
     moe_error_clear(&err);
     if (!aff.nt->this_system) {
@@ -119,8 +131,10 @@ static void bind(const struct moe_affinity_task *t, int task)
                     moe_plugin.config.hwloc_xml);
         return;
     }
-    if (moe_affinity_bind(aff.nt, t, aff.membind, &err) != 0)
-        fprintf(stderr, MOE_LOG_PREFIX "task %d: %s; Slurm's binding stays\n", task, err.text);
+    if (moe_affinity_bind(aff.nt, t, aff.membind, &err) != 0) {
+        snprintf(what, sizeof(what), "task %d", task);
+        moe_report(MOE_REPORT_TASK, what, moe_topology_source(), &err);
+    }
 }
 
 static void report(const struct moe_affinity_task *t, int task, const char *cpus,

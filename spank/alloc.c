@@ -17,10 +17,8 @@ static int validate_submission(void)
     struct moe_error err;
 
     moe_error_clear(&err);
-    if (moe_plugin.opts.study[0] && moe_study_path_check(moe_plugin.opts.study, &err) != 0) {
-        slurm_error(MOE_LOG_PREFIX "%s", err.text);
-        return -1;
-    }
+    if (moe_plugin.opts.study[0] && moe_study_path_check(moe_plugin.opts.study, &err) != 0)
+        return moe_report(MOE_REPORT_ERROR, NULL, moe_plugin.opts.study, &err);
     return 0;
 }
 

@@ -77,12 +77,13 @@ static void report_refusal(const struct moe_contract_outcome *out, const char *w
 }
 
 /* -1 to refuse; a violation in warn mode is reported and let through. */
-static int conclude(const struct moe_contract_outcome *out, int rc, const struct moe_error *err,
-                    enum moe_enforce_mode mode, const char *when)
+static int conclude(const char *study, const struct moe_contract_outcome *out, int rc,
+                    const struct moe_error *err, enum moe_enforce_mode mode, const char *when)
 {
     if (rc != 0) {
-        char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
-        slurm_error(MOE_LOG_PREFIX "contract %s: %s", when, moe_error_format(err, buf, sizeof(buf)));
+        char what[200];
+        snprintf(what, sizeof(what), "contract %s", when);
+        moe_report(MOE_REPORT_ERROR, what, study, err);
         return mode == MOE_ENFORCE_STRICT ? -1 : 0;
     }
     if (out->allowed)
@@ -106,7 +107,7 @@ static int submit_check_one(const char *study, const char *candidate, enum moe_e
     rc = requested ? moe_contract_enforce(study, moe_plugin.opts.stage, requested, false,
                                           may_freeze(), &out, &err)
                    : -1;
-    rc = conclude(&out, rc, &err, mode, when);
+    rc = conclude(study, &out, rc, &err, mode, when);
     moe_contract_outcome_free(&out);
     json_decref(requested);
     return rc;
@@ -176,7 +177,7 @@ int moe_contract_at_submit(void)
     moe_error_clear(&err);
     ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, &err);
     if (!ids) {
-        slurm_error(MOE_LOG_PREFIX "contract check at submission: %s", err.text);
+        moe_report(MOE_REPORT_ERROR, "contract check at submission", study, &err);
         return mode == MOE_ENFORCE_STRICT ? -1 : 0;
     }
     if (json_array_size(ids) == 0)
@@ -265,12 +266,15 @@ static json_t *gather_node_facts(spank_t sp)
     have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
     nt = moe_topology_get(&err);
     if (!nt)
-        slurm_error(MOE_LOG_PREFIX "node topology for the contract: %s", err.text);
+        moe_report(MOE_REPORT_ERROR, "node topology for the contract", moe_topology_source(), &err);
+    moe_error_clear(&err);
     if (moe_node_facts_apply(facts, nt ? nt->topo : NULL, have_nvml ? &nvml : NULL,
-                             spank_env, sp, &err) != 0 ||
-        (moe_plugin.config.topology[0] &&
-         moe_node_facts_domain_map(facts, moe_plugin.config.topology, &err) != 0))
-        slurm_error(MOE_LOG_PREFIX "node facts for the contract: %s", err.text);
+                             spank_env, sp, &err) != 0)
+        moe_report(MOE_REPORT_ERROR, "node facts for the contract", moe_topology_source(), &err);
+    else if (moe_plugin.config.topology[0] &&
+             moe_node_facts_domain_map(facts, moe_plugin.config.topology, &err) != 0)
+        moe_report(MOE_REPORT_ERROR, "node facts for the contract", moe_plugin.config.topology,
+                   &err);
     return facts;
 }
 
@@ -352,8 +356,8 @@ int moe_contract_at_task(spank_t sp, bool batch)
                                     &err)
              : -1;
     if (rc == 0 && out.allowed && moe_contract_record_run(study, id, doc, &err) < 0)
-        slurm_error(MOE_LOG_PREFIX "cannot record this run's contract: %s", err.text);
-    rc = conclude(&out, rc, &err, mode, "check at job start");
+        moe_report(MOE_REPORT_ERROR, "cannot record this run's contract", study, &err);
+    rc = conclude(study, &out, rc, &err, mode, "check at job start");
     moe_contract_outcome_free(&out);
     json_decref(doc);
     /* never fail the batch step: that would drain the node */

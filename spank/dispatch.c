@@ -3,9 +3,6 @@
  * slurmstepd.c: the job's nodes). */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-
 #include <slurm/spank.h>
 
 #include "plugin.h"
@@ -14,38 +11,23 @@ SPANK_PLUGIN(moeflow, 1);
 
 struct moe_plugin moe_plugin;
 
-void moe_plugin_defer_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (moe_plugin.deferred_rc)
-        return; /* the first problem is the one to report */
-    va_start(ap, fmt);
-    vsnprintf(moe_plugin.deferred_msg, sizeof(moe_plugin.deferred_msg), fmt, ap);
-    va_end(ap);
-    moe_plugin.deferred_rc = -1;
-}
-
 static int load_config(int ac, char **av)
 {
     struct moe_error err;
-    char buf[sizeof(moe_plugin.deferred_msg)];
 
     moe_error_clear(&err);
     if (moe_plugin_config_parse(&moe_plugin.config, ac, av, &err) == 0)
         return 0;
-    moe_error_format(&err, buf, sizeof(buf));
     switch (spank_context()) {
     case S_CTX_ALLOCATOR:
     case S_CTX_LOCAL:
-        slurm_error(MOE_LOG_PREFIX "plugstack.conf: %s", buf);
-        return -1;
+        return moe_report(MOE_REPORT_ERROR, "plugstack.conf", NULL, &err);
     case S_CTX_REMOTE:
-        moe_plugin_defer_error("plugstack.conf: %s", buf);
+        moe_report(MOE_REPORT_DEFER, "plugstack.conf", NULL, &err);
         return 0;
     default:
         /* slurmd and prolog/epilog: an error here would take the node down. */
-        slurm_error(MOE_LOG_PREFIX "plugstack.conf: %s (ignored in this context)", buf);
+        moe_report(MOE_REPORT_ERROR, "plugstack.conf (ignored in this context)", NULL, &err);
         return 0;
     }
 }
@@ -53,6 +35,7 @@ static int load_config(int ac, char **av)
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     moe_jobopts_init(&moe_plugin.opts);
+    moe_plugin.given = 0;
     moe_plugin.deferred_rc = 0;
     moe_plugin.deferred_msg[0] = '\0';
     if (load_config(ac, av) != 0)

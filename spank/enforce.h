@@ -1,6 +1,6 @@
 /* Enforcement at job start: CPU affinity next to each GPU (affinity.c) and
- * rank placement inside NVLink domains (placement.c), with their user
- * options (enforce_args.c).  Planned once per node in user_init, applied per
+ * rank placement inside NVLink domains (placement.c); their user options
+ * are rows of args.c's table.  Planned once per node in user_init, applied per
  * task in task_init; never run in the batch step. */
 #ifndef MOEFLOW_SPANK_ENFORCE_H
 #define MOEFLOW_SPANK_ENFORCE_H
@@ -12,18 +12,14 @@
 #include "topology/affinity.h"
 #include "topology/placement.h"
 
+/* Valid where moe_option_given() says the option was given. */
 struct moe_enforce_opts {
     struct moe_affinity_opts affinity;
-    bool affinity_given;
     char layout[256];                 /* empty = no --moe-layout */
     enum moe_placement_mode placement;
-    bool placement_given;
 };
 
 extern struct moe_enforce_opts moe_enforce;
-
-int moe_enforce_args_register(spank_t sp);
-int moe_enforce_args_recover(spank_t sp);
 
 /* Whether this step binds (or reports) its tasks: the admin's mode, or the
  * user's --moe-affinity where allowed.  Valid once the options are read. */

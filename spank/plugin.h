@@ -10,25 +10,63 @@
 #include "core/plugin_config.h"
 
 #define MOE_LOG_PREFIX "moeflow: "
+/* One message: what, source, position and text. */
+#define MOE_REPORT_MAX (MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 256)
+
+/* The user options, rows of args.c's table. */
+enum moe_opt {
+    MOE_OPT_STAGE,
+    MOE_OPT_STUDY,
+    MOE_OPT_CANDIDATE,
+    MOE_OPT_ENFORCE,
+    MOE_OPT_AFFINITY,
+    MOE_OPT_LAYOUT,
+    MOE_OPT_PLACEMENT,
+    MOE_OPT_COUNT
+};
 
 struct moe_plugin {
     struct moe_plugin_config config;
     struct moe_jobopts opts;
+    unsigned given;    /* 1 << enum moe_opt for each option set */
     /* A problem found where failing would drain the node (plugin init in
      * slurmstepd, user_init): kept here and reported from task_init. */
     int deferred_rc;
-    char deferred_msg[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+    char deferred_msg[MOE_REPORT_MAX];
 };
 
 extern struct moe_plugin moe_plugin;
 
-void moe_plugin_defer_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* report.c: the one way a problem is reported,
+ *     moeflow: [WHAT: ]SOURCE[:LINE[:COLUMN]]: TEXT
+ * SOURCE is err's own (lib/ sets it: a file, a plugstack argument), else
+ * `source`, the one the caller names (the study directory, the map, the
+ * variable a value came from); left out only where TEXT already names it.
+ * what may be NULL.  Returns -1. */
+enum moe_report_to {
+    MOE_REPORT_ERROR,   /* slurm_error: sbatch/srun print it, slurmstepd logs it */
+    MOE_REPORT_INFO,    /* slurm_info: a warning, nothing fails */
+    MOE_REPORT_TASK,    /* the task's stderr: the job's output */
+    MOE_REPORT_DEFER,   /* kept for task_init, which reports it and fails;
+                           the first one is kept */
+};
+int moe_report(enum moe_report_to to, const char *what, const char *source,
+               const struct moe_error *err);
+/* A SPANK call that failed: "moeflow: SOURCE: DOING: spank_strerror(rc)"; -1. */
+int moe_report_spank(enum moe_report_to to, const char *source, const char *doing,
+                     spank_err_t rc);
+/* task_init: reports the deferred problem, if any; -1 then, else 0. */
+int moe_report_deferred(void);
 
-/* args.c: the user options. */
+/* args.c: the user options.  register runs in every context's init;
+ * recover in slurmstepd, for values whose callback did not run there. */
 int moe_args_register(spank_t sp);
-/* Registers a SPANK option table (ended by SPANK_OPTIONS_TABLE_END). */
-int moe_options_register(spank_t sp, struct spank_option *table);
 int moe_args_recover(spank_t sp);
+
+static inline bool moe_option_given(enum moe_opt opt)
+{
+    return moe_plugin.given & (1u << opt);
+}
 
 /* contract.c: the measurement contract. */
 int moe_contract_at_submit(void);
@@ -46,6 +84,8 @@ bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l);
 struct moe_nodetopo;
 void moe_topology_prepare(spank_t sp, bool batch);
 const struct moe_nodetopo *moe_topology_get(struct moe_error *err);
+/* Where it comes from, for messages: hwloc_xml= or the cache directory. */
+const char *moe_topology_source(void);
 
 /* Per-context handlers; each returns 0 or -1 (never a positive ESPANK_*). */
 int moe_alloc_post_opt(spank_t sp);

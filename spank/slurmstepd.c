@@ -2,7 +2,9 @@
  * user_init, and as the user in task_init, right before exec. */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -41,18 +43,29 @@ int moe_stepd_user_init(spank_t sp)
     return 0;
 }
 
+int moe_enforce_setenv(spank_t sp, const char *name, const char *fmt, ...)
+{
+    char value[4096];
+    va_list ap;
+    spank_err_t rc;
+
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof(value), fmt, ap);
+    va_end(ap);
+    rc = spank_setenv(sp, name, value, 1);
+    return rc == ESPANK_SUCCESS ? 0 : moe_report_spank(MOE_REPORT_ERROR, name, "cannot set", rc);
+}
+
+/* Sets name to value, or unsets it for an empty value. */
 static int export_var(spank_t sp, const char *name, const char *value)
 {
     spank_err_t rc;
 
     if (value && value[0])
-        rc = spank_setenv(sp, name, value, 1);
-    else
-        rc = spank_unsetenv(sp, name);
-    if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_NOEXIST) {
-        slurm_error(MOE_LOG_PREFIX "cannot set %s: %s", name, spank_strerror(rc));
-        return -1;
-    }
+        return moe_enforce_setenv(sp, name, "%s", value);
+    rc = spank_unsetenv(sp, name);
+    if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_NOEXIST)
+        return moe_report_spank(MOE_REPORT_ERROR, name, "cannot unset", rc);
     return 0;
 }
 
@@ -72,12 +85,9 @@ int moe_stepd_task_init(spank_t sp)
 {
     bool batch = is_batch_step(sp);
 
-    if (moe_plugin.deferred_rc) {
-        slurm_error(MOE_LOG_PREFIX "%s", moe_plugin.deferred_msg);
-        /* A batch step failure drains the node: report, never fail there. */
-        if (!batch)
-            return -1;
-    }
+    /* A batch step failure drains the node: report, never fail there. */
+    if (moe_report_deferred() != 0 && !batch)
+        return -1;
     if (export_options(sp) != 0 && !batch)
         return -1;
     if (!batch && (moe_affinity_task_init(sp) != 0 || moe_placement_task_init(sp) != 0))

@@ -87,6 +87,14 @@ void moe_topology_prepare(spank_t sp, bool batch)
     load();
 }
 
+const char *moe_topology_source(void)
+{
+    const struct moe_plugin_config *cfg = &moe_plugin.config;
+
+    return cfg->hwloc_xml[0] ? cfg->hwloc_xml : cfg->cache_dir[0] ? cfg->cache_dir
+                                                                  : MOE_TOPO_CACHE_DIR;
+}
+
 const struct moe_nodetopo *moe_topology_get(struct moe_error *err)
 {
     if (!topo.tried)

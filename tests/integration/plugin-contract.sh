@@ -6,7 +6,7 @@
 # 64 array tasks racing to freeze leave exactly one intact baseline.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
-tap_plan 39
+tap_plan 44
 cluster_up contract
 
 U=slurmtest
@@ -135,6 +135,23 @@ ok "the batch step ran its script; only the srun step was failed" \
 ok "steps of ordinary jobs are recorded under the plain job id, never as an array task" \
     test -z "$(ls "$S/runs" | grep _)"
 
+# Contracts are written as the job user only: root's profile run of the
+# same study passes the check, is not recorded, and the job says which study.
+job=$(sbatch --parsable -o "$WORK/root-%j.out" --moe-study="$S" --moe-stage=profile step.sh)
+wait_job "$job"
+ok "a root job's run is not recorded, and the message names the study" \
+    has "$WORK/root-$job.out" "moeflow: cannot record this run's contract: $S: refusing to write contracts as root" &&
+    test ! -e "$S/runs/$job"
+
+# A job array is checked against every candidate the manifest lists: an
+# unreadable manifest is named with its line and column, and no job exists.
+M=$(make_study manifest)
+printf '{"stages": [' > "$M/manifest.json"
+as_user sbatch --array=0-3 --moe-study="$M" --moe-stage=retune step.sh > manifest.out 2>&1
+tap_ok $(( $? == 0 )) "sbatch --array refuses a study whose manifest is not JSON"
+ok "the message names the manifest, line and column" \
+    has manifest.out "moeflow: contract check at submission: $M/manifest\.json:1:[0-9]+: "
+
 # 64 array tasks all try to freeze a fresh study.
 R=$(make_study race)
 job=$(as_user sbatch --parsable -o "$R/logs/%A_%a.out" --array=0-63 --moe-study="$R" \
@@ -145,6 +162,19 @@ ok "exactly one frozen baseline after 64 racing tasks" \
 ok "every one of the 64 tasks ran its step" \
     test "$(cat "$R"/logs/*.out | grep -c '^step ran stage=contract$')" = 64
 ok "every task recorded a run contract" test "$(ls "$R/runs" | wc -l)" = 64
+
+# The node's side of the check (user_init) logs to slurmd's log: an
+# admin's hwloc_xml= and NVLink-domain map that cannot be read are named.
+echo "required $MOEFLOW_PLUGIN hwloc_xml=$WORK/missing.xml topology=$WORK/missing.yaml" \
+    > "$LC_PREFIX/etc/plugstack.conf"
+job=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=retune \
+      --moe-candidate=r1 step.sh)
+wait_job "$job"
+cat "$LC_PREFIX"/log/slurmd-n*.log > slurmd.log
+ok "slurmd's log names the hwloc_xml= that the contract's node facts could not read" \
+    has slurmd.log "moeflow: node topology for the contract: $WORK/missing\.xml: "
+ok "... and the NVLink-domain map" \
+    has slurmd.log "moeflow: node facts for the contract: $WORK/missing\.yaml: "
 
 ok "every node is IDLE (none drained)" nodes_all_idle
 ok "teardown leaves no cluster process behind" teardown_leaves_nothing

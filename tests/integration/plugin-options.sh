@@ -5,7 +5,7 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
 
-tap_plan 34
+tap_plan 35
 cluster_up opts
 
 # A job script that prints, per step, what the plugin exported.  The batch
@@ -62,6 +62,13 @@ tap_ok $? "sbatch --export=NONE --moe-stage=profile runs"
 ok "--export=NONE: batch step sees stage=profile" has "$WORK/none-$job.out" '^batch node=n1 stage=profile '
 ok "--export=NONE: both srun tasks see stage=profile" \
     test "$(grep -c '^step node=n[12] stage=profile cand=p1$' "$WORK/none-$job.out")" = 2
+
+# --- a forwarded value sbatch never checked: the message names its variable --
+fwd=SLURM_SPANK__SLURM_SPANK_OPTION_moeflow_moe_stage
+job=$(run_batch -o "$WORK/fwd-%j.out" --export=ALL,$fwd=tune job.sh)
+ok "a bad forwarded --moe-stage fails the srun tasks, and the message names $fwd" \
+    has "$WORK/fwd-$job.out" "moeflow: $fwd: invalid --moe-stage 'tune'" &&
+    hasnt "$WORK/fwd-$job.out" '^step node='
 
 # --- bad values are refused at submission; no job is created ----------------
 before=$(squeue -h -o %i | wc -l)
