@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "core/text.h"
 #include "options.h"
 #include "analysis/diagnose.h"
 #include "core/readfile.h"
@@ -113,6 +114,7 @@ static const json_t *pick_run(const json_t *report, const char *name, const char
 static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bool json)
 {
     const char *const *cands = moe_diagnose_candidates(d->bottleneck);
+    char shown[1024]; /* a run is named after its log file: shown without control characters */
 
     if (json) {
         json_t *j = json_object(), *list = json_array();
@@ -127,7 +129,8 @@ static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bo
         return;
     }
     printf("%s: %s bottleneck: %s\nretune candidates (moeflow gen --stage retune --for %s):\n",
-           json_string_value(json_object_get(run, "name")), moe_bottleneck_name(d->bottleneck),
+           moe_text_visible(json_string_value(json_object_get(run, "name")), shown, sizeof(shown)),
+           moe_bottleneck_name(d->bottleneck),
            d->reason, moe_bottleneck_name(d->bottleneck));
     for (const char *const *p = cands; *p; p++)
         printf("  - %s\n", *p);

@@ -13,6 +13,7 @@
 #include "options.h"
 #include "analysis/overlap.h"
 #include "analysis/trace.h"
+#include "core/text.h"
 
 #define MAX_PATTERNS 64
 
@@ -117,7 +118,7 @@ static void row(const struct moe_overlap_gpu *g, const char *label, int64_t wind
 
 static void print_table(const struct moe_overlap *o)
 {
-    char label[64];
+    char label[64], shown[256];
 
     printf("%-34s %10s %10s %10s %10s %8s %10s %10s %10s %6s %9s %9s\n", "gpu", "window_ms",
            "comm_ms", "compute_ms", "hidden_ms", "hidden%", "exposed_ms", "busy_ms", "idle_ms",
@@ -130,16 +131,22 @@ static void print_table(const struct moe_overlap *o)
         /* Keep the end of long names: that is where the rank usually is. */
         if (strlen(base) > 30)
             base += strlen(base) - 30;
-        snprintf(label, sizeof(label), "%.30s:%d", base, g->device);
+        snprintf(label, sizeof(label), "%.30s:%d", moe_text_visible(base, shown, sizeof(shown)),
+                 g->device);
         row(g, label, g->hi - g->lo);
     }
     row(&o->total, "total", o->total.hi);
     if (o->nkernels) {
         printf("\ncommunication kernels by exposed time:\n%12s %12s %8s  %s\n", "exposed_ms",
                "time_ms", "count", "kernel");
-        for (size_t i = 0; i < o->nkernels; i++)
+        for (size_t i = 0; i < o->nkernels; i++) {
+            char kname[512];
+
+            /* a trace's names are its writer's: no terminal control of theirs */
             printf("%12.3f %12.3f %8zu  %.100s\n", ms(o->kernels[i].exposed),
-                   ms(o->kernels[i].time), o->kernels[i].count, o->kernels[i].name);
+                   ms(o->kernels[i].time), o->kernels[i].count,
+                   moe_text_visible(o->kernels[i].name, kname, sizeof(kname)));
+        }
     }
 }
 

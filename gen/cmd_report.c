@@ -21,6 +21,7 @@
 #include "analysis/report_runs.h"
 #include "contract/contract_store.h"
 #include "core/readfile.h"
+#include "core/text.h"
 
 #define MAX_EXPECT 64
 
@@ -62,9 +63,12 @@ static void tick(void *data)
  * then makes it into the report. */
 static void print_warnings(const struct moe_log *log, void *data)
 {
+    char shown[2048];
+
     (void)data;
     for (size_t i = 0; i < log->nwarnings; i++)
-        fprintf(stderr, "moeflow report: warning: %s\n", log->warnings[i].text);
+        fprintf(stderr, "moeflow report: warning: %s\n",
+                moe_text_visible(log->warnings[i].text, shown, sizeof(shown)));
     if (log->warnings_total > log->nwarnings)
         fprintf(stderr, "moeflow report: warning: ... and %zu more\n",
                 log->warnings_total - log->nwarnings);
@@ -198,7 +202,7 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
            "effect [95% interval] p verdict");
     for (size_t i = 0; i < n; i++) {
         const struct moe_report_run *r = &runs[i];
-        char verdict[96] = "baseline";
+        char verdict[96] = "baseline", shown[2048];
 
         if (i) {
             struct moe_report_ab ab;
@@ -208,12 +212,17 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                      ab.delta_pct, ab.ci_lo_pct, ab.ci_hi_pct, ab.p_value,
                      moe_verdict_name(ab.verdict));
         }
-        printf("%-*s %6zu %10.1f %9.2f %7.2f %11.1f %6s %7ld %4ld %9.0f %s\n", w, r->name, r->n,
+        /* names and mismatches quote a log's file name and values: shown
+         * without their control characters */
+        printf("%-*s %6zu %10.1f %9.2f %7.2f %11.1f %6s %7ld %4ld %9.0f %s\n", w,
+               moe_text_visible(r->name, shown, sizeof(shown)), r->n,
                r->step_median, r->step_mean, 100 * r->step_cv, r->tflops_median,
                r->loss_finite ? "finite" : "BAD", r->skipped, r->nan_iters,
                r->peak_bytes / 1048576.0, verdict);
         for (size_t j = 0; j < json_array_size(r->mismatches); j++)
-            printf("  MISMATCH: %s\n", json_string_value(json_array_get(r->mismatches, j)));
+            printf("  MISMATCH: %s\n",
+                   moe_text_visible(json_string_value(json_array_get(r->mismatches, j)), shown,
+                                    sizeof(shown)));
     }
     if (n > 1)
         printf("win/loss: p < %.3g (Mann-Whitney U), a 95%% bootstrap interval of the median "
