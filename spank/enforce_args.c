@@ -9,6 +9,7 @@
 
 #include "enforce.h"
 #include "plugin.h"
+#include "core/text.h"
 
 enum { OPT_AFFINITY = 101, OPT_LAYOUT, OPT_PLACEMENT };
 
@@ -41,9 +42,13 @@ static int set_option(int val, const char *optarg, struct moe_error *err)
         return 0;
     case OPT_LAYOUT:
         if (moe_layout_parse(optarg, &l, err) != 0) {
-            char why[MOE_ERROR_TEXT_MAX];
+            char why[MOE_ERROR_TEXT_MAX], shown[256];
+            const char *v = moe_text_visible(optarg, shown, sizeof(shown));
+
+            /* the value shown, its first 64 bytes: the reason must fit */
             snprintf(why, sizeof(why), "%s", err->text);
-            moe_error_at(err, "", 0, 0, "--moe-layout=%s: column %d: %s", optarg, err->column, why);
+            moe_error_at(err, "", 0, 0, "--moe-layout=%.64s%s: column %d: %s", v,
+                         strlen(v) > 64 ? "..." : "", err->column, why);
             return -1;
         }
         snprintf(moe_enforce.layout, sizeof(moe_enforce.layout), "%s", optarg);

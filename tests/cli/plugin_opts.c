@@ -24,6 +24,7 @@
 #include "contract/contract_check.h"
 #include "contract/jobopts.h"
 #include "core/plugin_config.h"
+#include "core/text.h"
 #include "topology/affinity.h"
 #include "topology/placement.h"
 
@@ -74,10 +75,12 @@ static int option(const struct moe_plugin_config *cfg, struct moe_jobopts *opts,
         return affinity(cfg, v, err);
     if (IS("--moe-layout") && moe_layout_parse(v, &l, err) != 0) {
         /* spank/enforce_args.c's message */
-        char why[MOE_ERROR_TEXT_MAX];
+        char why[MOE_ERROR_TEXT_MAX], shown[256];
+        const char *vis = moe_text_visible(v, shown, sizeof(shown));
 
         snprintf(why, sizeof(why), "%s", err->text);
-        moe_error_at(err, "", 0, 0, "--moe-layout=%s: column %d: %s", v, err->column, why);
+        moe_error_at(err, "", 0, 0, "--moe-layout=%.64s%s: column %d: %s", vis,
+                     strlen(vis) > 64 ? "..." : "", err->column, why);
         return -1;
     }
     if (IS("--moe-layout"))
