@@ -262,12 +262,13 @@ static int gen(struct gen_args *a, const char *path)
     struct moe_error err;
     json_t *vcands = NULL;
     char *text, study_dir[4200];
+    size_t len;
     int rc;
 
     moe_error_clear(&err);
-    if (!(text = moe_read_file(path, "study", NULL, &err)))
+    if (!(text = moe_read_file(path, "study", &len, &err)))
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    if (moe_study_load_string(&study, path, text, &err) < 0) {
+    if (moe_study_load_text(&study, path, text, len, &err) < 0) {
         free(text);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
