@@ -385,6 +385,31 @@ static void print_skipped(const json_t *skipped)
     }
 }
 
+/* An --expect for RUN names a run of the report: one that names none would
+ * check nothing, and say nothing.  skipped: a study's candidates without a
+ * log, which count as named. */
+static int expected_runs_exist(const struct report_args *a, const struct moe_report_run *runs,
+                               size_t n, const json_t *skipped)
+{
+    for (size_t i = 0; i < a->nex; i++) {
+        const char *run = a->ex[i].run;
+        bool found = !run;
+
+        for (size_t j = 0; j < n && !found; j++)
+            found = strcmp(runs[j].name, run) == 0;
+        for (size_t j = 0; j < json_array_size(skipped) && !found; j++) {
+            const char *c = json_string_value(json_object_get(json_array_get(skipped, j),
+                                                              "candidate"));
+            found = c && strcmp(c, run) == 0;
+        }
+        if (!found)
+            return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --expect '%s:%s=%s': no run is "
+                                 "named '%s' (a log's run is named after its file, a study's by "
+                                 "variable=value)\n", run, a->ex[i].e.key, a->ex[i].e.value, run);
+    }
+    return MOE_EXIT_OK;
+}
+
 /* The reference and candidates of v are read; runs gets them. */
 static int load_stage(const struct moe_study_view *v, const struct moe_report_reader *rd,
                       struct moe_report_run *runs, size_t *nruns, json_t *skipped)
@@ -422,7 +447,8 @@ static int report_study(const char *study, const char *stage, const struct repor
     skipped = json_array();
     if (!runs || !skipped)
         rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
-    else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK) {
+    else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK &&
+             (rc = expected_runs_exist(a, runs, nruns, skipped)) == MOE_EXIT_OK) {
         extra = study_header(&v, a, rd.first, rd.last, skipped);
         rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
         if (!a->json)
@@ -472,8 +498,10 @@ static int report_files(const struct report_args *a, char **paths, int n)
     }
     if (pg.tty && pg.total > 1)
         fputc('\n', stderr);
-    rc = rc == MOE_EXIT_OK ? emit(runs, nruns, &a->ropts, a->json, a->outdir, NULL)
-                           : moe_cli_fail(&err, rc);
+    if (rc != MOE_EXIT_OK)
+        rc = moe_cli_fail(&err, rc);
+    else if ((rc = expected_runs_exist(a, runs, nruns, NULL)) == MOE_EXIT_OK)
+        rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, NULL);
     for (size_t i = 0; i < nruns; i++)
         moe_report_run_free(&runs[i]);
     free(runs);
@@ -492,6 +520,8 @@ int cmd_report(int argc, char **argv)
         return rc;
     if (first >= argc)
         return moe_cli_misuse(&report_cli);
+    if (a.outdir && !a.outdir[0])
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: -o: an empty path names no folder\n");
     moe_error_clear(&err);
     if (argc - first == 1) {
         int loc = moe_study_locate(argv[first], &where, &err);
