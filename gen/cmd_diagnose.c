@@ -151,6 +151,8 @@ static int diagnose(const struct diagnose_args *a, char **files, int n, struct m
     run = pick_run(report, a->run, files[0], err);
     if (run && (rc = moe_diagnose(run, overlap, a->capacity, &d, err)) == 0)
         print_diagnosis(run, &d, a->json);
+    else if (run && overlap && !err->source[0])
+        moe_error_locate(err, files[1], 0, 0); /* what is wrong is in OVERLAP */
 out:
     json_decref(report);
     json_decref(overlap);
