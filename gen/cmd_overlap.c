@@ -150,6 +150,33 @@ static void print_table(const struct moe_overlap *o)
     }
 }
 
+/* A trace whose kernels were all left out, or that has none, is not a
+ * kernel trace (a CPU-only profile, a file exported without CUDA
+ * activities): refused, never an analysis of nothing.  Kernels left out
+ * beside others are said. */
+static int kernels_read(const struct moe_trace *t, const char *file, struct moe_error *err)
+{
+    size_t n = 0;
+
+    for (size_t d = 0; d < t->ndevices; d++)
+        n += t->devices[d].ncomm + t->devices[d].ncompute;
+    if (n == 0) {
+        moe_error_at(err, file, 0, 0, "no GPU kernel in the trace%s (Kineto: events with "
+                     "\"ph\":\"X\",\"cat\":\"kernel\"; nsys: CUPTI_ACTIVITY_KIND_KERNEL)",
+                     t->dropped ? ", but kernels with impossible times (negative, ending before "
+                     "they start, or past 2^62 ns)" : "");
+        return -1;
+    }
+    if (t->dropped) {
+        char shown[1024];
+
+        fprintf(stderr, "moeflow overlap: warning: %s: %zu kernels with impossible times "
+                "(negative, ending before they start, or past 2^62 ns) were left out\n",
+                moe_text_visible(file, shown, sizeof(shown)), t->dropped);
+    }
+    return 0;
+}
+
 /* Every trace's GPUs into o; an exit code. */
 static int add_traces(struct moe_overlap *o, const struct overlap_args *a, char **files, int n)
 {
@@ -161,7 +188,7 @@ static int add_traces(struct moe_overlap *o, const struct overlap_args *a, char 
         int rc = 0;
 
         moe_trace_init(&t, files[i], a->patterns, a->prefix);
-        if (moe_trace_load(&t, files[i], &err) < 0 ||
+        if (moe_trace_load(&t, files[i], &err) < 0 || kernels_read(&t, files[i], &err) < 0 ||
             moe_overlap_add_trace(o, &t, &a->win, &err) < 0)
             rc = -1;
         moe_trace_free(&t);
