@@ -176,7 +176,11 @@ int moe_contract_at_submit(void)
     moe_error_clear(&err);
     ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, &err);
     if (!ids) {
-        slurm_error(MOE_LOG_PREFIX "contract check at submission: %s", err.text);
+        char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+
+        /* with its file: "manifest: not a regular file" named none */
+        slurm_error(MOE_LOG_PREFIX "contract check at submission: %s",
+                    moe_error_format(&err, buf, sizeof(buf)));
         return mode == MOE_ENFORCE_STRICT ? -1 : 0;
     }
     if (json_array_size(ids) == 0)
