@@ -2,19 +2,20 @@
  * Slurm: the library calls spank_moeflow.so makes in sbatch/srun (the
  * allocator context), in its order, for tests/cli/hostile-round.sh.
  *
- *   plugin_opts [--plugstack=KEY=VALUE]... [--moe-OPTION=VALUE]...
+ *   plugin_opts [--plugstack=KEY=VALUE]... [--array=...] [--moe-OPTION=VALUE]...
  *
  * plugstack.conf arguments (lib/core/plugin_config.c, as spank/dispatch.c
  * parses them), then each option through the setter its callback calls
  * (spank/args.c, spank/enforce_args.c), then the checks of
- * spank/alloc.c's validate_submission(), the enforcement mode and the
- * rule that a stage after the contract names a study (spank/contract.c's
- * enforce_mode() and moe_submission_rules(), for a job array) and, for a
- * stage of a generated study directory, the contract check of every
- * candidate the submission may run (moe_contract_at_submit()).  An error is
- * printed as the plugin prints it ("moeflow: ...") and exits 2, where
- * sbatch would refuse the job; in warn mode a contract violation is a
- * warning.  0 when the job would be submitted. */
+ * spank/alloc.c's validate_submission(), then spank/contract.c's: the
+ * enforcement mode, the rules that a stage after the contract names a
+ * study and, outside a job array (--array, read as the plugin reads
+ * sbatch's command line), one of the stage's candidates, and the contract
+ * check of every candidate the submission may run.  An error is printed as
+ * the plugin prints it ("moeflow: ...") and exits 2, where sbatch would
+ * refuse the job; in warn mode a contract violation is a warning.  0 when
+ * the job would be submitted.  tests/integration/hostile-round.sh puts the
+ * same cases to the real plugin. */
 #include "config.h"
 
 #include <stdio.h>
@@ -88,7 +89,32 @@ static int option(const struct moe_plugin_config *cfg, struct moe_jobopts *opts,
     if (IS("--moe-placement"))
         return moe_placement_mode_parse(v, &pm, err);
 #undef IS
+    if (strncmp(arg, "--array", 7) == 0)
+        return 0; /* sbatch's own: see main() */
     moe_error_set(err, "plugin_opts: unknown argument '%s'", arg);
+    return -1;
+}
+
+/* spank/contract.c's moe_submission_rules(): outside an array, a stage of
+ * several candidates names the one it runs. */
+static int one_candidate(const struct moe_jobopts *o, bool array, struct moe_error *err)
+{
+    struct stat st;
+    json_t *ids;
+    size_t n;
+
+    if (o->candidate[0] || array || stat(o->study, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (!(ids = moe_manifest_stage_ids(o->study, o->stage, err)))
+        return 0; /* the contract check reports an unreadable manifest */
+    n = json_array_size(ids);
+    json_decref(ids);
+    if (n <= 1)
+        return 0;
+    moe_error_set(err, "--moe-stage=%s of %s has %zu candidates: submit the stage's job array "
+                  "(sbatch %s.sbatch) or name one with --moe-candidate=ID (ids in "
+                  "candidates.tsv)", moe_stage_name(o->stage), o->study, n,
+                  moe_stage_name(o->stage));
     return -1;
 }
 
@@ -166,6 +192,9 @@ int main(int argc, char **argv)
     if (opts.stage != MOE_STAGE_NONE && opts.stage != MOE_STAGE_CONTRACT && !opts.study[0])
         moe_error_set(&err, "--moe-stage=%s needs --moe-study=DIR (the study directory moeflow "
                       "gen wrote)", moe_stage_name(opts.stage));
+    else if (opts.stage != MOE_STAGE_NONE && opts.stage != MOE_STAGE_CONTRACT &&
+             one_candidate(&opts, moe_sbatch_args_request_array(argc, argv), &err) != 0)
+        ; /* err says why */
     else if (contract_at_submit(&opts, &err) != 0 && !err.text[0])
         moe_error_set(&err, "contract check at submission failed");
     if (err.text[0] && mode == MOE_ENFORCE_STRICT)
