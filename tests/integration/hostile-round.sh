@@ -21,8 +21,12 @@ EOF
 cat > "$WORK/sbatch-opts" <<EOF
 #!/bin/bash
 export SLURM_CONF=$SLURM_CONF
-job=\$(/usr/bin/sbatch --parsable --chdir=/tmp -o /dev/null "\$@" $WORK/job.sh \\
-      2> >(grep -av '^sbatch: error: Invalid --moe-' >&2)) || exit 2
+err=\$(mktemp) || exit 4
+job=\$(/usr/bin/sbatch --parsable --chdir=/tmp -o /dev/null "\$@" $WORK/job.sh 2> "\$err")
+rc=\$?
+grep -av '^sbatch: error: Invalid --moe-' "\$err" >&2
+rm -f "\$err"
+[ \$rc = 0 ] || exit 2
 echo "submitted: job \$job"
 EOF
 chmod 0755 "$WORK" "$WORK/job.sh" "$WORK/sbatch-opts"
