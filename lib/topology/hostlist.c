@@ -1,8 +1,8 @@
 #include "config.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,20 +93,40 @@ static double expansion_bound(const char *p)
 }
 
 /* Brackets come in pairs and never nest: libslurm reads "n[1-2" as a host
- * named "n]" (and a node list from Slurm always closes its brackets). */
-static bool brackets_balance(const char *p)
+ * named "n]" (and a node list from Slurm always closes its brackets).
+ * Inside them, N and N-M with N <= M, comma-separated: libslurm refuses a
+ * backwards range only after printing its own error and leaking what it
+ * had parsed.  NULL, or what is wrong. */
+static const char *brackets_problem(const char *p)
 {
-    bool open = false;
+    while ((p = strpbrk(p, "[]"))) {
+        const char *close = strchr(p + 1, ']'), *open = strchr(p + 1, '[');
 
-    for (; *p; p++) {
-        if (*p == '[' && open)
-            return false;
-        if (*p == ']' && !open)
-            return false;
-        if (*p == '[' || *p == ']')
-            open = *p == '[';
+        if (*p == ']' || !close || (open && open < close))
+            return "its brackets do not pair up";
+        if (close == p + 1)
+            return "a bracket is empty";
+        for (p++; p < close; p++) {
+            char *end;
+            unsigned long a = strtoul(p, &end, 10), b = a;
+
+            if (end == p || !isdigit((unsigned char)*p))
+                return "a bracket holds something other than numbers and ranges";
+            if (*end == '-') {
+                p = end + 1;
+                b = strtoul(p, &end, 10);
+                if (end == p || !isdigit((unsigned char)*p))
+                    return "a bracket holds something other than numbers and ranges";
+            }
+            if (b < a)
+                return "a range in brackets runs backwards";
+            p = end;
+            if (p < close && *p != ',')
+                return "a bracket holds something other than numbers and ranges";
+        }
+        p = close + 1;
     }
-    return !open;
+    return NULL;
 }
 
 static int by_name(const void *a, const void *b)
@@ -135,15 +155,15 @@ int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_erro
 {
     void *hl;
     char *host, **out = NULL;
-    const char *twice;
+    const char *twice, *why;
     int count = 0, cap = 0;
 
     *names = NULL;
     *n = 0;
     if (resolve(err) != 0)
         return -1;
-    if (!brackets_balance(expr)) {
-        moe_error_set(err, "'%.80s' is not a Slurm hostlist: its brackets do not pair up", expr);
+    if ((why = brackets_problem(expr))) {
+        moe_error_set(err, "'%.80s' is not a Slurm hostlist: %s", expr, why);
         return -1;
     }
     if (expansion_bound(expr) > MOE_HOSTLIST_MAX) {
