@@ -175,8 +175,10 @@ static int cmd_winner(const char *study, const char *run_dir)
     moe_error_clear(&err);
     rc = moe_contract_record_winner(study, run_dir, path, sizeof(path), &err);
     if (rc < 0) {
+        /* as freeze: a run that cannot win, a study or winners/ others can
+         * write are invalid input, not a system error */
         moe_cli_report(&err);
-        return MOE_EXIT_SYSTEM;
+        return MOE_EXIT_INVALID_INPUT;
     }
     printf("%s winner %s\n", rc == 0 ? "recorded" : "already recorded", path);
     return MOE_EXIT_OK;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -374,12 +375,13 @@ static int gen(struct gen_args *a, const char *path)
     struct moe_error err;
     json_t *vcands = NULL;
     char *text, study_dir[4200];
+    size_t len;
     int rc;
 
     moe_error_clear(&err);
-    if (!(text = moe_read_file(path, "study", NULL, &err)))
+    if (!(text = moe_read_file(path, "study", &len, &err)))
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    if (moe_study_load_string(&study, path, text, &err) < 0) {
+    if (moe_study_load_text(&study, path, text, len, &err) < 0) {
         free(text);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
@@ -421,11 +423,35 @@ static int control_in_dir(const char *dir)
     return -1;
 }
 
+/* -o as a folder name: "o/" names the folder o (the temporary folder is
+ * made beside it, not inside it); an empty name names nothing. */
+static int output_dir(struct gen_args *a, char *buf, size_t len)
+{
+    size_t n = strlen(a->dir);
+
+    if (n == 0) {
+        struct moe_error err;
+
+        moe_error_clear(&err);
+        moe_error_at(&err, "-o", 0, 0, "an empty path names no folder");
+        moe_cli_report(&err);
+        return -1;
+    }
+    while (n > 1 && a->dir[n - 1] == '/')
+        n--;
+    if (n < len) {
+        snprintf(buf, len, "%.*s", (int)n, a->dir);
+        a->dir = buf;
+    }
+    return 0;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     struct gen_args a = { .opts = { .only = MOE_STAGE_NONE, .version = PACKAGE_VERSION } };
     struct moe_error err;
-    char templates[4096];
+    struct stat st;
+    char templates[4096], dir[4200];
     int first, rc = moe_cli_parse(&gen_cli, argc, argv, &a, &first);
 
     if (rc != MOE_CLI_RUN || (rc = check_winners(&a)) != MOE_CLI_RUN)
@@ -438,10 +464,7 @@ int cmd_gen(int argc, char **argv)
     if (!a.dir)
         return moe_cli_missing(&gen_cli, "gen", "missing -o DIR, the study directory to "
                                "create (it must not exist yet)");
-    if (!a.dir[0])
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: -o '': the directory to create "
-                             "needs a name\n");
-    if (control_in_dir(a.dir) < 0)
+    if (control_in_dir(a.dir) < 0 || output_dir(&a, dir, sizeof(dir)) < 0)
         return MOE_EXIT_USAGE;
     if (!a.opts.templates_dir) {
         default_templates(templates, sizeof(templates));
@@ -449,7 +472,8 @@ int cmd_gen(int argc, char **argv)
         if ((rc = check_templates(templates)) != MOE_CLI_RUN)
             return rc;
     }
-    if (!a.dry && !a.winners && access(a.dir, F_OK) == 0) {
+    /* lstat: a dangling symlink is a name that is taken too */
+    if (!a.dry && !a.winners && lstat(a.dir, &st) == 0) {
         moe_error_clear(&err);
         moe_error_at(&err, a.dir, 0, 0, "already exists; remove it or choose another -o");
         return moe_cli_fail(&err, MOE_EXIT_USAGE);

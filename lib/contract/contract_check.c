@@ -166,6 +166,16 @@ int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *reques
             return 0;
         }
         if (!runtime) {
+            struct stat st;
+
+            /* The freeze at job start refuses a study anyone can write
+             * (contract_store.c): said now, while sbatch can still refuse. */
+            if (stat(study, &st) == 0 && (st.st_mode & S_IWOTH)) {
+                outcome(out, false, "no-baseline", "the study directory is world-writable, so "
+                        "the baseline could not be frozen when the job starts (anyone could "
+                        "replace its contract); chmod o-w it");
+                return 0;
+            }
             outcome(out, true, "no-baseline", "the baseline will be frozen when the job starts");
             return 0;
         }
