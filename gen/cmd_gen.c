@@ -21,7 +21,6 @@
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
 #include "study/stagegen.h"
-#include "analysis/study_report.h"
 #include "study/study_validate.h"
 #include "study/study.h"
 #include "study/gen_write.h"

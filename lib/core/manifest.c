@@ -280,6 +280,11 @@ enum moe_study_dir moe_study_dir(const char *path)
     return S_ISREG(st.st_mode) ? MOE_STUDY_GENERATED : MOE_STUDY_ODD_MANIFEST;
 }
 
+bool moe_study_is_dir(const char *path)
+{
+    return moe_study_dir(path) == MOE_STUDY_GENERATED;
+}
+
 int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error *err)
 {
     const json_t *stages, *st;
@@ -341,6 +346,30 @@ const struct moe_candidate *moe_manifest_candidate_by_id(const struct moe_manife
                 return &s->cands[j];
     }
     return NULL;
+}
+
+int moe_manifest_stage_ids(const char *dir, enum moe_stage st, struct moe_strv *ids,
+                           struct moe_error *err)
+{
+    enum moe_study_dir kind = moe_study_dir(dir);
+    struct moe_manifest m;
+    int rc = 0;
+
+    *ids = (struct moe_strv){ 0 };
+    if (kind == MOE_STUDY_NOT_DIR || kind == MOE_STUDY_PLAIN_DIR)
+        return 0;
+    if (moe_manifest_load(dir, &m, err) < 0)
+        return -1;
+    /* every entry of the stage, as the plugin always read them; a candidate
+     * without an id has no index */
+    for (size_t i = 0; i < m.n_stages && rc == 0; i++)
+        for (size_t j = 0; m.stages[i].stage == st && j < m.stages[i].n && rc == 0; j++)
+            if (m.stages[i].cands[j].id)
+                rc = moe_strv_push(ids, m.stages[i].cands[j].id);
+    moe_manifest_free(&m);
+    if (rc < 0)
+        moe_error_set(err, "%s: out of memory", dir);
+    return rc;
 }
 
 json_t *moe_manifest_entry(const json_t *manifest, enum moe_stage st)

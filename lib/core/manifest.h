@@ -110,6 +110,10 @@ enum moe_study_dir {
 };
 enum moe_study_dir moe_study_dir(const char *path);
 
+/* True for MOE_STUDY_GENERATED: what report and gen's --winners and
+ * --fit-memory-from take. */
+bool moe_study_is_dir(const char *path);
+
 /* A manifest as read back.  study and study_hash point into json (NULL
  * when missing); has_stages: "stages" is an array (else stages is empty). */
 struct moe_manifest {
@@ -134,6 +138,12 @@ const struct moe_manifest_stage *moe_manifest_find(const struct moe_manifest *m,
 /* The first candidate of a stage st whose id is id, or NULL. */
 const struct moe_candidate *moe_manifest_candidate_by_id(const struct moe_manifest *m,
                                                          enum moe_stage st, const char *id);
+
+/* The candidate ids of stage st in array-index order: none when dir has no
+ * manifest (MOE_STUDY_PLAIN_DIR, MOE_STUDY_NOT_DIR).  -1 with err when it
+ * cannot be read. */
+int moe_manifest_stage_ids(const char *dir, enum moe_stage st, struct moe_strv *ids,
+                           struct moe_error *err);
 
 /* The first entry of stage st in a manifest document, or NULL. */
 json_t *moe_manifest_entry(const json_t *manifest, enum moe_stage st);
