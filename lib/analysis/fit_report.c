@@ -136,7 +136,8 @@ int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_
     fit = moe_manifest_find(&m, MOE_STAGE_FIT);
     snprintf(r->study, sizeof(r->study), "%s", m.study ? m.study : "?");
     if (!fit || fit->n == 0) {
-        moe_error_at(err, m.path, 0, 0, "the fit stage has no candidates (see its skipped entries)");
+        moe_error_at(err, m.path, 0, 0,
+                     "the fit stage has no candidates (see its skipped entries)");
         goto done;
     }
     if (!(r->rows = calloc(fit->n, sizeof(*r->rows)))) {
