@@ -392,6 +392,9 @@ static int gen(struct gen_args *a, const char *path)
         a->opts.validate = a->winners ? &validate : NULL;
         rc = build_and_write(&study, a);
     }
+    /* a outlives what they point to */
+    a->opts.validate = NULL;
+    a->opts.study_dir = a->opts.study_text = NULL;
     moe_stage_plan_free(&validate);
     moe_study_free(&study);
     free(text);

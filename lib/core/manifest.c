@@ -316,7 +316,7 @@ oom:
 
 void moe_manifest_free(struct moe_manifest *m)
 {
-    for (size_t i = 0; i < m->n_stages; i++) {
+    for (size_t i = 0; m->stages && i < m->n_stages; i++) {
         for (size_t j = 0; j < m->stages[i].n; j++)
             moe_candidate_free(&m->stages[i].cands[j]);
         free(m->stages[i].cands);

@@ -570,11 +570,12 @@ static void retune_plan(struct plan_ctx *c)
 int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
                          struct moe_stage_plan *plan, struct moe_error *err)
 {
-    struct plan_ctx c = { s, plan, false };
+    struct plan_ctx c;
     struct moe_run run;
 
     memset(plan, 0, sizeof(*plan));
     plan->stage = stage;
+    c = (struct plan_ctx){ s, plan, false };
     switch (stage) {
     case MOE_STAGE_CONTRACT:
         moe_run_from_baseline(&run, s, screen_iters(s));

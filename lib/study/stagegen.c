@@ -636,10 +636,11 @@ int moe_gen_render(const struct moe_study *s, const struct moe_gen_opts *o,
                    const struct moe_gen_plan *p, struct moe_gen_output *out,
                    struct moe_error *err)
 {
-    struct gen_render g = { s, o, p, out, json_array(), json_array(), err };
+    struct gen_render g;
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
+    g = (struct gen_render){ s, o, p, out, json_array(), json_array(), err };
     for (int i = 0; i < p->n; i++)
         if (render_stage(&g, &p->stages[i]) < 0)
             goto done;
