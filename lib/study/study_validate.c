@@ -422,7 +422,7 @@ static int name_combination(struct moe_candidate *combo, const struct opts *args
 
 /* The winners together as one run: each one's changes to the baseline's
  * options and contract, refused where two disagree.  The environment stays
- * the baseline's. */
+ * the baseline's (study_validate.h). */
 static int combination(const struct moe_candidate *baseline, const struct moe_stage_plan *alone,
                        const struct moe_strv *names, json_t *digests,
                        struct moe_candidate *combo, struct moe_error *err)

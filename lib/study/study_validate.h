@@ -8,8 +8,11 @@
  * it came from (runs/<id>/contract.json minus "run" has the winner's
  * digest).  Alone, a winner runs its retune candidate's arguments and
  * environment over the validate steps (same declared contract, same id).
- * The combination applies every winner's changes of the arguments and
- * environment, relative to the baseline, to the validate baseline; its
+ * The combination applies every winner's changes of the arguments,
+ * relative to the baseline, to the validate baseline, and runs in the
+ * baseline's environment (a winner's own environment, such as a
+ * CUDA_DEVICE_MAX_CONNECTIONS that differs, is not carried over: it never
+ * was, the old merge read the environment object as a list); its
  * declared contract is the baseline's with every winner's changed fields,
  * plus "validation": {"combination": [winner digests]}, which the plugin's
  * validate-combination rule checks.  Two winners that change the same
