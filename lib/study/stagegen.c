@@ -443,10 +443,10 @@ struct gen_render {
 };
 
 /* The template context of a stage that runs something: the study, the
- * stage's #SBATCH lines, chunks and candidates, the container and the
- * measurement window; NULL with err. */
+ * stage's summary, #SBATCH lines (taken), chunks and candidates, the
+ * container and the measurement window; NULL with err. */
 static json_t *stage_context(const struct gen_render *g, const struct moe_manifest_stage *m,
-                             json_t *sbatch)
+                             json_t *summary, json_t *sbatch, json_t *chunks)
 {
     const struct moe_study *s = g->s;
     char *launcher = launcher_words(s, g->err), *image, *mounts;
@@ -459,11 +459,11 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     image = moe_shquote(s->cluster.container_image);
     mounts = moe_shquote(s->cluster.container_mounts);
     ctx = json_pack(
-        "{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:b, s:s, s:b, s:s,"
+        "{s:s, s:s, s:s, s:s, s:O, s:o, s:O, s:b, s:o, s:o, s:s, s:b, s:s, s:b, s:s,"
         " s:i, s:i, s:O, s:b, s:b, s:i, s:i}",
         "version", g->o->version, "study", s->name, "study_hash", g->p->study_hash, "stage",
-        moe_stage_name(m->stage), "summary", summary(s, m->stage, (int)m->n), "sbatch", sbatch,
-        "chunks", moe_manifest_chunks_json(m), "array", m->array, "candidates",
+        moe_stage_name(m->stage), "summary", summary, "sbatch", sbatch, "chunks", chunks,
+        "array", m->array, "candidates",
         script_candidates(m), "candidate", moe_candidate_json(&m->cands[0], false), "launcher",
         launcher, "container", s->cluster.container_image[0] != '\0', "container_image", image,
         "container_mounts_set", s->cluster.container_mounts[0] != '\0', "container_mounts",
@@ -487,14 +487,14 @@ static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
 {
     const char *name = moe_stage_name(m->stage);
     json_t *sb = sbatch_lines(g->s, m, g->o->study_dir, g->err), *ctx;
+    json_t *summ = summary(g->s, m->stage, (int)m->n), *chunks = moe_manifest_chunks_json(m);
     char tname[64];
-    int rc;
+    int rc = -1;
 
-    if (!sb || !(ctx = stage_context(g, m, sb)))
-        return -1;
+    if (!sb || !(ctx = stage_context(g, m, summ, sb, chunks)))
+        goto done;
     json_array_append_new(g->submit, json_pack("{s:s, s:O, s:O, s:b, s:b, s:s}", "stage", name,
-                                               "summary", json_object_get(ctx, "summary"),
-                                               "chunks", json_object_get(ctx, "chunks"), "run", 1,
+                                               "summary", summ, "chunks", chunks, "run", 1,
                                                "wait", m->stage == MOE_STAGE_CONTRACT, "script",
                                                m->script));
     snprintf(tname, sizeof(tname), "%s.in", m->script);
@@ -504,6 +504,9 @@ static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
         rc = add_fit_python(g->o, g->out, g->err);
     if (rc == 0 && m->stage == MOE_STAGE_CONTRACT)
         rc = add_capture_script(g->o, g->out, g->err);
+done:
+    json_decref(summ);
+    json_decref(chunks);
     return rc;
 }
 
