@@ -15,6 +15,7 @@
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
+#include "core/contract_keys.h"
 
 static bool is_dir(const char *path)
 {
@@ -135,7 +136,8 @@ out:
  * with the rule of the stage it ran as. */
 static int verify_run(const char *run_dir, const json_t *run)
 {
-    const char *stage_name = json_string_value(json_object_get(json_object_get(run, "run"), "stage"));
+    const char *stage_name = json_string_value(
+        json_object_get(json_object_get(run, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
     char study[4096];
     int rc;
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "contract/contract_store.h"
+#include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
 
@@ -409,7 +410,8 @@ static int run_of_study(const char *study, const char *run_dir)
 
 static const char *run_stage(const json_t *doc)
 {
-    return json_string_value(json_object_get(json_object_get(doc, "run"), "stage"));
+    return json_string_value(
+        json_object_get(json_object_get(doc, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
 }
 
 /* The retune run at run_dir, sealed, without its "run" part; NULL with err
@@ -433,7 +435,7 @@ static json_t *winning_run(const char *study, const char *run_dir, struct moe_er
         json_decref(doc);
         return NULL;
     }
-    json_object_del(doc, "run");
+    json_object_del(doc, MOE_CONTRACT_RUN);
     return doc;
 }
 
@@ -554,8 +556,8 @@ static void add_retune_run(int runs, const char *id, json_t *out)
     doc = text ? parse_canonical(text, id, digest, &ignored) : NULL;
     if (doc && run_stage(doc) && strcmp(run_stage(doc), "retune") == 0 &&
         (seal = read_seal_of(dfd, "contract.json", id, &ignored)) && seal_matches(seal, digest, "contract.json")) {
-        run = json_incref(json_object_get(doc, "run"));
-        json_object_del(doc, "run");
+        run = json_incref(json_object_get(doc, MOE_CONTRACT_RUN));
+        json_object_del(doc, MOE_CONTRACT_RUN);
         if (moe_contract_digest(doc, digest, &ignored) == 0 && !json_object_get(out, digest))
             json_object_set(out, digest, run);
         json_decref(run);
@@ -624,7 +626,8 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct
                       "a recorded winner", shown);
     else if (seal) {
         free(seal);
-        return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, "run", run);
+        return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, MOE_CONTRACT_RUN,
+                         run);
     }
     free(seal);
     json_decref(doc);
