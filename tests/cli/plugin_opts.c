@@ -24,6 +24,7 @@
 
 #include "contract/contract_check.h"
 #include "contract/jobopts.h"
+#include "core/manifest.h"
 #include "core/plugin_config.h"
 #include "core/text.h"
 #include "topology/affinity.h"
@@ -100,15 +101,15 @@ static int option(const struct moe_plugin_config *cfg, struct moe_jobopts *opts,
 static int one_candidate(const struct moe_jobopts *o, bool array, struct moe_error *err)
 {
     struct stat st;
-    json_t *ids;
+    struct moe_strv ids;
     size_t n;
 
     if (o->candidate[0] || array || stat(o->study, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    if (!(ids = moe_manifest_stage_ids(o->study, o->stage, err)))
+    if (moe_manifest_stage_ids(o->study, o->stage, &ids, err) < 0)
         return 0; /* the contract check reports an unreadable manifest */
-    n = json_array_size(ids);
-    json_decref(ids);
+    n = ids.n;
+    moe_strv_free(&ids);
     if (n <= 1)
         return 0;
     moe_error_set(err, "--moe-stage=%s of %s has %zu candidates: submit the stage's job array "
@@ -140,8 +141,7 @@ static int check_one(const struct moe_jobopts *o, const char *candidate, struct 
 static int contract_at_submit(const struct moe_jobopts *o, struct moe_error *err)
 {
     struct stat st;
-    json_t *ids, *id;
-    size_t i;
+    struct moe_strv ids;
     int rc = 0;
 
     if (o->stage == MOE_STAGE_NONE || !o->study[0] || stat(o->study, &st) != 0 ||
@@ -149,15 +149,15 @@ static int contract_at_submit(const struct moe_jobopts *o, struct moe_error *err
         return 0;
     if (o->candidate[0])
         return check_one(o, o->candidate, err);
-    if (!(ids = moe_manifest_stage_ids(o->study, o->stage, err)))
+    if (moe_manifest_stage_ids(o->study, o->stage, &ids, err) < 0)
         return -1;
-    if (json_array_size(ids) == 0)
+    if (ids.n == 0)
         rc = check_one(o, "", err);
-    json_array_foreach(ids, i, id) {
-        if ((rc = check_one(o, json_string_value(id), err)) != 0)
+    for (size_t i = 0; i < ids.n; i++) {
+        if ((rc = check_one(o, ids.v[i], err)) != 0)
             break;
     }
-    json_decref(ids);
+    moe_strv_free(&ids);
     return rc;
 }
 
