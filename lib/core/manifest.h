@@ -3,9 +3,9 @@
  * writes it; the plugin (which candidate an array task runs), `moeflow
  * report` (labels, windows, fit predictions) and `gen --winners` (the
  * retune candidates the winners came from) read it back.  Its keys are
- * named in manifest.c only: everywhere else a candidate is a struct.  In
- * core because the plugin and the analysis, which may not include study/,
- * read it too (lib/README.md). */
+ * named in manifest.c (reading) and manifest_write.c only: everywhere
+ * else a candidate is a struct.  In core because the plugin and the
+ * analysis, which may not include study/, read it too (lib/README.md). */
 #ifndef MOEFLOW_MANIFEST_H
 #define MOEFLOW_MANIFEST_H
 
