@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "contract/contract_store.h"
+#include "core/atomic_file.h"
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
@@ -117,34 +118,18 @@ static int open_owned_subdir(int parent, const char *name, const char *study,
 }
 
 /* The file is complete before it has a name, so a reader never sees a torn
- * file and a writer killed mid-way leaves nothing behind.  1 = name taken. */
+ * file and a writer killed mid-way leaves nothing behind
+ * (core/atomic_file.h); a record is never replaced.  1 = name taken. */
 static int write_once(int dirfd, const char *name, const char *text, struct moe_error *err)
 {
-    char proc[64];
-    int fd, rc = -1;
+    static const struct moe_atomic_file once = { .mode = 0444, .once = true, .sync_dir = true };
+    struct moe_error e;
+    int rc;
 
-    fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0444);
-    if (fd < 0) {
-        moe_error_set(err, "%s: cannot create a temporary file: %s%s", name, strerror(errno),
-                      remedy(errno));
-        return -1;
-    }
-    if (moe_write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
-        moe_error_set(err, "%s: write failed: %s%s", name, strerror(errno), remedy(errno));
-        goto out;
-    }
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) != 0) {
-        if (errno == EEXIST)
-            rc = 1;
-        else
-            moe_error_set(err, "%s: cannot link: %s%s", name, strerror(errno), remedy(errno));
-        goto out;
-    }
-    (void)fsync(dirfd); /* best effort: the data itself is on disk already */
-    rc = 0;
-out:
-    close(fd);
+    moe_error_clear(&e);
+    rc = moe_atomic_write_at(dirfd, name, text, strlen(text), &once, &e);
+    if (rc < 0)
+        moe_error_set(err, "%s: %s%s", name, e.text, remedy(errno));
     return rc;
 }
 
