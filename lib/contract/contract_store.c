@@ -16,6 +16,7 @@
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 
 
 /* A symlink on the way is fine when the user or root made it; one owned by
@@ -303,8 +304,9 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
     json_t *doc;
     int cfd;
 
-    snprintf(path, sizeof(path), "%s/contract", study);
-    if (check_path_links(study, err) != 0)
+    /* a longer path could not be opened: PATH_MAX bounds it */
+    if (moe_fmt_fixed(path, sizeof(path), err, "%s/contract", study) != 0 ||
+        check_path_links(study, err) != 0)
         return NULL;
     cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (cfd < 0) {
@@ -351,8 +353,8 @@ json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LE
     json_t *doc = NULL;
     int dfd;
 
-    snprintf(shown, sizeof(shown), "%s/contract.json", run_dir);
-    if (check_path_links(run_dir, err) != 0)
+    if (moe_fmt_fixed(shown, sizeof(shown), err, "%s/contract.json", run_dir) != 0 ||
+        check_path_links(run_dir, err) != 0)
         return NULL;
     dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) {
@@ -389,8 +391,9 @@ static int run_of_study(const char *study, const char *run_dir)
     if (!realpath(study, rs) || !realpath(run_dir, rr) || !(slash = strrchr(rr, '/')))
         return 0;
     *slash = '\0';
-    snprintf(runs, sizeof(runs), "%s/runs", strcmp(rs, "/") == 0 ? "" : rs);
-    return strcmp(rr, runs) == 0;
+    /* realpath's results are below PATH_MAX, so runs always fits */
+    return (size_t)snprintf(runs, sizeof(runs), "%s/runs", strcmp(rs, "/") == 0 ? "" : rs) <
+               sizeof(runs) && strcmp(rr, runs) == 0;
 }
 
 static const char *run_stage(const json_t *doc)
@@ -502,8 +505,8 @@ static int open_sealed_subdir(const char *study, const char *name, struct moe_er
     struct stat st;
     int fd;
 
-    snprintf(path, sizeof(path), "%s/%s", study, name);
-    if (check_path_links(study, err) != 0)
+    if (moe_fmt_fixed(path, sizeof(path), err, "%s/%s", study, name) != 0 ||
+        check_path_links(study, err) != 0)
         return -1;
     fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)

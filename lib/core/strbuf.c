@@ -123,3 +123,18 @@ char *moe_path_join(const char *dir, const char *name)
 {
     return moe_strdup_printf("%s/%s", dir, name);
 }
+
+int moe_fmt_fixed(char *buf, size_t len, struct moe_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < len)
+        return 0;
+    moe_error_set(err, "%.64s...: too long (at most %zu bytes)", len ? buf : "",
+                  len ? len - 1 : 0);
+    return -1;
+}

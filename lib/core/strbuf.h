@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/error.h"
+
 /* Zero-initialise ({0}); buf is NUL-terminated whenever it is not NULL. */
 struct moe_strbuf {
     char *buf;
@@ -38,6 +40,12 @@ char *moe_path_join(const char *dir, const char *name);
 
 /* A new formatted string (free() it); NULL when out of memory. */
 char *moe_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* snprintf into a fixed buffer that is kept on purpose (the plugin, a
+ * path the kernel bounds), checked: -1 with err ("TEXT...: too long (at
+ * most N bytes)") instead of a cut text that names another file. */
+int moe_fmt_fixed(char *buf, size_t len, struct moe_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The array arr with room for need elements of size elem (*cap doubles
  * until it is enough): arr itself when it has room, else its moved copy.

@@ -99,6 +99,19 @@ static void overflow_keeps_the_array(void **state)
     free(a);
 }
 
+/* A fixed buffer kept on purpose refuses a text that does not fit. */
+static void fixed_buffers_refuse_a_cut(void **state)
+{
+    struct moe_error e;
+    char buf[8];
+
+    (void)state;
+    assert_int_equal(moe_fmt_fixed(buf, sizeof(buf), &e, "%s/%s", "ab", "cd"), 0);
+    assert_string_equal(buf, "ab/cd");
+    assert_int_equal(moe_fmt_fixed(buf, sizeof(buf), &e, "%s/%s", "abcd", "efgh"), -1);
+    assert_non_null(strstr(e.text, "too long (at most 7 bytes)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +121,7 @@ int main(void)
         cmocka_unit_test(a_failed_growth_fails_the_take),
         cmocka_unit_test(arrays_double),
         cmocka_unit_test(overflow_keeps_the_array),
+        cmocka_unit_test(fixed_buffers_refuse_a_cut),
     };
     return MOE_RUN_TESTS(tests);
 }
