@@ -5,6 +5,7 @@
 # test must leave the list.
 : "${MOEFLOW_SRCDIR:?run through make check}"
 cd "$MOEFLOW_SRCDIR" || exit 1
+# shellcheck disable=SC2016 # the backquotes are Markdown, not expansions
 list=$(sed -n '/<!-- unit-coverage/,/<!-- \/unit-coverage/p' tests/README.md |
        grep -o '^| `lib/[^`]*\.c`' | tr -d '|` ')
 n=0 failed=0
