@@ -3,6 +3,7 @@
  * and at task start (task_init, as the user, with this node's facts). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/strbuf.h"
 #include "core/model.h"
 #include "contract/node_facts.h"
 #include "topology/nodetopo.h"
@@ -21,16 +23,27 @@
 #include "plugin.h"
 
 /* Generated scripts name the study relative to where they are submitted
- * from; slurmstepd runs elsewhere, so resolve against SLURM_SUBMIT_DIR. */
-static void resolve_study(spank_t sp, char *buf, size_t len)
+ * from; slurmstepd runs elsewhere, so resolve against SLURM_SUBMIT_DIR.
+ * A path too long for the buffer is an error, never cut: a cut path names
+ * another folder. */
+static int resolve_study(spank_t sp, char *buf, size_t len)
 {
-    char submit_dir[2048];
+    const char *study = moe_plugin.opts.study;
+    char submit_dir[PATH_MAX];
+    struct moe_error err;
+    spank_err_t rc = ESPANK_ENV_NOEXIST;
 
-    if (moe_plugin.opts.study[0] && moe_plugin.opts.study[0] != '/' && sp &&
-        spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof(submit_dir)) == ESPANK_SUCCESS)
-        snprintf(buf, len, "%s/%.2000s", submit_dir, moe_plugin.opts.study);
-    else
-        snprintf(buf, len, "%s", moe_plugin.opts.study);
+    moe_error_clear(&err);
+    if (study[0] && study[0] != '/' && sp)
+        rc = spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof(submit_dir));
+    if (rc == ESPANK_NOSPACE)
+        moe_error_set(&err, "SLURM_SUBMIT_DIR: too long (at most %zu bytes)",
+                      sizeof(submit_dir) - 1);
+    else if (moe_fmt_fixed(buf, len, &err, "%s%s%s", rc == ESPANK_SUCCESS ? submit_dir : "",
+                           rc == ESPANK_SUCCESS ? "/" : "", study) == 0)
+        return 0;
+    moe_report(MOE_REPORT_ERROR, "the study directory", study, &err);
+    return -1;
 }
 
 /* Contracts live in study directories; a bare study file has none. */
@@ -274,10 +287,9 @@ static json_t *gather_node_facts(spank_t sp)
 
 void moe_contract_user_init(spank_t sp)
 {
-    char study[4200];
+    char study[2 * PATH_MAX];
 
-    resolve_study(sp, study, sizeof(study));
-    if (contract_applies(study) && !node_facts)
+    if (resolve_study(sp, study, sizeof(study)) == 0 && contract_applies(study) && !node_facts)
         node_facts = gather_node_facts(sp);
 }
 
@@ -304,13 +316,12 @@ static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
 
 bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)
 {
-    char study[4200], candidate[MOE_CANDIDATE_ID_MAX + 1];
+    char study[2 * PATH_MAX], candidate[MOE_CANDIDATE_ID_MAX + 1];
     struct moe_error err;
     json_t *doc;
 
-    resolve_study(sp, study, sizeof(study));
     moe_error_clear(&err);
-    if (!contract_applies(study) ||
+    if (resolve_study(sp, study, sizeof(study)) != 0 || !contract_applies(study) ||
         task_candidate(sp, study, candidate, sizeof(candidate), &err) != 0 ||
         !(doc = moe_contract_declared(study, candidate, &err)))
         return false;
@@ -324,11 +335,12 @@ int moe_contract_at_task(spank_t sp, bool batch)
     struct moe_contract_outcome out = { 0 };
     enum moe_enforce_mode mode;
     struct moe_error err;
-    char id[64], study[4200];
+    char id[64], study[2 * PATH_MAX];
     json_t *doc;
     int rc;
 
-    resolve_study(sp, study, sizeof(study));
+    if (resolve_study(sp, study, sizeof(study)) != 0)
+        return batch ? 0 : -1;
     if (!contract_applies(study))
         return 0;
     if (enforce_mode(&mode) != 0)

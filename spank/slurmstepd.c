@@ -48,10 +48,18 @@ int moe_enforce_setenv(spank_t sp, const char *name, const char *fmt, ...)
     char value[4096];
     va_list ap;
     spank_err_t rc;
+    int n;
 
     va_start(ap, fmt);
-    vsnprintf(value, sizeof(value), fmt, ap);
+    n = vsnprintf(value, sizeof(value), fmt, ap);
     va_end(ap);
+    /* a cut value (a CPU list, a path) would bind or name something else */
+    if (n < 0 || (size_t)n >= sizeof(value)) {
+        struct moe_error err;
+
+        moe_error_set(&err, "the value is too long (at most %zu bytes)", sizeof(value) - 1);
+        return moe_report(MOE_REPORT_ERROR, "cannot set", name, &err);
+    }
     rc = spank_setenv(sp, name, value, 1);
     return rc == ESPANK_SUCCESS ? 0 : moe_report_spank(MOE_REPORT_ERROR, name, "cannot set", rc);
 }

@@ -71,11 +71,16 @@ static void load(void)
 static bool step_has_gpus(spank_t sp)
 {
     char gpus[1024];
+    spank_err_t rc = spank_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus));
 
-    if (spank_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) != ESPANK_SUCCESS || !gpus[0])
-        if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) != ESPANK_SUCCESS)
-            return false;
-    return gpus[0] && strcmp(gpus, "NoDevFiles") != 0;
+    /* a list too long for the buffer still names GPUs */
+    if (rc == ESPANK_NOSPACE)
+        return true;
+    if (rc != ESPANK_SUCCESS || !gpus[0])
+        rc = spank_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus));
+    if (rc == ESPANK_NOSPACE)
+        return true;
+    return rc == ESPANK_SUCCESS && gpus[0] && strcmp(gpus, "NoDevFiles") != 0;
 }
 
 void moe_topology_prepare(spank_t sp, bool batch)

@@ -27,7 +27,7 @@ host() {  # host OUT [VAR=VALUE...] CONTEXT ARGS...: runs the plugin, output in 
     env SLURM_STEP_NODELIST='n[1-4]' "${envs[@]}" "$HOST" "$MOEFLOW_PLUGIN" "$@" > "$out" 2>&1
 }
 
-tap_plan 33
+tap_plan 35
 
 # --- registration: every option, in every context -------------------------
 for ctx in allocator local remote; do
@@ -170,6 +170,21 @@ ok "affinity: an item SPANK cannot give carries spank_strerror in MOEFLOW_AFFINI
 host setenv PLUGIN_HOST_SETENV_FAILS=1 remote "${CACHE[@]}" "${STEP[@]}" -n 1 -o moe-stage=fit
 ok "a spank_setenv that fails names the variable and carries spank_strerror" \
     has "$T/setenv" "^error: moeflow: .*MOEFLOW_STAGE.*: Bad argument\$"
+
+# A relative --moe-study is found under SLURM_SUBMIT_DIR however deep (the
+# old 2048-byte buffer fell back to the bare relative name, so the check
+# silently did not apply), and a directory too long to name is an error,
+# never a cut path that names another folder.
+deep=$T/$(printf 'd%.0s' {1..200})
+for _ in 1 2 3 4 5 6 7 8 9 10 11; do deep=$deep/$(printf 'd%.0s' {1..200}); done
+mkdir -p "$deep/dir/contracts" && chmod -R go-w "$T"
+host deep SLURM_SUBMIT_DIR="$deep" "${FWD}_stage=retune" "${FWD}_study=dir" remote "${CACHE[@]}" "${STEP[@]}" -n 1
+ok "a relative study under a ${#deep}-byte SLURM_SUBMIT_DIR is checked there (nothing frozen: the task fails)" \
+    has "$T/deep" '^rc task_init -1$'
+host toolong SLURM_SUBMIT_DIR="$deep$deep" "${FWD}_stage=retune" "${FWD}_study=dir" remote "${CACHE[@]}" "${STEP[@]}" -n 1
+ok "a SLURM_SUBMIT_DIR longer than PATH_MAX is an error naming the study, and the task fails" \
+    has "$T/toolong" "^error: moeflow: the study directory: dir: SLURM_SUBMIT_DIR: too long" &&
+    has "$T/toolong" '^rc task_init -1$'
 
 # Every error line of every run above starts with the plugin's name.
 cat "$T"/* 2>/dev/null | grep -a '^error: ' | grep -av '^error: moeflow: ' > "$T/unprefixed"
