@@ -27,12 +27,12 @@ plain_verdict() { grep -q refused "$1" && ! grep -q "$(printf '\033')" "$1"; }
 # NO_COLOR, never into a pipe.
 printf '%s' '{"environment":{},"hardware":{},"workload":{},"semantics":{},"parallel":{},"tuning":{"a":1,"b":1},"timing":{}}' > "$out/f.json"
 sed 's/"a":1,"b":1/"a":2,"b":2/' "$out/f.json" > "$out/r.json"
-diff_cmd="$M contract diff $out/f.json $out/r.json --stage retune"
+diff_cmd=$(printf '%q ' "$M" contract diff "$out/f.json" "$out/r.json" --stage retune)
 script -qc "$diff_cmd" /dev/null > "$out/tty" 2>&1
 ok "on a terminal the verdict is coloured" grep -q $'\033\[31mrefused' "$out/tty"
 NO_COLOR=1 script -qc "$diff_cmd" /dev/null > "$out/nocolor" 2>&1
 ok "NO_COLOR turns colour off on a terminal" plain_verdict "$out/nocolor"
-$diff_cmd > "$out/pipe" 2>&1
+eval "$diff_cmd" > "$out/pipe" 2>&1
 ok "into a pipe there is no colour" plain_verdict "$out/pipe"
 for c in $cmds; do
     "$M" "$c" --help > "$out/$c.help" 2>&1

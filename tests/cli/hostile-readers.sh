@@ -15,7 +15,7 @@ mkfifo "$tmp/f.log" "$tmp/f.xml" "$tmp/f.yaml" "$tmp/f.json"
 # Address space capped at 2 GB, where the build allows it (a sanitizer
 # build reserves terabytes of shadow memory and cannot start under a cap).
 cap=2000000
-(ulimit -v $cap && $M --version) > /dev/null 2>&1 || cap=unlimited
+(ulimit -v $cap && "$M" --version) > /dev/null 2>&1 || cap=unlimited
 
 # refused CMD...: the command fails within 10 s (and not by the timeout),
 # its message in $tmp/out.
@@ -25,24 +25,24 @@ refused() {
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ]
 }
 
-ok "report FIFO: refused at once" refused $M report "$tmp/f.log"
+ok "report FIFO: refused at once" refused "$M" report "$tmp/f.log"
 ok "... it is not a regular file" has "$tmp/out" "f.log: log: not a regular file \(a FIFO\)"
-ok "report /dev/zero: refused at once" refused $M report /dev/zero
+ok "report /dev/zero: refused at once" refused "$M" report /dev/zero
 ok "... as a device (not for want of memory)" has "$tmp/out" "/dev/zero: log: not a regular file \(a device\)"
 mkdir "$tmp/run"
 mkfifo "$tmp/run/rank0.log"
-ok "report RUN_DIR with a FIFO as a rank's log: refused at once" refused $M report "$tmp/run"
+ok "report RUN_DIR with a FIFO as a rank's log: refused at once" refused "$M" report "$tmp/run"
 ok "... naming it" has "$tmp/out" "run/rank0.log: log: not a regular file"
-ok "overlap FIFO: refused at once" refused $M overlap "$tmp/f.json"
+ok "overlap FIFO: refused at once" refused "$M" overlap "$tmp/f.json"
 ok "... it is not a regular file" has "$tmp/out" "f.json: trace: not a regular file \(a FIFO\)"
-ok "overlap /dev/zero: refused at once" refused $M overlap /dev/zero
+ok "overlap /dev/zero: refused at once" refused "$M" overlap /dev/zero
 ok "... as a device" has "$tmp/out" "/dev/zero: trace: not a regular file \(a device\)"
-ok "topo --xml FIFO: refused at once" refused $M topo --xml "$tmp/f.xml"
+ok "topo --xml FIFO: refused at once" refused "$M" topo --xml "$tmp/f.xml"
 ok "... it is not a regular file" has "$tmp/out" "f.xml: hwloc XML: not a regular file \(a FIFO\)"
-ok "topo --xml /dev/zero: refused at once" refused $M topo --xml /dev/zero
+ok "topo --xml /dev/zero: refused at once" refused "$M" topo --xml /dev/zero
 ok "... as a device" has "$tmp/out" "/dev/zero: hwloc XML: not a regular file \(a device\)"
 ok "place --topology FIFO: refused at once" \
-    refused $M place --nodelist 'n[1-2]' --gpus-per-node 1 --layout tp=1 --topology "$tmp/f.yaml"
+    refused "$M" place --nodelist 'n[1-2]' --gpus-per-node 1 --layout tp=1 --topology "$tmp/f.yaml"
 ok "... it is not a regular file" has "$tmp/out" "f.yaml: NVLink-domain map: not a regular file"
 
 # A 3 MB gzip of one 3 GB JSON string: gzip members back to back unpack to
@@ -56,16 +56,16 @@ for _ in $(seq 12); do cat "$tmp/m.gz" "$tmp/m.gz" > "$tmp/m2.gz" && mv "$tmp/m2
 } > "$tmp/bomb.json.gz"
 size=$(stat -c %s "$tmp/bomb.json.gz")
 [ "$size" -lt 4000000 ]; tap_ok $? "the gzip of a 3 GB string is small ($size bytes)"
-ok "overlap on it: refused in seconds, under 2 GB" refused $M overlap "$tmp/bomb.json.gz"
+ok "overlap on it: refused in seconds, under 2 GB" refused "$M" overlap "$tmp/bomb.json.gz"
 ok "... one value is too long" has "$tmp/out" "bomb.json.gz: byte [0-9]+: one JSON value is longer than 16 MiB"
 
 # 100,000 nested '[': a 200 kB study, and the same as an NVLink map.
 { printf 'name: x\nmodel: '; head -c 100000 /dev/zero | tr '\0' '['; echo; } > "$tmp/deep.yaml"
-ok "gen on a study nested 100,000 deep: refused in seconds" refused $M gen "$tmp/deep.yaml" -o "$tmp/o"
+ok "gen on a study nested 100,000 deep: refused in seconds" refused "$M" gen "$tmp/deep.yaml" -o "$tmp/o"
 ok "... naming file:line:column and the bound" has "$tmp/out" "deep.yaml:2:71: YAML: nested deeper than 64 levels"
 { printf 'domains: '; head -c 100000 /dev/zero | tr '\0' '['; echo; } > "$tmp/deep-map.yaml"
 ok "place on an NVLink map nested 100,000 deep: refused in seconds" \
-    refused $M place --nodelist 'n[1-2]' --gpus-per-node 1 --layout tp=1 --topology "$tmp/deep-map.yaml"
+    refused "$M" place --nodelist 'n[1-2]' --gpus-per-node 1 --layout tp=1 --topology "$tmp/deep-map.yaml"
 ok "... naming file:line:column" has "$tmp/out" "deep-map.yaml:1:73: YAML: nested deeper than 64 levels"
 
 # A Megatron log whose argument dump never ends: the iterations after it
@@ -75,7 +75,7 @@ ok "... naming file:line:column" has "$tmp/out" "deep-map.yaml:1:73: YAML: neste
     seq 1 20000 | sed 's/.*/  arg& ........................................ &/'
     grep 'iteration ' "$MOEFLOW_SRCDIR/tests/data/logs/mixtral8x7b-16xH100-issue756.log"
 } > "$tmp/dump.log"
-$M report --window 44-45 "$tmp/dump.log" > "$tmp/out" 2>&1
+"$M" report --window 44-45 "$tmp/dump.log" > "$tmp/out" 2>&1
 has "$tmp/out" "dump.log:8194: the argument dump has no 'end of arguments' line within 8192 lines" &&
     grep -qE '^dump.log +2 ' "$tmp/out"
 tap_ok $? "an argument dump without its end: a warning, and the iterations after it are reported"

@@ -20,23 +20,28 @@
 # tests/data/hardening/round/README.md says how the cases were chosen and
 # what the round found.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
-M=$MOEFLOW_BIN
+W=$(mktemp -d /tmp/mfround.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+chmod 0755 "$W"
+# The cases name the tree through links without blanks: their commands
+# ($M, $P, $D/... in cases.tsv, some inside sh -c '...') are split at
+# blanks, and the tree may be cloned under "/tmp/mf clone/".
+ln -s "$MOEFLOW_SRCDIR" "$W/src" && ln -s "$MOEFLOW_BIN" "$W/moeflow" || exit 1
+M=$W/moeflow
 # tests/integration/hostile-round.sh replays the plugin's cases through a
 # real sbatch: MOEFLOW_ROUND_PLUGIN stands in for plugin_opts, and
 # MOEFLOW_ROUND_GROUPS names the groups of cases to run (default: all).
 P=${MOEFLOW_ROUND_PLUGIN:-$MOEFLOW_BUILDDIR/tests/cli/plugin_opts}
+ln -s "$P" "$W/${P##*/}" && P=$W/${P##*/} || exit 1
 ALL_GROUPS="gen fit layouts place contract overlap report diagnose topo plugin"
 RUN_GROUPS=${MOEFLOW_ROUND_GROUPS:-$ALL_GROUPS}
-R=$MOEFLOW_SRCDIR/tests/data/hardening/round
-D=$MOEFLOW_SRCDIR/tests/data
-S=$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml
-T=$MOEFLOW_SRCDIR/templates
+R=$W/src/tests/data/hardening/round
+D=$W/src/tests/data
+S=$W/src/etc/studies/tiny-moe-2gpu.yaml
+T=$W/src/templates
 CASES=${MOEFLOW_ROUND_CASES:-$R/cases.tsv}
 export MOEFLOW_TEMPLATE_DIR=$T LC_ALL=C
 TO=10
-W=$(mktemp -d /tmp/mfround.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-chmod 0755 "$W"
 F=$W/fx
 # The scripts of an accepted gen, and its cases run as an ordinary user
 # where the command is run as root (contracts and winners are never

@@ -17,7 +17,7 @@ for f in report.json report.md step-time.svg; do
     echo "victim $f" > "$tmp/victim-$f"
     ln -s "../victim-$f" "$tmp/out/$f"
 done
-$M report -o "$tmp/out" "$log" > "$tmp/stdout" 2>&1
+"$M" report -o "$tmp/out" "$log" > "$tmp/stdout" 2>&1
 tap_ok $? "report -o into a folder of planted symlinks succeeds"
 for f in report.json report.md step-time.svg; do
     [ "$(cat "$tmp/victim-$f")" = "victim $f" ] && [ -f "$tmp/out/$f" ] && [ ! -L "$tmp/out/$f" ]
@@ -29,11 +29,11 @@ tap_ok $? "... and the new files hold the report"
 
 echo victim > "$tmp/victim-hosts"
 ln -s victim-hosts "$tmp/hosts"
-$M place --nodelist 'n[1-2]' --gpus-per-node 2 --layout tp=2 --hostfile "$tmp/hosts" > "$tmp/stdout" 2>&1
+"$M" place --nodelist 'n[1-2]' --gpus-per-node 2 --layout tp=2 --hostfile "$tmp/hosts" > "$tmp/stdout" 2>&1
 tap_ok $? "place --hostfile onto a planted symlink succeeds"
 [ "$(cat "$tmp/victim-hosts")" = victim ] && [ ! -L "$tmp/hosts" ] && [ "$(wc -l < "$tmp/hosts")" -eq 4 ]
 tap_ok $? "... the link is replaced by the 4-line hostfile; its target is untouched"
 mkdir "$tmp/hostdir"
-$M place --nodelist 'n[1-2]' --gpus-per-node 2 --layout tp=2 --hostfile "$tmp/hostdir" > "$tmp/stdout" 2>&1
+"$M" place --nodelist 'n[1-2]' --gpus-per-node 2 --layout tp=2 --hostfile "$tmp/hostdir" > "$tmp/stdout" 2>&1
 [ $? -ne 0 ] && [ -d "$tmp/hostdir" ]; tap_ok $? "a directory in the hostfile's place is an error, left as it is"
 tap_done

@@ -31,8 +31,9 @@ getopt_longopts() {
 }
 
 code_command_options() {
-    # shellcheck disable=SC2046
-    getopt_longopts $(code_command_files "$1")
+    local files
+    mapfile -t files < <(code_command_files "$1")
+    getopt_longopts "${files[@]}"
 }
 
 # main.c's own options (it compares argv[1] by hand).

@@ -10,13 +10,13 @@ tap_plan 11
 tmp=$(mktemp -d /tmp/mfrd.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-timeout 30 $M report --window 2-3 -o "$tmp/tiny" \
+timeout 30 "$M" report --window 2-3 -o "$tmp/tiny" \
     "$MOEFLOW_SRCDIR/tests/data/hardening/denormal-step-time.log" > "$tmp/out" 2>&1
 tap_ok $? "a 5e-324 ms step time: report finishes"
 size=$(stat -c %s "$tmp/tiny/step-time.svg" 2>/dev/null || echo 0)
 [ "$size" -gt 0 ] && [ "$size" -lt 65536 ]; tap_ok $? "its SVG is small ($size bytes)"
 sed 's/5e-324/0.0/' "$MOEFLOW_SRCDIR/tests/data/hardening/denormal-step-time.log" > "$tmp/zero.log"
-timeout 30 $M report --window 2-3 -o "$tmp/zero" "$tmp/zero.log" > "$tmp/out" 2>&1
+timeout 30 "$M" report --window 2-3 -o "$tmp/zero" "$tmp/zero.log" > "$tmp/out" 2>&1
 tap_ok $(( $? != 2 )) "a 0 ms step time is impossible: report refuses the run (exit 2), in time"
 ok "... with a warning naming file, line and field" \
     has "$tmp/out" "zero.log:2: iteration 2: 'elapsed time per iteration \\(ms\\): 0' is impossible"
@@ -29,15 +29,15 @@ grep 'iteration ' "$src" > "$tmp/good.log"
 sed -n 1p "$tmp/good.log" > "$tmp/bad.log"
 sed -n 2p "$tmp/good.log" | sed 's/(ms): [0-9.]*/(ms): 1e/' >> "$tmp/bad.log"
 sed -n 3p "$tmp/good.log" | sed 's/(ms): [0-9.]*/(ms): abc/' >> "$tmp/bad.log"
-$M report --window 44-45 "$tmp/bad.log" > "$tmp/out" 2>&1
+"$M" report --window 44-45 "$tmp/bad.log" > "$tmp/out" 2>&1
 tap_ok $(( $? != 2 )) "'(ms): 1e' and '(ms): abc' are not read as numbers: the window is empty"
 ok "... 1e is named with its line" has "$tmp/out" "bad.log:2: iteration 44: 'elapsed time per iteration \\(ms\\): 1e' is not a number"
 ok "... abc too" has "$tmp/out" "bad.log:3: iteration 45: 'elapsed time per iteration \\(ms\\): abc' is not a number"
 sed -n 3p "$tmp/good.log" | cut -c1-150 > "$tmp/cut.log"
 sed -n 1,2p "$tmp/good.log" | cat - "$tmp/cut.log" > "$tmp/trunc.log"
-$M report --window 44-45 "$tmp/trunc.log" > "$tmp/out" 2>&1
+"$M" report --window 44-45 "$tmp/trunc.log" > "$tmp/out" 2>&1
 tap_ok $? "a truncated last line: the report still runs"
 ok "... and warns with the line number" has "$tmp/out" "trunc.log:3: iteration 45: the line ends early"
-$M report --window 44-45 "$tmp/good.log" > "$tmp/out" 2>&1
+"$M" report --window 44-45 "$tmp/good.log" > "$tmp/out" 2>&1
 ok "the intact lines give no warning" hasnt "$tmp/out" "warning"
 tap_done

@@ -19,7 +19,7 @@ chmod 0755 "$tmp"
 as_user() { runuser -u "$U" -- "$@"; }
 
 S=$tmp/study
-$M gen --templates "$MOEFLOW_SRCDIR/templates" "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" \
+"$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" \
     -o "$S" > "$tmp/out" 2>&1 || { diag < "$tmp/out"; echo "Bail out! gen failed"; exit 1; }
 # the first retune candidate and the contract stage's
 R=$(awk -F'\t' '$1 == "retune" { print $3; exit }' "$S/candidates.tsv")
@@ -38,37 +38,37 @@ run_record 6_0 contract "$C"
 chown -R "$U" "$S"
 chmod -R go-w "$S"
 
-as_user $M contract winner "$S" "$S/runs/6_0" > "$tmp/out" 2>&1
+as_user "$M" contract winner "$S" "$S/runs/6_0" > "$tmp/out" 2>&1
 tap_ok $(( $? == 0 )) "contract winner of a contract-stage run is refused"
 ok "... only a retune run can win" has "$tmp/out" "ran the contract stage: only a retune run can win"
 chmod o+w "$S"
-as_user $M contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
+as_user "$M" contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
 tap_ok $(( $? == 0 )) "contract winner into a world-writable study is refused, as freeze is"
 ok "... saying so" has "$tmp/out" "is world-writable"
 chmod o-w "$S"
 as_user mkdir -m 0777 "$S/winners"
 chmod 0777 "$S/winners"
-as_user $M contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
+as_user "$M" contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
 tap_ok $(( $? == 0 )) "contract winner into a 0777 winners/ is refused"
 ok "... saying so" has "$tmp/out" "winners must be owned by you and writable by nobody else"
 ok "... and nothing was written" test -z "$(ls -A "$S/winners")"
 chmod 0755 "$S/winners"
 cp -a "$S" "$tmp/other"
-as_user $M contract winner "$S" "$tmp/other/runs/7_0" > "$tmp/out" 2>&1
+as_user "$M" contract winner "$S" "$tmp/other/runs/7_0" > "$tmp/out" 2>&1
 tap_ok $(( $? == 0 )) "a run record of another study is refused"
 ok "... naming it" has "$tmp/out" "is not a run record of"
 
-as_user $M contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
+as_user "$M" contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
 tap_ok $? "contract winner of the sealed retune run"
 ok "... recorded as winners/<sha256>.json" has "$tmp/out" "^recorded winner .*/winners/[0-9a-f]{64}\.json$"
 w=$(ls "$S/winners"/*.json)
 ok "... with its seal, which sha256sum -c accepts" \
     sh -c "cd '$S/winners' && sha256sum -c '$(basename "$w").sha256' > /dev/null"
 ok "... both mode 0444, the user's" test "$(stat -c '%a %U' "$w" "$w.sha256" | sort -u)" = "444 $U"
-as_user $M contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
+as_user "$M" contract winner "$S" "$S/runs/7_0" > "$tmp/out" 2>&1
 ok "recording it again is a no-op" has "$tmp/out" "^already recorded winner "
 
-as_user $M gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
+as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
     --winners "$S" > "$tmp/out" 2>&1
 tap_ok $? "gen --winners takes the sealed winner"
 ok "... as the baseline and the winner alone" has "$tmp/out" "^validate: 2 runs"
@@ -76,7 +76,7 @@ ok "... as the baseline and the winner alone" has "$tmp/out" "^validate: 2 runs"
 # Foreign files in winners/, each refused with its reason.
 fake=$S/winners/$(printf '%064d' 0).json
 try_gen() {
-    as_user $M gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
+    as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
         --winners "$S" > "$tmp/out" 2>&1
     [ $? -ne 0 ] && has "$tmp/out" "$1"
 }
@@ -94,7 +94,7 @@ ok "a sealed contract that only a contract-stage run has is refused" \
     try_gen "no sealed retune run record under runs/ has this contract"
 rm -f "$cc" "$cc.sha256"
 as_user cp "$w" "$S/winners/notes.json"
-as_user $M gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
+as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
     --winners "$S" > "$tmp/out" 2>&1
 tap_ok $? "a file not named <sha256>.json is not a winner: ignored"
 rm -f "$S/winners/notes.json"
@@ -105,7 +105,7 @@ echo victim > "$tmp/victim"
 chmod 0666 "$tmp/victim"
 rm -f "$S/validate.sbatch"
 as_user ln -s "$tmp/victim" "$S/validate.sbatch"
-as_user $M gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
+as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
     --winners "$S" > "$tmp/out" 2>&1
 [ "$(cat "$tmp/victim")" = victim ] && [ -f "$S/validate.sbatch" ] && [ ! -L "$S/validate.sbatch" ]
 tap_ok $? "gen --winners replaces a symlink at validate.sbatch, never writes through it"

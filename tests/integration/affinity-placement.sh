@@ -10,8 +10,9 @@ require_root
 tap_plan 14
 
 D=$MOEFLOW_SRCDIR/tests/data
+admin_files "$D/topology/mpibind-g4dnmetal.xml" "$D/domains/two-racks.yaml" || exit 1
 cluster_up affinity --plugstack-args \
-    "hwloc_xml=$D/topology/mpibind-g4dnmetal.xml topology=$D/domains/two-racks.yaml"
+    "hwloc_xml=$ADMIN/mpibind-g4dnmetal.xml topology=$ADMIN/two-racks.yaml"
 cd "$WORK" || exit 1
 cat > show.sh <<'EOS'
 #!/bin/sh

@@ -18,7 +18,7 @@ cluster_up pstack --plugstack-args "affinity=closest enforce=sometimes"
 
 # The submitting host reads a correct plugstack.conf.
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$WORK/good-plugstack.conf|" "$SLURM_CONF" > "$WORK/good-slurm.conf"
-echo "required $MOEFLOW_PLUGIN affinity=closest" > "$WORK/good-plugstack.conf"
+echo "required $CLUSTER_PLUGIN affinity=closest" > "$WORK/good-plugstack.conf"
 cat > "$WORK/job.sh" <<'EOF2'
 #!/bin/bash
 #SBATCH -N 1 -n 1

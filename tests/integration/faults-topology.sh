@@ -18,7 +18,8 @@ tap_plan 20
 D=$MOEFLOW_SRCDIR/tests/data
 F=$(mktemp -d /tmp/mfftopo.XXXXXX)
 chmod 0755 "$F"
-cluster_up topo --plugstack-args "topology=$D/domains/two-racks.yaml"
+admin_files "$D/domains/two-racks.yaml" || exit 1
+cluster_up topo --plugstack-args "topology=$ADMIN/two-racks.yaml"
 trap 'cluster_down; rm -rf "$F"' EXIT
 U=slurmtest
 id $U >/dev/null 2>&1 || useradd -m $U
@@ -30,7 +31,7 @@ echo "node=$SLURMD_NODENAME task=$SLURM_LOCALID rank=$RANK dom=$MOEFLOW_NVLINK_D
 EOS
 chmod +x show.sh
 STEP="srun -N4 --ntasks-per-node=8 --gres=gpu:8"
-conf() { echo "required $MOEFLOW_PLUGIN $*" > "$LC_PREFIX/etc/plugstack.conf"; }
+conf() { echo "required $CLUSTER_PLUGIN $*" > "$LC_PREFIX/etc/plugstack.conf"; }
 
 printf 'domains:\n  - name: rack-a\n    nodes: "n[1,3]\n' > "$F/corrupt.yaml"
 printf 'domains:\n  - name: rack-a\n    nodes: n[1,3\n' > "$F/typo.yaml"

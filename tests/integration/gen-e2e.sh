@@ -17,8 +17,11 @@ id $U > /dev/null 2>&1 || useradd -m $U
 as_user() { runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }
 
 STUDY=$WORK/tiny.yaml
-FAKE="$MOEFLOW_SRCDIR/tests/doubles/fake-megatron $MOEFLOW_SRCDIR/tests/data/megatron/argparse-core_v0.19.0.txt"
-sed "s|command: python pretrain_gpt.py|command: $FAKE|" \
+# The launcher command is shell words: the paths are quoted, since the tree
+# may lie under a path with a blank (sed's replacement doubles backslashes).
+FAKE=$(printf '%q %q' "$MOEFLOW_SRCDIR/tests/doubles/fake-megatron" \
+    "$MOEFLOW_SRCDIR/tests/data/megatron/argparse-core_v0.19.0.txt")
+sed "s|command: python pretrain_gpt.py|command: ${FAKE//\\/\\\\}|" \
     "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$STUDY"
 ok "the study names the test double as its trainer" has "$STUDY" "fake-megatron"
 

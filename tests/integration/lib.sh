@@ -49,11 +49,24 @@ cluster_up() {  # cluster_up NAME [extra localcluster args]
     # shellcheck disable=SC1091
     . "$LC_PREFIX/env"
     WORK=$LC_PREFIX/work
+    # The plugin as the cluster loads it: a plugstack.conf line is split at
+    # blanks, so it names this copy, never the build's path (the tree may
+    # be cloned under a path with a blank).
+    CLUSTER_PLUGIN=$LC_PREFIX/lib/spank_moeflow.so
     mkdir -p "$WORK"
     chmod 0777 "$WORK"
 }
 
+# admin_files FILE...: copies an admin's files (an hwloc XML, an NVLink
+# map) to $ADMIN, a folder whose path has no blank, since plugstack.conf
+# splits its lines at blanks; cluster_down removes it.
+ADMIN=/tmp/mfit-admin-$$
+admin_files() {
+    mkdir -p "$ADMIN" && chmod 0755 "$ADMIN" && cp "$@" "$ADMIN/" && chmod 0644 "$ADMIN"/*
+}
+
 cluster_down() {
+    rm -rf "$ADMIN"
     [ -n "$LC_PREFIX" ] || return 0
     "$LC" down --prefix "$LC_PREFIX" 2>&1 | diag
     rm -rf "$LC_PREFIX"

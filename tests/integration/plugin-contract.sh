@@ -165,7 +165,7 @@ ok "every task recorded a run contract" test "$(ls "$R/runs" | wc -l)" = 64
 
 # The node's side of the check (user_init) logs to slurmd's log: an
 # admin's hwloc_xml= and NVLink-domain map that cannot be read are named.
-echo "required $MOEFLOW_PLUGIN hwloc_xml=$WORK/missing.xml topology=$WORK/missing.yaml" \
+echo "required $CLUSTER_PLUGIN hwloc_xml=$WORK/missing.xml topology=$WORK/missing.yaml" \
     > "$LC_PREFIX/etc/plugstack.conf"
 job=$(as_user sbatch --parsable -o "$S/logs/%j.out" --moe-study="$S" --moe-stage=retune \
       --moe-candidate=r1 step.sh)

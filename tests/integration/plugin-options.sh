@@ -96,7 +96,7 @@ ok "no job was created by the refused submissions" test "$(squeue -h -o %i | wc 
 
 # --- strict plugstack arguments: a client reading a bad plugstack.conf ------
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$WORK/bad-plugstack.conf|" "$SLURM_CONF" > "$WORK/bad-slurm.conf"
-echo "required $MOEFLOW_PLUGIN affinity=closest afinity_override=deny" > "$WORK/bad-plugstack.conf"
+echo "required $CLUSTER_PLUGIN affinity=closest afinity_override=deny" > "$WORK/bad-plugstack.conf"
 SLURM_CONF=$WORK/bad-slurm.conf sbatch --moe-stage=fit job.sh > bad-conf.out 2>&1
 tap_ok $(( $? == 0 )) "sbatch refuses to run with an unknown plugstack key"
 ok "the message names the key and shows the argument" \

@@ -158,7 +158,8 @@ rc=$?; [ $rc = 0 ] || diag < batch.out
 tap_ok $rc "the step inside it writes the cache; the job completes"
 
 # The admin's hwloc_xml= stays an override: used as is, no cache.
-sed -i "s|\$| hwloc_xml=$MOEFLOW_SRCDIR/tests/data/topology/mpibind-g4dnmetal.xml|" "$LC_PREFIX/etc/plugstack.conf"
+admin_files "$MOEFLOW_SRCDIR/tests/data/topology/mpibind-g4dnmetal.xml" &&
+    sed -i "s|\$| hwloc_xml=$ADMIN/mpibind-g4dnmetal.xml|" "$LC_PREFIX/etc/plugstack.conf"
 rm -rf "$C"
 timeout 60 srun -N1 -n1 --gres=gpu:1 ./show.sh > xml.out 2>&1 &&
     grep -q 'cpus=[0-9]' xml.out && [ ! -e "$C" ]
