@@ -16,6 +16,7 @@
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/strbuf.h"
 
 static bool is_dir(const char *path)
 {
@@ -23,17 +24,29 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A run directory: a folder holding its own contract.json.  Out of memory
+ * reads as no (the study's frozen contract is then read, and reported). */
+static bool is_run_dir(const char *path)
+{
+    char *file;
+    bool run;
+
+    if (!is_dir(path) || !(file = moe_path_join(path, "contract.json")))
+        return false;
+    run = access(file, F_OK) == 0;
+    free(file);
+    return run;
+}
+
 /* A study directory means its frozen baseline, a run directory its own
  * contract.json (both verified); anything else is a contract file. */
 static json_t *load_any(const char *path, char digest[MOE_SHA256_HEX_LEN + 1])
 {
     struct moe_error err;
-    char file[4096];
     json_t *doc;
 
     moe_error_clear(&err);
-    snprintf(file, sizeof(file), "%s/contract.json", path);
-    if (is_dir(path) && access(file, F_OK) != 0)
+    if (is_dir(path) && !is_run_dir(path))
         doc = moe_contract_load_frozen(path, digest, &err);
     else {
         doc = is_dir(path) ? moe_contract_load_run(path, digest, &err)
@@ -138,29 +151,32 @@ static int verify_run(const char *run_dir, const json_t *run)
 {
     const char *stage_name = json_string_value(
         json_object_get(json_object_get(run, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
-    char study[4096];
+    char *study;
     int rc;
 
     if (!stage_name) {
         fprintf(stderr, "moeflow: %s/contract.json does not say which stage it ran\n", run_dir);
         return MOE_EXIT_INVALID_INPUT;
     }
-    snprintf(study, sizeof(study), "%s/../..", run_dir);
+    if (!(study = moe_path_join(run_dir, "../.."))) {
+        fprintf(stderr, "moeflow: out of memory\n");
+        return MOE_EXIT_SYSTEM;
+    }
     rc = cmd_diff(study, run_dir, stage_name, false);
+    free(study);
     return rc;
 }
 
 static int cmd_verify(const char *path)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1], file[4096];
+    char digest[MOE_SHA256_HEX_LEN + 1];
     json_t *doc = load_any(path, digest);
     int rc = MOE_EXIT_OK;
 
     if (!doc)
         return MOE_EXIT_INVALID_INPUT;
     printf("%s: intact, sha256 %s\n", path, digest);
-    snprintf(file, sizeof(file), "%s/contract.json", path);
-    if (is_dir(path) && access(file, F_OK) == 0)
+    if (is_run_dir(path))
         rc = verify_run(path, doc);
     json_decref(doc);
     return rc;

@@ -11,6 +11,7 @@
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 
 /* A candidate id names files under results/: only a SHA-256 in hex may. */
 static bool is_digest(const char *s)
@@ -76,23 +77,31 @@ static int read_rc(const char *path)
  * and line, the evidence line, the last exception. */
 static int read_run(const char *study, struct moe_fit_row *row, struct moe_error *err)
 {
-    char path[4300];
+    char *rc = moe_strdup_printf("%s/results/fit/%s.rc", study, row->id);
+    char *path = moe_strdup_printf("%s/results/fit/%s.log", study, row->id);
     struct moe_log log;
     struct stat st;
+    int ok;
 
-    snprintf(path, sizeof(path), "%s/results/fit/%s.rc", study, row->id);
-    row->rc = read_rc(path);
-    snprintf(path, sizeof(path), "%s/results/fit/%s.log", study, row->id);
-    if (stat(path, &st) != 0) {
-        row->flags |= MOE_FIT_NOT_RUN;
-        return 0;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        moe_error_at(err, path, 0, 0, "log: not a regular file");
+    if (!rc || !path) {
+        moe_error_at(err, study, 0, 0, "out of memory");
+        free(rc);
+        free(path);
         return -1;
     }
+    row->rc = read_rc(rc);
+    free(rc);
+    if (stat(path, &st) != 0) {
+        row->flags |= MOE_FIT_NOT_RUN;
+        free(path);
+        return 0;
+    }
     moe_log_init(&log);
-    if (moe_log_read_file(&log, path, err) < 0) {
+    if (!S_ISREG(st.st_mode))
+        moe_error_at(err, path, 0, 0, "log: not a regular file");
+    ok = S_ISREG(st.st_mode) && moe_log_read_file(&log, path, err) == 0;
+    free(path);
+    if (!ok) {
         moe_log_free(&log);
         return -1;
     }

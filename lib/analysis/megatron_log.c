@@ -14,6 +14,7 @@
 #include "analysis/megatron_log.h"
 #include "core/number.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 
 void moe_log_init(struct moe_log *log)
 {
@@ -36,21 +37,6 @@ void moe_log_free(struct moe_log *log)
     memset(log, 0, sizeof(*log));
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t sz)
-{
-    size_t n = *cap ? *cap : 32;
-    void *np;
-
-    if (need <= *cap)
-        return p;
-    while (n < need)
-        n *= 2;
-    np = realloc(p, n * sz);
-    if (np)
-        *cap = n;
-    return np;
-}
-
 static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -63,7 +49,7 @@ static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
     log->warnings_total++;
     if (log->nwarnings >= MOE_LOG_WARNINGS_MAX)
         return;
-    w = grow(log->warnings, &log->capwarnings, log->nwarnings + 1, sizeof(*log->warnings));
+    w = moe_grow_array(log->warnings, &log->capwarnings, log->nwarnings + 1, sizeof(*log->warnings));
     if (!w)
         return; /* a warning lost to memory pressure is still counted */
     log->warnings = w;
@@ -229,13 +215,15 @@ static double count_max(long iter)
 static int add_iter(struct moe_log *log, const char *s, const char *end, long iter, long total,
                     int lineno)
 {
-    struct moe_log_iter *it;
+    struct moe_log_iter *it, *grown;
     const char *lm;
     double v;
 
-    log->iters = grow(log->iters, &log->capiters, log->niters + 1, sizeof(*log->iters));
-    if (!log->iters)
+    /* on failure the array so far stays in log, for moe_log_free */
+    grown = moe_grow_array(log->iters, &log->capiters, log->niters + 1, sizeof(*log->iters));
+    if (!grown)
         return -1;
+    log->iters = grown;
     it = &log->iters[log->niters++];
     it->iter = iter;
     it->total = total;
@@ -268,12 +256,13 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
 static int add_mem(struct moe_log *log, const char *s, const char *end, int rank, long after,
                    double unit)
 {
-    struct moe_log_mem *m;
+    struct moe_log_mem *m, *grown;
     int gb = unit > 2e6;
 
-    log->mems = grow(log->mems, &log->capmems, log->nmems + 1, sizeof(*log->mems));
-    if (!log->mems)
+    /* on failure the array so far stays in log, for moe_log_free */
+    if (!(grown = moe_grow_array(log->mems, &log->capmems, log->nmems + 1, sizeof(*log->mems))))
         return -1;
+    log->mems = grown;
     m = &log->mems[log->nmems++];
     m->rank = rank;
     m->after = after;
@@ -291,7 +280,7 @@ static int add_mem(struct moe_log *log, const char *s, const char *end, int rank
 static int add_arg(struct moe_log *log, const char *line)
 {
     const char *p = line, *k, *v, *e;
-    struct moe_log_arg *a;
+    struct moe_log_arg *a, *grown;
 
     while (*p == ' ')
         p++;
@@ -309,9 +298,10 @@ static int add_arg(struct moe_log *log, const char *line)
     p = v + strlen(v);
     while (p > v && isspace((unsigned char)p[-1]))
         p--;
-    log->args = grow(log->args, &log->capargs, log->nargs + 1, sizeof(*log->args));
-    if (!log->args)
+    /* on failure the array so far stays in log, for moe_log_free */
+    if (!(grown = moe_grow_array(log->args, &log->capargs, log->nargs + 1, sizeof(*log->args))))
         return -1;
+    log->args = grown;
     a = &log->args[log->nargs];
     a->key = strndup(k, (size_t)(e - k));
     a->value = strndup(v, (size_t)(p - v));

@@ -10,6 +10,7 @@
 
 #include "analysis/trace.h"
 #include "analysis/report_runs.h"
+#include "core/strbuf.h"
 
 #define MAX_EXPECT 64
 
@@ -99,13 +100,23 @@ static int load_file_run(const struct run_spec *s, const struct moe_report_reade
     return rc;
 }
 
+/* DIR/NAME of the run's directory; NULL with err. */
+static char *run_file(const struct run_spec *s, const char *name, struct moe_error *err)
+{
+    char *path = moe_path_join(s->path, name);
+
+    if (!path)
+        moe_error_at(err, s->path, 0, 0, "out of memory");
+    return path;
+}
+
 /* A directory: its rank logs make one log, then its profiles are added. */
 static int load_dir_run(const struct run_spec *s, const struct moe_report_reader *rd,
                         struct moe_report_run *r, struct moe_error *err)
 {
     struct dirent **ents = NULL;
     struct moe_log log;
-    char path[4096];
+    char *path;
     int n, rc = -1;
 
     n = scandir(s->path, &ents, NULL, alphasort);
@@ -115,19 +126,29 @@ static int load_dir_run(const struct run_spec *s, const struct moe_report_reader
     }
     moe_log_init(&log);
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", s->path, ents[i]->d_name);
-        if (is_log(ents[i]->d_name)) {
-            if (moe_log_read_file(&log, path, err) < 0)
-                goto out;
-            file_read(rd);
-        }
+        int bad;
+
+        if (!is_log(ents[i]->d_name))
+            continue;
+        path = run_file(s, ents[i]->d_name, err);
+        bad = !path || moe_log_read_file(&log, path, err) < 0;
+        free(path);
+        if (bad)
+            goto out;
+        file_read(rd);
     }
     warnings(rd, &log);
     if (moe_report_run_init(r, s->name, &log, rd->first, rd->last, s->ex, s->nex, err) < 0)
         goto out;
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", s->path, ents[i]->d_name);
-        if (is_profile(ents[i]->d_name) && read_profile(r, path, err) < 0) {
+        int bad;
+
+        if (!is_profile(ents[i]->d_name))
+            continue;
+        path = run_file(s, ents[i]->d_name, err);
+        bad = !path || read_profile(r, path, err) < 0;
+        free(path);
+        if (bad) {
             moe_report_run_free(r);
             goto out;
         }

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "contract/contract_store.h"
+#include "core/atomic_file.h"
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 
 
 /* A symlink on the way is fine when the user or root made it; one owned by
@@ -117,34 +119,18 @@ static int open_owned_subdir(int parent, const char *name, const char *study,
 }
 
 /* The file is complete before it has a name, so a reader never sees a torn
- * file and a writer killed mid-way leaves nothing behind.  1 = name taken. */
+ * file and a writer killed mid-way leaves nothing behind
+ * (core/atomic_file.h); a record is never replaced.  1 = name taken. */
 static int write_once(int dirfd, const char *name, const char *text, struct moe_error *err)
 {
-    char proc[64];
-    int fd, rc = -1;
+    static const struct moe_atomic_file once = { .mode = 0444, .once = true, .sync_dir = true };
+    struct moe_error e;
+    int rc;
 
-    fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0444);
-    if (fd < 0) {
-        moe_error_set(err, "%s: cannot create a temporary file: %s%s", name, strerror(errno),
-                      remedy(errno));
-        return -1;
-    }
-    if (moe_write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
-        moe_error_set(err, "%s: write failed: %s%s", name, strerror(errno), remedy(errno));
-        goto out;
-    }
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) != 0) {
-        if (errno == EEXIST)
-            rc = 1;
-        else
-            moe_error_set(err, "%s: cannot link: %s%s", name, strerror(errno), remedy(errno));
-        goto out;
-    }
-    (void)fsync(dirfd); /* best effort: the data itself is on disk already */
-    rc = 0;
-out:
-    close(fd);
+    moe_error_clear(&e);
+    rc = moe_atomic_write_at(dirfd, name, text, strlen(text), &once, &e);
+    if (rc < 0)
+        moe_error_set(err, "%s: %s%s", name, e.text, remedy(errno));
     return rc;
 }
 
@@ -318,8 +304,9 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
     json_t *doc;
     int cfd;
 
-    snprintf(path, sizeof(path), "%s/contract", study);
-    if (check_path_links(study, err) != 0)
+    /* a longer path could not be opened: PATH_MAX bounds it */
+    if (moe_fmt_fixed(path, sizeof(path), err, "%s/contract", study) != 0 ||
+        check_path_links(study, err) != 0)
         return NULL;
     cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (cfd < 0) {
@@ -366,8 +353,8 @@ json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LE
     json_t *doc = NULL;
     int dfd;
 
-    snprintf(shown, sizeof(shown), "%s/contract.json", run_dir);
-    if (check_path_links(run_dir, err) != 0)
+    if (moe_fmt_fixed(shown, sizeof(shown), err, "%s/contract.json", run_dir) != 0 ||
+        check_path_links(run_dir, err) != 0)
         return NULL;
     dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) {
@@ -404,8 +391,9 @@ static int run_of_study(const char *study, const char *run_dir)
     if (!realpath(study, rs) || !realpath(run_dir, rr) || !(slash = strrchr(rr, '/')))
         return 0;
     *slash = '\0';
-    snprintf(runs, sizeof(runs), "%s/runs", strcmp(rs, "/") == 0 ? "" : rs);
-    return strcmp(rr, runs) == 0;
+    /* realpath's results are below PATH_MAX, so runs always fits */
+    return (size_t)snprintf(runs, sizeof(runs), "%s/runs", strcmp(rs, "/") == 0 ? "" : rs) <
+               sizeof(runs) && strcmp(rr, runs) == 0;
 }
 
 static const char *run_stage(const json_t *doc)
@@ -517,8 +505,8 @@ static int open_sealed_subdir(const char *study, const char *name, struct moe_er
     struct stat st;
     int fd;
 
-    snprintf(path, sizeof(path), "%s/%s", study, name);
-    if (check_path_links(study, err) != 0)
+    if (moe_fmt_fixed(path, sizeof(path), err, "%s/%s", study, name) != 0 ||
+        check_path_links(study, err) != 0)
         return -1;
     fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)

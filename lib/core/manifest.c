@@ -11,6 +11,7 @@
 
 #include "core/manifest.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 
 void moe_candidate_init(struct moe_candidate *c)
 {
@@ -138,15 +139,19 @@ static int stage_of(const json_t *o, struct moe_manifest_stage *st)
 
 enum moe_study_dir moe_study_dir(const char *path)
 {
-    char manifest[4200];
+    char *manifest;
     struct stat st;
+    enum moe_study_dir kind;
 
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return MOE_STUDY_NOT_DIR;
-    snprintf(manifest, sizeof(manifest), "%s/manifest.json", path);
-    if (stat(manifest, &st) != 0)
-        return MOE_STUDY_PLAIN_DIR;
-    return S_ISREG(st.st_mode) ? MOE_STUDY_GENERATED : MOE_STUDY_ODD_MANIFEST;
+    /* out of memory reads as no manifest: the caller's next read reports it */
+    if (!(manifest = moe_path_join(path, "manifest.json")) || stat(manifest, &st) != 0)
+        kind = MOE_STUDY_PLAIN_DIR;
+    else
+        kind = S_ISREG(st.st_mode) ? MOE_STUDY_GENERATED : MOE_STUDY_ODD_MANIFEST;
+    free(manifest);
+    return kind;
 }
 
 bool moe_study_is_dir(const char *path)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/readfile.h"
 
 static const char *file_kind(mode_t mode)
@@ -162,79 +163,12 @@ int moe_write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* A name beside the target that no one else picks: ".NAME.PID-N".  O_EXCL
- * makes a planted file or symlink of that name a retry, never a write
- * through it. */
-static int open_temp(int dfd, const char *base, int mode, char *tmp, size_t len)
-{
-    static unsigned seq;
-
-    for (int tries = 0; tries < 100; tries++) {
-        int fd;
-
-        snprintf(tmp, len, ".%.200s.%ld-%u", base, (long)getpid(), seq++);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    (mode_t)mode);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    return -1;
-}
-
-/* The directory part of path ("." for a bare name), opened. */
-static int open_parent(const char *path, const char **base)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-
-    *base = slash ? slash + 1 : path;
-    if (!slash)
-        return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if ((size_t)(slash - path) >= sizeof(dir)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
 int moe_replace_file(const char *path, const char *data, size_t len, int mode,
                      struct moe_error *err)
 {
-    char tmp[256];
-    const char *base;
-    int dfd = open_parent(path, &base), fd, ok, e;
-
-    if (dfd < 0 || !base[0]) {
-        moe_error_at(err, path, 0, 0, "cannot write: %s",
-                     dfd < 0 ? strerror(errno) : "not a file name");
-        if (dfd >= 0)
-            close(dfd);
-        return -1;
-    }
-    fd = open_temp(dfd, base, mode < 0 ? 0666 : 0600, tmp, sizeof(tmp));
-    if (fd < 0) {
-        moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
-        close(dfd);
-        return -1;
-    }
     /* An exact mode is set whatever the umask: scripts keep their x bits. */
-    ok = moe_write_all(fd, data, len) == 0 && (mode < 0 || fchmod(fd, (mode_t)mode) == 0);
-    e = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    /* rename replaces whatever holds the name, a symlink included, and
-     * never writes through it. */
-    if (ok && renameat(dfd, tmp, dfd, base) != 0) {
-        moe_error_at(err, path, 0, 0, "cannot replace: %s", strerror(errno));
-        ok = -1;
-    } else if (!ok) {
-        moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(e));
-    }
-    if (ok != 1)
-        unlinkat(dfd, tmp, 0);
-    close(dfd);
-    return ok == 1 ? 0 : -1;
+    const struct moe_atomic_file how = { .mode = mode < 0 ? 0666 : (mode_t)mode,
+                                         .exact_mode = mode >= 0 };
+
+    return moe_atomic_write(path, data, len, &how, err);
 }

@@ -52,8 +52,7 @@ json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
 int moe_write_all(int fd, const char *buf, size_t len);
 
 /* Writes an output file the user asked for (a report, a hostfile, a
- * regenerated script) whole or not at all: a new file beside path, then
- * rename() over it.  A symlink or anything else at path is replaced, never
+ * regenerated script) whole or not at all, through core/atomic_file.h.  A symlink or anything else at path is replaced, never
  * written through.  mode: -1 for 0666 less the umask, else exactly that. */
 int moe_replace_file(const char *path, const char *data, size_t len, int mode,
                      struct moe_error *err);

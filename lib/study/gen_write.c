@@ -16,37 +16,58 @@
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/shquote.h"
+#include "core/strbuf.h"
 #include "study/gen_write.h"
 
+/* One level of subfolder (contracts/, fit-python/) for name, if it has one. */
+static int make_subdir(const char *dir, const char *name, struct moe_error *err)
+{
+    const char *slash = strchr(name, '/');
+    char *sub;
+    int rc = 0;
+
+    if (!slash)
+        return 0;
+    if (!(sub = moe_strdup_printf("%s/%.*s", dir, (int)(slash - name), name))) {
+        moe_error_at(err, dir, 0, 0, "out of memory");
+        return -1;
+    }
+    if (mkdir(sub, 0755) < 0 && errno != EEXIST) {
+        moe_error_at(err, sub, 0, 0, "cannot create: %s", strerror(errno));
+        rc = -1;
+    }
+    free(sub);
+    return rc;
+}
+
+/* A fresh file in the new tree: nothing to replace, so O_EXCL, and the
+ * whole tree is flushed and renamed into place at once. */
 static int write_file(const char *dir, const struct moe_gen_file *f, struct moe_error *err)
 {
-    char path[4400];
-    int fd;
+    char *path = moe_path_join(dir, f->name);
+    int fd, rc = -1;
 
-    snprintf(path, sizeof(path), "%.4096s/%s", dir, f->name);
-    if (strchr(f->name, '/')) {
-        /* one level of subfolder (contracts/, fit-python/) */
-        char sub[4200];
-        snprintf(sub, sizeof(sub), "%.4096s/%.*s", dir, (int)(strchr(f->name, '/') - f->name),
-                 f->name);
-        if (mkdir(sub, 0755) < 0 && errno != EEXIST) {
-            moe_error_at(err, sub, 0, 0, "cannot create: %s", strerror(errno));
-            return -1;
-        }
+    if (!path) {
+        moe_error_at(err, dir, 0, 0, "out of memory");
+        return -1;
     }
+    if (make_subdir(dir, f->name, err) < 0)
+        goto out;
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode);
-    if (fd < 0 || write(fd, f->data, f->len) != (ssize_t)f->len) {
+    if (fd < 0 || moe_write_all(fd, f->data, f->len) != 0) {
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
-        return -1;
+        goto out;
     }
     /* The umask must not strip the execute bits of the scripts. */
-    if (fchmod(fd, (mode_t)f->mode) < 0 || close(fd) < 0) {
+    if (fchmod(fd, (mode_t)f->mode) < 0 || close(fd) < 0)
         moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    else
+        rc = 0;
+out:
+    free(path);
+    return rc;
 }
 
 static int sync_tree(const char *dir, struct moe_error *err)
@@ -63,32 +84,59 @@ static int sync_tree(const char *dir, struct moe_error *err)
     return 0;
 }
 
+/* Best effort: a name that cannot be built (out of memory) stays. */
 static void remove_tree(const char *dir, const struct moe_gen_output *out)
 {
-    char path[4400];
+    char *path;
 
-    for (int i = 0; i < out->n; i++) {
-        snprintf(path, sizeof(path), "%.4096s/%s", dir, out->files[i].name);
-        unlink(path);
-    }
+    for (int i = 0; i < out->n; i++)
+        if ((path = moe_path_join(dir, out->files[i].name))) {
+            unlink(path);
+            free(path);
+        }
     /* then the subfolders the files were in (contracts/, fit-python/) */
     for (int i = 0; i < out->n; i++) {
-        const char *slash = strchr(out->files[i].name, '/');
-        if (slash) {
-            snprintf(path, sizeof(path), "%.4096s/%.*s", dir, (int)(slash - out->files[i].name),
-                     out->files[i].name);
+        const char *name = out->files[i].name, *slash = strchr(name, '/');
+
+        if (slash && (path = moe_strdup_printf("%s/%.*s", dir, (int)(slash - name), name))) {
             rmdir(path);
+            free(path);
         }
     }
-    snprintf(path, sizeof(path), "%.4096s/logs", dir);
-    rmdir(path);
+    if ((path = moe_path_join(dir, "logs"))) {
+        rmdir(path);
+        free(path);
+    }
     rmdir(dir);
+}
+
+/* DIR.tmp-XXXXXX with its logs/ folder: the tree built before it is named. */
+static char *make_temp_tree(const char *dir, struct moe_error *err)
+{
+    char *tmp = moe_strdup_printf("%s.tmp-XXXXXX", dir), *logs = NULL;
+
+    if (!tmp || !mkdtemp(tmp)) {
+        moe_error_at(err, dir, 0, 0, "cannot create a temporary directory beside it: %s",
+                     strerror(tmp ? errno : ENOMEM));
+        free(tmp);
+        return NULL;
+    }
+    chmod(tmp, 0755);
+    if (!(logs = moe_path_join(tmp, "logs")) || mkdir(logs, 0755) < 0) {
+        moe_error_at(err, logs ? logs : tmp, 0, 0, "cannot create: %s",
+                     strerror(logs ? errno : ENOMEM));
+        rmdir(tmp);
+        free(tmp);
+        tmp = NULL;
+    }
+    free(logs);
+    return tmp;
 }
 
 int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct moe_error *err)
 {
-    char tmp[4200], logs[4300];
     struct stat st;
+    char *tmp;
 
     if (lstat(dir, &st) == 0) {
         moe_error_at(err, dir, 0, 0, "already exists; remove it or choose another -o");
@@ -98,34 +146,25 @@ int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct 
         moe_error_at(err, dir, 0, 0, "path too long");
         return -1;
     }
-    snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", dir);
-    if (!mkdtemp(tmp)) {
-        moe_error_at(err, dir, 0, 0, "cannot create a temporary directory beside it: %s",
-                     strerror(errno));
+    if (!(tmp = make_temp_tree(dir, err)))
         return -1;
-    }
-    chmod(tmp, 0755);
-    snprintf(logs, sizeof(logs), "%s/logs", tmp);
-    if (mkdir(logs, 0755) < 0) {
-        moe_error_at(err, logs, 0, 0, "cannot create: %s", strerror(errno));
-        remove_tree(tmp, out);
-        return -1;
-    }
     for (int i = 0; i < out->n; i++)
-        if (write_file(tmp, &out->files[i], err) < 0) {
-            remove_tree(tmp, out);
-            return -1;
-        }
+        if (write_file(tmp, &out->files[i], err) < 0)
+            goto fail;
     /* One flush for the whole tree before it becomes visible, instead of a
      * fsync per file: a crash never leaves DIR with empty scripts. */
     if (sync_tree(tmp, err) < 0 || rename(tmp, dir) < 0) {
         if (!err->text[0])
             moe_error_at(err, dir, 0, 0, "cannot rename %s into place: %s", tmp,
                          strerror(errno));
-        remove_tree(tmp, out);
-        return -1;
+        goto fail;
     }
+    free(tmp);
     return 0;
+fail:
+    remove_tree(tmp, out);
+    free(tmp);
+    return -1;
 }
 
 /* The path lands in "#SBATCH --moe-study=": sbatch's rule for it
@@ -148,16 +187,17 @@ static int sbatch_path(const char *path, struct moe_error *err)
 
 int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error *err)
 {
-    char *d1 = strdup(dir), *d2 = strdup(dir), parent[4096];
-    int rc = 0;
+    char *d1 = strdup(dir), *d2 = strdup(dir), *parent = NULL;
+    int rc = -1;
 
-    if (!d1 || !d2 || !realpath(dirname(d1), parent)) {
+    if (!d1 || !d2 || !(parent = realpath(dirname(d1), NULL)))
         moe_error_at(err, dir, 0, 0, "cannot resolve the parent folder: %s", strerror(errno));
-        rc = -1;
-    } else {
-        snprintf(buf, len, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, basename(d2));
+    else if ((size_t)snprintf(buf, len, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent,
+                              basename(d2)) >= len)
+        moe_error_at(err, dir, 0, 0, "path too long");
+    else
         rc = sbatch_path(buf, err);
-    }
+    free(parent);
     free(d1);
     free(d2);
     return rc;
@@ -168,10 +208,16 @@ int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error
 static int replace_file(const char *dir, const char *name, const char *data, size_t len, int mode,
                         struct moe_error *err)
 {
-    char path[4400];
+    char *path = moe_path_join(dir, name);
+    int rc;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return moe_replace_file(path, data, len, mode, err);
+    if (!path) {
+        moe_error_at(err, dir, 0, 0, "out of memory");
+        return -1;
+    }
+    rc = moe_replace_file(path, data, len, mode, err);
+    free(path);
+    return rc;
 }
 
 static const struct moe_gen_file *find_out(const struct moe_gen_output *out, const char *name)
@@ -207,15 +253,21 @@ static json_t *merged_manifest(const char *dir, const struct moe_gen_plan *plan,
 /* The declared contracts of OUT that DIR does not have yet. */
 static int add_contracts(const char *dir, const struct moe_gen_output *out, struct moe_error *err)
 {
-    char path[4400];
-
     for (int i = 0; i < out->n; i++) {
         const struct moe_gen_file *g = &out->files[i];
+        char *path;
         struct stat sb;
+        int have;
 
-        snprintf(path, sizeof(path), "%s/%s", dir, g->name);
-        if (strncmp(g->name, "contracts/", 10) == 0 && stat(path, &sb) != 0 &&
-            replace_file(dir, g->name, g->data, g->len, g->mode, err) < 0)
+        if (strncmp(g->name, "contracts/", 10) != 0)
+            continue;
+        if (!(path = moe_path_join(dir, g->name))) {
+            moe_error_at(err, dir, 0, 0, "out of memory");
+            return -1;
+        }
+        have = stat(path, &sb) == 0;
+        free(path);
+        if (!have && replace_file(dir, g->name, g->data, g->len, g->mode, err) < 0)
             return -1;
     }
     return 0;
@@ -226,14 +278,14 @@ static int merge_candidates(const char *dir, const struct moe_gen_plan *plan,
                             struct moe_error *err)
 {
     const struct moe_stage_plan *validate = moe_gen_plan_stage(plan, MOE_STAGE_VALIDATE);
-    char path[4400], *text = NULL, *old, *line, *save = NULL;
+    char *path = moe_path_join(dir, "candidates.tsv"), *text = NULL, *old, *line, *save = NULL;
     char *rows = validate ? moe_gen_tsv(validate, 1, false) : NULL;
     size_t len = 0;
     FILE *m;
     int rc;
 
-    snprintf(path, sizeof(path), "%s/candidates.tsv", dir);
-    old = moe_read_file(path, "candidates.tsv", NULL, err);
+    old = path ? moe_read_file(path, "candidates.tsv", NULL, err) : NULL;
+    free(path);
     m = old && rows ? open_memstream(&text, &len) : NULL;
     if (!m) {
         free(old);

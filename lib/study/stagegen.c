@@ -14,6 +14,7 @@
 #include "study/candidates.h"
 #include "study/capture.h"
 #include "core/shquote.h"
+#include "core/strbuf.h"
 #include "study/launcher.h"
 #include "study/megatron_args.h"
 #include "study/stagegen.h"
@@ -297,10 +298,30 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
 static char *render(const struct moe_gen_opts *o, const char *tname, const json_t *ctx,
                     struct moe_error *err)
 {
-    char path[4096];
+    char *path = moe_path_join(o->templates_dir, tname), *text;
 
-    snprintf(path, sizeof(path), "%s/%s", o->templates_dir, tname);
-    return moe_template_render_file(path, ctx, err);
+    if (!path) {
+        moe_error_at(err, o->templates_dir, 0, 0, "out of memory");
+        return NULL;
+    }
+    text = moe_template_render_file(path, ctx, err);
+    free(path);
+    return text;
+}
+
+/* The file name in the templates folder, read whole; NULL with err. */
+static char *read_template(const char *dir, const char *name, const char *what,
+                           struct moe_error *err)
+{
+    char *path = moe_path_join(dir, name), *text;
+
+    if (!path) {
+        moe_error_at(err, dir, 0, 0, "out of memory");
+        return NULL;
+    }
+    text = moe_read_file(path, what, NULL, err);
+    free(path);
+    return text;
 }
 
 static char *with_newline(char *s)
@@ -334,11 +355,12 @@ static int add_fit_python(const struct moe_gen_opts *o, struct moe_gen_output *o
     static const char *const files[] = { "sitecustomize.py", "moeflow_fake_collectives.py" };
 
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        char path[4096], name[128];
+        char name[128];
 
-        snprintf(path, sizeof(path), "%s/" MOE_FIT_PYTHON_DIR "/%s", o->templates_dir, files[i]);
+        /* fits: the folder's name and the short names above */
         snprintf(name, sizeof(name), MOE_FIT_PYTHON_DIR "/%s", files[i]);
-        if (add_file(out, name, moe_read_file(path, "template", NULL, err), 0644, err) < 0)
+        if (add_file(out, name, read_template(o->templates_dir, name, "template", err), 0644,
+                     err) < 0)
             return -1;
     }
     return 0;
@@ -349,10 +371,8 @@ static int add_fit_python(const struct moe_gen_opts *o, struct moe_gen_output *o
 static int add_capture_script(const struct moe_gen_opts *o, struct moe_gen_output *out,
                               struct moe_error *err)
 {
-    char path[4096];
-
-    snprintf(path, sizeof(path), "%s/%s", o->templates_dir, MOE_CAPTURE_SCRIPT);
-    return add_file(out, MOE_CAPTURE_SCRIPT, moe_read_file(path, "the capture script", NULL, err),
+    return add_file(out, MOE_CAPTURE_SCRIPT,
+                    read_template(o->templates_dir, MOE_CAPTURE_SCRIPT, "the capture script", err),
                     0644, err);
 }
 

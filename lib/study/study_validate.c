@@ -7,6 +7,7 @@
 #include "contract/contract.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/strbuf.h"
 #include "study/study_validate.h"
 
 /* One option of an argument list: a word starting with "--" and the words
@@ -375,15 +376,20 @@ static int collect_winners(const char *study_dir, const struct moe_candidate *ba
                            struct moe_stage_plan *alone, json_t *digests, struct moe_strv *names,
                            struct moe_error *err)
 {
-    char dir[4200];
+    char *dir;
     struct moe_manifest m;
     json_t *winners, *w;
     size_t i;
     int rc = 0;
 
-    if (moe_manifest_load(study_dir, &m, err) < 0)
+    if (!(dir = moe_path_join(study_dir, "winners"))) {
+        moe_error_at(err, study_dir, 0, 0, "out of memory");
         return -1;
-    snprintf(dir, sizeof(dir), "%s/winners", study_dir);
+    }
+    if (moe_manifest_load(study_dir, &m, err) < 0) {
+        free(dir);
+        return -1;
+    }
     if (!(winners = moe_contract_load_winners(study_dir, err)))
         rc = -1;
     json_array_foreach(winners, i, w)
@@ -396,6 +402,7 @@ static int collect_winners(const char *study_dir, const struct moe_candidate *ba
     }
     moe_manifest_free(&m);
     json_decref(winners);
+    free(dir);
     return rc;
 }
 

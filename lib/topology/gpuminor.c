@@ -41,7 +41,9 @@ int moe_gpu_minors_proc(const char *dir, struct moe_gpu_minor *out, int max)
     DIR *d;
     int n = 0;
 
-    snprintf(path, sizeof(path), "%s/gpus", dir);
+    /* the plugin's bounded buffer: a cut path must not name another folder */
+    if ((size_t)snprintf(path, sizeof(path), "%s/gpus", dir) >= sizeof(path))
+        return 0;
     d = opendir(path);
     if (!d)
         return 0;

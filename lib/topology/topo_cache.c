@@ -10,8 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/readfile.h"
 #include "core/sha256.h"
+#include "core/strbuf.h"
 #include "topology/topo_cache.h"
 
 /* Bump when the filters of moe_nodetopo_filters change: an XML written
@@ -338,35 +340,20 @@ static int ensure_dir(const struct moe_topo_cache *c, struct moe_error *err)
     return trusted(c, c->dir, true, NULL, err);
 }
 
-/* Temporary file, then rename: a reader sees the old cache or the new
- * one, never half of one. */
+/* A reader sees the old cache or the new one, never half of one. */
 static int write_file(const char *path, const char *buf, size_t len, const char *tail,
                       const struct timespec *mtime, struct moe_error *err)
 {
-    const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, *mtime };
-    char tmp[4200];
-    int fd;
+    const struct moe_atomic_file how = { .mode = 0644, .exact_mode = true, .mtime = mtime };
+    struct moe_strbuf text = { 0 };
+    int rc = -1;
 
-    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        moe_error_at(err, path, 0, 0, "cannot create a temporary file: %s", strerror(errno));
-        return -1;
-    }
-    if (fchmod(fd, 0644) != 0 || moe_write_all(fd, buf, len) != 0 ||
-        moe_write_all(fd, tail, strlen(tail)) != 0 || futimens(fd, times) != 0 ||
-        fsync(fd) != 0) {
-        moe_error_at(err, tmp, 0, 0, "cannot write: %s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        moe_error_at(err, path, 0, 0, "cannot put the cache in place: %s", strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    if (moe_strbuf_add(&text, buf, len) != 0 || moe_strbuf_puts(&text, tail) != 0)
+        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
+    else
+        rc = moe_atomic_write(path, text.buf, text.len, &how, err);
+    moe_strbuf_free(&text);
+    return rc;
 }
 
 /* The XML of nt with the key in its root's info attributes (the file stays
