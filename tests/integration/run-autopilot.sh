@@ -12,7 +12,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 34
+tap_plan 36
 cluster_up autopilot --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
