@@ -114,7 +114,7 @@ static json_t *study_report(const char *study, const char *stage, struct moe_err
     runs = calloc(v.n + 1, sizeof(*runs));
     if (!runs || !skipped)
         moe_error_set(err, "out of memory");
-    else if (moe_report_load_run(v.ref.log, "baseline", &rd, &runs[0], err) == 0)
+    else if (moe_report_load_study_run(&v, &v.ref, "baseline", &rd, &runs[0], err) == 0)
         n = 1 + moe_report_load_candidates(&v, &rd, runs + 1, skipped);
     if (n)
         j = moe_report_to_json(runs, n, &o);
