@@ -12,7 +12,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 36
+tap_plan 38
 cluster_up autopilot --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -119,5 +119,15 @@ ok "... and no job ran" test "$(ls "$S"/logs | wc -l)" = "$n_before"
 
 as_user "$MOEFLOW_BIN" diagnose "$S" > "$WORK/diag.out" 2>&1
 ok "moeflow diagnose STUDY_DIR works on the study itself" has "$WORK/diag.out" '^baseline: [a-z]+ bottleneck: '
+# A silent fallback on the real run: the EP-overlap run's log edited to say
+# the overlap was off; recorded again, that win is refused.
+overlap=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3 }' "$S/candidates.tsv")
+sed -i 's/^\(  overlap_moe_expert_parallel_comm \.*\) True$/\1 False/' "$S/results/retune/$overlap.log"
+rm -rf "$S/winners"
+as_user "$MOEFLOW_BIN" report "$S" --stage retune --record-winners > "$WORK/fallback.out" 2>&1
+diag < "$WORK/fallback.out"
+ok "a silent fallback (ep_overlap False in the dump) is not recorded as a winner" \
+    has "$WORK/fallback.out" '^win ep_overlap=true: not recorded: what ran is not what it asked for'
+ok "... while FP8's win still is" has "$WORK/fallback.out" '^winner precision=fp8-delayed: recorded '
 [ -n "${MOEFLOW_TRANSCRIPT:-}" ] && sed "s|$WORK|/tmp/autopilot|g" "$T" > "$MOEFLOW_TRANSCRIPT"
 tap_done
