@@ -15,6 +15,8 @@ enum moe_exit {
     MOE_EXIT_INVALID_INPUT = 2,
     MOE_EXIT_INFEASIBLE = 3,
     MOE_EXIT_SYSTEM = 4,
+    MOE_EXIT_STAGE_FAILED = 5, /* moeflow run: a stage's candidate did not exit 0 */
+    MOE_EXIT_STOPPED = 6,      /* moeflow run: interrupted or timed out, jobs still in Slurm */
 };
 
 struct moe_command {
@@ -36,6 +38,7 @@ int cmd_fit(int argc, char **argv);
 int cmd_layouts(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_place(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Colour only on a terminal, never with NO_COLOR set (no-color.org) or
  * TERM=dumb. */

@@ -14,9 +14,13 @@
 #include "options.h"
 #include "analysis/diagnose.h"
 #include "core/readfile.h"
+#include "core/manifest.h"
+#include "analysis/report.h"
+#include "analysis/report_runs.h"
+#include "analysis/study_report.h"
 
 struct diagnose_args {
-    const char *run;
+    const char *run, *stage;
     double capacity; /* bytes; 0: not given */
     bool json;
 };
@@ -63,6 +67,10 @@ static const struct moe_opt diagnose_opts[] = {
       .field = offsetof(struct diagnose_args, run) },
     { "capacity-gib", required_argument, 'c', "G",
       "GPU memory, to judge how near capacity the peak is", .set = set_capacity },
+    { "stage", required_argument, 's', "STAGE",
+      "with a STUDY_DIR: the stage whose runs to read (default:\n"
+      "the one moeflow report reads)", .set = moe_opt_string,
+      .field = offsetof(struct diagnose_args, stage) },
     { "json", no_argument, 'j', NULL, "machine-readable output", .set = moe_opt_flag,
       .field = offsetof(struct diagnose_args, json) },
     { "list", required_argument, 'l', "B",
@@ -73,9 +81,11 @@ static const struct moe_opt diagnose_opts[] = {
 
 static const struct moe_cli diagnose_cli = {
     .usage = "usage: moeflow diagnose [--run NAME] [--capacity-gib G] [--json] REPORT [OVERLAP]\n"
+             "       moeflow diagnose [--stage STAGE] [options] STUDY_DIR [OVERLAP]\n"
              "       moeflow diagnose --list BOTTLENECK\n"
              "\n"
-             "REPORT: report.json from moeflow report (or its -o directory); OVERLAP: the\n"
+             "REPORT: report.json from moeflow report (or its -o directory), or a study\n"
+             "directory, whose stage is read as moeflow report reads it; OVERLAP: the\n"
              "output of moeflow overlap --json.  Classifies the bottleneck as memory,\n"
              "communication, host or compute, and prints the matching retune candidates\n"
              "(for moeflow gen --stage retune --for BOTTLENECK).\n",
@@ -83,6 +93,38 @@ static const struct moe_cli diagnose_cli = {
     .column = 20,
     .tail = "\nexample: moeflow diagnose --capacity-gib 141 out/report.json overlap.json\n",
 };
+
+/* A study directory's stage as moeflow report would report it: its
+ * report.json, built here, never read from a file. */
+static json_t *study_report(const char *study, const char *stage, struct moe_error *err)
+{
+    struct moe_study_view v;
+    struct moe_report_opts o = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT };
+    struct moe_report_reader rd = { 0 };
+    struct moe_report_run *runs;
+    json_t *j = NULL, *skipped = json_array();
+    size_t n = 0;
+
+    if (moe_study_view_load(study, stage, &v, err) < 0) {
+        json_decref(skipped);
+        return NULL;
+    }
+    rd.first = v.first;
+    rd.last = v.last;
+    runs = calloc(v.n + 1, sizeof(*runs));
+    if (!runs || !skipped)
+        moe_error_set(err, "out of memory");
+    else if (moe_report_load_study_run(&v, &v.ref, "baseline", &rd, &runs[0], err) == 0)
+        n = 1 + moe_report_load_candidates(&v, &rd, runs + 1, skipped);
+    if (n)
+        j = moe_report_to_json(runs, n, &o);
+    for (size_t i = 0; i < n; i++)
+        moe_report_run_free(&runs[i]);
+    free(runs);
+    json_decref(skipped);
+    moe_study_view_free(&v);
+    return j;
+}
 
 static json_t *load(const char *path, const char *what, struct moe_error *err)
 {
@@ -148,7 +190,9 @@ static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bo
 /* REPORT [OVERLAP]: the run's diagnosis, or -1 with err. */
 static int diagnose(const struct diagnose_args *a, char **files, int n, struct moe_error *err)
 {
-    json_t *report = load(files[0], "report", err), *overlap = NULL;
+    json_t *report = moe_study_is_dir(files[0]) ? study_report(files[0], a->stage, err)
+                                                : load(files[0], "report", err);
+    json_t *overlap = NULL;
     const json_t *run;
     struct moe_diagnosis d;
     int rc = -1;
@@ -178,6 +222,9 @@ int cmd_diagnose(int argc, char **argv)
         return rc;
     if (first >= argc || argc - first > 2)
         return moe_cli_misuse(&diagnose_cli);
+    if (a.stage && !moe_study_is_dir(argv[first]))
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --stage needs a study directory "
+                             "(the folder moeflow gen wrote, with its manifest.json)\n");
     moe_error_clear(&err);
     if (diagnose(&a, argv + first, argc - first, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);

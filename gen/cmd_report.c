@@ -335,6 +335,11 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
             printf("win %s: not recorded: %s wins more\n", runs[i].name, better);
             continue;
         }
+        if (json_array_size(runs[i].mismatches)) {
+            printf("win %s: not recorded: what ran is not what it asked for (%s)\n",
+                   runs[i].name, json_string_value(json_array_get(runs[i].mismatches, 0)));
+            continue;
+        }
         moe_error_clear(&err);
         r = record_win(v, runs[i].name, run, sizeof(run), path, sizeof(path), &err);
         if (r < 0) {
@@ -423,7 +428,7 @@ static int load_stage(const struct moe_study_view *v, const struct moe_report_re
     if (!file_exists(v->ref.log))
         return moe_cli_error(MOE_EXIT_INVALID_INPUT, "moeflow report: %s: the reference run, "
                              "%s, has no log yet (%s)\n", v->study, v->ref_note, v->ref.log);
-    if (moe_report_load_run(v->ref.log, "baseline", rd, &runs[0], &err) < 0)
+    if (moe_report_load_study_run(v, &v->ref, "baseline", rd, &runs[0], &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     *nruns = 1 + moe_report_load_candidates(v, rd, runs + 1, skipped);
     return MOE_EXIT_OK;

@@ -8,6 +8,7 @@
 
 const struct moe_command moe_commands[] = {
     { "gen", "write sbatch scripts and job arrays for every stage of a study", cmd_gen },
+    { "run", "drive a generated study through its stages on Slurm, resumably", cmd_run },
     { "contract", "show, compare, verify or freeze a measurement contract", cmd_contract },
     { "overlap", "hidden communication per GPU from nsys / PyTorch-profiler traces",
       cmd_overlap },

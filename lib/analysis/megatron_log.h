@@ -67,7 +67,8 @@ struct moe_log {
     /* "Theoretical memory footprints: weight and optimizer=X MB,
      * activation=Y MB, total=Z MB"; NAN where absent. */
     double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
-    size_t graph_lines;   /* CUDA graph capture / replay evidence */
+    size_t graph_lines;   /* CUDA graph replay lines: evidence that graphs ran */
+    size_t graph_capture_lines; /* capture lines: a graph built, not yet shown to run */
     struct moe_fit_evidence fit_evidence; /* fit stage: fit-python/'s line */
     char last_error[200]; /* the last Python exception line ("...Error: ...") */
     char graph_example[160];

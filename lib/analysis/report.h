@@ -48,9 +48,13 @@ struct moe_report_run {
     json_t *warnings;        /* the log's warnings (strings), FILE:LINE: first */
 };
 
-/* KEY=VALUE: an argument the run was asked to run with. */
+/* KEY=VALUE: an argument the run was asked to run with.  requested: taken
+ * from the candidate's own command line (study mode), checked only when
+ * the log has an argument dump at all; else given by the user (--expect),
+ * whose absence from the dump is itself a mismatch. */
 struct moe_report_expect {
     const char *key, *value;
+    bool requested;
 };
 
 /* Summarises log over [first, last].  A window the run never reached is an

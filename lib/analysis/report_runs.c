@@ -208,6 +208,105 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* The flags whose effect a report must prove (the seed's pitfall 8: a
+ * backend can fall back, an overlap be dropped), each with its key in
+ * Megatron's argument dump (argparse's dest: --fp8-format is "fp8"). */
+static const struct {
+    const char *flag, *key;
+} requested_keys[] = {
+    { "--moe-token-dispatcher-type", "moe_token_dispatcher_type" },
+    { "--moe-flex-dispatcher-backend", "moe_flex_dispatcher_backend" },
+    { "--fp8-format", "fp8" },
+    { "--fp8-recipe", "fp8_recipe" },
+    { "--fp4-format", "fp4" },
+    { "--fp4-recipe", "fp4_recipe" },
+    { "--bf16", "bf16" },
+    { "--overlap-moe-expert-parallel-comm", "overlap_moe_expert_parallel_comm" },
+    { "--moe-shared-expert-overlap", "moe_shared_expert_overlap" },
+    { "--delay-wgrad-compute", "delay_wgrad_compute" },
+    { "--overlap-grad-reduce", "overlap_grad_reduce" },
+    { "--overlap-param-gather", "overlap_param_gather" },
+    { "--tp-comm-overlap", "tp_comm_overlap" },
+    { "--recompute-granularity", "recompute_granularity" },
+    { "--recompute-method", "recompute_method" },
+    { "--recompute-modules", "recompute_modules" },
+    { "--cuda-graph-impl", "cuda_graph_impl" },
+    { "--cuda-graph-scope", "cuda_graph_scope" },
+    { "--cuda-graph-modules", "cuda_graph_modules" },
+};
+
+size_t moe_report_requested(const struct moe_candidate *c, const char *run,
+                            struct moe_report_expect_for *out, size_t max, char *buf,
+                            size_t len)
+{
+    size_t n = 0, used = 0;
+
+    for (size_t i = 0; i < c->argv.n && n < max; i++) {
+        const char *key = NULL, *value;
+        size_t start = used;
+
+        for (size_t k = 0; k < sizeof(requested_keys) / sizeof(requested_keys[0]) && !key; k++)
+            if (strcmp(c->argv.v[i], requested_keys[k].flag) == 0)
+                key = requested_keys[k].key;
+        if (!key)
+            continue;
+        /* the values up to the next flag, as one space-separated string */
+        for (; i + 1 < c->argv.n && strncmp(c->argv.v[i + 1], "--", 2) != 0; i++) {
+            int w = snprintf(buf + used, len - used, "%s%s", used > start ? " " : "",
+                             c->argv.v[i + 1]);
+
+            if (w < 0 || (size_t)w >= len - used)
+                return n; /* out of room: what fits is checked */
+            used += (size_t)w;
+        }
+        if (used == start) {
+            value = "True"; /* a switch */
+        } else {
+            value = buf + start;
+            used++; /* past the NUL */
+        }
+        out[n++] = (struct moe_report_expect_for){ run, { key, value, true } };
+    }
+    return n;
+}
+
+/* The candidate of any stage whose id is id, or NULL. */
+static const struct moe_candidate *candidate_anywhere(const struct moe_manifest *m, const char *id)
+{
+    for (size_t s = 0; s < m->n_stages; s++)
+        for (size_t k = 0; k < m->stages[s].n; k++)
+            if (m->stages[s].cands[k].id && strcmp(m->stages[s].cands[k].id, id) == 0)
+                return &m->stages[s].cands[k];
+    return NULL;
+}
+
+int moe_report_load_study_run(const struct moe_study_view *v, const struct moe_study_cand *c,
+                              const char *label, const struct moe_report_reader *rd,
+                              struct moe_report_run *r, struct moe_error *err)
+{
+    struct moe_report_expect_for ex[MAX_EXPECT];
+    struct moe_report_reader mine = *rd;
+    struct moe_manifest m;
+    struct moe_error merr;
+    const struct moe_candidate *cand;
+    char buf[8192];
+    size_t n = 0;
+    int rc;
+
+    for (size_t i = 0; i < rd->nexpect && n < MAX_EXPECT; i++)
+        ex[n++] = rd->expect[i];
+    moe_error_clear(&merr);
+    memset(&m, 0, sizeof(m));
+    /* a study laid out by hand has no manifest: its runs prove nothing more */
+    if (moe_manifest_load(v->study, &m, &merr) == 0 && (cand = candidate_anywhere(&m, c->id)))
+        n += moe_report_requested(cand, label, ex + n, MAX_EXPECT - n, buf, sizeof(buf));
+    mine.expect = ex;
+    mine.nexpect = n;
+    rc = moe_report_load_run(c->log, label, &mine, r, err);
+    moe_manifest_free(&m);
+    return rc;
+}
+
 size_t moe_report_load_candidates(const struct moe_study_view *v,
                                   const struct moe_report_reader *rd,
                                   struct moe_report_run *runs, json_t *skipped)
@@ -222,7 +321,7 @@ size_t moe_report_load_candidates(const struct moe_study_view *v,
         moe_error_clear(&err);
         if (!file_exists(c->log))
             snprintf(why, sizeof(why), "no log yet (%.500s)", c->log);
-        else if (moe_report_load_run(c->log, c->label, rd, &runs[n], &err) < 0)
+        else if (moe_report_load_study_run(v, c, c->label, rd, &runs[n], &err) < 0)
             snprintf(why, sizeof(why), "%s", err.text);
         else {
             n++;

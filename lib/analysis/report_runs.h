@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/manifest.h"
 #include "analysis/megatron_log.h"
 #include "analysis/report.h"
 #include "analysis/study_report.h"
@@ -39,6 +40,22 @@ size_t moe_report_count_logs(char *const *paths, int n);
  * with err and nothing to free. */
 int moe_report_load_run(const char *path, const char *label, const struct moe_report_reader *rd,
                         struct moe_report_run *r, struct moe_error *err);
+
+/* What candidate c asked Megatron for on its command line, as
+ * expectations of its run's argument dump, each for the run named run:
+ * the dispatcher and its backend, the precision, the overlap switches,
+ * recompute and the CUDA-graph scope.  Values are written into buf; at most
+ * max.  Returns how many. */
+size_t moe_report_requested(const struct moe_candidate *c, const char *run,
+                            struct moe_report_expect_for *out, size_t max, char *buf,
+                            size_t len);
+
+/* The run of candidate c of study v (its log), named label, checked against
+ * rd's expectations and against what the candidate asked for in manifest.json
+ * (moe_report_requested).  0, or -1 with err. */
+int moe_report_load_study_run(const struct moe_study_view *v, const struct moe_study_cand *c,
+                              const char *label, const struct moe_report_reader *rd,
+                              struct moe_report_run *r, struct moe_error *err);
 
 /* Every candidate of the stage V with a readable log, appended to runs
  * (room for v->n), labelled by variable and value; each other one goes to

@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         moe_log_arg(&log, "moe_token_dispatcher_type");
         if (log.niters > 0) {
             struct moe_report_run run;
-            struct moe_report_expect want[] = { { "moe_token_dispatcher_type", "flex" },
-                                                { "fp8", "e4m3" } };
+            struct moe_report_expect want[] = { { "moe_token_dispatcher_type", "flex", false },
+                                                { "fp8", "e4m3", false } };
             long first = log.iters[0].iter, last = log.iters[log.niters - 1].iter;
 
             memset(&run, 0, sizeof(run));

@@ -432,9 +432,9 @@ static void ab_verdicts(void **state)
 static void mismatches_are_flagged(void **state)
 {
     const struct moe_report_expect ex[] = {
-        { "moe_token_dispatcher_type", "flex" },
-        { "dispatcher", "deepep" },
-        { "overlap_moe_expert_parallel_comm", "True" },
+        { "moe_token_dispatcher_type", "flex", false },
+        { "dispatcher", "deepep", false },
+        { "overlap_moe_expert_parallel_comm", "True", false },
     };
     struct moe_report_run r;
     struct moe_log log;

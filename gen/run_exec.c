@@ -1,0 +1,155 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run_exec.h"
+
+extern char **environ;
+
+/* Appends what fits of buf to dst (NUL-terminated, size cap). */
+static void keep(char *dst, size_t cap, size_t *used, const char *buf, size_t n)
+{
+    size_t room = cap - 1 - *used;
+
+    if (n > room)
+        n = room;
+    memcpy(dst + *used, buf, n);
+    *used += n;
+    dst[*used] = '\0';
+}
+
+/* Reads both pipes to their end, keeping the first bytes of each. */
+static void drain(int fo, int fe, struct run_result *r)
+{
+    struct pollfd p[2] = { { .fd = fo, .events = POLLIN }, { .fd = fe, .events = POLLIN } };
+    size_t no = 0, ne = 0;
+    char buf[4096];
+
+    while (p[0].fd >= 0 || p[1].fd >= 0) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            ssize_t n;
+
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            n = read(p[i].fd, buf, sizeof(buf));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                close(p[i].fd);
+                p[i].fd = -1;
+            } else if (i == 0) {
+                keep(r->out, sizeof(r->out), &no, buf, (size_t)n);
+            } else {
+                keep(r->err, sizeof(r->err), &ne, buf, (size_t)n);
+            }
+        }
+    }
+}
+
+static int wait_child(pid_t pid)
+{
+    int st;
+
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 255;
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return WEXITSTATUS(st);
+}
+
+static int setup(posix_spawnattr_t *at, posix_spawn_file_actions_t *fa, const char *dir,
+                 const int po[2], const int pe[2])
+{
+    sigset_t def, none;
+
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGPIPE);
+    if (posix_spawnattr_init(at) || posix_spawn_file_actions_init(fa))
+        return -1;
+    /* its own process group; moeflow run's handlers are not the child's */
+    if (posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                         POSIX_SPAWN_SETSIGMASK) ||
+        posix_spawnattr_setpgroup(at, 0) || posix_spawnattr_setsigdefault(at, &def) ||
+        posix_spawnattr_setsigmask(at, &none))
+        return -1;
+    if (dir && posix_spawn_file_actions_addchdir_np(fa, dir))
+        return -1;
+    if (po && (posix_spawn_file_actions_adddup2(fa, po[1], STDOUT_FILENO) ||
+               posix_spawn_file_actions_adddup2(fa, pe[1], STDERR_FILENO) ||
+               posix_spawn_file_actions_addclose(fa, po[0]) ||
+               posix_spawn_file_actions_addclose(fa, pe[0])))
+        return -1;
+    return 0;
+}
+
+int run_program(const char *dir, char *const argv[], int capture, struct run_result *r)
+{
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_t fa;
+    int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, rc = -1, e = 0;
+    pid_t pid;
+
+    memset(r, 0, sizeof(*r));
+    fflush(NULL); /* our buffered lines before the child's */
+    if (capture && (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)) {
+        e = errno;
+        goto out;
+    }
+    if (setup(&at, &fa, dir, capture ? po : NULL, capture ? pe : NULL) < 0) {
+        e = errno ? errno : ENOMEM;
+        goto done;
+    }
+    e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    if (e == 0) {
+        if (capture) {
+            close(po[1]);
+            close(pe[1]);
+            po[1] = pe[1] = -1;
+            drain(po[0], pe[0], r);
+            po[0] = pe[0] = -1;
+        }
+        r->status = wait_child(pid);
+        rc = 0;
+    }
+done:
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+out:
+    for (int i = 0; i < 2; i++) {
+        if (po[i] >= 0)
+            close(po[i]);
+        if (pe[i] >= 0)
+            close(pe[i]);
+    }
+    errno = e;
+    return rc;
+}
+
+const char *run_self_path(void)
+{
+    static char self[4096];
+    ssize_t n;
+
+    if (self[0])
+        return self;
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = '\0';
+    return self;
+}

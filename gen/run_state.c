@@ -1,0 +1,122 @@
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "run_state.h"
+#include "core/readfile.h"
+
+json_t *run_state_load(const char *dir, const char *study_hash, struct moe_error *err)
+{
+    char path[4200];
+    struct stat st;
+    json_t *s;
+    const char *h;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, RUN_STATE_FILE);
+    if (lstat(path, &st) < 0 && errno == ENOENT)
+        return json_pack("{s:i, s:s, s:{}}", "version", 1, "study_hash",
+                         study_hash ? study_hash : "", "stages");
+    if (!(s = moe_read_json(path, "run state", err)))
+        return NULL;
+    h = json_string_value(json_object_get(s, "study_hash"));
+    if (!json_is_object(json_object_get(s, "stages")) || !h) {
+        moe_error_at(err, path, 0, 0, "run state: not what moeflow run writes (no stages or "
+                     "study_hash)");
+        json_decref(s);
+        return NULL;
+    }
+    if (study_hash && strcmp(h, study_hash) != 0) {
+        moe_error_at(err, path, 0, 0, "run state: of study hash %.16s..., but manifest.json is "
+                     "of %.16s...: the study was generated again; remove %s to run it afresh",
+                     h, study_hash, RUN_STATE_FILE);
+        json_decref(s);
+        return NULL;
+    }
+    return s;
+}
+
+int run_state_save(const char *dir, const json_t *state, struct moe_error *err)
+{
+    char path[4200], *text = json_dumps(state, JSON_INDENT(2) | JSON_SORT_KEYS);
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, RUN_STATE_FILE);
+    if (!text) {
+        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
+        return -1;
+    }
+    rc = moe_replace_file(path, text, strlen(text), -1, err);
+    free(text);
+    return rc;
+}
+
+json_t *run_state_stage(json_t *state, const char *stage)
+{
+    json_t *stages = json_object_get(state, "stages"), *s = json_object_get(stages, stage);
+
+    if (!json_is_object(s)) {
+        s = json_object();
+        json_object_set_new(stages, stage, s);
+    }
+    return s;
+}
+
+const char *run_state_of(const json_t *stage)
+{
+    const char *s = json_string_value(json_object_get(stage, "state"));
+
+    return s ? s : "";
+}
+
+/* A whole number at *p, moving p past it; -1 when there is none. */
+static long number(const char **p)
+{
+    char *end;
+    long v;
+
+    if (**p < '0' || **p > '9')
+        return -1;
+    errno = 0;
+    v = strtol(*p, &end, 10);
+    if (errno || v > INT_MAX)
+        return -1;
+    *p = end;
+    return v;
+}
+
+int run_array_indices(const char *spec, int *idx, size_t max)
+{
+    const char *p = spec;
+    size_t n = 0;
+
+    for (;;) {
+        long a = number(&p), b = a;
+
+        if (a < 0)
+            return -1;
+        if (*p == '-') {
+            p++;
+            if ((b = number(&p)) < a)
+                return -1;
+        }
+        if (b - a >= (long)(max - n))
+            return -1;
+        for (long i = a; i <= b; i++)
+            idx[n++] = (int)i;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == '%') { /* the throttle: how many at once, not which */
+            p++;
+            if (number(&p) < 1)
+                return -1;
+        }
+        return *p ? -1 : (int)n;
+    }
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# Issue 24: in study mode, report holds each candidate's argument dump
+# against what the candidate asked for, without --expect: a log whose
+# ep_overlap was edited to False (a silent fallback) is a MISMATCH, and
+# --record-winners refuses that win before it looks for a run record.
+# CUDA graphs count only when replayed, not when captured.  The logs are
+# fake-megatron's (rank 0 of 1, so the argument dump is in them).
+. "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
+M=$MOEFLOW_BIN
+export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
+T=$(mktemp -d /tmp/mfrp.XXXXXX) && trap 'rm -rf "$T"' EXIT
+tap_plan 9
+S=$T/tiny
+"$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
+python3 - "$S" "$MOEFLOW_SRCDIR" <<'PY'
+import json, os, subprocess, sys
+s, src = sys.argv[1], sys.argv[2]
+for st in json.load(open(s + "/manifest.json"))["stages"]:
+    if st["stage"] not in ("scale", "retune"):
+        continue
+    os.makedirs("%s/results/%s" % (s, st["stage"]), exist_ok=True)
+    for c in st["candidates"]:
+        out = subprocess.run([src + "/tests/doubles/fake-megatron",
+                              src + "/tests/data/megatron/argparse-core_v0.19.0.txt"] + c["argv"],
+                             env=dict(os.environ, RANK="0", WORLD_SIZE="1"),
+                             capture_output=True, text=True, check=True)
+        open("%s/results/%s/%s.log" % (s, st["stage"], c["id"]), "w").write(out.stdout)
+PY
+id_of() { awk -F'\t' -v v="$1" -v x="$2" '$1 == "retune" && $4 == v && $5 == x { print $3 }' "$S/candidates.tsv"; }
+overlap=$(id_of ep_overlap true)
+
+"$M" report "$S" --stage retune > "$T/honest.out" 2>&1
+tap_ok $? "report of honest logs"
+ok "... no mismatch: every candidate ran what it asked for" hasnt "$T/honest.out" MISMATCH
+"$M" report "$S" --stage retune --json > "$T/honest.json" 2>&1
+ok "... report.json shows what ran (EP overlap True)" has "$T/honest.json" '"overlap_moe_expert_parallel_comm": "True"'
+"$M" report "$S" --stage retune --record-winners > "$T/honest-w.out" 2>&1
+ok "... ep_overlap's win goes on to be recorded (no run record here)" \
+    has "$T/honest-w.out" 'winner ep_overlap=true not recorded: no run record'
+
+# The silent fallback: the dump says the overlap was off.
+sed -i 's/^\(  overlap_moe_expert_parallel_comm \.*\) True$/\1 False/' "$S/results/retune/$overlap.log"
+ok "(the log now says False)" has "$S/results/retune/$overlap.log" 'overlap_moe_expert_parallel_comm \.+ False'
+"$M" report "$S" --stage retune > "$T/fallback.out" 2>&1
+ok "report flags it without --expect" \
+    has "$T/fallback.out" '^  MISMATCH: requested overlap_moe_expert_parallel_comm=True, ran with overlap_moe_expert_parallel_comm=False$'
+"$M" report "$S" --stage retune --record-winners > "$T/fallback-w.out" 2>&1
+ok "--record-winners refuses that win" \
+    has "$T/fallback-w.out" '^win ep_overlap=true: not recorded: what ran is not what it asked for \(requested overlap_moe_expert_parallel_comm=True, ran with overlap_moe_expert_parallel_comm=False\)$'
+
+# CUDA graphs: captured but never replayed is no proof.
+g=$(id_of cuda_graph_modules '["moe_router"]')
+ok "(the graph candidate's log has replay lines)" has "$S/results/retune/$g.log" 'CUDA graph replay'
+sed -i '/CUDA graph replay/d' "$S/results/retune/$g.log"
+"$M" report "$S" --stage retune > "$T/graph.out" 2>&1
+ok "a graph captured and never replayed is a MISMATCH" \
+    has "$T/graph.out" 'MISMATCH: CUDA graphs requested and captured, but the log never shows one replayed'
+tap_done
