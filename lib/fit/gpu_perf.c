@@ -18,8 +18,9 @@
  * model); Megatron's local implementation (torch ops, no fused kernels, no
  * grouped GEMM) refitted on steady runs of three model sizes on one H200
  * (tests/gpu/steady-1gpu.tsv: 4, 8 and 16 layers at MBS 1 and 2) and the
- * 2xH200 lane rows (tests/data/calibration/h200x2-steps.tsv), by
- * tests/calibration/steptime-fit.py.  The small and medium models' steps
+ * 2xH200 lane rows (tests/data/calibration/h200x2-steps.tsv), by a
+ * least-squares search on log errors (issue 25; the result per row is
+ * tests/calibration/steptime-table.tsv).  The small and medium models' steps
  * are host time: halving the microbatches at a fixed GBS removes 68 ms
  * (small, 4 layers) and 132 ms (medium, 8 layers) per microbatch, about
  * 16.5 ms per layer, and leaves a per-step remainder that grows with the
@@ -51,7 +52,7 @@
  * idles while the host launches the dispatch and one GEMM split per local
  * expert: SYNC_US + SYNC_EXPERT_US per local expert, fitted with ROUTE_KB_TE
  * on the H100 rows and the 25.11 B200/GB200/GB300 rows of Megatron-Bridge's
- * published table (tests/calibration/steptime-fit.py); the 26.02 rows are
+ * published table (tests/calibration/steptime-table.tsv); the 26.02 rows are
  * left out of sample.  The local implementation's stalls are inside its
  * host term (every step there is host time). */
 #define SYNC_US_TE 450.0
