@@ -25,13 +25,20 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
                  "ETP%d\n", st->etp_ms, l->etp);
     fprintf(out, "  PP send/recv %10.1f ms  activations and gradients between stages\n",
             st->pp_ms);
-    fprintf(out, "  host         %10.1f ms  %.0f us per layer and microbatch", st->host_ms,
-            p->host_us);
+    fprintf(out, "  host         %10.1f ms  launch stream not hidden by the GPU's work (stream "
+                 "%.1f ms against GPU %.1f ms): %.0f us per layer and microbatch",
+            st->host_ms, st->host_stream_ms, st->gpu_stream_ms, p->host_us);
     if (p->host_expert_us > 0)
         fprintf(out, ", + %.0f us per local expert", p->host_expert_us);
     if (p->host_etp_us > 0 && l->etp > 1)
         fprintf(out, ", + %.0f us for the ETP%d token gather", p->host_etp_us, l->etp);
     fputc('\n', out);
+    fprintf(out, "  sync stalls  %10.1f ms  host waits for token counts once per MoE layer "
+                 "forward: %.0f us + %.0f us per local expert\n", st->sync_ms, p->sync_us,
+            p->sync_expert_us);
+    if (st->step_host_ms > 0)
+        fprintf(out, "  step host    %10.1f ms  optimizer and bookkeeping, %.0f us per layer "
+                     "and step\n", st->step_host_ms, p->step_host_us);
     fprintf(out, "  bubble       %10.1f ms  (PP-1)/VPP = %d/%d microbatch slots idle\n",
             st->bubble_ms, l->pp - 1, l->vpp);
     fprintf(out, "  DP/EDP       %10.1f ms  gradient reduce-scatter + parameter all-gather not "
@@ -49,7 +56,8 @@ void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layo
 
 json_t *steptime_json(const struct moe_step *st)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "compute",
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                     "sync", st->sync_ms, "step_host", st->step_host_ms, "compute",
                      st->compute_ms, "route", st->route_ms,
                      "tp", st->tp_ms, "cp", st->cp_ms, "ep", st->ep_ms, "etp", st->etp_ms, "pp",
                      st->pp_ms, "host", st->host_ms, "bubble", st->bubble_ms, "dp", st->dp_ms);

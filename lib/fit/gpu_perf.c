@@ -1,8 +1,10 @@
 /* Default rates and bandwidths per GPU type: the table's datasheet peaks
  * (fit/gpu.h) times the share that Megatron reaches on large GEMMs; NVLink
- * and the NIC at line rate.  GEMM_SHARE and LINK_SHARE are fitted to
- * Megatron-Bridge's published H100 rows (tests/data/calibration); the other
- * types reuse them, so their rows are an out-of-sample check. */
+ * and the NIC at line rate.  GEMM_SHARE and LINK_SHARE were fitted to
+ * Megatron-Bridge's published H100 rows (tests/data/calibration) and every
+ * type reuses them; what differs by type comes from its datasheet (fit/gpu.h:
+ * peaks, NVLink, NIC, HBM).  The calibration record, rows marked calibrate
+ * or out of sample, is tests/calibration/steptime-table.tsv. */
 #include "config.h"
 
 #include <string.h>
@@ -11,24 +13,61 @@
 
 #define GEMM_SHARE 0.60
 #define LINK_SHARE 1.00
-/* Host time per layer and microbatch: TE's fused kernels; Megatron's local
- * implementation (torch ops, no fused kernels, no grouped GEMM) as measured
- * on 2xH200 (tests/gpu/steady.tsv: EP2, EP1, EP1xETP2 and PP2xVPP2 of the
- * tiny model, steps 21-32).  Without grouped GEMM a SequentialMLP runs its
- * local experts one by one, so EP1 pays for 8 experts where EP2 pays for 4;
- * with ETP > 1 the alltoall dispatcher gathers the routed tokens over the
- * ETP group and reduce-scatters them back with split sizes read to the host
- * (core 0.19 megatron/core/transformer/moe/token_dispatcher.py:738-740 and
- * 821-822).  With TE the grouped GEMM runs all local experts at once; the
- * ETP cost there was not measured and is left to the bandwidth term. */
+/* The host stream, per layer and microbatch: TE's fused kernels (a few
+ * hundred launches per layer, hidden behind the GPU's work on any real
+ * model); Megatron's local implementation (torch ops, no fused kernels, no
+ * grouped GEMM) refitted on steady runs of three model sizes on one H200
+ * (tests/gpu/steady-1gpu.tsv: 4, 8 and 16 layers at MBS 1 and 2) and the
+ * 2xH200 lane rows (tests/data/calibration/h200x2-steps.tsv), by a
+ * least-squares search on log errors (issue 25; the result per row is
+ * tests/calibration/steptime-table.tsv).  The small and medium models' steps
+ * are host time: halving the microbatches at a fixed GBS removes 68 ms
+ * (small, 4 layers) and 132 ms (medium, 8 layers) per microbatch, about
+ * 16.5 ms per layer, and leaves a per-step remainder that grows with the
+ * layers (the optimizer's per-tensor launches, grad-norm and loss .item()s):
+ * HOST_STEP_US_LOCAL.  The large model (16 layers, top-8, sequence 4096)
+ * hides its host stream behind the GPU's work at MBS 2.  With ETP > 1 the
+ * alltoall dispatcher gathers the routed tokens over the ETP group and
+ * reduce-scatters them back with split sizes read to the host (core 0.19
+ * megatron/core/transformer/moe/token_dispatcher.py:738 and 821). */
 #define HOST_US_TE 200.0
-#define HOST_US_LOCAL 13400.0
-#define HOST_US_LOCAL_EXPERT 455.0
-#define HOST_US_LOCAL_ETP 6800.0
-/* Routing and permutation per routed token copy: with the thin expert
- * GEMMs, what makes fine-grained MoEs (Qwen3-30B-A3B) reach a third of
- * DeepSeek-V3's TFLOP/s on H100. */
-#define ROUTE_NS 320.0
+#define HOST_US_LOCAL 16500.0
+#define HOST_US_LOCAL_EXPERT 0.0
+#define HOST_US_LOCAL_ETP 5900.0
+#define HOST_STEP_US_LOCAL 8500.0
+/* Stalls at synchronisation points, per MoE layer and microbatch.  Each
+ * dispatcher reads token counts to the host once per MoE layer's forward,
+ * and the host waits for the GPU there (Megatron-LM core 0.19,
+ * megatron/core/transformer/moe/token_dispatcher.py):
+ *   - alltoall: the input/output split sizes of the EP all-to-all are
+ *     copied to the host on a side stream (_maybe_dtoh_and_synchronize,
+ *     919-950) and the host waits on that event at "before_ep_alltoall"
+ *     with EP or TP > 1 (590), at "before_finish" without (599), or already
+ *     "before_permutation_1" with token dropping (546);
+ *   - allgather: tokens_per_expert .cpu() and .sum().item() in
+ *     dispatch_postprocess (317, 323);
+ *   - experts: TEGroupedMLP (experts.py:769) and SequentialMLP (1352) read
+ *     tokens_per_expert .tolist() for the per-expert splits.
+ * Backward reuses the splits and needs no sync.  After the sync the GPU
+ * idles while the host launches the dispatch and one GEMM split per local
+ * expert: SYNC_US + SYNC_EXPERT_US per local expert, fitted with ROUTE_KB_TE
+ * on the H100 rows and the 25.11 B200/GB200/GB300 rows of Megatron-Bridge's
+ * published table (tests/calibration/steptime-table.tsv); the 26.02 rows are
+ * left out of sample.  The local implementation's stalls are inside its
+ * host term (every step there is host time). */
+#define SYNC_US_TE 450.0
+#define SYNC_EXPERT_US_TE 375.0
+/* Routing and permutation: the router, top-k, permute and unpermute are
+ * memory-bound kernels, so their time per routed token copy is an
+ * effective number of bytes over the GPU's HBM bandwidth (fit/gpu.h).  The
+ * effective bytes are fitted, not counted: they include the many small
+ * kernels of the router (ROUTE_KB_TE on the published rows above, 108 ns
+ * per copy on H100; ROUTE_KB_LOCAL on the steady 1-GPU runs, 251 ns per
+ * copy on H200).  Megatron permutes BF16 tokens (FP8/MXFP8 casts happen in
+ * TE's grouped linear after the permutation), so the precision does not
+ * change them. */
+#define ROUTE_KB_TE 363.0
+#define ROUTE_KB_LOCAL 1206.0
 
 int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out)
 {
@@ -44,7 +83,10 @@ int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out
         .host_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL : HOST_US_TE,
         .host_expert_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL_EXPERT : 0,
         .host_etp_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL_ETP : 0,
-        .route_ns = ROUTE_NS,
+        .route_ns = (impl == MOE_IMPL_LOCAL ? ROUTE_KB_LOCAL : ROUTE_KB_TE) / r->hbm_tbps,
+        .sync_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_US_TE,
+        .sync_expert_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_EXPERT_US_TE,
+        .step_host_us = impl == MOE_IMPL_LOCAL ? HOST_STEP_US_LOCAL : 0,
         .overlap_grad_reduce = true, .overlap_param_gather = true,
     };
     return 0;

@@ -1,7 +1,11 @@
-/* The step-time model.  One microbatch on the busiest pipeline stage costs
- * its compute, the collectives it waits for and a host overhead per layer;
- * a step is that times the microbatches, plus the pipeline bubble and the
- * data-parallel gradient and parameter traffic that backward does not hide.
+/* The step-time model.  One microbatch on the busiest pipeline stage has a
+ * GPU stream (its compute, routing and the collectives it waits for) and a
+ * host stream (the launches, per layer); the CPU runs ahead of the GPU, so
+ * the microbatch costs the slower stream plus the stalls where Megatron
+ * makes the host wait for the GPU (one device-to-host sync per MoE layer's
+ * forward: gpu_perf.c cites them).  A step is that times the microbatches,
+ * plus the pipeline bubble, the data-parallel gradient and parameter
+ * traffic that backward does not hide and the host's per-step work.
  * Groups follow Megatron's rank order (tp-cp-dp-pp for attention, etp-ep-
  * edp-pp for experts), so a group of n ranks at stride s stays in one
  * NVLink domain when n * s <= domain: the same rule `moeflow place` packs
@@ -69,12 +73,21 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
 
 /* Per-microbatch terms of one stage; all in ms. */
 struct mb_cost {
-    double compute, route, tp, cp, ep, etp, pp, host;
+    double compute, route, tp, cp, ep, etp, pp, host, sync;
 };
 
+static double mb_gpu(const struct mb_cost *c)
+{
+    return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp;
+}
+
+/* The host stream hides behind the GPU's until a sync point; the stalls
+ * there add to the slower stream. */
 static double mb_total(const struct mb_cost *c)
 {
-    return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp + c->host;
+    double g = mb_gpu(c);
+
+    return (c->host > g ? c->host : g) + c->sync;
 }
 
 /* Rows of one local expert's GEMM per microbatch: the EP group's tokens
@@ -111,6 +124,7 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
     c->host = 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
                       st->moe_layers * (p->host_expert_us * local_experts(m, l) +
                                         (l->etp > 1 ? p->host_etp_us : 0)));
+    c->sync = 1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
 }
 
 /* The router, the top-k and the permutation before and after the experts
@@ -229,17 +243,26 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
             c = other;
     }
     double mbs = (double)w->gbs / ((double)w->mbs * l->dp), t_mb = mb_total(&c);
+    double g = mb_gpu(&c);
+    int layers = 0;
+    for (int i = 0; i < n_stages; i++)
+        if (stages[i].dense_layers + stages[i].moe_layers > layers)
+            layers = stages[i].dense_layers + stages[i].moe_layers;
     out->microbatches = (int)mbs;
     out->compute_ms = mbs * c.compute;
     out->route_ms = mbs * c.route;
     out->tp_ms = mbs * c.tp, out->cp_ms = mbs * c.cp;
     out->ep_ms = mbs * c.ep, out->etp_ms = mbs * c.etp;
-    out->pp_ms = mbs * c.pp, out->host_ms = mbs * c.host;
+    out->pp_ms = mbs * c.pp;
+    out->host_ms = c.host > g ? mbs * (c.host - g) : 0; /* the part the GPU does not hide */
+    out->sync_ms = mbs * c.sync;
+    out->host_stream_ms = mbs * c.host, out->gpu_stream_ms = mbs * g;
+    out->step_host_ms = 1e-3 * p->step_host_us * layers;
     /* 1F1B: PP-1 microbatch slots idle at fill and drain; interleaving
      * VPP chunks makes each slot 1/VPP as long */
     out->bubble_ms = (l->pp - 1) * t_mb / vpp;
     out->dp_ms = dp_exposed(l, t, p, domain, params_dense, params_expert, c.compute);
-    out->step_ms = mbs * t_mb + out->bubble_ms + out->dp_ms;
+    out->step_ms = mbs * t_mb + out->bubble_ms + out->dp_ms + out->step_host_ms;
     out->model_tflop = moe_flops_model_per_token(m, &f) * w->gbs * w->seq_len / 1e12;
     out->tflops_per_gpu = out->step_ms > 0 ? out->model_tflop / (out->step_ms / 1e3) / world : 0;
 }

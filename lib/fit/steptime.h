@@ -1,6 +1,9 @@
 /* Step time of one layout, predicted from the model's FLOPs, the bytes each
  * parallel group moves and where that group sits (NVLink domain or across
- * nodes), so that layouts can be ranked by speed and not only by shape. */
+ * nodes), so that layouts can be ranked by speed and not only by shape.
+ * The host and the GPU are two streams: the CPU launches kernels ahead of
+ * the GPU, so a microbatch costs the slower of the two plus the stalls at
+ * the points where the host waits for the GPU, not their sum. */
 #ifndef MOEFLOW_STEPTIME_H
 #define MOEFLOW_STEPTIME_H
 
@@ -24,6 +27,12 @@ struct moe_perf {
                                  gather/reduce-scatter of tokens with host-read splits */
     double route_ns;          /* GPU time per routed token copy and MoE layer: router,
                                  permute, unpermute, forward + backward */
+    double sync_us;           /* stall per MoE layer and microbatch at the dispatcher's
+                                 device-to-host synchronisation */
+    double sync_expert_us;    /* more per local expert: the grouped GEMM's split sizes
+                                 read on the host after the sync */
+    double step_host_us;      /* host time per layer and step outside the microbatches
+                                 (optimizer, grad norm), not hidden by the GPU */
     bool fp8;                 /* the run computes in FP8 */
     bool overlap_grad_reduce; /* --overlap-grad-reduce */
     bool overlap_param_gather;/* --overlap-param-gather */
@@ -43,10 +52,14 @@ struct moe_step {
     double route_ms;      /* routing and token permutation of the MoE layers */
     double ep_ms, etp_ms; /* exposed expert all-to-all and expert-TP collectives */
     double pp_ms;         /* pipeline send/receive of activations */
-    double host_ms;       /* per-layer host overhead */
+    double host_ms;       /* host launch time not hidden behind the GPU's work */
+    double sync_ms;       /* stalls at the dispatcher's synchronisation points */
+    double step_host_ms;  /* per-step host time (optimizer), outside the microbatches */
+    double host_stream_ms;/* the whole host launch stream, hidden or not (not in step_ms) */
+    double gpu_stream_ms; /* the GPU's work of the microbatches (not in step_ms) */
     double bubble_ms;     /* pipeline fill and drain */
     double dp_ms;         /* exposed DP/EDP gradient reduce-scatter + param all-gather */
-    double step_ms;       /* the sum */
+    double step_ms;       /* the sum of the terms above that are in it */
     double model_tflop;   /* Megatron's model FLOPs of one step, in TFLOP */
     double tflops_per_gpu;/* model TFLOP/s per GPU at step_ms */
     int microbatches;     /* per pipeline, per step */

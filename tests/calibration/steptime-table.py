@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The step-time model against real numbers, as one table (issue 25).
+
+Rows: Megatron-Bridge's published TFLOP/s per GPU
+(tests/data/calibration/bridge-performance-summary.tsv), the 2xH200 step
+times (h200x2-steps.tsv) and the steady 1-GPU runs (h200x1-steady.tsv).
+Columns: the published/measured value, the prediction of the model before
+issue 25 (steptime-before.tsv, frozen: the landed model at 1c57971) and
+now, the error, the rank of the published grid among `moeflow layouts`
+for that model, GPU count and precision, and whether the row was fitted
+on (calibrate) or is out of sample (check: the 26.02 B200/GB200/GB300
+rows; report: token-dropping H100 rows and warming-up 2xH200 windows).
+
+Usage: steptime-table.py MOEFLOW SRCDIR > table.tsv   (tests/cli/steptime-calibration.sh
+compares it with the committed tests/calibration/steptime-table.tsv).
+Not needed at run time: moeflow's defaults live in lib/fit/gpu_perf.c.
+"""
+import csv, json, os, subprocess, sys
+
+M, SRC = sys.argv[1], sys.argv[2]
+CAL = os.path.join(SRC, "tests/data/calibration")
+LIMIT = 25.0
+
+
+def run(args):
+    p = subprocess.run([M] + args, capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        sys.exit("moeflow %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def common(r):
+    model = r["model"]
+    a = ["--model-json", os.path.join(SRC, model)] if model.endswith(".json") else ["--preset", model]
+    a += ["--gpus", r["gpus"], "--seq", r["seq"], "--mbs", r["mbs"], "--gbs", r["gbs"],
+          "--gpu", r["system"], "--pipeline-layout"]
+    a += ["--precision", r.get("precision", "bf16")]
+    if r.get("impl"):
+        a += ["--transformer-impl", r["impl"]]
+    if r.get("mtp", "0") != "0":
+        a += ["--mtp-layers", r["mtp"]]
+    return a
+
+
+def rank(r):
+    if r.get("study"):
+        return "-"
+    d = run(["layouts"] + common(r) + ["--top", "0", "--json"])
+    key = tuple(int(r[k]) for k in ("tp", "cp", "pp", "ep", "etp"))
+    for i, e in enumerate(d["layouts"]):
+        if (e["tp"], e["cp"], e["pp"], e["ep"], e["etp"]) == key:
+            return "%d/%d" % (i + 1, len(d["layouts"]))
+    return "-/%d" % len(d["layouts"])
+
+
+def predict(r):
+    if r.get("study"):
+        d = run(["fit", os.path.join(SRC, r["study"]), "--json"])
+    else:
+        layout = sum((["--" + k, r[k]] for k in ("tp", "cp", "pp", "vpp", "ep", "etp")), [])
+        d = run(["fit"] + common(r) + layout + ["--json"])
+    if r.get("step_ms"):
+        return float(r["step_ms"]), d["step_ms"], "ms"
+    return float(r["published_tflops"]), d["tflops_per_gpu"], "TFLOP/s"
+
+
+before = {}
+with open(os.path.join(SRC, "tests/calibration/steptime-before.tsv")) as f:
+    for b in csv.DictReader(f, delimiter="\t"):
+        before[b["id"]] = b
+for name in ("h200x1-steady.tsv",):
+    with open(os.path.join(CAL, name)) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            before[r["id"]] = {"before": r["before_ms"], "before_rank": "-"}
+
+cols = ["id", "gpu", "use", "measured", "unit", "before", "before_err%", "before_rank",
+        "predicted", "err%", "rank", "within25", "note"]
+print("\t".join(cols))
+for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summary.tsv"):
+    with open(os.path.join(CAL, name)) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            ref, pred, unit = predict(r)
+            err = 100.0 * (pred - ref) / ref
+            b = before.get(r["id"], {"before": "", "before_rank": "-"})
+            berr = "%+.1f" % (100.0 * (float(b["before"]) - ref) / ref) if b["before"] else "-"
+            rk = rank(r)
+            use = {"check": "out-of-sample"}.get(r["use"], r["use"])
+            print("\t".join([r["id"], r["system"], use, "%.1f" % ref, unit, b["before"] or "-", berr,
+                             b["before_rank"], "%.1f" % pred, "%+.1f" % err, rk.split("/")[0] if rk != "-" else "-",
+                             "yes" if abs(err) <= LIMIT else "no", r["note"]]))
