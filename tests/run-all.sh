@@ -22,6 +22,8 @@ build_failed() {
     exit 1
 }
 
+# copies of the tree for the job user (tests/integration/lib.sh)
+rm -rf /tmp/moeflow-view-*
 "$top/build-aux/install-deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
 { autoreconf -fi && build _build --enable-werror; } > "$top/build.log" 2>&1 || build_failed
 find "$top/_build" "$top/_build-san" -name '*.trs' -delete 2>/dev/null
@@ -30,4 +32,5 @@ find "$top/_build" "$top/_build-san" -name '*.trs' -delete 2>/dev/null
 build _build-san --enable-werror --enable-sanitizers >> "$top/build.log" 2>&1 || build_failed
 (cd "$top/_build-san" && make -j2 check TESTS='$(UNIT_TESTS) $(CLI_TESTS)')
 
+rm -rf /tmp/moeflow-view-*
 sh "$top/tests/summary.sh" "$top"

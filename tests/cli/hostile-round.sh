@@ -31,7 +31,7 @@ M=$W/moeflow
 # tests/integration/hostile-round.sh replays the plugin's cases through a
 # real sbatch: MOEFLOW_ROUND_PLUGIN stands in for plugin_opts, and
 # MOEFLOW_ROUND_GROUPS names the groups of cases to run (default: all).
-P=${MOEFLOW_ROUND_PLUGIN:-$MOEFLOW_BUILDDIR/tests/cli/plugin_opts}
+P=${MOEFLOW_ROUND_PLUGIN:-$MOEFLOW_USER_BUILDDIR/tests/cli/plugin_opts}
 ln -s "$P" "$W/${P##*/}" && P=$W/${P##*/} || exit 1
 ALL_GROUPS="gen fit layouts place contract overlap report diagnose topo plugin"
 RUN_GROUPS=${MOEFLOW_ROUND_GROUPS:-$ALL_GROUPS}

@@ -11,7 +11,7 @@
 # MOEFLOW_PLUGIN may name another build of the plugin, e.g. an older one.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 
-HOST=$MOEFLOW_BUILDDIR/tests/integration/plugin-host
+HOST=$MOEFLOW_USER_BUILDDIR/tests/integration/plugin-host
 T=$(mktemp -d /tmp/mfmsg.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 D=$MOEFLOW_SRCDIR/tests/data
