@@ -22,8 +22,9 @@ build_failed() {
     exit 1
 }
 
-# copies of the tree for the job user (tests/integration/lib.sh)
-rm -rf /tmp/moeflow-view-*
+# this tree's copies for the job user (tests/integration/lib.sh)
+views=/tmp/moeflow-view-$(pwd -P | sha256sum | cut -c1-8)
+rm -rf "$views"-*
 "$top/build-aux/install-deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
 { autoreconf -fi && build _build --enable-werror; } > "$top/build.log" 2>&1 || build_failed
 find "$top/_build" "$top/_build-san" -name '*.trs' -delete 2>/dev/null
@@ -32,5 +33,5 @@ find "$top/_build" "$top/_build-san" -name '*.trs' -delete 2>/dev/null
 build _build-san --enable-werror --enable-sanitizers >> "$top/build.log" 2>&1 || build_failed
 (cd "$top/_build-san" && make -j2 check TESTS='$(UNIT_TESTS) $(CLI_TESTS)')
 
-rm -rf /tmp/moeflow-view-*
+rm -rf "$views"-*
 sh "$top/tests/summary.sh" "$top"

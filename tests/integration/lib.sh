@@ -8,13 +8,15 @@
 # Tests run commands as an unprivileged job user (runuser, Slurm jobs).
 # Under a home that user cannot enter (root's is 0700) they use a copy of
 # the tree and of the programs they run that way, in /tmp and readable by
-# all, made once per build (tests/run-all.sh removes it).  A tree the job
+# all, made once per build (tests/run-all.sh removes those of its tree).  A tree the job
 # user can read is used where it is.
 job_user_view() {
     local b=$MOEFLOW_BUILDDIR view tmp
     [ "$(id -u)" = 0 ] && ! runuser -u nobody -- test -x "$MOEFLOW_BIN" 2> /dev/null || return 0
-    view=/tmp/moeflow-view-$({ stat -c %Y "$MOEFLOW_BIN" "$MOEFLOW_PLUGIN" 2> /dev/null
-        printf '%s\n' "$MOEFLOW_SRCDIR" "$b"; } | sha256sum | cut -c1-16)
+    # named after the tree (run-all.sh removes its own) and the build
+    view=/tmp/moeflow-view-$(cd "$MOEFLOW_SRCDIR" && pwd -P | sha256sum | cut -c1-8)
+    view=$view-$({ stat -c %Y "$MOEFLOW_BIN" "$MOEFLOW_PLUGIN" 2> /dev/null
+        printf '%s\n' "$b"; } | sha256sum | cut -c1-8)
     if [ ! -d "$view" ]; then
         tmp=$(mktemp -d "$view.XXXXXX") || return 1
         mkdir -p "$tmp/src" "$tmp/build/gen" "$tmp/build/spank" "$tmp/build/tests/cli" \
