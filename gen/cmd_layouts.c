@@ -100,6 +100,7 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
            "%zu valid, %zu fit, %zu distinct grids\n", m->name, c->gpus, c->gpu_mem_gib,
            c->headroom * 100, c->gpus_per_domain, s->considered, s->n_valid, s->n_fitting,
            s->n_grids);
+    steptime_confidence(stdout, &c->perf);
     if (s->n_ranked > 0) {
         printf("%3s  %-30s %-30s %-6s %11s  %-9s %9s %7s  %s\n", "#", "attention grid",
                "MoE grid", "", "peak", "fit step", "step ms", "TFLOP/s", "ranked above the next by");
@@ -173,6 +174,7 @@ static int print_json(const struct moe_model *m, const struct moe_machine *c,
     for (size_t i = 0; i < s->n_ranked; i++)
         json_array_append_new(arr, entry_json(s, &s->valid[i]));
     json_object_set_new(o, "layouts", arr);
+    json_object_set_new(o, "steptime_calibration", steptime_confidence_json(&c->perf));
     for (int r = 1; r < MOE_RULE_COUNT; r++)
         if (s->rejected_by[r])
             json_object_set_new(rej, moe_rule_id((enum moe_rule)r),

@@ -46,6 +46,24 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
             p->overlap_grad_reduce ? " (grad-reduce overlap on)" : "");
     fprintf(out, "  links: NVLink %.0f GB/s, between domains %.0f GB/s per GPU\n", p->nvlink_gbps,
             p->internode_gbps);
+    steptime_confidence(out, p);
+}
+
+/* How far the modeled step time is borne out on this GPU type. */
+void steptime_confidence(FILE *out, const struct moe_perf *p)
+{
+    const struct moe_gpu_type *t = moe_gpu_type(p->gpu);
+
+    if (!t)
+        return;
+    if (t->steptime_rows == 0)
+        fprintf(out, "  modeled, not calibrated: no published or measured step time on %s "
+                     "checks it; where it disagrees with the seed's rules (fit, then the most "
+                     "DP, CP only for long context), prefer the rules\n", t->name);
+    else
+        fprintf(out, "  modeled: within +-25%% of %d of %d published or measured step times on "
+                     "%s (tests/calibration/steptime-table.tsv)\n", t->steptime_within,
+                t->steptime_rows, t->name);
 }
 
 void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layout_entry *e)
@@ -61,4 +79,14 @@ json_t *steptime_json(const struct moe_step *st)
                      st->compute_ms, "route", st->route_ms,
                      "tp", st->tp_ms, "cp", st->cp_ms, "ep", st->ep_ms, "etp", st->etp_ms, "pp",
                      st->pp_ms, "host", st->host_ms, "bubble", st->bubble_ms, "dp", st->dp_ms);
+}
+
+json_t *steptime_confidence_json(const struct moe_perf *p)
+{
+    const struct moe_gpu_type *t = moe_gpu_type(p->gpu);
+
+    if (!t)
+        return json_null();
+    return json_pack("{s:s, s:i, s:i, s:s}", "gpu", t->name, "within_25pct", t->steptime_within,
+                     "rows", t->steptime_rows, "record", "tests/calibration/steptime-table.tsv");
 }

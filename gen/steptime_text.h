@@ -18,4 +18,9 @@ void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layo
 
 json_t *steptime_json(const struct moe_step *st);
 
+/* How many published or measured step times the model is within +-25% of
+ * on p's GPU type (fit/gpu.h), as a line and as JSON. */
+void steptime_confidence(FILE *out, const struct moe_perf *p);
+json_t *steptime_confidence_json(const struct moe_perf *p);
+
 #endif

@@ -7,8 +7,9 @@
 
 MOE_ENUM_NAMES_DEFINE(MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
 
-#define MOE_GPU_ROW(id, name, gib, per_node, domain, arch, bf16, fp8, nvlink, nic, hbm)             \
-    [id] = { name, gib, per_node, domain, arch, bf16, fp8, nvlink, nic, hbm },
+#define MOE_GPU_ROW(id, name, gib, per_node, domain, arch, bf16, fp8, nvlink, nic, hbm, within,  \
+                    rows)                                                                   \
+    [id] = { name, gib, per_node, domain, arch, bf16, fp8, nvlink, nic, hbm, within, rows },
 static const struct moe_gpu_type types[] = { MOE_GPU_LIST(MOE_GPU_ROW) };
 #undef MOE_GPU_ROW
 _Static_assert(sizeof(types) / sizeof(types[0]) == MOE_GPU_COUNT, "one row per GPU type");

@@ -78,6 +78,7 @@ int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out
         return -1;
     }
     *out = (struct moe_perf){
+        .gpu = gpu,
         .tflops_bf16 = r->bf16_tflops * GEMM_SHARE, .tflops_fp8 = r->fp8_tflops * GEMM_SHARE,
         .nvlink_gbps = r->nvlink_gbps * LINK_SHARE, .internode_gbps = r->nic_gbps * LINK_SHARE,
         .host_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL : HOST_US_TE,

@@ -16,6 +16,7 @@
 /* What one GPU type achieves, and the overlap switches of the run.  Rates
  * are what Megatron reaches on large GEMMs, not the datasheet peak. */
 struct moe_perf {
+    enum moe_gpu gpu;         /* the type the rates are of (its calibration record too) */
     double tflops_bf16;       /* achievable dense BF16 TFLOP/s per GPU */
     double tflops_fp8;        /* achievable FP8/MXFP8 TFLOP/s per GPU */
     double nvlink_gbps;       /* GB/s per GPU inside an NVLink domain, one way */

@@ -10,7 +10,7 @@
 # To regenerate after a reviewed model change:
 #   tests/calibration/steptime-table.py _build/gen/moeflow . > tests/calibration/steptime-table.tsv
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
-tap_plan 4
+tap_plan 5
 KNOWN_MISSES="h100-2511-qwen3-30b gb300-2511-qwen3-30b"
 out="${TMPDIR:-/tmp}/steptime-table.$$"
 python3 "$MOEFLOW_SRCDIR/tests/calibration/steptime-table.py" "$MOEFLOW_BIN" "$MOEFLOW_SRCDIR" >"$out"
@@ -26,4 +26,16 @@ steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]-/ && $12 != "yes" { print $1 }' "$o
 n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]-/' "$out" | wc -l)
 [ -z "$steady" ] && [ "$n" -ge 6 ]
 tap_ok $? "the $n steady 1-GPU runs (three model sizes) within +-25%${steady:+; outside: $steady}"
+# fit/gpu.h's count per GPU type (what fit and layouts print) is the table's.
+counts=$(awk -F'\t' 'NR > 1 { n[$2]++; if ($12 == "yes") w[$2]++ }
+    END { for (g in n) print g, w[g] + 0, n[g] }' "$out" | sort)
+printed=$(for g in h100 h200 b200 gb200 gb300 a100; do
+    "$MOEFLOW_BIN" fit --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 --gbs 256 --gpu "$g" \
+        --json | python3 -c 'import json, sys
+c = json.load(sys.stdin)["steptime_calibration"]
+if c["rows"]: print(c["gpu"], c["within_25pct"], c["rows"])'
+done | sort)
+[ -n "$counts" ] && [ "$counts" = "$printed" ]
+tap_ok $? "fit and layouts count the table's rows within +-25% per GPU type ($(echo $counts | tr '\n' ' '))"
+[ "$counts" = "$printed" ] || { echo "table: $counts"; echo "printed: $printed"; } | sed 's/^/# /'
 rm -f "$out"
