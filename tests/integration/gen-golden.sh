@@ -66,7 +66,8 @@ ok "... and submit.sh submits only retune" test "$(grep -c '^id=\$(submit' "$T/o
 # From the build tree, with no --templates and no MOEFLOW_TEMPLATE_DIR, gen
 # uses the source tree's templates (not the install path, which may not
 # exist): the same output as the golden files.
-(cd "$MOEFLOW_SRCDIR/etc/studies" && env -u MOEFLOW_TEMPLATE_DIR "$MOEFLOW_BIN" gen \
+# (The build tree's own binary: MOEFLOW_BIN may be a copy for the job user.)
+(cd "$MOEFLOW_SRCDIR/etc/studies" && env -u MOEFLOW_TEMPLATE_DIR "$MOEFLOW_BUILDDIR/gen/moeflow" gen \
     tiny-moe-2gpu.yaml -o "$T/nodefault") > "$T/nodefault.out" 2>&1
 tap_ok $? "gen from the build tree finds its templates without flags"
 rmdir "$T/nodefault/logs" 2> /dev/null

@@ -33,7 +33,10 @@ job_user_view() {
     fi
     MOEFLOW_SRCDIR=$view/src MOEFLOW_BIN=$view/build/gen/moeflow
     MOEFLOW_PLUGIN=$view/build/spank/spank_moeflow.so MOEFLOW_USER_BUILDDIR=$view/build
-    export MOEFLOW_SRCDIR MOEFLOW_BIN MOEFLOW_PLUGIN MOEFLOW_USER_BUILDDIR
+    # the copy of moeflow is not in its build tree, where it would find the
+    # source tree's templates by itself
+    MOEFLOW_TEMPLATE_DIR=${MOEFLOW_TEMPLATE_DIR:-$view/src/templates}
+    export MOEFLOW_SRCDIR MOEFLOW_BIN MOEFLOW_PLUGIN MOEFLOW_USER_BUILDDIR MOEFLOW_TEMPLATE_DIR
 }
 MOEFLOW_USER_BUILDDIR=$MOEFLOW_BUILDDIR
 job_user_view || { echo "Bail out! cannot copy the tree where the job user can read it"; exit 1; }
