@@ -14,7 +14,9 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "launch-overhead: SKIP (needs root)"; exit 0; }
 D=$MOEFLOW_SRCDIR/tests/data
-DOMAINS="topology=$D/domains/two-racks.yaml"
+# plugstack.conf splits at blanks: the admin's files from a blank-free copy
+admin_files "$D/domains/two-racks.yaml" "$D/topology/mpibind-g4dnmetal.xml" || exit 1
+DOMAINS="topology=$ADMIN/two-racks.yaml"
 if [ "${MOEFLOW_BENCH_CACHE_DIR-unset}" = "" ]; then
     cluster_up bench --plugstack-args "$DOMAINS" --host-cache > /dev/null
 elif [ -n "${MOEFLOW_BENCH_CACHE_DIR:-}" ]; then
@@ -24,7 +26,7 @@ else
 fi
 REPS=${MOEFLOW_BENCH_REPS:-21}
 plugin_line=$(cat "$LC_PREFIX/etc/plugstack.conf")
-xml_line="$plugin_line hwloc_xml=$D/topology/mpibind-g4dnmetal.xml"
+xml_line="$plugin_line hwloc_xml=$ADMIN/mpibind-g4dnmetal.xml"
 auto_line=$plugin_line
 cache_dir=$(sed -n 's/.* cache_dir=\([^ ]*\).*/\1/p' <<< "$plugin_line")
 LAYOUT=--moe-layout=tp=2,ep=16,etp=1
