@@ -11,19 +11,15 @@
 #   multi-gpu.sh collect ARCHIVE BUILD_DIR  here: the logs into tests/data/gpu,
 #                                           multi-gpu.tsv beside this script
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-work=$here/_work/multi
-TARBALL=megatron-lm-core_v0.19.0
-die() { echo "multi-gpu: $*" >&2; exit 1; }
+# shellcheck disable=SC2034  # core019.sh's die names the script by it
+NAME=multi-gpu
+work=$(cd "$(dirname "$0")" && pwd)/_work/multi
+# shellcheck source=tests/gpu/core019.sh
+. "$(dirname "$0")/core019.sh"
 
 prepare() {
-    local moeflow=$1/gen/moeflow study
-    [ -x "$moeflow" ] || die "no $moeflow: build first"
-    rm -rf "$work" && mkdir -p "$work" "$here/_work/megatron"
-    [ -f "$here/_work/megatron/$TARBALL.tar.xz" ] ||
-        cp "$top/../shared/megatron/$TARBALL.tar.xz" "$here/_work/megatron/" ||
-        die "no ../shared/megatron/$TARBALL.tar.xz"
+    local moeflow study
+    moeflow=$(prepare_work "$1")
     for study in "$here"/multi-gpu/studies/*.yaml; do
         "$moeflow" gen --templates "$top/templates" "$study" \
             -o "$work/$(basename "$study" .yaml)" > /dev/null
@@ -40,12 +36,8 @@ stage() {
 
 run() {
     local out=$1 dir
-    mkdir -p "$out" /tmp/mlm "$here/_work/bin"
-    [ -d "/tmp/mlm/$TARBALL" ] || tar -xJf "$here/_work/megatron/$TARBALL.tar.xz" -C /tmp/mlm
-    command -v python > /dev/null || ln -sf "$(command -v python3)" "$here/_work/bin/python"
-    export PATH=$here/_work/bin:$PATH
+    unpack_megatron "$out"
     make -s -C "/tmp/mlm/$TARBALL/megatron/core/datasets" > /dev/null
-    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$work/gpus.csv" || true
     for dir in "$work"/x*/; do
         dir=${dir%/}
         ln -sf "/tmp/mlm/$TARBALL/pretrain_gpt.py" "$dir/pretrain_gpt.py"
