@@ -20,6 +20,13 @@ tap_ok() {  # tap_ok CONDITION_RC DESCRIPTION
     fi
 }
 
+# A check that cannot run here: "ok N - DESCRIPTION # SKIP REASON", which
+# automake counts as SKIP and tests/summary.sh lists by name.
+tap_skip() {  # tap_skip DESCRIPTION REASON
+    TAP_N=$((TAP_N + 1))
+    echo "ok $TAP_N - $1 # SKIP $2"
+}
+
 ok() {  # ok DESCRIPTION COMMAND...
     local desc=$1; shift
     "$@"
@@ -29,6 +36,8 @@ ok() {  # ok DESCRIPTION COMMAND...
 # Shows what a failed check looked at, as TAP diagnostics.
 diag() { sed "s/^/# /"; }
 
+# The whole script cannot run here (a plan of 0, which automake counts as
+# one SKIP with the reason).
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 
 require_root() {
