@@ -25,7 +25,8 @@ skip_lines() {
         [ -f "$log" ] || continue
         rel=${trs#"$builddir"/}
         build=${rel%%/*}
-        [ "$build" = "$rel" ] && build=.
+        # DIR is the source tree (its _build, _build-san) or a build folder
+        [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
         grep -E '^SKIP: ' "$log" | sed -e 's/^SKIP: //' | while read -r test details; do
             printf '%s\t%s\t%s\n' "$build" "$test" "$details"
         done
@@ -55,7 +56,7 @@ skip_lines | awk -F'\t' -v ci="$ci" -v policy="$skips" '
                 if (verdict[k] == "must-run" && ci) bad++
                 break
             }
-        printf "skipped %s/%s %s\n    (%s)\n", b, t, d, label
+        printf "skipped in %s: %s %s\n    (%s)\n", b, t, d, label
     }
     END { exit bad ? 1 : 0 }'
 must_run_skipped=$?
