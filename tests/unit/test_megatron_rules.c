@@ -143,6 +143,29 @@ static void fake_flex(struct moe_run *r)
     r->cfg.dispatcher = MOE_DISPATCH_FLEX_HYBRIDEP;
 }
 static void fake_alltoall(struct moe_run *r) { r->fake_process_group = true; }
+static void ep_overlap_layout_vpp1(struct moe_run *r) { ep_overlap(r), r->cfg.layout.vpp = 1; }
+static void ep_overlap_no_layout_vpp1(struct moe_run *r)
+{
+    ep_overlap_layout_vpp1(r);
+    r->cfg.pipeline_layout[0] = '\0';
+}
+static void mxfp8(struct moe_run *r) { r->cfg.precision = MOE_PREC_MXFP8; }
+static void fp8_delayed_layernorm(struct moe_run *r)
+{
+    r->cfg.precision = MOE_PREC_FP8_DELAYED;
+    layernorm(r);
+}
+static void fp8_layernorm(struct moe_run *r) { fp8(r), layernorm(r); }
+static void profile_at_end(struct moe_run *r)
+{
+    r->profile = true;
+    r->train_iters = 5; /* the tiny study profiles steps 4..5: --profile-step-end 6 */
+}
+static void profile_one_past(struct moe_run *r)
+{
+    r->profile = true;
+    r->train_iters = 6;
+}
 static void profile_short(struct moe_run *r)
 {
     r->profile = true;
@@ -159,10 +182,12 @@ static void profile_long(struct moe_run *r)
 #define Q30 "qwen3-30b-a3b-16xh100.yaml" /* no shared expert */
 #define MIXTRAL "mixtral-8x7b-16xh100.yaml" /* TP 2, EP 8 on 16 GPUs */
 #define NOTE "\"\""
+#define Q235 "qwen3-235b-a22b-256xh100.yaml" /* PP 8 with an explicit pipeline layout */
 
 static const struct rule_case cases[] = {
     { "moe_router_needs_te", TINY, "core-0.16", NOTE, none },
     { NULL, TINY, "core-0.19", NOTE, none },
+    { NULL, TINY, "bridge-pin", NOTE, none },
     { NULL, TINY, "core-0.16", "\"2.9\"", none },
     /* at TP 1: without TE the study's TP 2 breaks moe-tp-needs-sp, which
      * the study reader refuses */
@@ -184,6 +209,9 @@ static const struct rule_case cases[] = {
     { "world=etp*ep*edp*pp", TINY, NULL, NULL, ep_overlap_pp2 },
     { "ep_overlap_pp_needs_vpp", MIXTRAL, NULL, NULL, ep_overlap_pp2 },
     { NULL, MIXTRAL, NULL, NULL, ep_overlap_pp2_vpp2 },
+    /* an explicit pipeline layout sets the virtual stages itself */
+    { NULL, Q235, NULL, NULL, ep_overlap_layout_vpp1 },
+    { "ep_overlap_pp_needs_vpp", Q235, NULL, NULL, ep_overlap_no_layout_vpp1 },
     { "ep_overlap_no_full_recompute", TINY, NULL, NULL, ep_overlap_full },
     { "ep_overlap_no_shared_expert_overlap", DSV3, NULL, NULL, ep_and_shared_overlap },
     { "shared_expert_overlap_dispatcher", DSV3, "core-0.19", NULL, shared_overlap_allgather },
@@ -205,14 +233,20 @@ static const struct rule_case cases[] = {
     { NULL, TINY, NULL, NULL, graph_attn_moe_act },
     { "low_precision_needs_te", TINY, NULL, NOTE, fp8 },
     { NULL, TINY, NULL, NULL, fp8 },
+    { "low_precision_needs_te", TINY, NULL, NOTE, nvfp4 },
+    { "low_precision_needs_te", TINY, NULL, NOTE, mxfp8 },
     { "fp4_needs_te_2_7", TINY, NULL, "\"2.6\"", nvfp4 },
     { NULL, TINY, NULL, "\"2.7\"", nvfp4 },
     { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_moe_act },
+    { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_layernorm },
+    { NULL, TINY, NULL, NULL, fp8_layernorm },
     { "fp8_recompute_needs_te_2_6", TINY, NULL, "\"2.5\"", fp8_moe_act },
     { NULL, TINY, NULL, "\"2.6\"", fp8_moe_act },
     { "fake_process_group_no_flex", TINY, NULL, NULL, fake_flex },
     { NULL, TINY, NULL, NULL, fake_alltoall },
     { "profile_needs_train_iters", TINY, NULL, NULL, profile_short },
+    { "profile_needs_train_iters", TINY, NULL, NULL, profile_at_end },
+    { NULL, TINY, NULL, NULL, profile_one_past },
     { NULL, TINY, NULL, NULL, profile_long },
 };
 
