@@ -15,6 +15,7 @@
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
+#include "core/contract_keys.h"
 
 static bool is_dir(const char *path)
 {
@@ -135,7 +136,8 @@ out:
  * with the rule of the stage it ran as. */
 static int verify_run(const char *run_dir, const json_t *run)
 {
-    const char *stage_name = json_string_value(json_object_get(json_object_get(run, "run"), "stage"));
+    const char *stage_name = json_string_value(
+        json_object_get(json_object_get(run, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
     char study[4096];
     int rc;
 
@@ -175,8 +177,10 @@ static int cmd_winner(const char *study, const char *run_dir)
     moe_error_clear(&err);
     rc = moe_contract_record_winner(study, run_dir, path, sizeof(path), &err);
     if (rc < 0) {
+        /* as freeze: a run that cannot win, a study or winners/ others can
+         * write are invalid input, not a system error */
         moe_cli_report(&err);
-        return MOE_EXIT_SYSTEM;
+        return MOE_EXIT_INVALID_INPUT;
     }
     printf("%s winner %s\n", rc == 0 ? "recorded" : "already recorded", path);
     return MOE_EXIT_OK;

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "core/text.h"
 #include "options.h"
 #include "analysis/diagnose.h"
 #include "core/readfile.h"
@@ -121,6 +122,8 @@ static const json_t *pick_run(const json_t *report, const char *name, const char
 
 static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bool json)
 {
+    char shown[1024]; /* a run is named after its log file: shown without control characters */
+
     if (json) {
         const struct moe_retune_entry *c[MOE_RETUNE_COUNT];
         size_t n = moe_diagnose_candidates(d->bottleneck, c, MOE_RETUNE_COUNT);
@@ -136,7 +139,8 @@ static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d, bo
         return;
     }
     printf("%s: %s bottleneck: %s\nretune candidates (moeflow gen --stage retune --for %s):\n",
-           json_string_value(json_object_get(run, "name")), moe_bottleneck_name(d->bottleneck),
+           moe_text_visible(json_string_value(json_object_get(run, "name")), shown, sizeof(shown)),
+           moe_bottleneck_name(d->bottleneck),
            d->reason, moe_bottleneck_name(d->bottleneck));
     print_candidates(d->bottleneck);
 }
@@ -156,6 +160,8 @@ static int diagnose(const struct diagnose_args *a, char **files, int n, struct m
     run = pick_run(report, a->run, files[0], err);
     if (run && (rc = moe_diagnose(run, overlap, a->capacity, &d, err)) == 0)
         print_diagnosis(run, &d, a->json);
+    else if (run && overlap && !err->source[0])
+        moe_error_locate(err, files[1], 0, 0); /* what is wrong is in OVERLAP */
 out:
     json_decref(report);
     json_decref(overlap);

@@ -8,19 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
 
 #include "cli.h"
 #include "options.h"
+#include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/shquote.h"
 #include "core/text.h"
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
 #include "study/stagegen.h"
-#include "analysis/study_report.h"
 #include "study/study_validate.h"
 #include "study/study.h"
 #include "study/gen_write.h"
@@ -193,72 +194,59 @@ static void dry_run(const char *dir, const struct moe_gen_output *out)
 #define SKIPS_SHOWN 4
 
 /* A skipped entry as one line: "variable=value: reason". */
-static void print_skip(const json_t *sk)
+static void print_skip(const struct moe_skip *sk)
 {
-    char *val = json_dumps(json_object_get(sk, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
-    const char *var = json_string_value(json_object_get(sk, "variable"));
-    const char *why = json_string_value(json_object_get(sk, "reason"));
+    char *val = json_dumps(sk->value, JSON_COMPACT | JSON_ENCODE_ANY);
 
-    printf("             skipped %s=%s: %s\n", var ? var : "?", val ? val : "?", why ? why : "?");
+    printf("             skipped %s=%s: %s\n", sk->variable, val ? val : "?", sk->reason);
     free(val);
 }
 
-/* What gen wrote, from the manifest it built: each stage with its
- * candidates and what it skipped (by which rule), where it went, and the
- * command that comes next. */
-static void print_summary(const char *dir, const struct moe_gen_output *out)
+static void print_stage(const char *dir, const struct moe_stage_plan *sp)
 {
-    const struct moe_gen_file *mf = NULL;
-    json_t *m, *st;
-    size_t i, j, jobs = 0;
+    printf("  %-9s %3zu candidate%s", moe_stage_name(sp->stage), sp->n, sp->n == 1 ? "" : "s");
+    if (sp->n_skipped)
+        printf(", %zu skipped", sp->n_skipped);
+    putchar('\n');
+    for (size_t j = 0; j < sp->n_skipped; j++) {
+        if (j == SKIPS_SHOWN) {
+            printf("             ... %zu more in %s/manifest.json\n", sp->n_skipped - SKIPS_SHOWN,
+                   dir);
+            break;
+        }
+        print_skip(&sp->skipped[j]);
+    }
+}
+
+/* What gen wrote, from the plan: each stage with its candidates and what
+ * it skipped (by which rule), where it went, and the command that comes
+ * next. */
+static void print_summary(const char *dir, const struct moe_study *study,
+                          const struct moe_gen_plan *plan)
+{
+    size_t jobs = 0;
     char *quoted;
 
-    for (int k = 0; k < out->n; k++)
-        if (strcmp(out->files[k].name, "manifest.json") == 0)
-            mf = &out->files[k];
-    if (!mf || !(m = json_loadb(mf->data, mf->len, 0, NULL)))
-        return;
-    json_array_foreach(json_object_get(m, "stages"), i, st)
-        jobs += json_array_size(json_object_get(st, "candidates"));
-    printf("moeflow gen: wrote %s: study %s, %zu runs in %zu stages\n", dir,
-           json_string_value(json_object_get(m, "study")), jobs,
-           json_array_size(json_object_get(m, "stages")));
-    json_array_foreach(json_object_get(m, "stages"), i, st) {
-        const json_t *skipped = json_object_get(st, "skipped"), *sk;
-        size_t n = json_array_size(json_object_get(st, "candidates"));
-
-        printf("  %-9s %3zu candidate%s", json_string_value(json_object_get(st, "stage")), n,
-               n == 1 ? "" : "s");
-        if (json_array_size(skipped))
-            printf(", %zu skipped", json_array_size(skipped));
-        putchar('\n');
-        json_array_foreach(skipped, j, sk) {
-            if (j == SKIPS_SHOWN) {
-                printf("             ... %zu more in %s/manifest.json\n",
-                       json_array_size(skipped) - SKIPS_SHOWN, dir);
-                break;
-            }
-            print_skip(sk);
-        }
-    }
+    for (int i = 0; i < plan->n; i++)
+        jobs += plan->stages[i].n;
+    printf("moeflow gen: wrote %s: study %s, %zu runs in %zu stages\n", dir, study->name, jobs,
+           (size_t)plan->n);
+    for (int i = 0; i < plan->n; i++)
+        print_stage(dir, &plan->stages[i]);
     quoted = moe_shquote(dir);
     printf("next, as the job user (contracts are never frozen as root): cd %s && ./submit.sh\n",
            quoted ? quoted : dir);
     free(quoted);
-    json_decref(m);
 }
 
-static void print_validate(const char *dir, const json_t *vcands)
+static void print_validate(const char *dir, const struct moe_stage_plan *validate)
 {
-    json_t *vc;
-    size_t i;
+    printf("validate: %zu runs in %s/validate.sbatch (an array):\n", validate->n, dir);
+    for (size_t i = 0; i < validate->n; i++) {
+        const struct moe_candidate *c = &validate->cands[i];
+        char *val = json_dumps(c->value, JSON_COMPACT | JSON_ENCODE_ANY);
 
-    printf("validate: %zu runs in %s/validate.sbatch (an array):\n", json_array_size(vcands), dir);
-    json_array_foreach(vcands, i, vc) {
-        char *val = json_dumps(json_object_get(vc, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
-
-        printf("  %zu: %s = %s\n", i, json_string_value(json_object_get(vc, "variable")),
-               val ? val : "?");
+        printf("  %zu: %s = %s\n", i, c->variable, val ? val : "?");
         free(val);
     }
     printf("submit it from %s: sbatch validate.sbatch\n", dir);
@@ -282,16 +270,23 @@ static int check_winners(struct gen_args *a)
     return MOE_CLI_RUN;
 }
 
+/* Plan, render, then write: a new study directory, or with --winners the
+ * validate stage of an existing one. */
 static int build_and_write(const struct moe_study *study, const struct gen_args *a)
 {
+    struct moe_gen_plan plan;
     struct moe_gen_output out;
     struct moe_error err;
     int rc = MOE_EXIT_OK;
 
     moe_error_clear(&err);
-    if (moe_gen_build(study, &a->opts, &out, &err) < 0)
+    if (moe_gen_plan(study, &a->opts, &plan, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    if (a->winners && moe_gen_update_validate(a->dir, &out, &err) < 0)
+    if (moe_gen_render(study, &a->opts, &plan, &out, &err) < 0) {
+        moe_gen_plan_free(&plan);
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    }
+    if (a->winners && moe_gen_update_validate(a->dir, &plan, &out, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     else if (a->winners)
         print_validate(a->dir, a->opts.validate);
@@ -300,8 +295,9 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
     else if (moe_gen_write_new(a->dir, &out, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     else
-        print_summary(a->dir, &out);
+        print_summary(a->dir, study, &plan);
     moe_gen_output_free(&out);
+    moe_gen_plan_free(&plan);
     return rc;
 }
 
@@ -372,14 +368,15 @@ static int gen(struct gen_args *a, const char *path)
 {
     struct moe_study study;
     struct moe_error err;
-    json_t *vcands = NULL;
+    struct moe_stage_plan validate = { .n = 0 };
     char *text, study_dir[4200];
+    size_t len;
     int rc;
 
     moe_error_clear(&err);
-    if (!(text = moe_read_file(path, "study", NULL, &err)))
+    if (!(text = moe_read_file(path, "study", &len, &err)))
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    if (moe_study_load_string(&study, path, text, &err) < 0) {
+    if (moe_study_load_text(&study, path, text, len, &err) < 0) {
         free(text);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
@@ -390,14 +387,17 @@ static int gen(struct gen_args *a, const char *path)
         ; /* fit_memory_ratio said why */
     else if (moe_gen_target_path(a->dir, study_dir, sizeof(study_dir), &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_USAGE);
-    else if (a->winners && !(vcands = moe_validate_candidates(&study, a->winners, &err)))
+    else if (a->winners && moe_validate_candidates(&study, a->winners, &validate, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     else {
         warn_container_mounts(&study, study_dir);
-        a->opts.validate = vcands;
+        a->opts.validate = a->winners ? &validate : NULL;
         rc = build_and_write(&study, a);
     }
-    json_decref(vcands);
+    /* a outlives what they point to */
+    a->opts.validate = NULL;
+    a->opts.study_dir = a->opts.study_text = NULL;
+    moe_stage_plan_free(&validate);
     moe_study_free(&study);
     free(text);
     return rc;
@@ -421,11 +421,35 @@ static int control_in_dir(const char *dir)
     return -1;
 }
 
+/* -o as a folder name: "o/" names the folder o (the temporary folder is
+ * made beside it, not inside it); an empty name names nothing. */
+static int output_dir(struct gen_args *a, char *buf, size_t len)
+{
+    size_t n = strlen(a->dir);
+
+    if (n == 0) {
+        struct moe_error err;
+
+        moe_error_clear(&err);
+        moe_error_at(&err, "-o", 0, 0, "an empty path names no folder");
+        moe_cli_report(&err);
+        return -1;
+    }
+    while (n > 1 && a->dir[n - 1] == '/')
+        n--;
+    if (n < len) {
+        snprintf(buf, len, "%.*s", (int)n, a->dir);
+        a->dir = buf;
+    }
+    return 0;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     struct gen_args a = { .opts = { .only = MOE_STAGE_NONE, .version = PACKAGE_VERSION } };
     struct moe_error err;
-    char templates[4096];
+    struct stat st;
+    char templates[4096], dir[4200];
     int first, rc = moe_cli_parse(&gen_cli, argc, argv, &a, &first);
 
     if (rc != MOE_CLI_RUN || (rc = check_winners(&a)) != MOE_CLI_RUN)
@@ -438,10 +462,7 @@ int cmd_gen(int argc, char **argv)
     if (!a.dir)
         return moe_cli_missing(&gen_cli, "gen", "missing -o DIR, the study directory to "
                                "create (it must not exist yet)");
-    if (!a.dir[0])
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: -o '': the directory to create "
-                             "needs a name\n");
-    if (control_in_dir(a.dir) < 0)
+    if (control_in_dir(a.dir) < 0 || output_dir(&a, dir, sizeof(dir)) < 0)
         return MOE_EXIT_USAGE;
     if (!a.opts.templates_dir) {
         default_templates(templates, sizeof(templates));
@@ -449,7 +470,8 @@ int cmd_gen(int argc, char **argv)
         if ((rc = check_templates(templates)) != MOE_CLI_RUN)
             return rc;
     }
-    if (!a.dry && !a.winners && access(a.dir, F_OK) == 0) {
+    /* lstat: a dangling symlink is a name that is taken too */
+    if (!a.dry && !a.winners && lstat(a.dir, &st) == 0) {
         moe_error_clear(&err);
         moe_error_at(&err, a.dir, 0, 0, "already exists; remove it or choose another -o");
         return moe_cli_fail(&err, MOE_EXIT_USAGE);

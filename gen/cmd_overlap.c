@@ -13,6 +13,7 @@
 #include "options.h"
 #include "analysis/overlap.h"
 #include "analysis/trace.h"
+#include "core/text.h"
 
 #define MAX_PATTERNS 64
 
@@ -117,7 +118,7 @@ static void row(const struct moe_overlap_gpu *g, const char *label, int64_t wind
 
 static void print_table(const struct moe_overlap *o)
 {
-    char label[64];
+    char label[64], shown[256];
 
     printf("%-34s %10s %10s %10s %10s %8s %10s %10s %10s %6s %9s %9s\n", "gpu", "window_ms",
            "comm_ms", "compute_ms", "hidden_ms", "hidden%", "exposed_ms", "busy_ms", "idle_ms",
@@ -130,17 +131,50 @@ static void print_table(const struct moe_overlap *o)
         /* Keep the end of long names: that is where the rank usually is. */
         if (strlen(base) > 30)
             base += strlen(base) - 30;
-        snprintf(label, sizeof(label), "%.30s:%d", base, g->device);
+        snprintf(label, sizeof(label), "%.30s:%d", moe_text_visible(base, shown, sizeof(shown)),
+                 g->device);
         row(g, label, g->hi - g->lo);
     }
     row(&o->total, "total", o->total.hi);
     if (o->nkernels) {
         printf("\ncommunication kernels by exposed time:\n%12s %12s %8s  %s\n", "exposed_ms",
                "time_ms", "count", "kernel");
-        for (size_t i = 0; i < o->nkernels; i++)
+        for (size_t i = 0; i < o->nkernels; i++) {
+            char kname[512];
+
+            /* a trace's names are its writer's: no terminal control of theirs */
             printf("%12.3f %12.3f %8zu  %.100s\n", ms(o->kernels[i].exposed),
-                   ms(o->kernels[i].time), o->kernels[i].count, o->kernels[i].name);
+                   ms(o->kernels[i].time), o->kernels[i].count,
+                   moe_text_visible(o->kernels[i].name, kname, sizeof(kname)));
+        }
     }
+}
+
+/* A trace whose kernels were all left out, or that has none, is not a
+ * kernel trace (a CPU-only profile, a file exported without CUDA
+ * activities): refused, never an analysis of nothing.  Kernels left out
+ * beside others are said. */
+static int kernels_read(const struct moe_trace *t, const char *file, struct moe_error *err)
+{
+    size_t n = 0;
+
+    for (size_t d = 0; d < t->ndevices; d++)
+        n += t->devices[d].ncomm + t->devices[d].ncompute;
+    if (n == 0) {
+        moe_error_at(err, file, 0, 0, "no GPU kernel in the trace%s (Kineto: events with "
+                     "\"ph\":\"X\",\"cat\":\"kernel\"; nsys: CUPTI_ACTIVITY_KIND_KERNEL)",
+                     t->dropped ? ", but kernels with impossible times (negative, ending before "
+                     "they start, or past 2^62 ns)" : "");
+        return -1;
+    }
+    if (t->dropped) {
+        char shown[1024];
+
+        fprintf(stderr, "moeflow overlap: warning: %s: %zu kernels with impossible times "
+                "(negative, ending before they start, or past 2^62 ns) were left out\n",
+                moe_text_visible(file, shown, sizeof(shown)), t->dropped);
+    }
+    return 0;
 }
 
 /* Every trace's GPUs into o; an exit code. */
@@ -154,7 +188,7 @@ static int add_traces(struct moe_overlap *o, const struct overlap_args *a, char 
         int rc = 0;
 
         moe_trace_init(&t, files[i], a->patterns, a->prefix);
-        if (moe_trace_load(&t, files[i], &err) < 0 ||
+        if (moe_trace_load(&t, files[i], &err) < 0 || kernels_read(&t, files[i], &err) < 0 ||
             moe_overlap_add_trace(o, &t, &a->win, &err) < 0)
             rc = -1;
         moe_trace_free(&t);

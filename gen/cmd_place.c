@@ -172,6 +172,8 @@ int cmd_place(int argc, char **argv)
         return rc;
     if (first < argc || !a.nodelist || !a.layout || (!a.gpn && !a.topology))
         return moe_cli_misuse(&place_cli);
+    if (a.hostfile && !a.hostfile[0])
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: --hostfile: an empty path names no file\n");
     moe_hostlist_bind(&api);
     moe_error_clear(&err);
     memset(&d, 0, sizeof(d));

@@ -21,6 +21,7 @@
 #include "analysis/report_runs.h"
 #include "contract/contract_store.h"
 #include "core/readfile.h"
+#include "core/text.h"
 
 #define MAX_EXPECT 64
 
@@ -62,9 +63,12 @@ static void tick(void *data)
  * then makes it into the report. */
 static void print_warnings(const struct moe_log *log, void *data)
 {
+    char shown[2048];
+
     (void)data;
     for (size_t i = 0; i < log->nwarnings; i++)
-        fprintf(stderr, "moeflow report: warning: %s\n", log->warnings[i].text);
+        fprintf(stderr, "moeflow report: warning: %s\n",
+                moe_text_visible(log->warnings[i].text, shown, sizeof(shown)));
     if (log->warnings_total > log->nwarnings)
         fprintf(stderr, "moeflow report: warning: ... and %zu more\n",
                 log->warnings_total - log->nwarnings);
@@ -198,7 +202,7 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
            "effect [95% interval] p verdict");
     for (size_t i = 0; i < n; i++) {
         const struct moe_report_run *r = &runs[i];
-        char verdict[96];
+        char verdict[96], shown[2048];
 
         snprintf(verdict, sizeof(verdict), "%s",
                  moe_report_first_is_reference(runs, n) ? "baseline" : "- (one run)");
@@ -211,12 +215,17 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                      ab.delta_pct, ab.ci_lo_pct, ab.ci_hi_pct, ab.p_value,
                      moe_verdict_name(ab.verdict));
         }
-        printf("%-*s %6zu %10.1f %9.2f %7.2f %11.1f %6s %7ld %4ld %9.0f %s\n", w, r->name, r->n,
+        /* names and mismatches quote a log's file name and values: shown
+         * without their control characters */
+        printf("%-*s %6zu %10.1f %9.2f %7.2f %11.1f %6s %7ld %4ld %9.0f %s\n", w,
+               moe_text_visible(r->name, shown, sizeof(shown)), r->n,
                r->step_median, r->step_mean, 100 * r->step_cv, r->tflops_median,
                r->loss_finite ? "finite" : "BAD", r->skipped, r->nan_iters,
                r->peak_bytes / 1048576.0, verdict);
         for (size_t j = 0; j < json_array_size(r->mismatches); j++)
-            printf("  MISMATCH: %s\n", json_string_value(json_array_get(r->mismatches, j)));
+            printf("  MISMATCH: %s\n",
+                   moe_text_visible(json_string_value(json_array_get(r->mismatches, j)), shown,
+                                    sizeof(shown)));
     }
     if (n > 1)
         printf("win/loss: p < %.3g (Mann-Whitney U), a 95%% bootstrap interval of the median "
@@ -379,6 +388,31 @@ static void print_skipped(const json_t *skipped)
     }
 }
 
+/* An --expect for RUN names a run of the report: one that names none would
+ * check nothing, and say nothing.  skipped: a study's candidates without a
+ * log, which count as named. */
+static int expected_runs_exist(const struct report_args *a, const struct moe_report_run *runs,
+                               size_t n, const json_t *skipped)
+{
+    for (size_t i = 0; i < a->nex; i++) {
+        const char *run = a->ex[i].run;
+        bool found = !run;
+
+        for (size_t j = 0; j < n && !found; j++)
+            found = strcmp(runs[j].name, run) == 0;
+        for (size_t j = 0; j < json_array_size(skipped) && !found; j++) {
+            const char *c = json_string_value(json_object_get(json_array_get(skipped, j),
+                                                              "candidate"));
+            found = c && strcmp(c, run) == 0;
+        }
+        if (!found)
+            return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --expect '%s:%s=%s': no run is "
+                                 "named '%s' (a log's run is named after its file, a study's by "
+                                 "variable=value)\n", run, a->ex[i].e.key, a->ex[i].e.value, run);
+    }
+    return MOE_EXIT_OK;
+}
+
 /* The reference and candidates of v are read; runs gets them. */
 static int load_stage(const struct moe_study_view *v, const struct moe_report_reader *rd,
                       struct moe_report_run *runs, size_t *nruns, json_t *skipped)
@@ -416,7 +450,8 @@ static int report_study(const char *study, const char *stage, const struct repor
     skipped = json_array();
     if (!runs || !skipped)
         rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
-    else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK) {
+    else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK &&
+             (rc = expected_runs_exist(a, runs, nruns, skipped)) == MOE_EXIT_OK) {
         extra = study_header(&v, a, rd.first, rd.last, skipped);
         rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
         if (!a->json)
@@ -466,8 +501,10 @@ static int report_files(const struct report_args *a, char **paths, int n)
     }
     if (pg.tty && pg.total > 1)
         fputc('\n', stderr);
-    rc = rc == MOE_EXIT_OK ? emit(runs, nruns, &a->ropts, a->json, a->outdir, NULL)
-                           : moe_cli_fail(&err, rc);
+    if (rc != MOE_EXIT_OK)
+        rc = moe_cli_fail(&err, rc);
+    else if ((rc = expected_runs_exist(a, runs, nruns, NULL)) == MOE_EXIT_OK)
+        rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, NULL);
     for (size_t i = 0; i < nruns; i++)
         moe_report_run_free(&runs[i]);
     free(runs);
@@ -486,6 +523,8 @@ int cmd_report(int argc, char **argv)
         return rc;
     if (first >= argc)
         return moe_cli_misuse(&report_cli);
+    if (a.outdir && !a.outdir[0])
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: -o: an empty path names no folder\n");
     moe_error_clear(&err);
     if (argc - first == 1) {
         int loc = moe_study_locate(argv[first], &where, &err);

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "contract_show.h"
+#include "core/contract_keys.h"
 #include "core/readfile.h"
 
 /* "measured (SOURCE)" when the plugin measured PATH or an object above it
@@ -44,7 +45,7 @@ static void collect(const json_t *doc, const char *prefix, const json_t *sources
     json_object_foreach((json_t *)doc, key, v) {
         char path[512];
 
-        if (!prefix[0] && strcmp(key, "sources") == 0)
+        if (!prefix[0] && strcmp(key, MOE_CONTRACT_SOURCES) == 0)
             continue;
         snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", key);
         if (json_is_object(v) && json_object_size(v))
@@ -58,7 +59,7 @@ static json_t *labels(const json_t *doc)
 {
     json_t *out = json_object();
 
-    collect(doc, "", json_object_get(doc, "sources"), out);
+    collect(doc, "", json_object_get(doc, MOE_CONTRACT_SOURCES), out);
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "core/number.h"
 #include "core/suggest.h"
+#include "core/text.h"
 
 #define MAX_OPTS 64
 
@@ -75,6 +76,26 @@ static void suggest_option(int argc, char **argv, const struct option *longopts)
         fprintf(stderr, "%s: did you mean --%s?\n", argv[0], near);
 }
 
+/* An option's value lands in messages, scripts and files: the one rule for
+ * text (core/text.h) holds for it, the option named as it was typed. */
+static int control_in_value(int argc, char **argv, const struct moe_opt *o, const char *value)
+{
+    const char *typed = optind >= 2 && optind <= argc && argv[optind - 1] == value
+                            ? argv[optind - 2] : argv[optind - 1];
+    struct moe_error err;
+    char name[80];
+
+    if (strncmp(typed, "--", 2) == 0 || !o->key)
+        snprintf(name, sizeof(name), "--%s", o->name);
+    else
+        snprintf(name, sizeof(name), "-%c", o->key);
+    moe_error_clear(&err);
+    if (moe_text_check(name, value, &err) == 0)
+        return 0;
+    moe_cli_report(&err);
+    return -1;
+}
+
 int moe_cli_parse(const struct moe_cli *cli, int argc, char **argv, void *args, int *first)
 {
     struct getopt_view v;
@@ -93,6 +114,8 @@ int moe_cli_parse(const struct moe_cli *cli, int argc, char **argv, void *args, 
             suggest_option(argc, argv, v.longopts);
             return moe_cli_misuse(cli);
         }
+        if (optarg && control_in_value(argc, argv, o, optarg) != 0)
+            return MOE_EXIT_USAGE;
         if ((rc = o->set(args, o, optarg)) != MOE_CLI_RUN)
             return rc;
     }
@@ -248,11 +271,14 @@ int moe_cli_printf(FILE *out, const char *format, ...)
     return n;
 }
 
+/* A message may quote a file's bytes (Jansson's "near '...'") or a path:
+ * no control character of theirs reaches the terminal. */
 void moe_cli_report(const struct moe_error *err)
 {
-    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32];
+    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32], shown[4 * sizeof(buf)];
 
-    fprintf(stderr, "moeflow: %s\n", moe_error_format(err, buf, sizeof(buf)));
+    fprintf(stderr, "moeflow: %s\n",
+            moe_text_visible(moe_error_format(err, buf, sizeof(buf)), shown, sizeof(shown)));
 }
 
 int moe_cli_fail(const struct moe_error *err, int code)

@@ -10,6 +10,7 @@
 #include <slurm/spank.h>
 
 #include "enforce.h"
+#include "core/text.h"
 #include "plugin.h"
 
 struct moe_enforce_opts moe_enforce;
@@ -37,9 +38,13 @@ static int set_layout(const char *v, struct moe_error *err)
     struct moe_layout l;
 
     if (moe_layout_parse(v, &l, err) != 0) {
-        char why[MOE_ERROR_TEXT_MAX];
+        char why[MOE_ERROR_TEXT_MAX], shown[256];
+        const char *visible = moe_text_visible(v, shown, sizeof(shown));
+
+        /* the value shown, its first 64 bytes: the reason must fit */
         snprintf(why, sizeof(why), "%s", err->text);
-        moe_error_at(err, "", 0, 0, "--moe-layout=%s: column %d: %s", v, err->column, why);
+        moe_error_at(err, "", 0, 0, "--moe-layout=%.64s%s: column %d: %s", visible,
+                     strlen(visible) > 64 ? "..." : "", err->column, why);
         return -1;
     }
     snprintf(moe_enforce.layout, sizeof(moe_enforce.layout), "%s", v);

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
+#include "core/contract_keys.h"
 #include "core/model.h"
 #include "contract/node_facts.h"
 #include "topology/nodetopo.h"
@@ -33,13 +33,11 @@ static void resolve_study(spank_t sp, char *buf, size_t len)
         snprintf(buf, len, "%s", moe_plugin.opts.study);
 }
 
-/* Contracts live in generated study directories; a bare study file has none. */
+/* Contracts live in study directories; a bare study file has none. */
 static bool contract_applies(const char *study)
 {
-    struct stat st;
-
-    return moe_plugin.opts.stage != MOE_STAGE_NONE && study[0] && stat(study, &st) == 0 &&
-           S_ISDIR(st.st_mode);
+    return moe_plugin.opts.stage != MOE_STAGE_NONE && study[0] &&
+           moe_study_dir(study) != MOE_STUDY_NOT_DIR;
 }
 
 static bool may_freeze(void)
@@ -124,7 +122,7 @@ int moe_submission_rules(bool array)
     const char *study = moe_plugin.opts.study;
     enum moe_enforce_mode mode;
     struct moe_error err;
-    json_t *ids;
+    struct moe_strv ids;
     size_t n;
 
     if (moe_plugin.opts.stage == MOE_STAGE_NONE || moe_plugin.opts.stage == MOE_STAGE_CONTRACT)
@@ -141,11 +139,10 @@ int moe_submission_rules(bool array)
     if (moe_plugin.opts.candidate[0] || array || !contract_applies(study))
         return 0;
     moe_error_clear(&err);
-    ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, &err);
-    if (!ids)
+    if (moe_manifest_stage_ids(study, moe_plugin.opts.stage, &ids, &err) < 0)
         return 0; /* the contract check reports an unreadable manifest */
-    n = json_array_size(ids);
-    json_decref(ids);
+    n = ids.n;
+    moe_strv_free(&ids);
     if (n <= 1)
         return 0;
     slurm_error(MOE_LOG_PREFIX "--moe-stage=%s of %s has %zu candidates: submit the stage's job "
@@ -164,8 +161,7 @@ int moe_contract_at_submit(void)
     const char *study = moe_plugin.opts.study;
     enum moe_enforce_mode mode;
     struct moe_error err;
-    json_t *ids, *id;
-    size_t i;
+    struct moe_strv ids;
     int rc = 0;
 
     if (!contract_applies(study))
@@ -175,18 +171,17 @@ int moe_contract_at_submit(void)
     if (moe_plugin.opts.candidate[0])
         return submit_check_one(study, moe_plugin.opts.candidate, mode);
     moe_error_clear(&err);
-    ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, &err);
-    if (!ids) {
+    if (moe_manifest_stage_ids(study, moe_plugin.opts.stage, &ids, &err) < 0) {
         moe_report(MOE_REPORT_ERROR, "contract check at submission", study, &err);
         return mode == MOE_ENFORCE_STRICT ? -1 : 0;
     }
-    if (json_array_size(ids) == 0)
+    if (ids.n == 0)
         rc = submit_check_one(study, "", mode);
-    json_array_foreach(ids, i, id) {
-        if ((rc = submit_check_one(study, json_string_value(id), mode)) != 0)
+    for (size_t i = 0; i < ids.n; i++) {
+        if ((rc = submit_check_one(study, ids.v[i], mode)) != 0)
             break;
     }
-    json_decref(ids);
+    moe_strv_free(&ids);
     return rc;
 }
 
@@ -224,18 +219,17 @@ static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
     uint32_t array = 0, task = 0;
     char offset[32];
     long index = -1;
-    json_t *ids;
+    struct moe_strv ids;
     bool none;
 
     if (moe_plugin.opts.candidate[0]) {
         snprintf(id, len, "%s", moe_plugin.opts.candidate);
         return 0;
     }
-    ids = moe_manifest_stage_ids(study, moe_plugin.opts.stage, err);
-    none = ids && json_array_size(ids) == 0;
-    json_decref(ids);
-    if (!ids)
+    if (moe_manifest_stage_ids(study, moe_plugin.opts.stage, &ids, err) < 0)
         return -1;
+    none = ids.n == 0;
+    moe_strv_free(&ids);
     if (none) {
         id[0] = '\0';
         return 0;
@@ -301,23 +295,18 @@ static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
     if (!node_facts)
         node_facts = gather_node_facts(sp);
     moe_node_facts_inherit(doc, node_facts);
-    json_object_set_new(doc, "run",
-                        json_pack("{s:s, s:s, s:s}", "stage", moe_stage_name(moe_plugin.opts.stage),
-                                  "candidate", candidate, "id", id));
+    json_object_set_new(doc, MOE_CONTRACT_RUN,
+                        json_pack("{s:s, s:s, s:s}", MOE_CONTRACT_RUN_STAGE,
+                                  moe_stage_name(moe_plugin.opts.stage), MOE_CONTRACT_RUN_CANDIDATE,
+                                  candidate, MOE_CONTRACT_RUN_ID, id));
     return doc;
-}
-
-static int layout_field(const json_t *parallel, const char *key)
-{
-    json_t *v = json_object_get(parallel, key);
-    return json_is_integer(v) ? (int)json_integer_value(v) : 1;
 }
 
 bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)
 {
     char study[4200], candidate[MOE_CANDIDATE_ID_MAX + 1];
     struct moe_error err;
-    json_t *doc, *parallel;
+    json_t *doc;
 
     resolve_study(sp, study, sizeof(study));
     moe_error_clear(&err);
@@ -325,12 +314,7 @@ bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)
         task_candidate(sp, study, candidate, sizeof(candidate), &err) != 0 ||
         !(doc = moe_contract_declared(study, candidate, &err)))
         return false;
-    parallel = json_object_get(doc, "parallel");
-    *l = (struct moe_layout){
-        .tp = layout_field(parallel, "tp"), .cp = layout_field(parallel, "cp"),
-        .pp = layout_field(parallel, "pp"), .vpp = layout_field(parallel, "vpp"),
-        .ep = layout_field(parallel, "ep"), .etp = layout_field(parallel, "etp"),
-    };
+    moe_contract_layout(doc, l);
     json_decref(doc);
     return true;
 }

@@ -31,6 +31,26 @@ static double number(const json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : -1.0;
 }
 
+/* total.KEY is a number in [0, max]: a measure that is missing or out of
+ * its bounds is not moeflow overlap's, and a diagnosis from it would claim
+ * what nothing measured ("communication is hidden"). */
+static int measure_ok(const json_t *t, const char *key, double max, struct moe_error *err)
+{
+    const json_t *v = json_object_get(t, key);
+
+    if (!json_is_number(v)) {
+        moe_error_set(err, "overlap: total.%s: %s (expected the output of moeflow overlap --json)",
+                      key, v ? "not a number" : "missing");
+        return -1;
+    }
+    if (json_number_value(v) < 0 || json_number_value(v) > max) {
+        moe_error_set(err, "overlap: total.%s: %g is out of range 0..%g (expected the output of "
+                      "moeflow overlap --json)", key, json_number_value(v), max);
+        return -1;
+    }
+    return 0;
+}
+
 /* Fractions of GPU time from the overlap analysis's total. */
 static int overlap_fractions(const json_t *overlap, struct moe_diagnosis *d, struct moe_error *err)
 {
@@ -42,6 +62,12 @@ static int overlap_fractions(const json_t *overlap, struct moe_diagnosis *d, str
                            "of moeflow overlap --json)");
         return -1;
     }
+    if (measure_ok(t, "exposed_ns", window, err) != 0 || measure_ok(t, "idle_ns", window, err) != 0 ||
+        measure_ok(t, "kernels", 1e18, err) != 0 ||
+        measure_ok(t, "short_kernels", kernels, err) != 0 ||
+        (!json_is_null(json_object_get(t, "hidden_pct")) &&
+         measure_ok(t, "hidden_pct", 100, err) != 0))
+        return -1;
     d->exposed_fraction = number(t, "exposed_ns") / window;
     d->idle_fraction = number(t, "idle_ns") / window;
     d->short_fraction = kernels > 0 ? number(t, "short_kernels") / kernels : -1.0;

@@ -8,6 +8,8 @@
 
 #include "analysis/fit_report.h"
 #include "analysis/megatron_log.h"
+#include "core/contract_keys.h"
+#include "core/manifest.h"
 #include "core/readfile.h"
 
 /* A candidate id names files under results/: only a SHA-256 in hex may. */
@@ -18,44 +20,41 @@ static bool is_digest(const char *s)
     return n == 64 && s[n] == '\0';
 }
 
-static int int_at(json_t *obj, const char *key, int dflt)
+/* The recompute a fit candidate's contract declares: none, full, or the
+ * selective modules. */
+static void recompute_text(const json_t *contract, char *buf, size_t len)
 {
-    json_t *v = json_object_get(obj, key);
+    const json_t *rc = json_object_get(json_object_get(contract, MOE_CONTRACT_TUNING),
+                                       MOE_CONTRACT_RECOMPUTE), *mod;
+    const char *gran = json_string_value(json_object_get(rc, MOE_CONTRACT_GRANULARITY));
+    size_t i, used = 0;
 
-    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
+    snprintf(buf, len, "%s", gran ? gran : "none");
+    if (!gran || strcmp(gran, "selective") != 0)
+        return;
+    json_array_foreach(json_object_get(rc, MOE_CONTRACT_MODULES), i, mod) {
+        int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+                         json_string_value(mod) ? json_string_value(mod) : "?");
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
 }
 
-static void describe_candidate(json_t *c, struct moe_fit_row *row)
+static void describe_candidate(const struct moe_candidate *c, struct moe_fit_row *row)
 {
-    json_t *contract = json_object_get(c, "contract");
-    json_t *par = json_object_get(contract, "parallel");
-    json_t *rc = json_object_get(json_object_get(contract, "tuning"), "recompute");
-    json_t *val = json_object_get(c, "value"), *mod;
-    const char *var = json_string_value(json_object_get(c, "variable"));
-    const char *gran = json_string_value(json_object_get(rc, "granularity"));
-    char *text = json_is_string(val) ? NULL : json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
-    size_t i, used;
+    struct moe_layout l;
+    char *text = moe_value_text(c->value);
 
-    snprintf(row->label, sizeof(row->label), "%s=%s", var ? var : "?",
-             json_is_string(val) ? json_string_value(val) : text ? text : "?");
+    snprintf(row->label, sizeof(row->label), "%s=%s", c->variable ? c->variable : "?",
+             text ? text : "?");
     free(text);
-    row->tp = int_at(par, "tp", 1), row->cp = int_at(par, "cp", 1);
-    row->pp = int_at(par, "pp", 1), row->vpp = int_at(par, "vpp", 1);
-    row->ep = int_at(par, "ep", 1), row->etp = int_at(par, "etp", 1);
-    row->rank = int_at(c, "rank", 0), row->world = int_at(c, "world_size", 0);
-    snprintf(row->recompute, sizeof(row->recompute), "%s", gran ? gran : "none");
-    if (gran && strcmp(gran, "selective") == 0) {
-        used = 0;
-        json_array_foreach(json_object_get(rc, "modules"), i, mod) {
-            int n = snprintf(row->recompute + used, sizeof(row->recompute) - used, "%s%s",
-                             used ? "," : "", json_string_value(mod) ? json_string_value(mod) : "?");
-            if (n < 0 || (size_t)n >= sizeof(row->recompute) - used)
-                break;
-            used += (size_t)n;
-        }
-    }
-    val = json_object_get(c, "predicted_mib");
-    row->predicted_mib = json_is_number(val) ? json_number_value(val) : NAN;
+    moe_contract_layout(c->contract, &l);
+    row->tp = l.tp, row->cp = l.cp, row->pp = l.pp, row->vpp = l.vpp;
+    row->ep = l.ep, row->etp = l.etp;
+    row->rank = c->rank > 0 ? c->rank : 0, row->world = c->world_size;
+    recompute_text(c->contract, row->recompute, sizeof(row->recompute));
+    row->predicted_mib = c->predicted_mib;
 }
 
 static int read_rc(const char *path)
@@ -125,54 +124,36 @@ static void flag_row(struct moe_fit_row *row)
         row->flags |= MOE_FIT_OFF;
 }
 
-static json_t *fit_stage(json_t *manifest)
-{
-    json_t *st;
-    size_t i;
-
-    json_array_foreach(json_object_get(manifest, "stages"), i, st) {
-        const char *name = json_string_value(json_object_get(st, "stage"));
-        if (name && strcmp(name, "fit") == 0)
-            return st;
-    }
-    return NULL;
-}
-
 int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_error *err)
 {
-    char path[4200];
-    json_t *manifest, *cands, *c;
-    size_t i;
+    const struct moe_manifest_stage *fit;
+    struct moe_manifest m;
     int rc = -1;
 
     memset(r, 0, sizeof(*r));
-    snprintf(path, sizeof(path), "%s/manifest.json", study);
-    if (!(manifest = moe_read_json(path, "manifest", err)))
+    if (moe_manifest_load(study, &m, err) < 0)
         return -1;
-    cands = json_object_get(fit_stage(manifest), "candidates");
-    snprintf(r->study, sizeof(r->study), "%s",
-             json_is_string(json_object_get(manifest, "study"))
-                 ? json_string_value(json_object_get(manifest, "study")) : "?");
-    if (!json_is_array(cands) || json_array_size(cands) == 0) {
-        moe_error_at(err, path, 0, 0, "the fit stage has no candidates (see its skipped entries)");
+    fit = moe_manifest_find(&m, MOE_STAGE_FIT);
+    snprintf(r->study, sizeof(r->study), "%s", m.study ? m.study : "?");
+    if (!fit || fit->n == 0) {
+        moe_error_at(err, m.path, 0, 0,
+                     "the fit stage has no candidates (see its skipped entries)");
         goto done;
     }
-    r->rows = calloc(json_array_size(cands), sizeof(*r->rows));
-    if (!r->rows) {
+    if (!(r->rows = calloc(fit->n, sizeof(*r->rows)))) {
         moe_error_set(err, "out of memory");
         goto done;
     }
-    json_array_foreach(cands, i, c) {
+    for (size_t i = 0; i < fit->n; i++) {
         struct moe_fit_row *row = &r->rows[r->n];
-        const char *id = json_string_value(json_object_get(c, "id"));
 
-        if (!is_digest(id)) {
-            moe_error_at(err, path, 0, 0, "fit candidate %zu: id is not a SHA-256 in hex", i);
+        if (!is_digest(fit->cands[i].id)) {
+            moe_error_at(err, m.path, 0, 0, "fit candidate %zu: id is not a SHA-256 in hex", i);
             goto done;
         }
-        snprintf(row->id, sizeof(row->id), "%s", id);
+        snprintf(row->id, sizeof(row->id), "%s", fit->cands[i].id);
         row->measured_mib = NAN;
-        describe_candidate(c, row);
+        describe_candidate(&fit->cands[i], row);
         if (read_run(study, row, err) < 0)
             goto done;
         flag_row(row);
@@ -180,7 +161,7 @@ int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_
     }
     rc = 0;
 done:
-    json_decref(manifest);
+    moe_manifest_free(&m);
     if (rc < 0)
         moe_fit_report_free(r);
     return rc;

@@ -218,12 +218,15 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
                                            log->warnings_total - log->nwarnings));
     r->first = first;
     r->last = last;
+    /* every way out with an error frees what was built (the warnings leaked) */
     if (log->niters == 0) {
         moe_error_at(err, name, 0, 0, "no Megatron iteration lines in the log");
+        moe_report_run_free(r);
         return -1;
     }
     if (build_series(r, log) < 0) {
         moe_error_at(err, name, 0, 0, "out of memory");
+        moe_report_run_free(r);
         return -1;
     }
     r->steps_seen = r->nseries;

@@ -10,63 +10,40 @@
 #include <unistd.h>
 
 #include "analysis/study_report.h"
+#include "core/contract_keys.h"
+#include "core/manifest.h"
 #include "core/readfile.h"
 
-int moe_study_is_dir(const char *dir)
+/* The study's manifest, which must list stages. */
+static int load_manifest(const char *study, struct moe_manifest *m, struct moe_error *err)
 {
-    char path[4200];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "%s/manifest.json", dir);
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    if (moe_manifest_load(study, m, err) < 0)
+        return -1;
+    if (m->has_stages)
+        return 0;
+    moe_error_at(err, m->path, 0, 0, "stages: missing or not an array (not a manifest written "
+                 "by moeflow gen?)");
+    moe_manifest_free(m);
+    return -1;
 }
 
-static json_t *load_manifest(const char *study, struct moe_error *err)
+static const struct moe_manifest_stage *find_stage(const struct moe_manifest *m, const char *name)
 {
-    char path[4200];
-    json_t *m;
-
-    snprintf(path, sizeof(path), "%s/manifest.json", study);
-    if (!(m = moe_read_json(path, "manifest", err)))
-        return NULL;
-    if (!json_is_array(json_object_get(m, "stages"))) {
-        moe_error_at(err, path, 0, 0, "stages: missing or not an array (not a manifest written "
-                     "by moeflow gen?)");
-        json_decref(m);
-        return NULL;
-    }
-    return m;
+    return moe_manifest_find(m, moe_stage_parse(name));
 }
 
-static json_t *find_stage(json_t *manifest, const char *name)
+static void cand_of(const char *study, const char *stage, const struct moe_candidate *c,
+                    struct moe_study_cand *out)
 {
-    json_t *st;
-    size_t i;
-
-    json_array_foreach(json_object_get(manifest, "stages"), i, st) {
-        const char *s = json_string_value(json_object_get(st, "stage"));
-
-        if (s && strcmp(s, name) == 0)
-            return st;
-    }
-    return NULL;
-}
-
-static void cand_of(const char *study, const char *stage, json_t *c, struct moe_study_cand *out)
-{
-    const char *id = json_string_value(json_object_get(c, "id"));
-    const char *var = json_string_value(json_object_get(c, "variable"));
-    json_t *val = json_object_get(c, "value");
+    const char *var = c->variable;
 
     memset(out, 0, sizeof(*out));
-    snprintf(out->id, sizeof(out->id), "%s", id ? id : "?");
+    snprintf(out->id, sizeof(out->id), "%s", c->id ? c->id : "?");
     out->baseline = var && strcmp(var, "baseline") == 0;
     if (out->baseline || !var) {
         snprintf(out->label, sizeof(out->label), "baseline");
-    } else if (json_is_string(val)) {
-        snprintf(out->label, sizeof(out->label), "%s=%s", var, json_string_value(val));
     } else {
-        char *text = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *text = moe_value_text(c->value);
 
         snprintf(out->label, sizeof(out->label), "%s=%s", var, text ? text : "?");
         free(text);
@@ -75,13 +52,13 @@ static void cand_of(const char *study, const char *stage, json_t *c, struct moe_
 }
 
 /* The window the study sets for a stage, from a candidate's contract. */
-static int stage_window(const char *stage, json_t *c, long *first, long *last, char *note,
-                        size_t len, struct moe_error *err)
+static int stage_window(const char *stage, const struct moe_candidate *c, long *first, long *last,
+                        char *note, size_t len, struct moe_error *err)
 {
-    json_t *timing = json_object_get(json_object_get(c, "contract"), "timing");
-    json_t *win = json_object_get(timing, "window");
-    long warmup = (long)json_integer_value(json_object_get(timing, "warmup"));
-    long screen = (long)json_integer_value(json_object_get(timing, "screen_steps"));
+    json_t *timing = json_object_get(c->contract, MOE_CONTRACT_TIMING);
+    json_t *win = json_object_get(timing, MOE_CONTRACT_WINDOW);
+    long warmup = (long)json_integer_value(json_object_get(timing, MOE_CONTRACT_WARMUP));
+    long screen = (long)json_integer_value(json_object_get(timing, MOE_CONTRACT_SCREEN_STEPS));
 
     if (strcmp(stage, "validate") == 0) {
         if (json_array_size(win) != 2) {
@@ -116,99 +93,108 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int stage_has_log(const char *study, json_t *st, const char *name)
+static int stage_has_log(const char *study, const struct moe_manifest_stage *st,
+                         const char *name)
 {
-    json_t *c;
-    size_t i;
-
-    json_array_foreach(json_object_get(st, "candidates"), i, c) {
+    for (size_t i = 0; i < st->n; i++) {
         struct moe_study_cand sc;
 
-        cand_of(study, name, c, &sc);
+        cand_of(study, name, &st->cands[i], &sc);
         if (file_exists(sc.log))
             return 1;
     }
     return 0;
 }
 
-static json_t *baseline_of(json_t *st)
+static const struct moe_candidate *baseline_of(const struct moe_manifest_stage *st)
 {
-    json_t *c;
-    size_t i;
-
-    json_array_foreach(json_object_get(st, "candidates"), i, c) {
-        const char *var = json_string_value(json_object_get(c, "variable"));
+    for (size_t i = 0; i < st->n; i++) {
+        const char *var = st->cands[i].variable;
 
         if (var && strcmp(var, "baseline") == 0)
-            return c;
+            return &st->cands[i];
     }
     return NULL;
 }
 
-int moe_study_view_load(const char *study, const char *stage, struct moe_study_view *v,
-                        struct moe_error *err)
+/* stage NULL or "": the last of validate, retune, scale with a launch log. */
+static const char *default_stage(const char *study, const struct moe_manifest *m,
+                                 struct moe_error *err)
 {
     static const char *const order[] = { "validate", "retune", "scale", NULL };
-    json_t *m, *st, *ref_stage, *ref, *c;
-    const char *name;
-    size_t i;
-    int rc = -1;
+    const struct moe_manifest_stage *st;
 
-    memset(v, 0, sizeof(*v));
-    snprintf(v->study, sizeof(v->study), "%s", study);
-    m = load_manifest(study, err);
-    if (!m)
-        return -1;
-    name = json_string_value(json_object_get(m, "study"));
-    snprintf(v->name, sizeof(v->name), "%s", name ? name : "?");
-    if (!stage || !stage[0]) {
-        stage = NULL;
-        for (const char *const *s = order; *s && !stage; s++)
-            if ((st = find_stage(m, *s)) && stage_has_log(study, st, *s))
-                stage = *s;
-        if (!stage) {
-            moe_error_set(err, "%s: no launch log of a scale, retune or validate run under "
-                          "results/ yet (submit.sh writes them; or name one: --stage)", study);
-            goto out;
-        }
-    }
-    snprintf(v->stage, sizeof(v->stage), "%s", stage);
-    st = find_stage(m, stage);
-    if (!st) {
-        moe_error_set(err, "%s/manifest.json: the study has no %s stage (generated with --stage?)",
-                      study, stage);
-        goto out;
-    }
-    ref_stage = strcmp(stage, "retune") == 0 ? find_stage(m, "scale") : st;
-    ref = ref_stage ? baseline_of(ref_stage) : NULL;
-    if (!ref) {
+    for (const char *const *s = order; *s; s++)
+        if ((st = find_stage(m, *s)) && stage_has_log(study, st, *s))
+            return *s;
+    moe_error_set(err, "%s: no launch log of a scale, retune or validate run under results/ yet "
+                  "(submit.sh writes them; or name one: --stage)", study);
+    return NULL;
+}
+
+/* The reference run of stage st: its baseline, or for retune the scale
+ * stage's. */
+static const struct moe_candidate *reference(const char *study, const struct moe_manifest *m,
+                                             const char *stage, struct moe_error *err)
+{
+    const struct moe_manifest_stage *ref_stage =
+        strcmp(stage, "retune") == 0 ? find_stage(m, "scale") : find_stage(m, stage);
+    const struct moe_candidate *ref = ref_stage ? baseline_of(ref_stage) : NULL;
+
+    if (!ref)
         moe_error_set(err, "%s/manifest.json: %s has no reference run: %s", study, stage,
                       strcmp(stage, "retune") == 0
                           ? "retune is compared with the scale stage's baseline, and this study "
                             "has no scale stage (generate it, or give the logs by hand)"
                           : "the stage has no baseline candidate");
-        goto out;
-    }
-    if (stage_window(stage, ref, &v->first, &v->last, v->window_note, sizeof(v->window_note),
-                     err) < 0)
-        goto out;
-    cand_of(study, ref_stage == st ? stage : "scale", ref, &v->ref);
+    return ref;
+}
+
+/* The view of stage st (found in m) against its reference ref. */
+static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *st,
+                     const struct moe_candidate *ref, struct moe_error *err)
+{
+    bool own = strcmp(v->stage, "retune") != 0;
+
+    if (stage_window(v->stage, ref, &v->first, &v->last, v->window_note,
+                     sizeof(v->window_note), err) < 0)
+        return -1;
+    cand_of(v->study, own ? v->stage : "scale", ref, &v->ref);
     snprintf(v->ref_note, sizeof(v->ref_note), "%s baseline (%s)",
-             ref_stage == st ? stage : "the scale stage's", v->ref.id);
-    v->cands = calloc(json_array_size(json_object_get(st, "candidates")) + 1,
-                      sizeof(*v->cands));
-    if (!v->cands) {
+             own ? v->stage : "the scale stage's", v->ref.id);
+    if (!(v->cands = calloc(st->n + 1, sizeof(*v->cands)))) {
         moe_error_set(err, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < st->n; i++)
+        if (&st->cands[i] != ref)
+            cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n++]);
+    return 0;
+}
+
+int moe_study_view_load(const char *study, const char *stage, struct moe_study_view *v,
+                        struct moe_error *err)
+{
+    const struct moe_manifest_stage *st;
+    const struct moe_candidate *ref;
+    struct moe_manifest m;
+    int rc = -1;
+
+    memset(v, 0, sizeof(*v));
+    snprintf(v->study, sizeof(v->study), "%s", study);
+    if (load_manifest(study, &m, err) < 0)
+        return -1;
+    snprintf(v->name, sizeof(v->name), "%s", m.study ? m.study : "?");
+    if ((!stage || !stage[0]) && !(stage = default_stage(study, &m, err)))
         goto out;
-    }
-    json_array_foreach(json_object_get(st, "candidates"), i, c) {
-        if (c == ref)
-            continue;
-        cand_of(study, stage, c, &v->cands[v->n++]);
-    }
-    rc = 0;
+    snprintf(v->stage, sizeof(v->stage), "%s", stage);
+    if (!(st = find_stage(&m, stage)))
+        moe_error_set(err, "%s/manifest.json: the study has no %s stage (generated with --stage?)",
+                      study, stage);
+    else if ((ref = reference(study, &m, stage, err)))
+        rc = fill_view(v, st, ref, err);
 out:
-    json_decref(m);
+    moe_manifest_free(&m);
     if (rc < 0)
         moe_study_view_free(v);
     return rc;
@@ -240,36 +226,39 @@ static const char *base(const char *path)
 
 static int is_stage_name(const char *s)
 {
-    return strcmp(s, "scale") == 0 || strcmp(s, "retune") == 0 || strcmp(s, "validate") == 0 ||
-           strcmp(s, "fit") == 0 || strcmp(s, "profile") == 0 || strcmp(s, "contract") == 0;
+    return moe_stage_parse(s) != MOE_STAGE_NONE;
 }
 
 /* Fills w->cand and the window from the manifest entry of id in stage. */
 static int candidate_in(const char *study, const char *stage, const char *id,
                         struct moe_study_where *w, struct moe_error *err)
 {
-    json_t *m = load_manifest(study, err), *st, *c;
+    const struct moe_candidate *c;
+    struct moe_manifest m;
     char note[128];
-    size_t i;
     int rc = -1;
 
-    if (!m)
+    if (load_manifest(study, &m, err) < 0)
         return -1;
-    st = find_stage(m, stage);
-    json_array_foreach(st ? json_object_get(st, "candidates") : NULL, i, c) {
-        const char *cid = json_string_value(json_object_get(c, "id"));
-
-        if (cid && strcmp(cid, id) == 0) {
-            cand_of(study, stage, c, &w->cand);
-            rc = stage_window(stage, c, &w->first, &w->last, note, sizeof(note), err) < 0 ? -1
-                                                                                           : 1;
-            break;
-        }
+    if ((c = moe_manifest_candidate_by_id(&m, moe_stage_parse(stage), id))) {
+        cand_of(study, stage, c, &w->cand);
+        rc = stage_window(stage, c, &w->first, &w->last, note, sizeof(note), err) < 0 ? -1 : 1;
     }
     if (rc < 0 && !err->text[0])
         moe_error_set(err, "%s/manifest.json: stage %s has no candidate %.16s", study, stage, id);
-    json_decref(m);
+    moe_manifest_free(&m);
     return rc;
+}
+
+/* The stage and candidate a run record (runs/<id>/contract.json) names;
+ * false when it names none. */
+static bool run_names(const json_t *doc, const char **stage, const char **cand)
+{
+    const json_t *run = json_object_get(doc, MOE_CONTRACT_RUN);
+
+    *stage = json_string_value(json_object_get(run, MOE_CONTRACT_RUN_STAGE));
+    *cand = json_string_value(json_object_get(run, MOE_CONTRACT_RUN_CANDIDATE));
+    return *stage && *cand;
 }
 
 int moe_study_find_run(const char *study, const char *stage, const char *id, char *run_dir,
@@ -288,16 +277,13 @@ int moe_study_find_run(const char *study, const char *stage, const char *id, cha
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        json_t *doc, *run;
+        json_t *doc;
         const char *s, *c;
 
         if (!found && ents[i]->d_name[0] != '.') {
             snprintf(file, sizeof(file), "%s/%s/contract.json", dir, ents[i]->d_name);
             doc = moe_read_json(file, "run record", NULL);
-            run = json_object_get(doc, "run");
-            s = json_string_value(json_object_get(run, "stage"));
-            c = json_string_value(json_object_get(run, "candidate"));
-            if (s && c && strcmp(s, stage) == 0 && strcmp(c, id) == 0) {
+            if (run_names(doc, &s, &c) && strcmp(s, stage) == 0 && strcmp(c, id) == 0) {
                 snprintf(run_dir, len, "%s/%s", dir, ents[i]->d_name);
                 found = 1;
             }
@@ -336,16 +322,13 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
     snprintf(file, sizeof(file), "%s/contract.json", real);
     if (S_ISDIR(st.st_mode) && strcmp(base(up), "runs") == 0 && moe_study_is_dir(up2) &&
         file_exists(file)) {
-        json_t *doc = moe_read_json(file, "run record", err), *run;
+        json_t *doc = moe_read_json(file, "run record", err);
         const char *stage, *cand;
         int rc = 0;
 
         if (!doc)
             return -1;
-        run = json_object_get(doc, "run");
-        stage = json_string_value(json_object_get(run, "stage"));
-        cand = json_string_value(json_object_get(run, "candidate"));
-        if (stage && cand && is_stage_name(stage)) {
+        if (run_names(doc, &stage, &cand) && is_stage_name(stage)) {
             snprintf(w->study, sizeof(w->study), "%s", up2);
             snprintf(w->stage, sizeof(w->stage), "%s", stage);
             rc = candidate_in(up2, stage, cand, w, err);

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/manifest.h"
 
 struct moe_study_cand {
     char id[72];
@@ -40,8 +41,8 @@ struct moe_study_view {
     size_t n;
 };
 
-/* True when dir holds a generated study (manifest.json). */
-int moe_study_is_dir(const char *dir);
+/* Whether a directory is a generated study: moe_study_is_dir
+ * (core/manifest.h). */
 
 /* stage NULL or "": the last of validate, retune, scale that has a log. */
 int moe_study_view_load(const char *study, const char *stage, struct moe_study_view *v,

@@ -227,8 +227,10 @@ int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t
     struct moe_trace_device *d;
     int rc;
 
-    if (!time_valid(start, end))
+    if (!time_valid(start, end)) {
+        t->dropped++;
         return 0;
+    }
     /* Most consecutive kernels share a device: remember the last one. */
     if (t->last_device < t->ndevices && t->devices[t->last_device].id == device) {
         d = &t->devices[t->last_device];

@@ -20,7 +20,8 @@ extern const char *const moe_trace_default_comm[];
 /* Kernel and marker times outside [0, MOE_TRACE_TIME_MAX] ns, or ending
  * before they start, are not times a profiler writes (nsys counts from the
  * session start, Kineto from the epoch: about 2^60.6 ns today); the readers
- * drop them, so every interval length and GPU-time sum fits in 64 bits. */
+ * drop them, so every interval length and GPU-time sum fits in 64 bits, and
+ * count the kernels they drop (moe_trace.dropped) so that it can be said. */
 #define MOE_TRACE_TIME_MAX ((int64_t)1 << 62)
 
 /* Bounds of the Kineto reader, which holds one JSON value at a time: the
@@ -89,6 +90,7 @@ struct moe_trace {
     size_t last_device; /* cache: most kernels follow one on the same device */
     struct moe_step_marker *steps;
     size_t nsteps, capsteps;
+    size_t dropped;  /* kernels left out for an impossible time */
     int threads; /* nsys reader threads; 0 picks by size and CPU count */
     unsigned long long unpacked_max; /* Kineto; 0: MOE_TRACE_UNPACKED_MAX */
 };

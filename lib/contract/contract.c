@@ -3,14 +3,18 @@
 #include <string.h>
 
 #include "contract/contract.h"
+#include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
 
 const char *const moe_contract_sections[] = {
-    "environment", "hardware", "workload", "semantics", "parallel", "tuning", "timing", NULL,
+    MOE_CONTRACT_ENVIRONMENT, MOE_CONTRACT_HARDWARE, MOE_CONTRACT_WORKLOAD, MOE_CONTRACT_SEMANTICS,
+    MOE_CONTRACT_PARALLEL,    MOE_CONTRACT_TUNING,   MOE_CONTRACT_TIMING,   NULL,
 };
 
-static const char *const optional_sections[] = { "profiling", "sources", "validation", "run", NULL };
+static const char *const optional_sections[] = {
+    MOE_CONTRACT_PROFILING, MOE_CONTRACT_SOURCES, MOE_CONTRACT_VALIDATION, MOE_CONTRACT_RUN, NULL,
+};
 
 static int in_list(const char *key, const char *const *list)
 {

@@ -12,6 +12,7 @@
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
 #include "contract/node_facts.h"
+#include "core/contract_keys.h"
 #include "core/readfile.h"
 
 json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err)
@@ -28,53 +29,28 @@ json_t *moe_contract_declared(const char *study, const char *candidate, struct m
     return moe_contract_load_plain(path, err);
 }
 
-json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct moe_error *err)
-{
-    char path[4096];
-    json_t *manifest, *ids = json_array(), *st, *c;
-    size_t i, j;
-
-    snprintf(path, sizeof(path), "%s/manifest.json", study);
-    if (access(path, F_OK) != 0)
-        return ids;
-    manifest = moe_read_json(path, "manifest", err);
-    if (!manifest) {
-        json_decref(ids);
-        return NULL;
-    }
-    json_array_foreach(json_object_get(manifest, "stages"), i, st) {
-        const char *name = json_string_value(json_object_get(st, "stage"));
-        if (!name || strcmp(name, moe_stage_name(stage)) != 0)
-            continue;
-        json_array_foreach(json_object_get(st, "candidates"), j, c)
-            json_array_append(ids, json_object_get(c, "id"));
-    }
-    json_decref(manifest);
-    return ids;
-}
-
 int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, char *id,
                            size_t len, struct moe_error *err)
 {
-    json_t *ids = moe_manifest_stage_ids(study, stage, err);
+    struct moe_strv ids;
     const char *chosen = NULL;
 
-    if (!ids)
+    if (moe_manifest_stage_ids(study, stage, &ids, err) < 0)
         return -1;
-    if (index < 0 && json_array_size(ids) == 1)
-        chosen = json_string_value(json_array_get(ids, 0));
-    else if (index >= 0 && (size_t)index < json_array_size(ids))
-        chosen = json_string_value(json_array_get(ids, (size_t)index));
+    if (index < 0 && ids.n == 1)
+        chosen = ids.v[0];
+    else if (index >= 0 && (size_t)index < ids.n)
+        chosen = ids.v[index];
     if (chosen)
         snprintf(id, len, "%s", chosen);
     else if (index < 0)
         moe_error_set(err, "%s/manifest.json: the %s stage has %zu candidates; pick one with "
                       "--moe-candidate or run it as a job array", study, moe_stage_name(stage),
-                      json_array_size(ids));
+                      ids.n);
     else
         moe_error_set(err, "%s/manifest.json: the %s stage has no candidate at index %ld", study,
                       moe_stage_name(stage), index);
-    json_decref(ids);
+    moe_strv_free(&ids);
     return chosen ? 0 : -1;
 }
 
@@ -122,7 +98,7 @@ static int freeze_baseline(const char *study, enum moe_stage stage, const json_t
 
     if (!baseline)
         return -1;
-    json_object_del(baseline, "run");
+    json_object_del(baseline, MOE_CONTRACT_RUN);
     moe_node_facts_inherit(baseline, requested);
     rc = moe_contract_freeze(study, baseline, out->frozen_digest, err);
     json_decref(baseline);
@@ -166,6 +142,16 @@ int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *reques
             return 0;
         }
         if (!runtime) {
+            struct stat st;
+
+            /* The freeze at job start refuses a study anyone can write
+             * (contract_store.c): said now, while sbatch can still refuse. */
+            if (stat(study, &st) == 0 && (st.st_mode & S_IWOTH)) {
+                outcome(out, false, "no-baseline", "the study directory is world-writable, so "
+                        "the baseline could not be frozen when the job starts (anyone could "
+                        "replace its contract); chmod o-w it");
+                return 0;
+            }
             outcome(out, true, "no-baseline", "the baseline will be frozen when the job starts");
             return 0;
         }

@@ -11,6 +11,7 @@
 
 #include "contract/contract.h"
 #include "core/error.h"
+#include "core/manifest.h"
 #include "core/stage.h"
 
 struct moe_contract_outcome {
@@ -22,9 +23,7 @@ struct moe_contract_outcome {
     char frozen_digest[MOE_SHA256_HEX_LEN + 1];
 };
 
-/* The candidate ids of a stage, in array-index order, from the study's
- * manifest.json; an empty array when the study has no manifest. */
-json_t *moe_manifest_stage_ids(const char *study, enum moe_stage stage, struct moe_error *err);
+/* The candidate ids of a stage: moe_manifest_stage_ids (core/manifest.h). */
 
 /* The candidate a task runs: its array index in the stage's candidate list,
  * or the stage's only candidate when index < 0.  -1 with err otherwise. */

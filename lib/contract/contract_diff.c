@@ -6,12 +6,13 @@
 
 #include "contract/contract.h"
 #include "contract/contract_diff.h"
+#include "core/contract_keys.h"
 #include "core/json_canon.h"
 
 /* Sections that describe a contract rather than belong to it. */
 static int is_annotation(const char *section)
 {
-    return strcmp(section, "sources") == 0 || strcmp(section, "run") == 0;
+    return strcmp(section, MOE_CONTRACT_SOURCES) == 0 || strcmp(section, MOE_CONTRACT_RUN) == 0;
 }
 
 /* key as one path segment: '.' and '\\' escaped with '\\', and the empty

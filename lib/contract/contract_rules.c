@@ -6,15 +6,18 @@
 
 #include "contract/contract.h"
 #include "contract/contract_rules.h"
+#include "core/contract_keys.h"
 
 /* Never change, whatever the stage. */
 static const char *const invariant_sections[] = {
-    "environment", "hardware", "workload", "semantics", "timing", NULL,
+    MOE_CONTRACT_ENVIRONMENT, MOE_CONTRACT_HARDWARE, MOE_CONTRACT_WORKLOAD, MOE_CONTRACT_SEMANTICS,
+    MOE_CONTRACT_TIMING,      NULL,
 };
 
 /* MBS sits in the workload section but is a retune axis: with GBS fixed it
  * changes micro-batching, not what is trained. */
-static const char retunable_workload_path[] = "workload.mbs";
+static const char retunable_workload_path[] = MOE_CONTRACT_PATH(MOE_CONTRACT_WORKLOAD,
+                                                                 MOE_CONTRACT_MBS);
 
 static void decide(struct moe_verdict *v, bool allowed, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -32,19 +35,20 @@ static void decide(struct moe_verdict *v, bool allowed, const char *rule, const 
 
 const char *moe_contract_variable(const char *path, char *buf, size_t len)
 {
+    static const char tuning[] = MOE_CONTRACT_TUNING ".";
     const char *name;
 
     if (strcmp(path, retunable_workload_path) == 0) {
-        snprintf(buf, len, "mbs");
+        snprintf(buf, len, MOE_CONTRACT_MBS);
         return buf;
     }
-    if (strncmp(path, "tuning.", 7) != 0)
+    if (strncmp(path, tuning, sizeof(tuning) - 1) != 0)
         return NULL;
-    name = path + 7;
+    name = path + sizeof(tuning) - 1;
     snprintf(buf, len, "%.*s", (int)moe_contract_path_segment(name), name);
     /* the dispatcher type and its backend are one choice */
-    if (strcmp(buf, "dispatcher_backend") == 0)
-        snprintf(buf, len, "dispatcher");
+    if (strcmp(buf, MOE_CONTRACT_DISPATCHER_BACKEND) == 0)
+        snprintf(buf, len, MOE_CONTRACT_DISPATCHER);
     return buf;
 }
 
@@ -78,9 +82,12 @@ static void check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
                         struct moe_verdict *v)
 {
     /* no offload: no stage emits one (fit's ladder stops at full recompute) */
-    static const char *const fit[] = { "parallel.", "tuning.recompute", NULL };
-    static const char *const scale[] = { "parallel.", NULL };
-    static const char *const profile[] = { "profiling.", NULL };
+    static const char *const fit[] = {
+        MOE_CONTRACT_PARALLEL ".", MOE_CONTRACT_PATH(MOE_CONTRACT_TUNING, MOE_CONTRACT_RECOMPUTE),
+        NULL,
+    };
+    static const char *const scale[] = { MOE_CONTRACT_PARALLEL ".", NULL };
+    static const char *const profile[] = { MOE_CONTRACT_PROFILING ".", NULL };
     static const char *const none[] = { NULL };
     const char *const *allowed = stage == MOE_STAGE_FIT     ? fit
                                  : stage == MOE_STAGE_SCALE ? scale
@@ -153,8 +160,8 @@ static int merge_winner(json_t *expected, const json_t *frozen, const json_t *wi
         const char *k2;
         json_t *v2;
 
-        if (!json_is_object(value) || !section || strcmp(key, "sources") == 0 ||
-            strcmp(key, "run") == 0)
+        if (!json_is_object(value) || !section || strcmp(key, MOE_CONTRACT_SOURCES) == 0 ||
+            strcmp(key, MOE_CONTRACT_RUN) == 0)
             continue;
         json_object_foreach(value, k2, v2) {
             json_t *base = json_object_get(json_object_get(frozen, key), k2);
@@ -197,7 +204,7 @@ static int check_combination(const json_t *frozen, const json_t *requested, cons
     size_t i;
     int rc = 0;
 
-    json_object_del(expected, "validation");
+    json_object_del(expected, MOE_CONTRACT_VALIDATION);
     json_array_foreach(combination, i, digest) {
         const json_t *w = json_is_string(digest) && winners
                               ? find_winner(winners, json_string_value(digest))
@@ -209,7 +216,8 @@ static int check_combination(const json_t *frozen, const json_t *requested, cons
         if (merge_winner(expected, frozen, w, v) != 0)
             goto out;
     }
-    json_object_set(expected, "validation", json_object_get(requested, "validation"));
+    json_object_set(expected, MOE_CONTRACT_VALIDATION,
+                    json_object_get(requested, MOE_CONTRACT_VALIDATION));
     if (moe_contract_diff(expected, requested, &d, err) != 0) {
         rc = -1;
         goto out;
@@ -230,7 +238,8 @@ static int check_validate(const json_t *frozen, const json_t *requested, const j
                           const struct moe_contract_diff *d, struct moe_verdict *v,
                           struct moe_error *err)
 {
-    const json_t *combination = json_object_get(json_object_get(requested, "validation"), "combination");
+    const json_t *combination = json_object_get(
+        json_object_get(requested, MOE_CONTRACT_VALIDATION), MOE_CONTRACT_COMBINATION);
     size_t i;
     json_t *w;
 

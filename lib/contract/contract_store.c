@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "contract/contract_store.h"
+#include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
 
@@ -189,9 +190,15 @@ static json_t *parse_canonical(const char *text, const char *name,
     return doc;
 }
 
-static int seal_matches(const char *seal, const char *digest)
+/* The seal is exactly the line seal_as() writes (sha256sum's): the digest
+ * first was all that was compared, so a seal with other lines added, or
+ * naming another file, passed. */
+static int seal_matches(const char *seal, const char *digest, const char *name)
 {
-    return strncmp(seal, digest, MOE_SHA256_HEX_LEN) == 0 && seal[MOE_SHA256_HEX_LEN] == ' ';
+    char line[MOE_SHA256_HEX_LEN + 160];
+
+    snprintf(line, sizeof(line), "%s  %s\n", digest, name);
+    return strcmp(seal, line) == 0;
 }
 
 /* The .sha256 goes in after the contract: a reader racing a writer waits
@@ -228,7 +235,7 @@ static json_t *load_frozen_at(int cfd, char digest[MOE_SHA256_HEX_LEN + 1], stru
     if (doc && !(seal = read_seal(cfd, err))) {
         json_decref(doc);
         doc = NULL;
-    } else if (doc && !seal_matches(seal, digest)) {
+    } else if (doc && !seal_matches(seal, digest, "frozen.json")) {
         moe_error_set(err, "contract/frozen.json does not match its .sha256: it was tampered "
                       "with (content %.12s…, seal %.12s…)", digest, seal);
         json_decref(doc);
@@ -373,7 +380,7 @@ json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LE
     if (doc && !(sealtext = read_seal_of(dfd, "contract.json", shown, err))) {
         json_decref(doc);
         doc = NULL;
-    } else if (doc && !seal_matches(sealtext, digest)) {
+    } else if (doc && !seal_matches(sealtext, digest, "contract.json")) {
         moe_error_set(err, "%s does not match its .sha256: it was edited after the run "
                       "(content %.12s…, seal %.12s…)", shown, digest, sealtext);
         json_decref(doc);
@@ -403,7 +410,8 @@ static int run_of_study(const char *study, const char *run_dir)
 
 static const char *run_stage(const json_t *doc)
 {
-    return json_string_value(json_object_get(json_object_get(doc, "run"), "stage"));
+    return json_string_value(
+        json_object_get(json_object_get(doc, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
 }
 
 /* The retune run at run_dir, sealed, without its "run" part; NULL with err
@@ -427,7 +435,7 @@ static json_t *winning_run(const char *study, const char *run_dir, struct moe_er
         json_decref(doc);
         return NULL;
     }
-    json_object_del(doc, "run");
+    json_object_del(doc, MOE_CONTRACT_RUN);
     return doc;
 }
 
@@ -462,7 +470,7 @@ static int write_winner(int wfd, const json_t *doc, char *name, size_t len,
     if (rc >= 0 && seal_as(wfd, name, digest, err) < 0)
         rc = -1;
     /* a seal that was there already must be this one */
-    if (rc >= 0 && (!(seal = read_seal_of(wfd, name, name, err)) || !seal_matches(seal, digest))) {
+    if (rc >= 0 && (!(seal = read_seal_of(wfd, name, name, err)) || !seal_matches(seal, digest, name))) {
         if (seal)
             moe_error_set(err, "winners/%s.sha256 does not match it: remove both", name);
         rc = -1;
@@ -547,9 +555,9 @@ static void add_retune_run(int runs, const char *id, json_t *out)
     text = read_small(dfd, "contract.json", "contract", &ignored);
     doc = text ? parse_canonical(text, id, digest, &ignored) : NULL;
     if (doc && run_stage(doc) && strcmp(run_stage(doc), "retune") == 0 &&
-        (seal = read_seal_of(dfd, "contract.json", id, &ignored)) && seal_matches(seal, digest)) {
-        run = json_incref(json_object_get(doc, "run"));
-        json_object_del(doc, "run");
+        (seal = read_seal_of(dfd, "contract.json", id, &ignored)) && seal_matches(seal, digest, "contract.json")) {
+        run = json_incref(json_object_get(doc, MOE_CONTRACT_RUN));
+        json_object_del(doc, MOE_CONTRACT_RUN);
         if (moe_contract_digest(doc, digest, &ignored) == 0 && !json_object_get(out, digest))
             json_object_set(out, digest, run);
         json_decref(run);
@@ -610,7 +618,7 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct
     if (doc && strncmp(name, digest, MOE_SHA256_HEX_LEN) != 0)
         moe_error_set(err, "%s holds a contract of another digest (%.12s…): not a recorded "
                       "winner", shown, digest);
-    else if (doc && (seal = read_seal_of(wfd, name, shown, err)) && !seal_matches(seal, digest))
+    else if (doc && (seal = read_seal_of(wfd, name, shown, err)) && !seal_matches(seal, digest, name))
         moe_error_set(err, "%s does not match its .sha256: it was edited after it was recorded",
                       shown);
     else if (seal && !(run = json_object_get(runs, digest)))
@@ -618,7 +626,8 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct
                       "a recorded winner", shown);
     else if (seal) {
         free(seal);
-        return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, "run", run);
+        return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, MOE_CONTRACT_RUN,
+                         run);
     }
     free(seal);
     json_decref(doc);

@@ -9,6 +9,7 @@
 #include "contract/jobopts.h"
 #include "core/readfile.h"
 #include "core/plugin_config.h"
+#include "core/text.h"
 
 void moe_jobopts_init(struct moe_jobopts *opts)
 {
@@ -21,6 +22,8 @@ int moe_jobopts_set_enforce(struct moe_jobopts *opts, const char *value, struct 
 {
     enum moe_enforce_mode mode;
 
+    if (value && moe_text_check("--moe-enforce", value, err) != 0)
+        return -1;
     if (!value || moe_enforce_mode_parse(value, &mode) != 0) {
         moe_error_set(err, "invalid --moe-enforce '%s': valid values are strict, warn",
                       value ? value : "");
@@ -34,6 +37,8 @@ int moe_jobopts_set_stage(struct moe_jobopts *opts, const char *value, struct mo
 {
     enum moe_stage stage = moe_stage_parse(value);
 
+    if (value && moe_text_check("--moe-stage", value, err) != 0)
+        return -1;
     if (stage == MOE_STAGE_NONE) {
         moe_error_set(err, "invalid --moe-stage '%s': valid stages are %s",
                       value ? value : "", moe_stage_choices());
@@ -49,6 +54,10 @@ int moe_jobopts_set_study(struct moe_jobopts *opts, const char *value, struct mo
         moe_error_set(err, "--moe-study needs a path to a study file or study directory");
         return -1;
     }
+    /* The path reaches the job's environment (MOEFLOW_STUDY) and the
+     * plugin's messages in slurmd's log. */
+    if (moe_text_check("--moe-study", value, err) != 0)
+        return -1;
     if (strlen(value) >= sizeof(opts->study)) {
         moe_error_set(err, "--moe-study path is longer than %zu characters", sizeof(opts->study) - 1);
         return -1;
@@ -81,6 +90,8 @@ bool moe_candidate_id_valid(const char *id)
 
 int moe_jobopts_set_candidate(struct moe_jobopts *opts, const char *value, struct moe_error *err)
 {
+    if (value && moe_text_check("--moe-candidate", value, err) != 0)
+        return -1;
     if (!moe_candidate_id_valid(value)) {
         moe_error_set(err,
                       "invalid --moe-candidate '%s': a candidate id is 1-%d characters of "

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "contract/node_facts.h"
+#include "core/contract_keys.h"
 #include "core/readfile.h"
 
 /* Versions NGC-style containers advertise in their environment. */
@@ -16,21 +17,24 @@ static const char *const container_vars[] = {
 
 /* "section.key" paths of the runtime facts, for inheritance. */
 static const char *const runtime_paths[][2] = {
-    { "environment", "driver" },      { "environment", "container" },
-    { "hardware", "gpu_name" },       { "hardware", "node_gpus" },
-    { "hardware", "node_topology_digest" },  { "hardware", "domain_map_digest" },
+    { MOE_CONTRACT_ENVIRONMENT, "driver" },
+    { MOE_CONTRACT_ENVIRONMENT, "container" },
+    { MOE_CONTRACT_HARDWARE, "gpu_name" },
+    { MOE_CONTRACT_HARDWARE, "node_gpus" },
+    { MOE_CONTRACT_HARDWARE, "node_topology_digest" },
+    { MOE_CONTRACT_HARDWARE, "domain_map_digest" },
 };
 #define N_RUNTIME_PATHS (sizeof(runtime_paths) / sizeof(runtime_paths[0]))
 
 static void set_fact(json_t *contract, const char *section, const char *key, json_t *value,
                      const char *source)
 {
-    json_t *sources = json_object_get(contract, "sources");
+    json_t *sources = json_object_get(contract, MOE_CONTRACT_SOURCES);
     char path[128];
 
     if (!sources) {
         sources = json_object();
-        json_object_set_new(contract, "sources", sources);
+        json_object_set_new(contract, MOE_CONTRACT_SOURCES, sources);
     }
     json_object_set_new(json_object_get(contract, section), key, value);
     snprintf(path, sizeof(path), "%s.%s", section, key);
@@ -39,10 +43,11 @@ static void set_fact(json_t *contract, const char *section, const char *key, jso
 
 static void apply_nvml(json_t *contract, const struct moe_nvml_report *nvml)
 {
-    set_fact(contract, "environment", "driver", json_string(nvml->driver), "nvml");
-    set_fact(contract, "hardware", "node_gpus", json_integer(nvml->count), "nvml");
+    set_fact(contract, MOE_CONTRACT_ENVIRONMENT, "driver", json_string(nvml->driver), "nvml");
+    set_fact(contract, MOE_CONTRACT_HARDWARE, "node_gpus", json_integer(nvml->count), "nvml");
     if (nvml->count > 0)
-        set_fact(contract, "hardware", "gpu_name", json_string(nvml->gpus[0].name), "nvml");
+        set_fact(contract, MOE_CONTRACT_HARDWARE, "gpu_name", json_string(nvml->gpus[0].name),
+                 "nvml");
 }
 
 static void apply_env(json_t *contract, moe_env_lookup env, void *ctx)
@@ -53,7 +58,7 @@ static void apply_env(json_t *contract, moe_env_lookup env, void *ctx)
     for (const char *const *v = container_vars; *v; v++)
         if (env(ctx, *v, value, sizeof(value)) == 0)
             json_object_set_new(container, *v, json_string(value));
-    set_fact(contract, "environment", "container", container, "environment");
+    set_fact(contract, MOE_CONTRACT_ENVIRONMENT, "container", container, "environment");
 }
 
 int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
@@ -71,7 +76,8 @@ int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
     if (topo) {
         if (moe_topology_digest(topo, digest, err) != 0)
             return -1;
-        set_fact(contract, "hardware", "node_topology_digest", json_string(digest), "hwloc");
+        set_fact(contract, MOE_CONTRACT_HARDWARE, "node_topology_digest", json_string(digest),
+                 "hwloc");
     }
     return 0;
 }
@@ -89,11 +95,11 @@ void moe_node_facts_inherit(json_t *dst, const json_t *src)
             continue;
         json_object_set(section, runtime_paths[i][1], value);
         snprintf(path, sizeof(path), "%s.%s", runtime_paths[i][0], runtime_paths[i][1]);
-        source = json_object_get(json_object_get(src, "sources"), path);
+        source = json_object_get(json_object_get(src, MOE_CONTRACT_SOURCES), path);
         if (source) {
-            if (!json_object_get(dst, "sources"))
-                json_object_set_new(dst, "sources", json_object());
-            json_object_set(json_object_get(dst, "sources"), path, source);
+            if (!json_object_get(dst, MOE_CONTRACT_SOURCES))
+                json_object_set_new(dst, MOE_CONTRACT_SOURCES, json_object());
+            json_object_set(json_object_get(dst, MOE_CONTRACT_SOURCES), path, source);
         }
     }
 }
@@ -106,7 +112,8 @@ int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_err
     int rc = -1;
 
     if (data && moe_sha256_hex(data, len, hex, err) == 0) {
-        set_fact(contract, "hardware", "domain_map_digest", json_string(hex), "plugstack topology=");
+        set_fact(contract, MOE_CONTRACT_HARDWARE, "domain_map_digest", json_string(hex),
+                 "plugstack topology=");
         rc = 0;
     }
     free(data);

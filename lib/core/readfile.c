@@ -138,7 +138,9 @@ json_t *moe_read_json(const char *path, const char *what, struct moe_error *err)
 
     if (!text)
         return NULL;
-    doc = json_loadb(text, len, 0, &jerr);
+    /* A key given twice has two meanings (Jansson keeps the last, other
+     * readers the first): such a document is refused, as a YAML study is. */
+    doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     free(text);
     if (!doc)
         moe_error_at(err, path, jerr.line, jerr.column, "%s: %s", what, jerr.text);

@@ -43,8 +43,8 @@ char *moe_read_fd(int fd, const char *path, const char *what, size_t *len,
  * blocks as usual. */
 int moe_open_regular(const char *path, const char *what, struct moe_error *err);
 
-/* A JSON file through moe_read_file; a parse error is "PATH:LINE:COL: what:
- * reason". */
+/* A JSON file through moe_read_file; a parse error, or an object key given
+ * twice, is "PATH:LINE:COL: what: reason". */
 json_t *moe_read_json(const char *path, const char *what, struct moe_error *err);
 
 /* Writes all of buf to fd, retrying short writes and EINTR; -1 with errno

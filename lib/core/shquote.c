@@ -58,19 +58,17 @@ static char *join(char **parts, size_t n)
     return out;
 }
 
-char *moe_shquote_argv(const json_t *argv)
+char *moe_shquote_words(const char *const *words, size_t n)
 {
-    size_t n = json_array_size(argv), i;
     char **parts = calloc(n ? n : 1, sizeof(*parts));
     char *out = NULL;
+    size_t i;
+
     if (!parts)
         return NULL;
-    for (i = 0; i < n; i++) {
-        const char *s = json_string_value(json_array_get(argv, i));
-
-        if (!(parts[i] = moe_shquote(s ? s : "")))
+    for (i = 0; i < n; i++)
+        if (!(parts[i] = moe_shquote(words[i] ? words[i] : "")))
             goto done;
-    }
     out = join(parts, n);
 done:
     for (i = 0; i < n; i++)
@@ -79,35 +77,43 @@ done:
     return out;
 }
 
-static int cmp_str(const void *a, const void *b)
+char *moe_shquote_argv(const json_t *argv)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    size_t n = json_array_size(argv);
+    const char **words = calloc(n ? n : 1, sizeof(*words));
+    char *out;
+
+    if (!words)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        words[i] = json_string_value(json_array_get(argv, i));
+    out = moe_shquote_words(words, n);
+    free(words);
+    return out;
 }
 
-char *moe_shquote_env(const json_t *env)
+/* Orders NAME=value entries by NAME alone. */
+static int cmp_name(const void *a, const void *b)
 {
-    size_t n = 0, cap = json_object_size(env) + 1;
-    const char **keys = calloc(cap, sizeof(*keys));
-    json_t *pairs = json_array();
-    const char *key;
-    json_t *v;
-    char *out = NULL;
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t lx = strcspn(x, "="), ly = strcspn(y, "=");
+    int r = strncmp(x, y, lx < ly ? lx : ly);
 
-    if (!keys || !pairs)
-        goto done;
-    /* json_object_foreach does not promise an order: sort the keys. */
-    json_object_foreach((json_t *)env, key, v) {
-        keys[n++] = key;
-    }
-    qsort(keys, n, sizeof(*keys), cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        const char *val = json_string_value(json_object_get(env, keys[i]));
-        json_array_append_new(pairs, json_sprintf("%s=%s", keys[i], val ? val : ""));
-    }
-    out = moe_shquote_argv(pairs);
-done:
-    free(keys);
-    json_decref(pairs);
+    return r ? r : (lx > ly) - (lx < ly);
+}
+
+char *moe_shquote_env(const struct moe_strv *env)
+{
+    const char **entries = calloc(env->n ? env->n : 1, sizeof(*entries));
+    char *out;
+
+    if (!entries)
+        return NULL;
+    for (size_t i = 0; i < env->n; i++)
+        entries[i] = env->v[i];
+    qsort(entries, env->n, sizeof(*entries), cmp_name);
+    out = moe_shquote_words(entries, env->n);
+    free(entries);
     return out;
 }
 

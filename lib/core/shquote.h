@@ -5,16 +5,20 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/strv.h"
 
 /* s unchanged when every byte is safe unquoted, else '...' with each '
  * written as '\''.  Returns a malloc'd string. */
 char *moe_shquote(const char *s);
 
-/* The strings of a JSON array quoted and joined by single spaces. */
+/* Words quoted and joined by single spaces (a NULL word reads as ""). */
+char *moe_shquote_words(const char *const *words, size_t n);
+
+/* The strings of a JSON array, the same way. */
 char *moe_shquote_argv(const json_t *argv);
 
-/* An object's "KEY=value" pairs, quoted and joined, keys sorted. */
-char *moe_shquote_env(const json_t *env);
+/* NAME=value entries quoted and joined, sorted by NAME. */
+char *moe_shquote_env(const struct moe_strv *env);
 
 /* The words of a command line as the shell splits a simple command, with
  * no expansion at all ($, `, *, ~ stay as they are: a study is data):

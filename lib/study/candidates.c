@@ -2,25 +2,26 @@
  * moeflow-study(5), STAGES): one change from the baseline each, checked
  * against the study, the dialect and Megatron's validity rules; whatever
  * cannot run is listed as skipped with its reason instead of being emitted
- * broken. */
+ * broken.  Planning only decides runs; moe_candidates_render writes them
+ * out as arguments, environment and contract. */
 #include "config.h"
 
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "core/json_canon.h"
 #include "study/candidates.h"
 #include "fit/layouts.h"
 #include "study/study_fit.h"
-#include "study/megatron_args.h"
 #include "study/megatron_rules.h"
 #include "study/study_contract.h"
 
 struct plan_ctx {
     const struct moe_study *s;
     struct moe_stage_plan *plan;
+    bool oom;                     /* an append failed: the build fails */
 };
 
 static const char *label_of(const struct moe_study *s)
@@ -30,19 +31,42 @@ static const char *label_of(const struct moe_study *s)
                                                             : "training-equivalent";
 }
 
+/* Room for one more element of an array that grows by doubling. */
+static int reserve(void **v, size_t *cap, size_t n, size_t size)
+{
+    size_t c = *cap ? *cap * 2 : 16;
+    void *p;
+
+    if (n < *cap)
+        return 0;
+    if (!(p = realloc(*v, c * size)))
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
 static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Lists a catalogue entry as skipped, with its reason.  Takes value. */
 static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
 {
-    char reason[512];
+    struct moe_stage_plan *p = c->plan;
+    struct moe_skip *k;
     va_list ap;
 
+    if (reserve((void **)&p->skipped, &p->cap_skipped, p->n_skipped, sizeof(*k)) < 0) {
+        json_decref(value);
+        c->oom = true;
+        return;
+    }
+    k = &p->skipped[p->n_skipped++];
+    snprintf(k->variable, sizeof(k->variable), "%s", variable);
+    k->value = value;
     va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
+    vsnprintf(k->reason, sizeof(k->reason), fmt, ap);
     va_end(ap);
-    json_array_append_new(c->plan->skipped, json_pack("{s:s, s:o, s:s}", "variable", variable,
-                                                      "value", value, "reason", reason));
 }
 
 /* Why Megatron would refuse run, into buf; false when it would not. */
@@ -53,17 +77,38 @@ static bool refused(const struct moe_study *s, const struct moe_run *run, char *
 
 /* A fit candidate's modeled peak ("max allocated" of the rank it stands in
  * for), which `moeflow report --stage fit` reconciles with the measured
- * one.  Not part of the id: the id names what runs, not what moeflow
- * expects of it. */
-static void add_prediction(const struct moe_study *s, const struct moe_run *run, int rank,
-                           json_t *cand)
+ * one. */
+static double prediction(const struct moe_study *s, const struct moe_run *run, int rank)
 {
     struct moe_memory mem;
     struct moe_error err = { .line = 0 };
 
-    if (moe_study_run_memory(s, run, rank, &mem, &err) == 0)
-        json_object_set_new(cand, "predicted_mib",
-                            json_real(round(mem.total / MOE_MIB * 10.0) / 10.0));
+    if (moe_study_run_memory(s, run, rank, &mem, &err) != 0)
+        return NAN;
+    return round(mem.total / MOE_MIB * 10.0) / 10.0;
+}
+
+/* A new candidate of the plan's stage that runs run; NULL when out of
+ * memory. */
+static struct moe_candidate *add(struct moe_stage_plan *p, const struct moe_run *run)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        struct moe_candidate *c = realloc(p->cands, cap * sizeof(*c));
+        struct moe_run *r;
+
+        if (!c)
+            return NULL;
+        p->cands = c;
+        if (!(r = realloc(p->runs, cap * sizeof(*r))))
+            return NULL;
+        p->runs = r;
+        p->cap = cap;
+    }
+    moe_candidate_init(&p->cands[p->n]);
+    p->cands[p->n].stage = p->stage;
+    p->runs[p->n] = *run;
+    return &p->cands[p->n++];
 }
 
 /* Adds a candidate (1), or lists it as skipped when it breaks one of
@@ -74,28 +119,29 @@ static int emit(struct plan_ctx *c, const struct moe_run *run, const char *varia
                 const char *note)
 {
     const struct moe_study *s = c->s;
-    char id[65], why[512];
-    json_t *cand;
+    struct moe_candidate *cand;
+    char why[512];
 
     if (refused(s, run, why, sizeof(why))) {
         skip(c, variable, value, "%s", why);
         return 0;
     }
-    cand = json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s}",
-                     "stage", moe_stage_name(c->plan->stage), "variable", variable,
-                     "value", value, "label", label_of(s), "bottleneck", bottleneck,
-                     "argv", moe_megatron_argv(s, run), "env", moe_megatron_env(s, run),
-                     "nodes", nodes, "tasks_per_node", tasks_per_node,
-                     "world_size", moe_study_world_size(s), "note", note ? note : "");
+    if (!(cand = add(c->plan, run)) || moe_candidate_set(&cand->variable, variable) < 0 ||
+        moe_candidate_set(&cand->label, label_of(s)) < 0 ||
+        moe_candidate_set(&cand->bottleneck, bottleneck) < 0 ||
+        moe_candidate_set(&cand->note, note) < 0)
+        c->oom = true;
+    if (!cand) {
+        json_decref(value);
+        return 0;
+    }
+    cand->value = value;
+    cand->nodes = nodes;
+    cand->tasks_per_node = tasks_per_node;
+    cand->world_size = moe_study_world_size(s);
+    cand->rank = rank;
     if (rank >= 0)
-        json_object_set_new(cand, "rank", json_integer(rank));
-    /* The declared contract is part of what the id names. */
-    json_object_set_new(cand, "contract", moe_run_contract(s, run, label_of(s)));
-    moe_json_sha256(cand, id);
-    json_object_set_new(cand, "id", json_string(id));
-    if (rank >= 0)
-        add_prediction(s, run, rank, cand);
-    json_array_append_new(c->plan->candidates, cand);
+        cand->predicted_mib = prediction(s, run, rank);
     return 1;
 }
 
@@ -524,12 +570,12 @@ static void retune_plan(struct plan_ctx *c)
 int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
                          struct moe_stage_plan *plan, struct moe_error *err)
 {
-    struct plan_ctx c = { s, plan };
+    struct plan_ctx c;
     struct moe_run run;
 
+    memset(plan, 0, sizeof(*plan));
     plan->stage = stage;
-    plan->candidates = json_array();
-    plan->skipped = json_array();
+    c = (struct plan_ctx){ s, plan, false };
     switch (stage) {
     case MOE_STAGE_CONTRACT:
         moe_run_from_baseline(&run, s, screen_iters(s));
@@ -559,12 +605,84 @@ int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
         moe_stage_plan_free(plan);
         return -1;
     }
+    if (!c.oom)
+        return 0;
+    moe_error_set(err, "%s stage: out of memory", moe_stage_name(stage));
+    moe_stage_plan_free(plan);
+    return -1;
+}
+
+/* argv, env, the declared contract, then the id over all of them. */
+static int render(const struct moe_study *s, const struct moe_run *run, struct moe_candidate *c)
+{
+    if (moe_megatron_argv(s, run, &c->argv) < 0 || moe_megatron_env(s, run, &c->env) < 0)
+        return -1;
+    /* The declared contract is part of what the id names. */
+    if (!(c->contract = moe_run_contract(s, run, c->label)))
+        return -1;
+    return moe_candidate_hash(c);
+}
+
+int moe_candidates_render(const struct moe_study *s, struct moe_stage_plan *plan,
+                          struct moe_error *err)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        if (plan->cands[i].contract)
+            continue;
+        if (render(s, &plan->runs[i], &plan->cands[i]) < 0) {
+            moe_error_set(err, "%s stage: cannot render candidate %zu: out of memory",
+                          moe_stage_name(plan->stage), i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int moe_candidates_keep_bottleneck(struct moe_stage_plan *plan, const char *bottleneck)
+{
+    struct plan_ctx c = { NULL, plan, false };
+    size_t kept = 0;
+
+    for (size_t i = 0; i < plan->n; i++) {
+        struct moe_candidate *cand = &plan->cands[i];
+        const char *b = cand->bottleneck;
+
+        if (b && strcmp(b, bottleneck) == 0) {
+            plan->runs[kept] = plan->runs[i];
+            plan->cands[kept++] = *cand;
+            continue;
+        }
+        skip(&c, cand->variable ? cand->variable : "", json_incref(cand->value),
+             "targets %s, not the diagnosed bottleneck", b ? b : "nothing");
+        moe_candidate_free(cand);
+    }
+    plan->n = kept;
+    return c.oom ? -1 : 0;
+}
+
+int moe_stage_plan_add(struct moe_stage_plan *plan, const struct moe_candidate *c)
+{
+    struct moe_run none;
+    struct moe_candidate *cand;
+
+    memset(&none, 0, sizeof(none));
+    if (!(cand = add(plan, &none)))
+        return -1;
+    if (moe_candidate_copy(cand, c) < 0) {
+        plan->n--;
+        return -1;
+    }
     return 0;
 }
 
 void moe_stage_plan_free(struct moe_stage_plan *plan)
 {
-    json_decref(plan->candidates);
-    json_decref(plan->skipped);
-    plan->candidates = plan->skipped = NULL;
+    for (size_t i = 0; i < plan->n; i++)
+        moe_candidate_free(&plan->cands[i]);
+    for (size_t i = 0; i < plan->n_skipped; i++)
+        json_decref(plan->skipped[i].value);
+    free(plan->cands);
+    free(plan->runs);
+    free(plan->skipped);
+    memset(plan, 0, sizeof(*plan));
 }

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/shquote.h"
 #include "study/gen_write.h"
@@ -181,46 +182,26 @@ static const struct moe_gen_file *find_out(const struct moe_gen_output *out, con
     return NULL;
 }
 
-/* DIR's manifest.json with its validate stage replaced by (or, without one,
- * added from) OUT's. */
-static json_t *merged_manifest(const char *dir, const struct moe_gen_output *out,
-                               struct moe_error *err)
+/* DIR's manifest.json (where it comes back in) with its validate stage
+ * replaced by (or, without one, added from) the one OUT holds. */
+static json_t *merged_manifest(const char *dir, const struct moe_gen_plan *plan,
+                               const struct moe_gen_output *out, struct moe_error *err)
 {
-    const struct moe_gen_file *f = find_out(out, "manifest.json");
-    json_t *mine = NULL, *theirs, *stages, *newst, *st;
-    char path[4400];
-    json_error_t je;
-    size_t i;
+    json_t *mine = moe_manifest_entry(out->manifest, MOE_STAGE_VALIDATE), *merged;
+    struct moe_manifest theirs;
 
-    snprintf(path, sizeof(path), "%s/manifest.json", dir);
-    if (!(theirs = moe_read_json(path, "manifest", err)))
-        goto fail;
-    if (!(mine = f ? json_loads(f->data, 0, &je) : NULL)) {
-        moe_error_set(err, "the generated manifest: %s", f ? je.text : "missing");
-        goto fail;
+    if (moe_manifest_load(dir, &theirs, err) < 0)
+        return NULL;
+    if (!theirs.study_hash || strcmp(theirs.study_hash, plan->study_hash) != 0) {
+        moe_error_at(err, theirs.path, 0, 0, "study_hash: %s was generated from another study "
+                     "(or another version of it) than the one given", dir);
+        moe_manifest_free(&theirs);
+        return NULL;
     }
-    if (!json_equal(json_object_get(theirs, "study_hash"), json_object_get(mine, "study_hash"))) {
-        moe_error_at(err, path, 0, 0, "study_hash: %s was generated from another study (or "
-                     "another version of it) than the one given", dir);
-        goto fail;
-    }
-    stages = json_object_get(theirs, "stages");
-    newst = json_array_get(json_object_get(mine, "stages"), 0);
-    json_array_foreach(stages, i, st) {
-        if (strcmp(json_string_value(json_object_get(st, "stage")), "validate") == 0) {
-            json_array_set(stages, i, newst);
-            newst = NULL;
-            break;
-        }
-    }
-    if (newst)
-        json_array_append(stages, newst);
-    json_decref(mine);
-    return theirs;
-fail:
-    json_decref(mine);
-    json_decref(theirs);
-    return NULL;
+    merged = json_incref(theirs.json);
+    moe_manifest_put_stage(merged, json_incref(mine));
+    moe_manifest_free(&theirs);
+    return merged;
 }
 
 /* The declared contracts of OUT that DIR does not have yet. */
@@ -241,65 +222,58 @@ static int add_contracts(const char *dir, const struct moe_gen_output *out, stru
 }
 
 /* candidates.tsv: the other stages' rows as they were, then validate's. */
-static int merge_candidates(const char *dir, const struct moe_gen_output *out,
+static int merge_candidates(const char *dir, const struct moe_gen_plan *plan,
                             struct moe_error *err)
 {
-    const struct moe_gen_file *tsv = find_out(out, "candidates.tsv");
+    const struct moe_stage_plan *validate = moe_gen_plan_stage(plan, MOE_STAGE_VALIDATE);
     char path[4400], *text = NULL, *old, *line, *save = NULL;
+    char *rows = validate ? moe_gen_tsv(validate, 1, false) : NULL;
     size_t len = 0;
     FILE *m;
     int rc;
 
     snprintf(path, sizeof(path), "%s/candidates.tsv", dir);
     old = moe_read_file(path, "candidates.tsv", NULL, err);
-    m = old && tsv ? open_memstream(&text, &len) : NULL;
+    m = old && rows ? open_memstream(&text, &len) : NULL;
     if (!m) {
         free(old);
+        free(rows);
         return -1;
     }
     for (line = strtok_r(old, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         if (strncmp(line, "validate\t", 9) != 0)
             fprintf(m, "%s\n", line);
-    for (const char *p = tsv->data; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-
-        if (strncmp(p, "validate\t", 9) == 0)
-            fprintf(m, "%.*s\n", (int)l, p);
-        p = e ? e + 1 : p + l;
-    }
+    fputs(rows, m);
     fclose(m);
     rc = replace_file(dir, "candidates.tsv", text, len, 0644, err);
     free(text);
+    free(rows);
     free(old);
     return rc;
 }
 
 static int write_manifest(const char *dir, const json_t *manifest, struct moe_error *err)
 {
-    char *text = json_dumps(manifest, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-    size_t len;
+    char *text = moe_manifest_text(manifest);
     int rc;
 
     if (!text)
         return -1;
-    len = strlen(text);
-    text[len++] = '\n'; /* json_dumps leaves room for the NUL it wrote */
-    rc = replace_file(dir, "manifest.json", text, len, 0644, err);
+    rc = replace_file(dir, "manifest.json", text, strlen(text), 0644, err);
     free(text);
     return rc;
 }
 
-int moe_gen_update_validate(const char *dir, const struct moe_gen_output *out,
-                            struct moe_error *err)
+int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
+                            const struct moe_gen_output *out, struct moe_error *err)
 {
-    json_t *manifest = merged_manifest(dir, out, err);
+    json_t *manifest = merged_manifest(dir, plan, out, err);
     const struct moe_gen_file *f = find_out(out, "validate.sbatch");
     int rc = -1;
 
     if (manifest && add_contracts(dir, out, err) == 0 && f &&
         replace_file(dir, f->name, f->data, f->len, f->mode, err) == 0 &&
-        merge_candidates(dir, out, err) == 0)
+        merge_candidates(dir, plan, err) == 0)
         rc = write_manifest(dir, manifest, err);
     json_decref(manifest);
     return rc;

@@ -19,12 +19,12 @@ int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct 
  * #SBATCH line can carry (core/shquote.h moe_sbatch_quote). */
 int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error *err);
 
-/* gen --winners DIR: OUT (the validate stage rebuilt from DIR's recorded
- * winners) goes into DIR itself: validate.sbatch, the new declared
+/* gen --winners DIR: PLAN and OUT (the validate stage rebuilt from DIR's
+ * recorded winners) go into DIR itself: validate.sbatch, the new declared
  * contracts, the validate entry of manifest.json and its rows of
- * candidates.tsv.  Nothing else of DIR changes; OUT must come from the same
- * study (its study_hash).  0, or -1 with err. */
-int moe_gen_update_validate(const char *dir, const struct moe_gen_output *out,
-                            struct moe_error *err);
+ * candidates.tsv.  Nothing else of DIR changes; PLAN must come from the
+ * same study (its study_hash).  0, or -1 with err. */
+int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
+                            const struct moe_gen_output *out, struct moe_error *err);
 
 #endif

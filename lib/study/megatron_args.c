@@ -10,21 +10,20 @@
 
 #include "study/megatron_args.h"
 
-static void add(json_t *argv, const char *flag)
+/* An append that fails marks the list (strv.oom); moe_megatron_argv
+ * checks once at the end. */
+static void add(struct moe_strv *argv, const char *flag)
 {
-    json_array_append_new(argv, json_string(flag));
+    moe_strv_push(argv, flag);
 }
 
-static void addi(json_t *argv, const char *flag, int v)
+static void addi(struct moe_strv *argv, const char *flag, int v)
 {
-    char buf[32];
-
     add(argv, flag);
-    snprintf(buf, sizeof(buf), "%d", v);
-    add(argv, buf);
+    moe_strv_pushf(argv, "%d", v);
 }
 
-static void adds(json_t *argv, const char *flag, const char *v)
+static void adds(struct moe_strv *argv, const char *flag, const char *v)
 {
     add(argv, flag);
     add(argv, v);
@@ -38,7 +37,7 @@ void moe_run_from_baseline(struct moe_run *run, const struct moe_study *s, int t
     run->train_iters = train_iters;
 }
 
-static void model_args(json_t *a, const struct moe_study *s)
+static void model_args(struct moe_strv *a, const struct moe_study *s)
 {
     const struct moe_model *m = &s->model;
     char freq[64];
@@ -110,7 +109,7 @@ static void model_args(json_t *a, const struct moe_study *s)
     addi(a, "--vocab-size", m->vocab);
 }
 
-static void routing_args(json_t *a, const struct moe_workload *w)
+static void routing_args(struct moe_strv *a, const struct moe_workload *w)
 {
     char cf[32];
 
@@ -128,7 +127,7 @@ static void routing_args(json_t *a, const struct moe_workload *w)
     }
 }
 
-static void layout_args(json_t *a, const struct moe_study *s, const struct moe_baseline *c)
+static void layout_args(struct moe_strv *a, const struct moe_study *s, const struct moe_baseline *c)
 {
     const struct moe_layout *l = &c->layout;
 
@@ -148,7 +147,7 @@ static void layout_args(json_t *a, const struct moe_study *s, const struct moe_b
         addi(a, "--num-virtual-stages-per-pipeline-rank", l->vpp);
 }
 
-static void dispatcher_args(json_t *a, enum moe_dispatcher d)
+static void dispatcher_args(struct moe_strv *a, enum moe_dispatcher d)
 {
     switch (d) {
     case MOE_DISPATCH_ALLTOALL:
@@ -168,7 +167,7 @@ static void dispatcher_args(json_t *a, enum moe_dispatcher d)
     }
 }
 
-static void tuning_args(json_t *a, const struct moe_study *s, const struct moe_baseline *c)
+static void tuning_args(struct moe_strv *a, const struct moe_study *s, const struct moe_baseline *c)
 {
     if (c->ep_overlap)
         add(a, "--overlap-moe-expert-parallel-comm");
@@ -205,7 +204,7 @@ static void tuning_args(json_t *a, const struct moe_study *s, const struct moe_b
     }
 }
 
-static void precision_args(json_t *a, enum moe_precision p)
+static void precision_args(struct moe_strv *a, enum moe_precision p)
 {
     add(a, "--bf16");
     switch (p) {
@@ -236,7 +235,7 @@ static void precision_args(json_t *a, enum moe_precision p)
 
 /* Transformer Engine, or Megatron's local implementation with every fusion
  * turned off whose kernels come from TE or Apex. */
-static void implementation_args(json_t *a, const struct moe_software *sw)
+static void implementation_args(struct moe_strv *a, const struct moe_software *sw)
 {
     if (moe_software_has_te(sw)) {
         adds(a, "--transformer-impl", "transformer_engine");
@@ -260,7 +259,7 @@ static void implementation_args(json_t *a, const struct moe_software *sw)
     add(a, "--no-bias-dropout-fusion");
 }
 
-static void training_args(json_t *a, const struct moe_study *s, const struct moe_run *r)
+static void training_args(struct moe_strv *a, const struct moe_study *s, const struct moe_run *r)
 {
     const struct moe_measure *m = &s->measure;
 
@@ -301,10 +300,8 @@ static void training_args(json_t *a, const struct moe_study *s, const struct moe
     }
 }
 
-json_t *moe_megatron_argv(const struct moe_study *s, const struct moe_run *r)
+int moe_megatron_argv(const struct moe_study *s, const struct moe_run *r, struct moe_strv *a)
 {
-    json_t *a = json_array();
-
     model_args(a, s);
     routing_args(a, &s->workload);
     layout_args(a, s, &r->cfg);
@@ -312,7 +309,7 @@ json_t *moe_megatron_argv(const struct moe_study *s, const struct moe_run *r)
     tuning_args(a, s, &r->cfg);
     precision_args(a, r->cfg.precision);
     training_args(a, s, r);
-    return a;
+    return a->oom ? -1 : 0;
 }
 
 int moe_cuda_max_connections(const struct moe_study *s, const struct moe_baseline *c)
@@ -328,25 +325,23 @@ int moe_cuda_max_connections(const struct moe_study *s, const struct moe_baselin
     return 8;
 }
 
-json_t *moe_megatron_env(const struct moe_study *s, const struct moe_run *r)
+int moe_megatron_env(const struct moe_study *s, const struct moe_run *r, struct moe_strv *env)
 {
     const struct moe_baseline *c = &r->cfg;
-    json_t *env = json_object();
-    char buf[32];
 
-    snprintf(buf, sizeof(buf), "%d", moe_cuda_max_connections(s, c));
-    json_object_set_new(env, "CUDA_DEVICE_MAX_CONNECTIONS", json_string(buf));
-    json_object_set_new(env, "PYTORCH_CUDA_ALLOC_CONF", json_string("expandable_segments:True"));
+    moe_strv_pushf(env, "CUDA_DEVICE_MAX_CONNECTIONS=%d", moe_cuda_max_connections(s, c));
+    moe_strv_push(env, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
     /* NCCL buffer registration inside graphs breaks with expandable segments. */
     if (c->cuda_graph_modules.n)
-        json_object_set_new(env, "NCCL_GRAPH_REGISTER", json_string("0"));
+        moe_strv_push(env, "NCCL_GRAPH_REGISTER=0");
     if (c->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP) {
         int domain = s->cluster.nvlink_domain;
         int ep_ranks = c->layout.ep * c->layout.etp;
-        snprintf(buf, sizeof(buf), "%d", ep_ranks < domain ? ep_ranks : domain);
-        json_object_set_new(env, "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN", json_string(buf));
+
+        moe_strv_pushf(env, "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN=%d",
+                       ep_ranks < domain ? ep_ranks : domain);
         if (domain > s->cluster.gpus_per_node)
-            json_object_set_new(env, "USE_MNNVL", json_string("1"));
+            moe_strv_push(env, "USE_MNNVL=1");
     }
-    return env;
+    return env->oom ? -1 : 0;
 }

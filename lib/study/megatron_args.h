@@ -3,8 +3,7 @@
 #ifndef MOEFLOW_MEGATRON_ARGS_H
 #define MOEFLOW_MEGATRON_ARGS_H
 
-#include <jansson.h>
-
+#include "core/strv.h"
 #include "study/study.h"
 
 /* The profile stage's --tensorboard-dir, relative to the study directory
@@ -24,11 +23,15 @@ struct moe_run {
 /* A run equal to the study's baseline, for train_iters steps. */
 void moe_run_from_baseline(struct moe_run *run, const struct moe_study *study, int train_iters);
 
-/* Argument list (JSON array of strings) in a fixed order. */
-json_t *moe_megatron_argv(const struct moe_study *study, const struct moe_run *run);
+/* The argument list, in a fixed order, appended to argv; -1 when out of
+ * memory. */
+int moe_megatron_argv(const struct moe_study *study, const struct moe_run *run,
+                      struct moe_strv *argv);
 
-/* Environment (JSON object) by Megatron's and Megatron-Bridge's rules. */
-json_t *moe_megatron_env(const struct moe_study *study, const struct moe_run *run);
+/* The environment by Megatron's and Megatron-Bridge's rules, as NAME=value
+ * entries appended to env; -1 when out of memory. */
+int moe_megatron_env(const struct moe_study *study, const struct moe_run *run,
+                     struct moe_strv *env);
 
 /* CUDA_DEVICE_MAX_CONNECTIONS: 1 on pre-Blackwell GPUs when TP or CP > 1
  * (their communication must be issued in order) unless EP overlap is on;

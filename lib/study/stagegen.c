@@ -1,6 +1,7 @@
-/* Builds every file of a generated study directory.  Scripts are rendered
- * from templates over one JSON context per stage; everything else is
- * serialised from the candidate plans directly. */
+/* What `moeflow gen` writes: first the plan, every stage's candidates as
+ * structs (candidates.c), rendered; then the files from it.  Scripts are
+ * rendered from templates over one JSON context per stage; the manifest
+ * and the contracts are serialised from the plan (core/manifest.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "core/json_canon.h"
+#include "core/manifest.h"
 #include "core/readfile.h"
 #include "study/candidates.h"
 #include "study/capture.h"
@@ -118,29 +120,27 @@ static json_t *sorted(json_t *lines)
  * Arrays name no candidate at sbatch: the plugin then checks every
  * candidate of the stage in manifest.json; each task's srun names its own
  * candidate, which is checked again when it starts. */
-static json_t *chunks(const char *script, const json_t *cands, int n, int max, int throttle)
+static struct moe_chunk *chunks(const char *script, int n, int max, int throttle,
+                                size_t *count)
 {
-    json_t *out = json_array();
+    struct moe_chunk *out = calloc(n > 0 ? (size_t)(n / max + 1) : 1, sizeof(*out));
 
-    for (int off = 0; off < n; off += max) {
-        int count = n - off < max ? n - off : max;
-        const char *first = json_string_value(json_object_get(json_array_get(cands, off), "id"));
-        json_t *c = json_pack("{s:i, s:i, s:s}", "offset", off, "count", count, "candidate",
-                              first ? first : "");
-        json_t *args;
+    *count = 0;
+    for (int off = 0; out && off < n; off += max) {
+        struct moe_chunk *c = &out[(*count)++];
 
-        json_object_set_new(c, "array", json_sprintf("0-%d%%%d", count - 1, throttle));
+        c->offset = off;
+        c->count = n - off < max ? n - off : max;
+        snprintf(c->array, sizeof(c->array), "0-%d%%%d", c->count - 1, throttle);
         if (off == 0 && n <= max)
-            args = json_string("");
+            c->args[0] = '\0';
         else if (off == 0)
-            args = json_sprintf(" --array=0-%d%%%d", count - 1, throttle);
+            snprintf(c->args, sizeof(c->args), " --array=0-%d%%%d", c->count - 1, throttle);
         else
-            args = json_sprintf(" --array=0-%d%%%d --export=ALL,MOEFLOW_INDEX_OFFSET=%d",
-                                count - 1, throttle, off);
-        json_object_set_new(c, "sbatch", json_sprintf("sbatch%s %s", json_string_value(args),
-                                                      script));
-        json_object_set_new(c, "args", args);
-        json_array_append_new(out, c);
+            snprintf(c->args, sizeof(c->args),
+                     " --array=0-%d%%%d --export=ALL,MOEFLOW_INDEX_OFFSET=%d", c->count - 1,
+                     throttle, off);
+        snprintf(c->sbatch, sizeof(c->sbatch), "sbatch%s %s", c->args, script);
     }
     return out;
 }
@@ -157,25 +157,24 @@ static const char *value_text(const json_t *v, char *buf, size_t len)
     return buf;
 }
 
-static json_t *script_candidates(const json_t *cands)
+/* What the scripts' templates need of each candidate, quoted for the
+ * shell. */
+static json_t *script_candidates(const struct moe_manifest_stage *m)
 {
-    json_t *out = json_array(), *c;
-    size_t i;
+    json_t *out = json_array();
 
-    json_array_foreach(cands, i, c) {
+    for (size_t i = 0; i < m->n; i++) {
+        const struct moe_candidate *c = &m->cands[i];
         char buf[512];
-        char *argv = moe_shquote_argv(json_object_get(c, "argv"));
-        char *env = moe_shquote_env(json_object_get(c, "env"));
-        char *val = moe_shquote(value_text(json_object_get(c, "value"), buf, sizeof(buf)));
-        json_t *rank = json_object_get(c, "rank");
+        char *argv = moe_shquote_words((const char *const *)c->argv.v, c->argv.n);
+        char *env = moe_shquote_env(&c->env);
+        char *val = moe_shquote(value_text(c->value, buf, sizeof(buf)));
 
-        json_array_append_new(out, json_pack("{s:i, s:O, s:s, s:s, s:O, s:s, s:O, s:O, s:o}",
-                                             "index", (int)i, "id", json_object_get(c, "id"),
-                                             "argv", argv, "env", env,
-                                             "variable", json_object_get(c, "variable"),
-                                             "value", val, "label", json_object_get(c, "label"),
-                                             "world_size", json_object_get(c, "world_size"),
-                                             "rank", rank ? json_incref(rank) : json_integer(0)));
+        json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}",
+                                             "index", (int)i, "id", c->id, "argv", argv, "env",
+                                             env, "variable", c->variable, "value", val, "label",
+                                             c->label, "world_size", c->world_size, "rank",
+                                             c->rank >= 0 ? c->rank : 0));
         free(argv);
         free(env);
         free(val);
@@ -248,22 +247,18 @@ static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
     }
 }
 
-struct stage_out {
-    json_t *manifest;       /* this stage's manifest entry */
-    json_t *context;        /* template context; NULL when nothing runs */
-};
-
-static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const json_t *cands,
-                            const json_t *chunk0, const char *study_dir, struct moe_error *err)
+/* The #SBATCH lines of a stage whose first candidate is first and whose
+ * first chunk is chunk0, sorted. */
+static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest_stage *m,
+                            const char *study_dir, struct moe_error *err)
 {
     const struct moe_cluster *k = &s->cluster;
-    const json_t *first = json_array_get(cands, 0);
-    int tasks = (int)json_integer_value(json_object_get(first, "tasks_per_node"));
-    int nodes = (int)json_integer_value(json_object_get(first, "nodes"));
+    const struct moe_candidate *first = &m->cands[0];
+    enum moe_stage st = m->stage;
     json_t *lines = json_array();
     char out[64], gpus[16], ntasks[16], nnodes[16], job[MOE_NAME_MAX + 32];
-    bool array = is_array_stage(st, (int)json_array_size(cands));
-    int rc = 0;
+    bool array = m->array;
+    int tasks = first->tasks_per_node, nodes = first->nodes, rc = 0;
 
     snprintf(out, sizeof(out), array ? "logs/%s-%%A_%%a.out" : "logs/%s-%%j.out",
              moe_stage_name(st));
@@ -276,11 +271,9 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
     if (k->partition[0] && rc == 0)
         rc |= sbatch_line(lines, "partition", k->partition, err);
     if (array && rc == 0)
-        rc |= sbatch_line(lines, "array", json_string_value(json_object_get(chunk0, "array")),
-                          err);
+        rc |= sbatch_line(lines, "array", m->chunks[0].array, err);
     else if (rc == 0)
-        rc |= sbatch_line(lines, "moe-candidate",
-                          json_string_value(json_object_get(first, "id")), err);
+        rc |= sbatch_line(lines, "moe-candidate", first->id, err);
     const char *const kv[][2] = { { "output", out }, { "gpus-per-node", gpus },
                                   { "ntasks-per-node", ntasks }, { "nodes", nnodes },
                                   { "job-name", job }, { "moe-stage", moe_stage_name(st) },
@@ -299,141 +292,6 @@ static json_t *sbatch_lines(const struct moe_study *s, enum moe_stage st, const 
         return NULL;
     }
     return sorted(lines);
-}
-
-/* moeflow gen --for B: the retune candidates that target bottleneck B (as
- * moeflow diagnose names it); the others are listed as skipped. */
-static void keep_bottleneck(struct moe_stage_plan *plan, const char *bottleneck)
-{
-    json_t *kept = json_array(), *c;
-    size_t i;
-
-    json_array_foreach(plan->candidates, i, c) {
-        const char *b = json_string_value(json_object_get(c, "bottleneck"));
-        if (b && strcmp(b, bottleneck) == 0) {
-            json_array_append(kept, c);
-            continue;
-        }
-        json_array_append_new(plan->skipped,
-                              json_pack("{s:O, s:O, s:s++}", "variable",
-                                        json_object_get(c, "variable"), "value",
-                                        json_object_get(c, "value"), "reason", "targets ",
-                                        b ? b : "nothing", ", not the diagnosed bottleneck"));
-    }
-    json_decref(plan->candidates);
-    plan->candidates = kept;
-}
-
-static int build_stage(const struct moe_study *s, const struct moe_gen_opts *o, const char *hash,
-                       int max, enum moe_stage st, struct stage_out *so, struct moe_error *err)
-{
-    struct moe_stage_plan plan = { .candidates = NULL };
-    const char *name = moe_stage_name(st);
-    char script[64], *launcher, *image, *mounts;
-    json_t *ch, *first, *sb = NULL;
-    int n, throttle, per_job;
-
-    so->context = NULL;
-    if (moe_candidates_build(s, st, &plan, err) < 0)
-        return -1;
-    if (st == MOE_STAGE_VALIDATE && o->validate) {
-        json_decref(plan.candidates);
-        plan.candidates = json_deep_copy(o->validate);
-    }
-    if (st == MOE_STAGE_RETUNE && o->retune_for)
-        keep_bottleneck(&plan, o->retune_for);
-    n = (int)json_array_size(plan.candidates);
-    snprintf(script, sizeof(script), "%s.sbatch", name);
-    first = json_array_get(plan.candidates, 0);
-    per_job = first ? (int)(json_integer_value(json_object_get(first, "nodes")) *
-                            json_integer_value(json_object_get(first, "tasks_per_node")))
-                    : 1;
-    /* As many array tasks at once as the study's GPUs hold. */
-    throttle = moe_study_world_size(s) / per_job;
-    if (throttle < 1)
-        throttle = 1;
-    ch = chunks(script, plan.candidates, is_array_stage(st, n) ? n : (n ? 1 : 0), max, throttle);
-    so->manifest = json_pack("{s:s, s:s, s:b, s:O, s:O, s:O}", "stage", name, "script",
-                             n ? script : "", "array", is_array_stage(st, n), "chunks", ch,
-                             "candidates", plan.candidates, "skipped", plan.skipped);
-    if (n && !(sb = sbatch_lines(s, st, plan.candidates, json_array_get(ch, 0), o->study_dir,
-                                 err))) {
-        json_decref(so->manifest);
-        json_decref(ch);
-        moe_stage_plan_free(&plan);
-        return -1;
-    }
-    if (n) {
-        if (!(launcher = launcher_words(s, err))) {
-            json_decref(ch);
-            json_decref(so->manifest);
-            moe_stage_plan_free(&plan);
-            return -1;
-        }
-        image = moe_shquote(s->cluster.container_image);
-        mounts = moe_shquote(s->cluster.container_mounts);
-        so->context = json_pack(
-            "{s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:b, s:o, s:O, s:s, s:b, s:s, s:b, s:s,"
-            " s:i, s:i, s:O, s:b, s:b, s:i, s:i}",
-            "version", o->version, "study", s->name, "study_hash", hash, "stage", name,
-            "summary", summary(s, st, n),
-            "sbatch", sb,
-            "chunks", ch, "array", is_array_stage(st, n),
-            "candidates", script_candidates(plan.candidates), "candidate",
-            json_array_get(plan.candidates, 0), "launcher", launcher,
-            "container", s->cluster.container_image[0] != '\0', "container_image", image,
-            "container_mounts_set", s->cluster.container_mounts[0] != '\0',
-            "container_mounts", mounts,
-            "tasks_per_node", (int)json_integer_value(json_object_get(first, "tasks_per_node")),
-            "world_size", moe_study_world_size(s), "measure", json_object_get(s->json, "measure"),
-            "nsys", s->measure.profiler == MOE_PROFILER_NSYS, "fit", st == MOE_STAGE_FIT,
-            "window_first", s->measure.window_first, "window_last", s->measure.window_last);
-        free(launcher);
-        free(image);
-        free(mounts);
-    }
-    json_decref(ch);
-    moe_stage_plan_free(&plan);
-    if (so->context && st == MOE_STAGE_CONTRACT && capture_context(s, so->context, err) < 0) {
-        json_decref(so->context);
-        json_decref(so->manifest);
-        so->context = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-static char *tsv(const json_t *stages)
-{
-    json_t *st, *c;
-    size_t i, j;
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-
-    if (!f)
-        return NULL;
-    fprintf(f, "stage\tindex\tid\tvariable\tvalue\tlabel\tbottleneck\tnodes\ttasks_per_node"
-               "\trank\n");
-    json_array_foreach(stages, i, st) {
-        json_array_foreach(json_object_get(st, "candidates"), j, c) {
-            char buf[512], rank[32] = "";
-            if (json_object_get(c, "rank"))
-                snprintf(rank, sizeof(rank), "%lld",
-                         (long long)json_integer_value(json_object_get(c, "rank")));
-            fprintf(f, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%lld\t%lld\t%s\n",
-                    json_string_value(json_object_get(c, "stage")), j,
-                    json_string_value(json_object_get(c, "id")),
-                    json_string_value(json_object_get(c, "variable")),
-                    value_text(json_object_get(c, "value"), buf, sizeof(buf)),
-                    json_string_value(json_object_get(c, "label")),
-                    json_string_value(json_object_get(c, "bottleneck")),
-                    (long long)json_integer_value(json_object_get(c, "nodes")),
-                    (long long)json_integer_value(json_object_get(c, "tasks_per_node")), rank);
-        }
-    }
-    fclose(f);
-    return out;
 }
 
 static char *render(const struct moe_gen_opts *o, const char *tname, const json_t *ctx,
@@ -498,109 +356,302 @@ static int add_capture_script(const struct moe_gen_opts *o, struct moe_gen_outpu
                     0644, err);
 }
 
+
+/* ---- the plan: every stage's candidates, rendered ---- */
+
+/* The validate stage from recorded winners instead of the baseline alone. */
+static int use_validate(struct moe_stage_plan *sp, const struct moe_stage_plan *winners)
+{
+    for (size_t i = 0; i < sp->n; i++)
+        moe_candidate_free(&sp->cands[i]);
+    sp->n = 0;
+    for (size_t i = 0; i < winners->n; i++)
+        if (moe_stage_plan_add(sp, &winners->cands[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static int plan_stage(const struct moe_study *s, const struct moe_gen_opts *o, enum moe_stage st,
+                      struct moe_stage_plan *sp, struct moe_error *err)
+{
+    if (moe_candidates_build(s, st, sp, err) < 0)
+        return -1;
+    if ((st == MOE_STAGE_VALIDATE && o->validate && use_validate(sp, o->validate) < 0) ||
+        (st == MOE_STAGE_RETUNE && o->retune_for &&
+         moe_candidates_keep_bottleneck(sp, o->retune_for) < 0)) {
+        moe_error_set(err, "%s stage: out of memory", moe_stage_name(st));
+        moe_stage_plan_free(sp);
+        return -1;
+    }
+    if (moe_candidates_render(s, sp, err) < 0) {
+        moe_stage_plan_free(sp);
+        return -1;
+    }
+    return 0;
+}
+
+int moe_gen_plan(const struct moe_study *s, const struct moe_gen_opts *o, struct moe_gen_plan *p,
+                 struct moe_error *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->max_array_size = o->max_array_size       ? o->max_array_size
+                        : s->cluster.max_array_size ? s->cluster.max_array_size
+                                                    : MOE_MAX_ARRAY_SIZE_DEFAULT;
+    if (moe_megatron_study_check(s, err) < 0)
+        return -1;
+    if (moe_json_sha256(s->json, p->study_hash) < 0) {
+        moe_error_set(err, "cannot hash the study");
+        return -1;
+    }
+    for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+        if (o->only != MOE_STAGE_NONE && o->only != (enum moe_stage)st)
+            continue;
+        if (plan_stage(s, o, (enum moe_stage)st, &p->stages[p->n], err) < 0) {
+            moe_gen_plan_free(p);
+            return -1;
+        }
+        p->n++;
+    }
+    return 0;
+}
+
+const struct moe_stage_plan *moe_gen_plan_stage(const struct moe_gen_plan *p, enum moe_stage st)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->stages[i].stage == st)
+            return &p->stages[i];
+    return NULL;
+}
+
+void moe_gen_plan_free(struct moe_gen_plan *p)
+{
+    for (int i = 0; i < p->n; i++)
+        moe_stage_plan_free(&p->stages[i]);
+    p->n = 0;
+}
+
+/* ---- the files, from the plan ---- */
+
+struct gen_render {
+    const struct moe_study *s;
+    const struct moe_gen_opts *o;
+    const struct moe_gen_plan *p;
+    struct moe_gen_output *out;
+    json_t *stages;          /* the manifest's stage entries */
+    json_t *submit;          /* submit.sh's list of stages */
+    struct moe_error *err;
+};
+
+/* The template context of a stage that runs something: the study, the
+ * stage's summary, #SBATCH lines (taken), chunks and candidates, the
+ * container and the measurement window; NULL with err. */
+static json_t *stage_context(const struct gen_render *g, const struct moe_manifest_stage *m,
+                             json_t *summary, json_t *sbatch, json_t *chunks)
+{
+    const struct moe_study *s = g->s;
+    char *launcher = launcher_words(s, g->err), *image, *mounts;
+    json_t *ctx;
+
+    if (!launcher) {
+        json_decref(sbatch);
+        return NULL;
+    }
+    image = moe_shquote(s->cluster.container_image);
+    mounts = moe_shquote(s->cluster.container_mounts);
+    ctx = json_pack(
+        "{s:s, s:s, s:s, s:s, s:O, s:o, s:O, s:b, s:o, s:o, s:s, s:b, s:s, s:b, s:s,"
+        " s:i, s:i, s:O, s:b, s:b, s:i, s:i}",
+        "version", g->o->version, "study", s->name, "study_hash", g->p->study_hash, "stage",
+        moe_stage_name(m->stage), "summary", summary, "sbatch", sbatch, "chunks", chunks,
+        "array", m->array, "candidates",
+        script_candidates(m), "candidate", moe_candidate_json(&m->cands[0], false), "launcher",
+        launcher, "container", s->cluster.container_image[0] != '\0', "container_image", image,
+        "container_mounts_set", s->cluster.container_mounts[0] != '\0', "container_mounts",
+        mounts, "tasks_per_node", m->cands[0].tasks_per_node, "world_size",
+        moe_study_world_size(s), "measure", json_object_get(s->json, "measure"), "nsys",
+        s->measure.profiler == MOE_PROFILER_NSYS, "fit", m->stage == MOE_STAGE_FIT,
+        "window_first", s->measure.window_first, "window_last", s->measure.window_last);
+    free(launcher);
+    free(image);
+    free(mounts);
+    if (ctx && m->stage == MOE_STAGE_CONTRACT && capture_context(s, ctx, g->err) < 0) {
+        json_decref(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* The sbatch script of a stage that runs something, the files it needs
+ * beside it, and its line in submit.sh. */
+static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
+{
+    const char *name = moe_stage_name(m->stage);
+    json_t *sb = sbatch_lines(g->s, m, g->o->study_dir, g->err), *ctx;
+    json_t *summ = summary(g->s, m->stage, (int)m->n), *chunks = moe_manifest_chunks_json(m);
+    char tname[64];
+    int rc = -1;
+
+    if (!sb || !(ctx = stage_context(g, m, summ, sb, chunks)))
+        goto done;
+    json_array_append_new(g->submit, json_pack("{s:s, s:O, s:O, s:b, s:b, s:s}", "stage", name,
+                                               "summary", summ, "chunks", chunks, "run", 1,
+                                               "wait", m->stage == MOE_STAGE_CONTRACT, "script",
+                                               m->script));
+    snprintf(tname, sizeof(tname), "%s.in", m->script);
+    rc = add_file(g->out, m->script, render(g->o, tname, ctx, g->err), 0755, g->err);
+    json_decref(ctx);
+    if (rc == 0 && m->stage == MOE_STAGE_FIT)
+        rc = add_fit_python(g->o, g->out, g->err);
+    if (rc == 0 && m->stage == MOE_STAGE_CONTRACT)
+        rc = add_capture_script(g->o, g->out, g->err);
+done:
+    json_decref(summ);
+    json_decref(chunks);
+    return rc;
+}
+
+/* One stage: its manifest entry, and its script when it runs anything. */
+static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
+{
+    const struct moe_candidate *first = sp->n ? &sp->cands[0] : NULL;
+    int n = (int)sp->n, per_job = first ? first->nodes * first->tasks_per_node : 1;
+    /* As many array tasks at once as the study's GPUs hold. */
+    int throttle = moe_study_world_size(g->s) / per_job;
+    bool array = is_array_stage(sp->stage, n);
+    char script[64];
+    struct moe_manifest_stage m = {
+        .stage = sp->stage, .script = n ? script : "", .array = array, .cands = sp->cands,
+        .n = sp->n, .skipped = sp->skipped, .n_skipped = sp->n_skipped,
+    };
+    struct moe_chunk *ch;
+    int rc;
+
+    snprintf(script, sizeof(script), "%s.sbatch", moe_stage_name(sp->stage));
+    ch = chunks(script, array ? n : (n ? 1 : 0), g->p->max_array_size, throttle < 1 ? 1 : throttle,
+                &m.n_chunks);
+    if (!ch) {
+        moe_error_set(g->err, "%s: out of memory", script);
+        return -1;
+    }
+    m.chunks = ch;
+    json_array_append_new(g->stages, moe_manifest_stage_json(&m));
+    if (n)
+        rc = add_script(g, &m);
+    else
+        rc = json_array_append_new(g->submit,
+                                   json_pack("{s:s, s:s, s:b}", "stage", moe_stage_name(sp->stage),
+                                             "summary", "no candidates: see skipped in manifest.json",
+                                             "run", 0));
+    free(ch);
+    return rc;
+}
+
 /* contracts/baseline.json and contracts/<id>.json: what the plugin checks
  * each run against (see contract/contract_check.h). */
-static int add_contracts(const struct moe_study *s, const json_t *stages,
-                         struct moe_gen_output *out, struct moe_error *err)
+static int add_contracts(struct gen_render *g)
 {
+    const struct moe_study *s = g->s;
     struct moe_run run;
-    json_t *st, *c, *doc;
-    size_t i, j;
+    json_t *doc;
     int rc;
 
     moe_run_from_baseline(&run, s, 0);
     doc = moe_run_contract(s, &run, s->workload.routing == MOE_ROUTING_FORCE_BALANCE
                                         ? "benchmark-only" : "training-equivalent");
-    rc = add_file(out, "contracts/baseline.json", canonical_line(doc), 0644, err);
+    rc = add_file(g->out, "contracts/baseline.json", canonical_line(doc), 0644, g->err);
     json_decref(doc);
-    json_array_foreach(stages, i, st) {
-        json_array_foreach(json_object_get(st, "candidates"), j, c) {
+    for (int i = 0; i < g->p->n && rc == 0; i++) {
+        const struct moe_stage_plan *sp = &g->p->stages[i];
+
+        for (size_t j = 0; j < sp->n && rc == 0; j++) {
             char name[128];
-            snprintf(name, sizeof(name), "contracts/%s.json",
-                     json_string_value(json_object_get(c, "id")));
-            if (rc == 0)
-                rc = add_file(out, name, canonical_line(json_object_get(c, "contract")), 0644,
-                              err);
+
+            snprintf(name, sizeof(name), "contracts/%s.json", sp->cands[j].id);
+            rc = add_file(g->out, name, canonical_line(sp->cands[j].contract), 0644, g->err);
         }
     }
     return rc;
 }
 
-int moe_gen_build(const struct moe_study *s, const struct moe_gen_opts *o,
-                  struct moe_gen_output *out, struct moe_error *err)
+static void tsv_row(FILE *f, const struct moe_candidate *c, size_t index)
 {
-    char hash[65], tname[64];
-    int max = o->max_array_size ? o->max_array_size
-                                : s->cluster.max_array_size ? s->cluster.max_array_size
-                                                            : MOE_MAX_ARRAY_SIZE_DEFAULT;
-    json_t *stages = json_array(), *submit = json_array(), *manifest = NULL, *ctx;
+    char buf[512], rank[32] = "";
+
+    if (c->rank >= 0)
+        snprintf(rank, sizeof(rank), "%d", c->rank);
+    fprintf(f, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", moe_stage_name(c->stage), index,
+            c->id, c->variable, value_text(c->value, buf, sizeof(buf)), c->label, c->bottleneck,
+            c->nodes, c->tasks_per_node, rank);
+}
+
+char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+
+    if (!f)
+        return NULL;
+    if (header)
+        fprintf(f, "stage\tindex\tid\tvariable\tvalue\tlabel\tbottleneck\tnodes\ttasks_per_node"
+                   "\trank\n");
+    for (int i = 0; i < n; i++)
+        for (size_t j = 0; j < stages[i].n; j++)
+            tsv_row(f, &stages[i].cands[j], j);
+    fclose(f);
+    return out;
+}
+
+/* submit.sh, which submits every stage in order, and rank-env.sh. */
+static int add_launchers(struct gen_render *g)
+{
+    json_t *ctx = json_pack("{s:s, s:s, s:s, s:O}", "version", g->o->version, "study",
+                            g->s->name, "study_hash", g->p->study_hash, "stages", g->submit);
+    int rc = add_file(g->out, "submit.sh", render(g->o, "submit.sh.in", ctx, g->err), 0755,
+                      g->err);
+
+    if (rc == 0)
+        rc = add_file(g->out, "rank-env.sh", render(g->o, "rank-env.sh.in", ctx, g->err), 0755,
+                      g->err);
+    json_decref(ctx);
+    return rc;
+}
+
+/* manifest.json, candidates.tsv, and the study as JSON and as given. */
+static int add_index(struct gen_render *g)
+{
+    struct moe_gen_output *out = g->out;
+
+    out->manifest = moe_manifest_json(g->o->version, g->s->name, g->p->study_hash,
+                                      g->p->max_array_size, g->stages);
+    if (add_file(out, "manifest.json", out->manifest ? moe_manifest_text(out->manifest) : NULL,
+                 0644, g->err) < 0 ||
+        add_file(out, "candidates.tsv", moe_gen_tsv(g->p->stages, g->p->n, true), 0644,
+                 g->err) < 0 ||
+        add_file(out, "study.json", with_newline(moe_json_canonical(g->s->json)), 0644,
+                 g->err) < 0 ||
+        add_file(out, "study.yaml", strdup(g->o->study_text), 0644, g->err) < 0)
+        return -1;
+    return 0;
+}
+
+int moe_gen_render(const struct moe_study *s, const struct moe_gen_opts *o,
+                   const struct moe_gen_plan *p, struct moe_gen_output *out,
+                   struct moe_error *err)
+{
+    struct gen_render g;
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
-    if (moe_megatron_study_check(s, err) < 0)
-        goto done;
-    if (moe_json_sha256(s->json, hash) < 0) {
-        moe_error_set(err, "cannot hash the study");
-        goto done;
-    }
-    for (int st = 0; st < MOE_STAGE_COUNT; st++) {
-        struct stage_out so;
-
-        if (o->only != MOE_STAGE_NONE && o->only != (enum moe_stage)st)
-            continue;
-        if (build_stage(s, o, hash, max, (enum moe_stage)st, &so, err) < 0)
+    g = (struct gen_render){ s, o, p, out, json_array(), json_array(), err };
+    for (int i = 0; i < p->n; i++)
+        if (render_stage(&g, &p->stages[i]) < 0)
             goto done;
-        json_array_append_new(stages, so.manifest);
-        if (!so.context) {
-            json_array_append_new(submit, json_pack("{s:s, s:s, s:b}", "stage",
-                                                    moe_stage_name(st), "summary",
-                                                    "no candidates: see skipped in manifest.json",
-                                                    "run", 0));
-            continue;
-        }
-        json_array_append_new(submit, json_pack("{s:s, s:O, s:O, s:b, s:b, s:s+}", "stage",
-                                                moe_stage_name(st), "summary",
-                                                json_object_get(so.context, "summary"),
-                                                "chunks", json_object_get(so.context, "chunks"),
-                                                "run", 1, "wait", st == MOE_STAGE_CONTRACT,
-                                                "script", moe_stage_name(st), ".sbatch"));
-        snprintf(tname, sizeof(tname), "%s.sbatch.in", moe_stage_name(st));
-        snprintf(tname + 32, 32, "%s.sbatch", moe_stage_name(st));
-        if (add_file(out, tname + 32, render(o, tname, so.context, err), 0755, err) < 0) {
-            json_decref(so.context);
-            goto done;
-        }
-        json_decref(so.context);
-        if (st == MOE_STAGE_FIT && add_fit_python(o, out, err) < 0)
-            goto done;
-        if (st == MOE_STAGE_CONTRACT && add_capture_script(o, out, err) < 0)
-            goto done;
-    }
-    if (add_contracts(s, stages, out, err) < 0)
-        goto done;
-    ctx = json_pack("{s:s, s:s, s:s, s:O}", "version", o->version, "study", s->name,
-                    "study_hash", hash, "stages", submit);
-    if (add_file(out, "submit.sh", render(o, "submit.sh.in", ctx, err), 0755, err) < 0 ||
-        add_file(out, "rank-env.sh", render(o, "rank-env.sh.in", ctx, err), 0755, err) < 0) {
-        json_decref(ctx);
-        goto done;
-    }
-    json_decref(ctx);
-    manifest = json_pack("{s:s, s:s, s:s, s:i, s:O}", "moeflow_version", o->version, "study",
-                         s->name, "study_hash", hash, "max_array_size", max, "stages", stages);
-    if (add_file(out, "manifest.json",
-                 with_newline(json_dumps(manifest, JSON_SORT_KEYS | JSON_INDENT(2) |
-                                                       JSON_REAL_PRECISION(15))),
-                 0644, err) < 0 ||
-        add_file(out, "candidates.tsv", tsv(stages), 0644, err) < 0 ||
-        add_file(out, "study.json", with_newline(moe_json_canonical(s->json)), 0644, err) < 0 ||
-        add_file(out, "study.yaml", strdup(o->study_text), 0644, err) < 0)
-        goto done;
-    rc = 0;
+    if (add_contracts(&g) == 0 && add_launchers(&g) == 0 && add_index(&g) == 0)
+        rc = 0;
 done:
-    json_decref(manifest);
-    json_decref(stages);
-    json_decref(submit);
+    json_decref(g.stages);
+    json_decref(g.submit);
     if (rc < 0)
         moe_gen_output_free(out);
     return rc;
@@ -611,6 +662,6 @@ void moe_gen_output_free(struct moe_gen_output *out)
     for (int i = 0; i < out->n; i++)
         free(out->files[i].data);
     free(out->files);
-    out->files = NULL;
-    out->n = out->cap = 0;
+    json_decref(out->manifest);
+    memset(out, 0, sizeof(*out));
 }

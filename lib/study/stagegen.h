@@ -1,12 +1,16 @@
-/* What `moeflow gen` writes, built in memory: per-stage sbatch scripts,
- * submit.sh, manifest.json, candidates.tsv and copies of the study.  The
- * caller decides where and how the files land on disk. */
+/* What `moeflow gen` writes, in two steps: the plan (every stage's
+ * candidates as structs, rendered into arguments, environment and
+ * contract), then the files made from it in memory: per-stage sbatch
+ * scripts, submit.sh, manifest.json, candidates.tsv, the declared
+ * contracts and copies of the study.  gen_write.h puts them on disk. */
 #ifndef MOEFLOW_STAGEGEN_H
 #define MOEFLOW_STAGEGEN_H
 
 #include <stddef.h>
 
+#include "core/sha256.h"
 #include "core/stage.h"
+#include "study/candidates.h"
 #include "study/study.h"
 
 #define MOE_MAX_ARRAY_SIZE_DEFAULT 1001
@@ -25,6 +29,7 @@ struct moe_gen_file {
 struct moe_gen_output {
     struct moe_gen_file *files;
     int n, cap;
+    json_t *manifest;    /* what manifest.json holds */
 };
 
 struct moe_gen_opts {
@@ -35,11 +40,37 @@ struct moe_gen_opts {
     const char *version;            /* moeflow version for the headers */
     const char *study_dir;          /* absolute path the directory will have (--moe-study) */
     const char *retune_for;         /* NULL, or the bottleneck retune candidates must target */
-    const json_t *validate;         /* NULL, or the validate candidates to use (winners) */
+    /* NULL, or the validate stage to use (recorded winners: study_validate.h) */
+    const struct moe_stage_plan *validate;
 };
 
-int moe_gen_build(const struct moe_study *study, const struct moe_gen_opts *opts,
-                  struct moe_gen_output *out, struct moe_error *err);
+struct moe_gen_plan {
+    char study_hash[MOE_SHA256_HEX_LEN + 1];
+    int max_array_size;
+    struct moe_stage_plan stages[MOE_STAGE_COUNT];
+    int n;                          /* the stages planned, in workflow order */
+};
+
+/* Checks the study against Megatron's rules, then plans and renders the
+ * candidates of every stage asked for.  0, or -1 with err. */
+int moe_gen_plan(const struct moe_study *study, const struct moe_gen_opts *opts,
+                 struct moe_gen_plan *plan, struct moe_error *err);
+
+/* The planned stage st, or NULL. */
+const struct moe_stage_plan *moe_gen_plan_stage(const struct moe_gen_plan *plan,
+                                                enum moe_stage st);
+
+void moe_gen_plan_free(struct moe_gen_plan *plan);
+
+/* Every file of the study directory, from the plan.  out->manifest is the
+ * document manifest.json holds.  0, or -1 with err. */
+int moe_gen_render(const struct moe_study *study, const struct moe_gen_opts *opts,
+                   const struct moe_gen_plan *plan, struct moe_gen_output *out,
+                   struct moe_error *err);
+
+/* candidates.tsv: the rows of the n stages, after its header line when
+ * header is true. */
+char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header);
 
 void moe_gen_output_free(struct moe_gen_output *out);
 

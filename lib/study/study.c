@@ -638,15 +638,16 @@ static int resolve(struct ctx *c, struct moe_study *s)
     return 0;
 }
 
-int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
-                          struct moe_error *err)
+int moe_study_load_text(struct moe_study *study, const char *name, const char *text, size_t len,
+                        struct moe_error *err)
 {
     struct ctx c = { name, NULL, NULL, err, NULL, "" };
     int rc;
 
     memset(study, 0, sizeof(*study));
     copy_str(study->path, sizeof(study->path), name);
-    c.root = moe_study_yaml_parse(name, text, strlen(text), moe_study_schema, &c.pos, err);
+    /* libyaml refuses the NUL as a control character, where it is */
+    c.root = moe_study_yaml_parse(name, text, len, moe_study_schema, &c.pos, err);
     if (!c.root)
         return -1;
     if (!(c.asked = json_object())) {
@@ -661,17 +662,24 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
     return rc;
 }
 
+int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
+                          struct moe_error *err)
+{
+    return moe_study_load_text(study, name, text, strlen(text), err);
+}
+
 int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err)
 {
     char *text;
+    size_t len;
     int rc;
 
     /* moe_study_free() is safe on the study whatever happens below, an
      * unreadable file included. */
     memset(study, 0, sizeof(*study));
-    if (!(text = moe_read_file(path, "study", NULL, err)))
+    if (!(text = moe_read_file(path, "study", &len, err)))
         return -1;
-    rc = moe_study_load_string(study, path, text, err);
+    rc = moe_study_load_text(study, path, text, len, err);
     free(text);
     return rc;
 }

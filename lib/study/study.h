@@ -139,6 +139,11 @@ int moe_study_load(struct moe_study *study, const char *path, struct moe_error *
 int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
                           struct moe_error *err);
 
+/* Same, from len bytes as a file holds them: a NUL byte among them is an
+ * error at its line and column (a string would end there, unread). */
+int moe_study_load_text(struct moe_study *study, const char *name, const char *text, size_t len,
+                        struct moe_error *err);
+
 void moe_study_free(struct moe_study *study);
 
 int moe_study_world_size(const struct moe_study *study);

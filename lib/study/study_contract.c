@@ -4,6 +4,7 @@
  * of a run is not part of it (screening and validation differ by design). */
 #include "config.h"
 
+#include "core/contract_keys.h"
 #include "study/study_contract.h"
 
 static const char *megatron_version(enum moe_dialect d)
@@ -40,49 +41,49 @@ static json_t *tuning(const struct moe_run *r)
     }
     /* recompute granularity and modules are one variable: one key. */
     return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:{s:s, s:o}, s:o, s:s}",
-                     "dispatcher", type, "dispatcher_backend", backend,
+                     MOE_CONTRACT_DISPATCHER, type, MOE_CONTRACT_DISPATCHER_BACKEND, backend,
                      "ep_overlap", c->ep_overlap, "shared_expert_overlap",
                      c->shared_expert_overlap, "delay_wgrad", c->delay_wgrad,
                      "overlap_grad_reduce", c->overlap_grad_reduce, "tp_comm_overlap",
                      c->tp_comm_overlap, "manual_gc", c->manual_gc,
-                     "recompute", "granularity", moe_recompute_name(c->recompute),
-                     "modules", strlist(&c->recompute_modules),
+                     MOE_CONTRACT_RECOMPUTE, MOE_CONTRACT_GRANULARITY,
+                     moe_recompute_name(c->recompute), MOE_CONTRACT_MODULES,
+                     strlist(&c->recompute_modules),
                      "cuda_graph_scope", strlist(&c->cuda_graph_modules),
                      "precision", moe_precision_name(c->precision));
 }
 
 json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, const char *label)
 {
-    const struct moe_layout *l = &r->cfg.layout;
     const struct moe_measure *m = &s->measure;
     json_t *doc = json_pack(
         "{s:{s:s, s:s, s:b, s:b, s:b, s:s},"
         " s:{s:s, s:i, s:i, s:i, s:i},"
         " s:{s:s, s:O, s:i, s:i, s:i, s:s, s:s},"
         " s:{s:s, s:s, s:f, s:s},"
-        " s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s},"
-        " s:o,"
+        " s:o, s:o,"
         " s:{s:i, s:i, s:i, s:[ii]}}",
-        "environment", "megatron", megatron_version(s->software.dialect),
+        MOE_CONTRACT_ENVIRONMENT, "megatron", megatron_version(s->software.dialect),
         "transformer_engine", s->software.transformer_engine, "apex", s->software.apex,
         "deepep", s->software.deepep,
         "hybridep", s->software.hybridep, "container_image", s->cluster.container_image,
-        "hardware", "gpu_model", moe_gpu_name(s->cluster.gpu), "gpu_memory_gib",
+        MOE_CONTRACT_HARDWARE, "gpu_model", moe_gpu_name(s->cluster.gpu), "gpu_memory_gib",
         s->cluster.gpu_memory_gib, "gpus", moe_study_world_size(s), "gpus_per_node",
         s->cluster.gpus_per_node, "nvlink_domain", s->cluster.nvlink_domain,
-        "workload", "model", s->model.name, "architecture", json_object_get(s->json, "model"),
-        "seq_len", s->workload.seq_len, "mbs", r->mbs, "gbs", s->workload.gbs,
-        "data", s->data_path[0] ? s->data_path : "mock", "optimizer", s->optimizer,
-        "semantics", "routing", moe_routing_name(s->workload.routing), "class", label,
+        MOE_CONTRACT_WORKLOAD, "model", s->model.name, "architecture",
+        json_object_get(s->json, "model"), "seq_len", s->workload.seq_len, MOE_CONTRACT_MBS,
+        r->mbs, "gbs", s->workload.gbs, "data", s->data_path[0] ? s->data_path : "mock",
+        "optimizer", s->optimizer,
+        MOE_CONTRACT_SEMANTICS, "routing", moe_routing_name(s->workload.routing), "class", label,
         "capacity_factor", s->workload.capacity_factor, "router_dtype", "fp32",
-        "parallel", "tp", l->tp, "cp", l->cp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep,
-        "etp", l->etp, "dp", l->dp, "edp", l->edp, "pipeline_layout", r->cfg.pipeline_layout,
-        "tuning", tuning(r),
-        "timing", "warmup", m->warmup, "screen_steps", m->screen_steps, "validate_steps",
-        m->validate_steps, "window", m->window_first, m->window_last);
+        MOE_CONTRACT_PARALLEL, moe_contract_parallel(&r->cfg.layout, r->cfg.pipeline_layout),
+        MOE_CONTRACT_TUNING, tuning(r),
+        MOE_CONTRACT_TIMING, MOE_CONTRACT_WARMUP, m->warmup, MOE_CONTRACT_SCREEN_STEPS,
+        m->screen_steps, MOE_CONTRACT_VALIDATE_STEPS, m->validate_steps, MOE_CONTRACT_WINDOW,
+        m->window_first, m->window_last);
 
     if (doc && r->profile)
-        json_object_set_new(doc, "profiling",
+        json_object_set_new(doc, MOE_CONTRACT_PROFILING,
                             json_pack("{s:s, s:[ii]}", "profiler",
                                       moe_profiler_name(m->profiler),
                                       "steps", m->profile_first, m->profile_last));

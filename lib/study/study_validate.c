@@ -1,171 +1,281 @@
 #include "config.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "study/candidates.h"
 #include "contract/contract.h"
 #include "contract/contract_store.h"
-#include "core/readfile.h"
+#include "core/contract_keys.h"
 #include "study/study_validate.h"
 
-/* [["--flag", [values...]], ...] in argv order. */
-static json_t *options(const json_t *argv)
+/* One option of an argument list: a word starting with "--" and the words
+ * after it up to the next such word.  A bare word before the first option
+ * (an entry script) is an option with no values. */
+struct opt {
+    char *flag;
+    struct moe_strv vals;
+};
+
+struct opts {
+    struct opt *v;
+    size_t n, cap;
+};
+
+static void opts_free(struct opts *o)
 {
-    json_t *out = json_array(), *cur = NULL, *w;
-    size_t i;
-
-    json_array_foreach(argv, i, w) {
-        const char *s = json_string_value(w);
-
-        if (s && strncmp(s, "--", 2) == 0) {
-            cur = json_array();
-            json_array_append_new(out, json_pack("[s,o]", s, cur));
-        } else if (cur) {
-            json_array_append(cur, w);
-        } else {
-            json_array_append_new(out, json_pack("[O,[]]", w)); /* a leading bare word */
-        }
+    for (size_t i = 0; i < o->n; i++) {
+        free(o->v[i].flag);
+        moe_strv_free(&o->v[i].vals);
     }
-    return out;
+    free(o->v);
+    *o = (struct opts){ 0 };
 }
 
-static json_t *find_opt(const json_t *opts, const char *flag)
+/* Appends an option named flag with a copy of vals (NULL: none). */
+static int opt_append(struct opts *o, const char *flag, const struct moe_strv *vals)
 {
-    json_t *o;
-    size_t i;
+    struct opt *n;
 
-    json_array_foreach(opts, i, o)
-        if (strcmp(json_string_value(json_array_get(o, 0)), flag) == 0)
-            return o;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 32;
+
+        if (!(n = realloc(o->v, cap * sizeof(*n))))
+            return -1;
+        o->v = n;
+        o->cap = cap;
+    }
+    n = &o->v[o->n];
+    n->vals = (struct moe_strv){ 0 };
+    if (!(n->flag = strdup(flag)) || (vals && moe_strv_copy(&n->vals, vals) < 0)) {
+        free(n->flag);
+        return -1;
+    }
+    o->n++;
+    return 0;
+}
+
+static int opts_of(const struct moe_strv *argv, struct opts *out)
+{
+    struct opt *cur = NULL;
+
+    *out = (struct opts){ 0 };
+    for (size_t i = 0; i < argv->n; i++) {
+        const char *w = argv->v[i];
+        int rc;
+
+        if (strncmp(w, "--", 2) == 0 || !cur)
+            rc = opt_append(out, w, NULL);
+        else
+            rc = moe_strv_push(&cur->vals, w);
+        if (rc < 0) {
+            opts_free(out);
+            return -1;
+        }
+        cur = strncmp(w, "--", 2) == 0 ? &out->v[out->n - 1] : cur;
+    }
+    return 0;
+}
+
+static int argv_of(const struct opts *o, struct moe_strv *argv)
+{
+    *argv = (struct moe_strv){ 0 };
+    for (size_t i = 0; i < o->n; i++) {
+        moe_strv_push(argv, o->v[i].flag);
+        for (size_t j = 0; j < o->v[i].vals.n; j++)
+            moe_strv_push(argv, o->v[i].vals.v[j]);
+    }
+    return argv->oom ? -1 : 0;
+}
+
+static struct opt *find_opt(const struct opts *o, const char *flag)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->v[i].flag, flag) == 0)
+            return &o->v[i];
     return NULL;
 }
 
-static json_t *argv_of(const json_t *opts)
+static bool opt_equal(const struct opt *a, const struct opt *b)
 {
-    json_t *out = json_array(), *o, *v;
-    size_t i, j;
-
-    json_array_foreach(opts, i, o) {
-        json_array_append(out, json_array_get(o, 0));
-        json_array_foreach(json_array_get(o, 1), j, v)
-            json_array_append(out, v);
-    }
-    return out;
+    return strcmp(a->flag, b->flag) == 0 && moe_strv_equal(&a->vals, &b->vals);
 }
 
 /* argv with --train-iters' value taken from ref. */
-static json_t *with_iters(const json_t *argv, const json_t *ref)
+static int with_iters(struct moe_strv *argv, const struct moe_strv *ref)
 {
-    json_t *opts = options(argv), *ro = options(ref), *mine = find_opt(opts, "--train-iters");
-    json_t *theirs = find_opt(ro, "--train-iters"), *out;
+    struct opts mine, theirs;
+    struct opt *m, *t;
+    int rc = -1;
 
-    if (mine && theirs)
-        json_array_set(mine, 1, json_array_get(theirs, 1));
-    out = argv_of(opts);
-    json_decref(opts);
-    json_decref(ro);
-    return out;
+    if (opts_of(argv, &mine) < 0)
+        return -1;
+    if (opts_of(ref, &theirs) == 0) {
+        m = find_opt(&mine, "--train-iters");
+        t = find_opt(&theirs, "--train-iters");
+        if (m && t) {
+            moe_strv_free(&m->vals);
+            moe_strv_copy(&m->vals, &t->vals);
+        }
+        moe_strv_free(argv);
+        rc = argv_of(&mine, argv);
+        opts_free(&theirs);
+    }
+    opts_free(&mine);
+    return rc;
 }
 
-/* Records that who sets key to value; -1 when an earlier winner set it to
- * something else (null: removed). */
-static int claim(json_t *changes, const char *key, json_t *value, const char *who,
-                 struct moe_error *err)
-{
-    json_t *prior = json_object_get(changes, key);
+/* What earlier winners set each argument to (an option's words; removed:
+ * dropped), to find two winners that disagree. */
+struct claim {
+    char *key;
+    bool removed;
+    struct moe_strv words;
+};
 
-    if (prior && !json_equal(prior, value)) {
+struct claims {
+    struct claim *v;
+    size_t n, cap;
+};
+
+static void claims_free(struct claims *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->v[i].key);
+        moe_strv_free(&c->v[i].words);
+    }
+    free(c->v);
+    *c = (struct claims){ 0 };
+}
+
+static struct claim *claim_of(struct claims *c, const char *key)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->v[i].key, key) == 0)
+            return &c->v[i];
+    return NULL;
+}
+
+/* The claim on key, new and empty when there is none; NULL when out of
+ * memory. */
+static struct claim *claim_slot(struct claims *c, const char *key)
+{
+    struct claim *k = claim_of(c, key);
+
+    if (k)
+        return k;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+
+        if (!(k = realloc(c->v, cap * sizeof(*k))))
+            return NULL;
+        c->v = k;
+        c->cap = cap;
+    }
+    k = &c->v[c->n];
+    *k = (struct claim){ .key = strdup(key) };
+    if (!k->key)
+        return NULL;
+    c->n++;
+    return k;
+}
+
+/* Records that who sets key to words (NULL: removes it); -1 when an earlier
+ * winner set it to something else, or out of memory. */
+static int claim(struct claims *c, const char *key, const struct moe_strv *words,
+                 const char *who, struct moe_error *err)
+{
+    struct claim *prior = claim_of(c, key);
+
+    if (prior && (prior->removed || !words || !moe_strv_equal(&prior->words, words))) {
         moe_error_set(err, "winners cannot be combined: %s sets %s differently from an "
                       "earlier winner (record one of them only)", who, key);
         return -1;
     }
-    json_object_set(changes, key, value);
+    if (!(prior = claim_slot(c, key))) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    moe_strv_free(&prior->words);
+    prior->removed = !words;
+    return words && moe_strv_copy(&prior->words, words) < 0 ? -1 : 0;
+}
+
+/* An option's words: its flag, then its values. */
+static int opt_words(const struct opt *o, struct moe_strv *words)
+{
+    *words = (struct moe_strv){ 0 };
+    moe_strv_push(words, o->flag);
+    for (size_t i = 0; i < o->vals.n; i++)
+        moe_strv_push(words, o->vals.v[i]);
+    return words->oom ? -1 : 0;
+}
+
+/* Sets (or adds) what the winner's option o changes from the baseline. */
+static int merge_set(struct opts *combo, const struct opts *base, const struct opt *o,
+                     struct claims *changes, const char *who, struct moe_error *err)
+{
+    const struct opt *b = find_opt(base, o->flag);
+    struct opt *c;
+    struct moe_strv words;
+    int rc;
+
+    if (strcmp(o->flag, "--train-iters") == 0 || (b && opt_equal(b, o)))
+        return 0;
+    rc = opt_words(o, &words) < 0 ? -1 : claim(changes, o->flag, &words, who, err);
+    moe_strv_free(&words);
+    if (rc < 0)
+        return -1;
+    if (!(c = find_opt(combo, o->flag)))
+        return opt_append(combo, o->flag, &o->vals);
+    moe_strv_free(&c->vals);
+    return moe_strv_copy(&c->vals, &o->vals);
+}
+
+/* Drops from combo a baseline option the winner does not have. */
+static int merge_drop(struct opts *combo, const char *flag, struct claims *changes,
+                      const char *who, struct moe_error *err)
+{
+    struct claim *prior = claim_of(changes, flag);
+
+    if (prior && !prior->removed) {
+        moe_error_set(err, "winners cannot be combined: %s drops %s, which an earlier "
+                      "winner sets", who, flag);
+        return -1;
+    }
+    if (!(prior = claim_slot(changes, flag)))
+        return -1;
+    moe_strv_free(&prior->words);
+    prior->removed = true;
+    for (size_t k = 0; k < combo->n; k++) {
+        if (strcmp(combo->v[k].flag, flag) != 0)
+            continue;
+        free(combo->v[k].flag);
+        moe_strv_free(&combo->v[k].vals);
+        memmove(&combo->v[k], &combo->v[k + 1], (combo->n - k - 1) * sizeof(*combo->v));
+        combo->n--;
+        k--;
+    }
     return 0;
 }
 
 /* Applies what cand changes relative to base (arguments: set or removed;
- * --train-iters never) onto combo; changes: flag -> what a previous winner
- * set it to (null: removed), to find two winners that disagree. */
-static int merge_args(json_t *combo, const json_t *base, const json_t *cand, json_t *changes,
-                      const char *who, struct moe_error *err)
+ * --train-iters never) onto combo. */
+static int merge_args(struct opts *combo, const struct opts *base, const struct opts *cand,
+                      struct claims *changes, const char *who, struct moe_error *err)
 {
-    json_t *o, *prior;
-    size_t i;
-
-    json_array_foreach(cand, i, o) {
-        const char *flag = json_string_value(json_array_get(o, 0));
-        json_t *b = find_opt(base, flag), *c;
-
-        if (strcmp(flag, "--train-iters") == 0 || (b && json_equal(b, o)))
-            continue;
-        if (claim(changes, flag, o, who, err) < 0)
+    for (size_t i = 0; i < cand->n; i++)
+        if (merge_set(combo, base, &cand->v[i], changes, who, err) < 0)
             return -1;
-        c = find_opt(combo, flag);
-        if (c)
-            json_array_set(c, 1, json_array_get(o, 1));
-        else
-            json_array_append(combo, o);
-    }
-    json_array_foreach(base, i, o) {
-        const char *flag = json_string_value(json_array_get(o, 0));
-
-        if (find_opt(cand, flag))
-            continue;
-        prior = json_object_get(changes, flag);
-        if (prior && !json_is_null(prior)) {
-            moe_error_set(err, "winners cannot be combined: %s drops %s, which an earlier "
-                          "winner sets", who, flag);
+    for (size_t i = 0; i < base->n; i++)
+        if (!find_opt(cand, base->v[i].flag) &&
+            merge_drop(combo, base->v[i].flag, changes, who, err) < 0)
             return -1;
-        }
-        json_object_set_new(changes, flag, json_null());
-        for (size_t k = 0; k < json_array_size(combo); k++)
-            if (strcmp(json_string_value(json_array_get(json_array_get(combo, k), 0)), flag) ==
-                0)
-                json_array_remove(combo, k--);
-    }
     return 0;
 }
 
-/* KEY=VALUE lists, merged the same way (never removed: the generator only
- * adds variables). */
-static int merge_env(json_t *combo, const json_t *base, const json_t *cand, json_t *changes,
-                     const char *who, struct moe_error *err)
-{
-    json_t *e;
-    size_t i;
-
-    json_array_foreach(cand, i, e) {
-        const char *kv = json_string_value(e), *eq = kv ? strchr(kv, '=') : NULL;
-        char key[128];
-        size_t k;
-        int found = 0;
-
-        if (!eq)
-            continue;
-        snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
-        for (k = 0; k < json_array_size(base); k++)
-            if (json_equal(json_array_get(base, k), e))
-                found = 1;
-        if (found)
-            continue;
-        if (claim(changes, key, e, who, err) < 0)
-            return -1;
-        for (k = 0; k < json_array_size(combo); k++) {
-            const char *c = json_string_value(json_array_get(combo, k));
-
-            if (c && strncmp(c, key, strlen(key)) == 0 && c[strlen(key)] == '=')
-                json_array_remove(combo, k--);
-        }
-        json_array_append(combo, e);
-    }
-    return 0;
-}
-
-/* The declared contract's changed fields (section.key), merged. */
+/* The declared contract's changed fields (section.key), merged.  JSON:
+ * the contract is a JSON document (contract/contract.h). */
 static int merge_contract(json_t *combo, const json_t *base, const json_t *cand, json_t *changes,
                           const char *who, struct moe_error *err)
 {
@@ -176,14 +286,18 @@ static int merge_contract(json_t *combo, const json_t *base, const json_t *cand,
         if (!json_is_object(sv))
             continue;
         json_object_foreach(sv, key, v) {
-            json_t *b = json_object_get(json_object_get(base, sec), key);
+            json_t *b = json_object_get(json_object_get(base, sec), key), *prior;
             char path[256];
 
             if (b && json_equal(b, v))
                 continue;
             snprintf(path, sizeof(path), "%s.%s", sec, key);
-            if (claim(changes, path, v, who, err) < 0)
+            if ((prior = json_object_get(changes, path)) && !json_equal(prior, v)) {
+                moe_error_set(err, "winners cannot be combined: %s sets %s differently from "
+                              "an earlier winner (record one of them only)", who, path);
                 return -1;
+            }
+            json_object_set(changes, path, v);
             if (!json_object_get(combo, sec))
                 json_object_set_new(combo, sec, json_object());
             json_object_set(json_object_get(combo, sec), key, v);
@@ -192,188 +306,199 @@ static int merge_contract(json_t *combo, const json_t *base, const json_t *cand,
     return 0;
 }
 
-static const char *str(const json_t *o, const char *key)
+/* "variable=value", as the combination names its winners. */
+static char *label(const struct moe_candidate *c)
 {
-    const char *s = json_string_value(json_object_get(o, key));
+    char *text = moe_value_text(c->value), *out = NULL;
 
-    return s ? s : "";
-}
-
-static json_t *retune_candidate(const json_t *manifest, const char *id)
-{
-    json_t *st, *c;
-    size_t i, j;
-
-    json_array_foreach(json_object_get(manifest, "stages"), i, st) {
-        if (strcmp(str(st, "stage"), "retune") != 0)
-            continue;
-        json_array_foreach(json_object_get(st, "candidates"), j, c) {
-            if (strcmp(str(c, "id"), id) == 0)
-                return c;
-        }
-    }
-    return NULL;
-}
-
-static json_t *label(const json_t *c)
-{
-    const json_t *val = json_object_get(c, "value");
-    char *text = json_is_string(val) ? strdup(json_string_value(val))
-                                     : json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_t *out = json_sprintf("%s=%s", str(c, "variable"), text ? text : "?");
-
+    if (asprintf(&out, "%s=%s", c->variable ? c->variable : "", text ? text : "?") < 0)
+        out = NULL;
     free(text);
     return out;
 }
 
 /* The validate candidate of one recorded winner: the retune run that
  * sealed its contract, run alone with the baseline's iterations. */
-static json_t *winner_alone(const json_t *manifest, const json_t *winner, const json_t *baseline,
-                            const char *dir, struct moe_error *err)
+static int winner_alone(const struct moe_manifest *m, const json_t *winner,
+                        const struct moe_candidate *baseline, const char *dir,
+                        struct moe_candidate *out, struct moe_error *err)
 {
     const char *digest = json_string_value(json_object_get(winner, "digest"));
-    const char *id = json_string_value(json_object_get(json_object_get(winner, "run"),
-                                                       "candidate"));
-    json_t *cand = id ? retune_candidate(manifest, id) : NULL, *c;
+    const char *id = json_string_value(json_object_get(
+        json_object_get(winner, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_CANDIDATE));
+    const struct moe_candidate *cand = id ? moe_manifest_candidate_by_id(m, MOE_STAGE_RETUNE, id)
+                                          : NULL;
 
     if (!cand) {
         moe_error_set(err, "%s/%s.json: its retune run ran candidate '%s', which this study's "
                       "manifest does not list", dir, digest, id ? id : "");
-        return NULL;
+        return -1;
     }
-    c = json_deep_copy(cand);
-    json_object_set_new(c, "stage", json_string("validate"));
-    json_object_set_new(c, "argv", with_iters(json_object_get(cand, "argv"),
-                                              json_object_get(baseline, "argv")));
-    json_object_set_new(c, "note", json_string("a recorded winner, alone"));
-    return c;
+    if (moe_candidate_copy(out, cand) < 0 || with_iters(&out->argv, &baseline->argv) < 0 ||
+        moe_candidate_set(&out->note, "a recorded winner, alone") < 0) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    out->stage = MOE_STAGE_VALIDATE;
+    return 0;
 }
 
-/* Appends each recorded winner (sealed, traced to its sealed retune run:
- * moe_contract_load_winners) to alone, its contract digest to digests and
- * its label to names, in file name order; 0 or -1. */
-static int collect_winners(const char *study_dir, const json_t *baseline, json_t *alone,
-                           json_t *digests, json_t *names, struct moe_error *err)
+/* Appends one winner, alone, to alone, its label to names and its
+ * contract digest to digests. */
+static int add_winner(const struct moe_manifest *m, const json_t *w,
+                      const struct moe_candidate *baseline, const char *dir,
+                      struct moe_stage_plan *alone, struct moe_strv *names, json_t *digests,
+                      struct moe_error *err)
 {
-    char dir[4200], path[4600];
-    json_t *manifest, *winners = NULL, *w, *c;
+    struct moe_candidate c;
+    char *name;
+    int rc;
+
+    moe_candidate_init(&c);
+    if (winner_alone(m, w, baseline, dir, &c, err) < 0) {
+        moe_candidate_free(&c);
+        return -1;
+    }
+    name = label(&c);
+    rc = !name || moe_strv_push(names, name) < 0 || moe_stage_plan_add(alone, &c) < 0 ? -1 : 0;
+    json_array_append(digests, json_object_get(w, "digest"));
+    if (rc < 0)
+        moe_error_set(err, "out of memory");
+    free(name);
+    moe_candidate_free(&c);
+    return rc;
+}
+
+/* Each recorded winner (sealed, traced to its sealed retune run:
+ * moe_contract_load_winners) alone, in file name order; 0 or -1. */
+static int collect_winners(const char *study_dir, const struct moe_candidate *baseline,
+                           struct moe_stage_plan *alone, json_t *digests, struct moe_strv *names,
+                           struct moe_error *err)
+{
+    char dir[4200];
+    struct moe_manifest m;
+    json_t *winners, *w;
     size_t i;
     int rc = 0;
 
-    snprintf(path, sizeof(path), "%s/manifest.json", study_dir);
-    if (!(manifest = moe_read_json(path, "manifest", err)))
+    if (moe_manifest_load(study_dir, &m, err) < 0)
         return -1;
     snprintf(dir, sizeof(dir), "%s/winners", study_dir);
     if (!(winners = moe_contract_load_winners(study_dir, err)))
         rc = -1;
-    json_array_foreach(winners, i, w) {
-        if (rc == 0 && !(c = winner_alone(manifest, w, baseline, dir, err)))
-            rc = -1;
-        if (rc != 0)
+    json_array_foreach(winners, i, w)
+        if ((rc = add_winner(&m, w, baseline, dir, alone, names, digests, err)) < 0)
             break;
-        json_array_append_new(names, label(c));
-        json_array_append_new(alone, c);
-        json_array_append(digests, json_object_get(w, "digest"));
-    }
-    if (rc == 0 && json_array_size(alone) == 0) {
+    if (rc == 0 && alone->n == 0) {
         moe_error_set(err, "%s: no winner recorded (moeflow report STUDY --stage retune "
                       "--record-winners)", dir);
         rc = -1;
     }
-    json_decref(manifest);
+    moe_manifest_free(&m);
     json_decref(winners);
     return rc;
 }
 
-/* The winners together as one run: each one's changes to the baseline's
- * options, environment and contract, refused where two disagree. */
-static json_t *combination(const json_t *baseline, const json_t *alone, json_t *names,
-                           json_t *digests, struct moe_error *err)
+/* The combination's own fields: its merged arguments and contract, its
+ * digest as its id, and the winners it joins as its value. */
+static int name_combination(struct moe_candidate *combo, const struct opts *args,
+                            json_t *contract, const struct moe_strv *names, const char *digest)
 {
-    json_t *combo = json_deep_copy(baseline);
-    json_t *bopts = options(json_object_get(baseline, "argv")), *copts = json_deep_copy(bopts);
-    json_t *env = json_deep_copy(json_object_get(baseline, "env"));
-    json_t *contract = json_deep_copy(json_object_get(baseline, "contract"));
-    json_t *ach = json_object(), *ech = json_object(), *cch = json_object(), *w;
+    json_t *value = json_array();
+
+    for (size_t i = 0; i < names->n; i++)
+        json_array_append_new(value, json_string(names->v[i]));
+    json_decref(combo->value);
+    json_decref(combo->contract);
+    combo->value = value;
+    combo->contract = json_incref(contract);
+    moe_strv_free(&combo->argv);
+    if (argv_of(args, &combo->argv) < 0 || moe_candidate_set(&combo->id, digest) < 0 ||
+        moe_candidate_set(&combo->variable, "combination") < 0 ||
+        moe_candidate_set(&combo->note, "the recorded winners together, measured as one run") < 0)
+        return -1;
+    return 0;
+}
+
+/* The winners together as one run: each one's changes to the baseline's
+ * options and contract, refused where two disagree.  The environment stays
+ * the baseline's (study_validate.h). */
+static int combination(const struct moe_candidate *baseline, const struct moe_stage_plan *alone,
+                       const struct moe_strv *names, json_t *digests,
+                       struct moe_candidate *combo, struct moe_error *err)
+{
+    struct opts bopts = { 0 }, copts = { 0 };
+    struct claims args = { 0 };
+    json_t *contract = json_deep_copy(baseline->contract), *cch = json_object();
     char digest[MOE_SHA256_HEX_LEN + 1];
-    size_t i;
-    int rc = 0;
+    int rc = moe_candidate_copy(combo, baseline) | opts_of(&baseline->argv, &bopts) |
+             opts_of(&baseline->argv, &copts);
 
-    json_array_foreach(alone, i, w) {
-        const char *who = json_string_value(json_array_get(names, i));
-        json_t *wo = options(json_object_get(w, "argv"));
+    for (size_t i = 0; i < alone->n && rc == 0; i++) {
+        struct opts wopts;
+        const struct moe_candidate *w = &alone->cands[i];
 
+        if ((rc = opts_of(&w->argv, &wopts)) == 0)
+            rc = merge_args(&copts, &bopts, &wopts, &args, names->v[i], err);
         if (rc == 0)
-            rc = merge_args(copts, bopts, wo, ach, who, err);
-        if (rc == 0)
-            rc = merge_env(env, json_object_get(baseline, "env"), json_object_get(w, "env"), ech,
-                           who, err);
-        if (rc == 0)
-            rc = merge_contract(contract, json_object_get(baseline, "contract"),
-                                json_object_get(w, "contract"), cch, who, err);
-        json_decref(wo);
+            rc = merge_contract(contract, baseline->contract, w->contract, cch, names->v[i], err);
+        opts_free(&wopts);
     }
-    json_object_set_new(contract, "validation", json_pack("{s:O}", "combination", digests));
+    json_object_set_new(contract, MOE_CONTRACT_VALIDATION,
+                        json_pack("{s:O}", MOE_CONTRACT_COMBINATION, digests));
     if (rc == 0)
         rc = moe_contract_digest(contract, digest, err);
-    if (rc == 0) {
-        json_object_set_new(combo, "id", json_string(digest));
-        json_object_set_new(combo, "argv", argv_of(copts));
-        json_object_set(combo, "env", env);
-        json_object_set(combo, "contract", contract);
-        json_object_set_new(combo, "variable", json_string("combination"));
-        json_object_set(combo, "value", names);
-        json_object_set_new(combo, "note",
-                            json_string("the recorded winners together, measured as one run"));
-    }
-    json_decref(bopts);
-    json_decref(copts);
-    json_decref(env);
+    if (rc == 0)
+        rc = name_combination(combo, &copts, contract, names, digest);
+    opts_free(&bopts);
+    opts_free(&copts);
+    claims_free(&args);
     json_decref(contract);
-    json_decref(ach);
-    json_decref(ech);
     json_decref(cch);
-    if (rc != 0) {
-        json_decref(combo);
-        return NULL;
-    }
-    return combo;
+    return rc;
 }
 
-json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
-                                  struct moe_error *err)
+int moe_validate_from_winners(const char *study_dir, const struct moe_candidate *baseline,
+                              struct moe_stage_plan *out, struct moe_error *err)
 {
-    json_t *out = json_array(), *digests = json_array(), *names = json_array();
-    json_t *alone = json_array(), *combo;
+    struct moe_stage_plan alone = { .stage = MOE_STAGE_VALIDATE };
+    struct moe_strv names = { 0 };
+    json_t *digests = json_array();
+    struct moe_candidate combo;
+    int rc = collect_winners(study_dir, baseline, &alone, digests, &names, err);
 
-    if (collect_winners(study_dir, baseline, alone, digests, names, err) != 0)
-        goto fail;
-    json_array_append(out, (json_t *)baseline);
-    json_array_extend(out, alone);
-    if (json_array_size(alone) > 1) {
-        if (!(combo = combination(baseline, alone, names, digests, err)))
-            goto fail;
-        json_array_append_new(out, combo);
-    }
-    goto done;
-fail:
-    json_decref(out);
-    out = NULL;
-done:
+    moe_candidate_init(&combo);
+    if (rc == 0)
+        rc = moe_stage_plan_add(out, baseline);
+    for (size_t i = 0; i < alone.n && rc == 0; i++)
+        rc = moe_stage_plan_add(out, &alone.cands[i]);
+    if (rc == 0 && alone.n > 1 && (rc = combination(baseline, &alone, &names, digests, &combo,
+                                                    err)) == 0)
+        rc = moe_stage_plan_add(out, &combo);
+    moe_candidate_free(&combo);
+    moe_stage_plan_free(&alone);
+    moe_strv_free(&names);
     json_decref(digests);
-    json_decref(names);
-    json_decref(alone);
-    return out;
+    return rc;
 }
 
-json_t *moe_validate_candidates(const struct moe_study *study, const char *study_dir,
-                                struct moe_error *err)
+int moe_validate_candidates(const struct moe_study *study, const char *study_dir,
+                            struct moe_stage_plan *out, struct moe_error *err)
 {
-    struct moe_stage_plan plan = { .candidates = NULL };
-    json_t *cands = NULL;
+    struct moe_stage_plan base;
+    int rc;
 
-    if (moe_candidates_build(study, MOE_STAGE_VALIDATE, &plan, err) == 0)
-        cands = moe_validate_from_winners(study_dir, json_array_get(plan.candidates, 0), err);
-    moe_stage_plan_free(&plan);
-    return cands;
+    memset(out, 0, sizeof(*out));
+    out->stage = MOE_STAGE_VALIDATE;
+    if (moe_candidates_build(study, MOE_STAGE_VALIDATE, &base, err) < 0)
+        return -1;
+    rc = moe_candidates_render(study, &base, err);
+    /* a refused baseline leaves nothing to validate: gen's check of the
+     * study says why */
+    if (rc == 0 && base.n)
+        rc = moe_validate_from_winners(study_dir, &base.cands[0], out, err);
+    moe_stage_plan_free(&base);
+    if (rc < 0)
+        moe_stage_plan_free(out);
+    return rc;
 }

@@ -8,8 +8,11 @@
  * it came from (runs/<id>/contract.json minus "run" has the winner's
  * digest).  Alone, a winner runs its retune candidate's arguments and
  * environment over the validate steps (same declared contract, same id).
- * The combination applies every winner's changes of the arguments and
- * environment, relative to the baseline, to the validate baseline; its
+ * The combination applies every winner's changes of the arguments,
+ * relative to the baseline, to the validate baseline, and runs in the
+ * baseline's environment (a winner's own environment, such as a
+ * CUDA_DEVICE_MAX_CONNECTIONS that differs, is not carried over: it never
+ * was, the old merge read the environment object as a list); its
  * declared contract is the baseline's with every winner's changed fields,
  * plus "validation": {"combination": [winner digests]}, which the plugin's
  * validate-combination rule checks.  Two winners that change the same
@@ -17,20 +20,22 @@
 #ifndef MOEFLOW_STUDY_VALIDATE_H
 #define MOEFLOW_STUDY_VALIDATE_H
 
-#include <jansson.h>
-
 #include "core/error.h"
+#include "core/manifest.h"
+#include "study/candidates.h"
 #include "study/study.h"
 
-/* baseline: the validate baseline candidate as moe_candidates_build makes
- * it.  A new array of candidates (baseline first), or NULL with err; no
- * winner recorded is an error too. */
-json_t *moe_validate_from_winners(const char *study_dir, const json_t *baseline,
-                                  struct moe_error *err);
+/* baseline: the validate baseline candidate, rendered.  Appends it, each
+ * winner alone and their combination to out (a validate stage plan), or
+ * returns -1 with err; no winner recorded is an error too.  study_dir's
+ * manifest.json is where the winners' retune candidates come back in. */
+int moe_validate_from_winners(const char *study_dir, const struct moe_candidate *baseline,
+                              struct moe_stage_plan *out, struct moe_error *err);
 
 /* The same for STUDY, whose generated directory is study_dir: its validate
- * baseline first built as moe_candidates_build does. */
-json_t *moe_validate_candidates(const struct moe_study *study, const char *study_dir,
-                                struct moe_error *err);
+ * baseline first planned and rendered as moe_candidates_build and
+ * moe_candidates_render do.  out: a new plan. */
+int moe_validate_candidates(const struct moe_study *study, const char *study_dir,
+                            struct moe_stage_plan *out, struct moe_error *err);
 
 #endif

@@ -321,6 +321,49 @@ static json_t *convert(struct walk *w, yaml_node_t *node, const struct moe_field
     }
 }
 
+/* libyaml places a reader error (a NUL or another control character,
+ * invalid UTF-8) by byte offset only: its line and column, as for every
+ * other error. */
+static void reader_mark(yaml_parser_t *parser, const char *text, size_t len)
+{
+    size_t end = parser->problem_offset < len ? parser->problem_offset : len;
+
+    if (parser->error != YAML_READER_ERROR)
+        return;
+    parser->problem_mark.line = parser->problem_mark.column = 0;
+    for (size_t i = 0; i < end; i++) {
+        if (text[i] == '\n') {
+            parser->problem_mark.line++;
+            parser->problem_mark.column = 0;
+        } else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+            parser->problem_mark.column++;
+        }
+    }
+}
+
+/* After the study's document, the stream ends: a second document ("---")
+ * would go unread, which is worse than refused. */
+static bool one_document(yaml_parser_t *parser, const char *name, struct moe_error *err)
+{
+    yaml_document_t next;
+    yaml_node_t *root;
+    bool one;
+
+    if (!yaml_parser_load(parser, &next)) {
+        moe_error_at(err, name, (int)parser->problem_mark.line + 1,
+                     (int)parser->problem_mark.column + 1, "YAML: %s",
+                     parser->problem ? parser->problem : "syntax error");
+        return false;
+    }
+    root = yaml_document_get_root_node(&next);
+    one = !root;
+    if (!one)
+        moe_error_at(err, name, (int)root->start_mark.line + 1, (int)root->start_mark.column + 1,
+                     "a second YAML document: a study is one document");
+    yaml_document_delete(&next);
+    return one;
+}
+
 json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
                              const struct moe_field *schema, json_t **positions,
                              struct moe_error *err)
@@ -339,6 +382,7 @@ json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
+        reader_mark(&parser, text, len);
         moe_error_at(err, name, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, "YAML: %s",
                      parser.problem ? parser.problem : "syntax error");
@@ -352,6 +396,10 @@ json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
     else
         out = convert_map(&w, root, schema, "");
     yaml_document_delete(&doc);
+    if (out && !one_document(&parser, name, err)) {
+        json_decref(out);
+        out = NULL;
+    }
     yaml_parser_delete(&parser);
     if (!out) {
         json_decref(w.pos);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topology/affinity.h"
+#include "core/text.h"
 
 int moe_affinity_opts_parse(const char *s, struct moe_affinity_opts *o, struct moe_error *err)
 {
@@ -14,6 +15,8 @@ int moe_affinity_opts_parse(const char *s, struct moe_affinity_opts *o, struct m
     char word[32];
     const char *p = s;
 
+    if (moe_text_check("--moe-affinity", s, err) != 0)
+        return -1;
     for (;;) {
         size_t len = strcspn(p, ",");
         bool *flag = NULL;

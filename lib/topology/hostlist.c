@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
@@ -91,16 +92,80 @@ static double expansion_bound(const char *p)
     return total + pattern;
 }
 
+/* Brackets come in pairs and never nest: libslurm reads "n[1-2" as a host
+ * named "n]" (and a node list from Slurm always closes its brackets).
+ * Inside them, N and N-M with N <= M, comma-separated: libslurm refuses a
+ * backwards range only after printing its own error and leaking what it
+ * had parsed.  NULL, or what is wrong. */
+static const char *brackets_problem(const char *p)
+{
+    while ((p = strpbrk(p, "[]"))) {
+        const char *close = strchr(p + 1, ']'), *open = strchr(p + 1, '[');
+
+        if (*p == ']' || !close || (open && open < close))
+            return "its brackets do not pair up";
+        if (close == p + 1)
+            return "a bracket is empty";
+        for (p++; p < close; p++) {
+            char *end;
+            unsigned long a = strtoul(p, &end, 10), b = a;
+
+            if (end == p || !isdigit((unsigned char)*p))
+                return "a bracket holds something other than numbers and ranges";
+            if (*end == '-') {
+                p = end + 1;
+                b = strtoul(p, &end, 10);
+                if (end == p || !isdigit((unsigned char)*p))
+                    return "a bracket holds something other than numbers and ranges";
+            }
+            if (b < a)
+                return "a range in brackets runs backwards";
+            p = end;
+            if (p < close && *p != ',')
+                return "a bracket holds something other than numbers and ranges";
+        }
+        p = close + 1;
+    }
+    return NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A host named twice would get two nodes' ranks. */
+static const char *named_twice(char **names, int n)
+{
+    char **sorted = malloc((size_t)n * sizeof(*sorted));
+    const char *twice = NULL;
+
+    if (!sorted)
+        return NULL;
+    memcpy(sorted, names, (size_t)n * sizeof(*sorted));
+    qsort(sorted, (size_t)n, sizeof(*sorted), by_name);
+    for (int i = 1; i < n && !twice; i++)
+        if (strcmp(sorted[i - 1], sorted[i]) == 0)
+            twice = sorted[i];
+    free(sorted);
+    return twice;
+}
+
 int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_error *err)
 {
     void *hl;
     char *host, **out = NULL;
+    const char *twice, *why;
     int count = 0, cap = 0;
 
     *names = NULL;
     *n = 0;
     if (resolve(err) != 0)
         return -1;
+    if ((why = brackets_problem(expr))) {
+        moe_error_set(err, "'%.80s' is not a Slurm hostlist: %s", expr, why);
+        return -1;
+    }
     if (expansion_bound(expr) > MOE_HOSTLIST_MAX) {
         moe_error_set(err, "hostlist '%.80s' names more than %d hosts (a typo such as "
                       "gb[001-018][001-018]?)", expr, MOE_HOSTLIST_MAX);
@@ -136,6 +201,11 @@ int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_erro
     api.destroy(hl);
     if (count == 0) {
         moe_error_set(err, "hostlist '%s' names no host", expr);
+        return -1;
+    }
+    if ((twice = named_twice(out, count))) {
+        moe_error_set(err, "hostlist '%.80s' names host %.64s twice", expr, twice);
+        moe_hostlist_free(out, count);
         return -1;
     }
     *names = out;

@@ -278,30 +278,43 @@ int moe_nodetopo_gpu_by_busid(const struct moe_nodetopo *nt, const char *busid)
     return -1;
 }
 
-/* hwloc_bitmap_list_sscanf reads each index with strtoul into an
- * unsigned int: 4294967296 wraps to core 0.  Every number of the list goes
- * through the one numeric check first. */
+/* A core list is indices N and ranges N-M, separated by commas, as Slurm
+ * writes S_STEP_ALLOC_CORES.  hwloc_bitmap_list_sscanf reads more ("-1",
+ * "0x5", "1-2-3", "+1", " 1", "0,,1" all made some set) and each index with
+ * strtoul into an unsigned int (4294967296 wrapped to core 0): the form
+ * is checked here, and every number through the one numeric check. */
 static int core_numbers_ok(const char *cores, struct moe_error *err)
 {
-    for (const char *p = cores; *p;) {
-        size_t n = strspn(p, "0123456789");
-        char num[24];
-        long v;
+    for (const char *p = cores;;) {
+        for (int k = 0; k < 2; k++) { /* N, then the M of N-M */
+            size_t n = strspn(p, "0123456789");
+            char num[24];
+            long v;
 
-        if (!n) {
+            if (n == 0)
+                goto bad;
+            /* 24 digits are out of range anyway: no need to copy them all. */
+            snprintf(num, sizeof(num), "%.*s", (int)(n < sizeof(num) ? n : sizeof(num) - 1), p);
+            if (moe_number_parse_long(num, 0, MOE_CORE_INDEX_MAX, &v, err) < 0 ||
+                n >= sizeof(num)) {
+                moe_error_set(err, "core list '%.64s': %.24s%s is out of range 0..%d", cores, num,
+                              n >= sizeof(num) ? "..." : "", MOE_CORE_INDEX_MAX);
+                return -1;
+            }
+            p += n;
+            if (k == 1 || *p != '-')
+                break;
             p++;
-            continue;
         }
-        /* 24 digits are out of range anyway: no need to copy them all. */
-        snprintf(num, sizeof(num), "%.*s", (int)(n < sizeof(num) ? n : sizeof(num) - 1), p);
-        if (moe_number_parse_long(num, 0, MOE_CORE_INDEX_MAX, &v, err) < 0 || n >= sizeof(num)) {
-            moe_error_set(err, "core list '%.64s': %.24s%s is out of range 0..%d", cores, num,
-                          n >= sizeof(num) ? "..." : "", MOE_CORE_INDEX_MAX);
-            return -1;
-        }
-        p += n;
+        if (*p == '\0')
+            return 0;
+        if (*p++ != ',')
+            goto bad;
     }
-    return 0;
+bad:
+    moe_error_set(err, "bad core list '%.64s': expected core indices N and ranges N-M, separated "
+                  "by commas", cores);
+    return -1;
 }
 
 int moe_nodetopo_cores_to_cpuset(const struct moe_nodetopo *nt, const char *cores,

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "topology/placement.h"
+#include "core/number.h"
+#include "core/text.h"
 
 #define LAYOUT_MAX 65536
 
@@ -26,8 +28,9 @@ static int parse_item(const char *spec, const char *item, size_t len, struct moe
 {
     const char *eq = memchr(item, '=', len);
     int col = (int)(item - spec) + 1;
-    char *end;
+    char num[24];
     long v;
+    int vlen;
 
     for (size_t k = 0; eq && k < N_LAYOUT_KEYS; k++) {
         if (strlen(layout_keys[k].name) != (size_t)(eq - item) ||
@@ -37,19 +40,23 @@ static int parse_item(const char *spec, const char *item, size_t len, struct moe
             moe_error_at(err, spec, 1, col, "%s is given twice", layout_keys[k].name);
             return -1;
         }
-        errno = 0;
-        v = strtol(eq + 1, &end, 10);
-        if (end == eq + 1 || end != item + len || errno || v < 1 || v > LAYOUT_MAX) {
-            moe_error_at(err, spec, 1, col, "%s: expected an integer 1..%d, not '%.*s'",
-                         layout_keys[k].name, LAYOUT_MAX, (int)(item + len - eq - 1), eq + 1);
+        /* The one numeric check (core/number.h), digits only: strtol alone
+         * took "tp= 2" and "tp=\n2" for 2. */
+        vlen = (int)(item + len - eq - 1);
+        snprintf(num, sizeof(num), "%.*s", vlen, eq + 1);
+        if ((size_t)vlen >= sizeof(num) || strspn(num, "0123456789") != (size_t)vlen ||
+            moe_number_parse_long(num, 1, LAYOUT_MAX, &v, err) != 0) {
+            moe_error_at(err, spec, 1, col, "%s: expected an integer 1..%d, not '%.*s%s'",
+                         layout_keys[k].name, LAYOUT_MAX, vlen > 64 ? 64 : vlen, eq + 1,
+                         vlen > 64 ? "..." : "");
             return -1;
         }
         seen[k] = true;
         *(int *)((char *)l + layout_keys[k].off) = (int)v;
         return 0;
     }
-    moe_error_at(err, spec, 1, col, "'%.*s' is not key=value with a key among tp, cp, ep, etp, pp, vpp",
-                 (int)len, item);
+    moe_error_at(err, spec, 1, col, "'%.*s%s' is not key=value with a key among tp, cp, ep, etp, "
+                 "pp, vpp", (int)(len > 64 ? 64 : len), item, len > 64 ? "..." : "");
     return -1;
 }
 
@@ -63,6 +70,8 @@ int moe_layout_parse(const char *spec, struct moe_layout *l, struct moe_error *e
         moe_error_set(err, "empty layout (expected e.g. tp=2,cp=1,ep=8,etp=1,pp=4)");
         return -1;
     }
+    if (moe_text_check("layout", spec, err) != 0)
+        return -1;
     for (;;) {
         size_t len = strcspn(p, ",");
         if (parse_item(spec, p, len, &out, seen, err) != 0)
@@ -110,6 +119,8 @@ int moe_placement_mode_parse(const char *s, enum moe_placement_mode *mode, struc
     _Static_assert(sizeof(names) / sizeof(names[0]) == MOE_PLACEMENT_NONE + 1,
                    "one name per placement mode");
 
+    if (moe_text_check("--moe-placement", s, err) != 0)
+        return -1;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(s, names[i]) == 0) {
             *mode = (enum moe_placement_mode)i;

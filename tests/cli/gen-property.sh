@@ -103,13 +103,17 @@ adversarial=(
 RANDOM=21
 pool=(a b z 0 9 - _ . + / : , = @ % ' ' '"' "'" '\' '$' '`' '#' ';' '&' '|' '<' '>' '(' ')'
       '{' '}' '[' ']' '*' '?' '~' '!' $'\n' $'\t' $'\x01' é €)
+# In this shell, not a $(...) subshell: bash reseeds RANDOM in subshells (so
+# the "same every run" values were not), and $(...) strips trailing
+# newlines (a value of newlines became '', which is no hostile value at all
+# but "no pipeline layout", and then differed from the plain one).
 random_value() {
-    local n=$((RANDOM % 10 + 1)) s=
-    for ((j = 0; j < n; j++)); do s+=${pool[RANDOM % ${#pool[@]}]}; done
-    printf '%s' "$s"
+    local n=$((RANDOM % 10 + 1))
+    rv=
+    for ((j = 0; j < n; j++)); do rv+=${pool[RANDOM % ${#pool[@]}]}; done
 }
 values=("${adversarial[@]}")
-for ((r = 0; r < 12; r++)); do values+=("$(random_value)"); done
+for ((r = 0; r < 12; r++)); do random_value; values+=("$rv"); done
 
 # --- the stubs ----------------------------------------------------------------------
 # Every external command the scripts run is a stub (a small sh script: it

@@ -18,7 +18,7 @@ ok "gen without -o exits 1 and says -o DIR is missing, first" \
 ok "gen without a STUDY says so" has "$T/s.err" '^moeflow gen: missing STUDY'
 (cd "$T" && "$M" gen "$study" -o '') > /dev/null 2> "$T/e.err"
 ok "gen -o '' is refused by name, and nothing is left beside it" \
-    sh -c "grep -q \"^moeflow gen: -o '': the directory to create needs a name\" '$T/e.err' &&
+    sh -c "grep -q '^moeflow: -o: an empty path names no folder' '$T/e.err' &&
            test -z \"\$(ls -A '$T' | grep tmp)\""
 cp "$M" "$T/moeflow-moved"
 env -u MOEFLOW_TEMPLATE_DIR "$T/moeflow-moved" gen "$study" -o "$T/moved" > /dev/null 2> "$T/t.err"

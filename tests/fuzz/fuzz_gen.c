@@ -1,6 +1,6 @@
 /* moeflow gen end to end, in memory (issue 21): a study (YAML, with an
- * optional first line "# -o PATH" for the study directory), loaded, then
- * every file moe_gen_build() renders from the real templates.  Whatever
+ * optional first line "# -o PATH" for the study directory), loaded,
+ * planned, then every file rendered from the real templates.  Whatever
  * the study's strings hold, the scripts keep their structure:
  *   - no control character but newlines; every #SBATCH line before the
  *     first command;
@@ -161,6 +161,20 @@ static const char *study_dir(const char *text, char *dir, size_t len)
     return text[5 + n] ? text + 5 + n + 1 : text + 5 + n;
 }
 
+/* What moeflow gen makes of a study: the plan, then the files. */
+static int gen_files(struct moe_study *s, struct moe_gen_opts *o, struct moe_gen_output *out,
+                     struct moe_error *err)
+{
+    struct moe_gen_plan plan;
+    int rc;
+
+    if (moe_gen_plan(s, o, &plan, err) < 0)
+        return -1;
+    rc = moe_gen_render(s, o, &plan, out, err);
+    moe_gen_plan_free(&plan);
+    return rc;
+}
+
 static void gen_both(struct moe_study *s, struct moe_gen_opts *o, const char *dir)
 {
     struct moe_gen_output out, plain;
@@ -169,7 +183,7 @@ static void gen_both(struct moe_study *s, struct moe_gen_opts *o, const char *di
     bool control = moe_text_control_at(dir, strlen(dir)) >= 0;
 
     moe_error_clear(&err);
-    if (moe_gen_build(s, o, &out, &err) < 0) {
+    if (gen_files(s, o, &out, &err) < 0) {
         if (!err.text[0])
             DIE("gen failed without a message");
         return;
@@ -177,7 +191,7 @@ static void gen_both(struct moe_study *s, struct moe_gen_opts *o, const char *di
     if (control)
         DIE("a study directory holding a control character was accepted");
     plain_strings(&p);
-    if (moe_gen_build(&p, o, &plain, &err) < 0)
+    if (gen_files(&p, o, &plain, &err) < 0)
         DIE("the plain stand-ins fail where the study passed: %s", err.text);
     check_output(&out, &plain, s, dir);
     moe_gen_output_free(&out);

@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct moe_stage_plan plan;
 
             memset(&plan, 0, sizeof(plan));
-            moe_candidates_build(&study, (enum moe_stage)s, &plan, &err);
+            if (moe_candidates_build(&study, (enum moe_stage)s, &plan, &err) == 0)
+                moe_candidates_render(&study, &plan, &err);
             moe_stage_plan_free(&plan);
         }
     }

@@ -61,10 +61,15 @@ grep -q 'MISMATCH: requested dispatcher=deepep, ran with dispatcher=alltoall' "$
     grep -q 'no DeepEP\|no FP8\|"profile"' "$TMP/out/report.json"
 tap_ok $? "requested-vs-ran mismatches are flagged; a run directory's profile is read"
 
-"$M" report --expect run:fp8=e4m3 --expect other:dispatcher=deepep \
+# Both runs ran fp8=None and dispatcher=alltoall: only the run named "run"
+# is flagged.  A RUN that names no run of the report is refused (it was
+# ignored, and checked nothing).
+"$M" report --expect run:fp8=e4m3 --expect h200x2-moe-ep2-alltoall-60it.log:dispatcher=alltoall \
     "$L/h200x2-moe-ep2-alltoall-60it.log" "$TMP/run" > "$TMP/ab2.txt"
-[ "$(grep -c MISMATCH "$TMP/ab2.txt")" -eq 1 ] && grep -q 'requested fp8=e4m3, ran with fp8=None' "$TMP/ab2.txt"
-tap_ok $? "--expect RUN:KEY=VALUE applies to the named run only"
+[ "$(grep -c MISMATCH "$TMP/ab2.txt")" -eq 1 ] && grep -q 'requested fp8=e4m3, ran with fp8=None' "$TMP/ab2.txt" &&
+    ! "$M" report --expect other:dispatcher=deepep "$L/h200x2-moe-ep2-alltoall-60it.log" \
+        > /dev/null 2> "$TMP/err" && grep -q "no run is named 'other'" "$TMP/err"
+tap_ok $? "--expect RUN:KEY=VALUE applies to the named run only, and RUN must name one"
 
 "$M" overlap --json "$T/synthetic-2gpu.json" > "$TMP/ov-all.json"
 "$M" diagnose "$TMP/out" "$TMP/ov-all.json" > "$TMP/diag.txt"

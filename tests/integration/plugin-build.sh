@@ -38,12 +38,19 @@ ok "the plugin needs neither SQLite nor zlib" hasnt "$tmp/dyn" 'NEEDED.*(libsqli
 # Size budget on text + data (debug info left out; it follows CFLAGS, not
 # the code).  Measured with the default -g -O2 on x86-64 when the plugin
 # stopped linking all of lib/: text 91,624 + data 2,944 = 94,568 bytes
-# (from 287,943 + 13,912 before); 105,508 with the topology cache.  The
-# budget is the split's size plus ~25%; a build that needs more has most
-# likely pulled a CLI-only folder in.
+# (from 287,943 + 13,912 before); 105,508 with the topology cache; 117,772
+# after issue 21 and 120,364 after its hostile round (the option values'
+# text rule, strict core lists and hostlists, whole-line seals); 131,598
+# once core grew the manifest writer, string lists and the retune
+# catalogue, because libtool links a convenience library into a module
+# whole; 114,387 since the plugin's link drops what slurm_spank_* cannot
+# reach (-ffunction-sections, --gc-sections: mk/lib.am).  The budget was
+# the split's size plus ~25% (118,000), then the round's plus ~3%; a build
+# that needs much more has most likely pulled a CLI-only folder in (the
+# study reader alone is over 100,000).
 size "$so" | awk 'NR == 2 { print $1 + $2 }' > "$tmp/size"
-ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 118,000" \
-    test "$(cat "$tmp/size")" -le 118000
+ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 124,000" \
+    test "$(cat "$tmp/size")" -le 124000
 
 make -s --no-print-directory -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 tap_ok $? "make install DESTDIR=... succeeds"

@@ -4,6 +4,7 @@
  * one variable, and the environment follows Megatron's rules. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,19 +118,19 @@ static const char *dump_file(enum moe_dialect dl)
 }
 
 /* Parses argv as argparse would; fails the test with the first problem. */
-static void check_argv(const struct dump *d, const json_t *argv, const char *where)
+static void check_argv(const struct dump *d, const struct moe_strv *argv, const char *where)
 {
-    size_t n = json_array_size(argv), i = 0;
+    size_t n = argv->n, i = 0;
 
     while (i < n) {
-        const char *opt = json_string_value(json_array_get(argv, i++));
+        const char *opt = argv->v[i++];
         const struct flagspec *fs = find(d, opt);
         int values = 0;
 
         if (!fs)
             fail_msg("%s: %s is not in the dump", where, opt);
-        while (i < n && strncmp(json_string_value(json_array_get(argv, i)), "--", 2) != 0) {
-            const char *v = json_string_value(json_array_get(argv, i++));
+        while (i < n && strncmp(argv->v[i], "--", 2) != 0) {
+            const char *v = argv->v[i++];
             char needle[256];
             snprintf(needle, sizeof(needle), "|%s|", v);
             if (fs->choices[0] && !strstr(fs->choices, needle))
@@ -159,15 +160,14 @@ static void flags_exist_in_dialect(void **state)
         load_dump(dump_file(s.software.dialect), &d);
         for (int st = 0; st < MOE_STAGE_COUNT; st++) {
             struct moe_stage_plan p;
-            size_t i;
-            json_t *c;
             char where[256];
 
             assert_int_equal(moe_candidates_build(&s, (enum moe_stage)st, &p, &e), 0);
-            json_array_foreach(p.candidates, i, c) {
+            assert_int_equal(moe_candidates_render(&s, &p, &e), 0);
+            for (size_t i = 0; i < p.n; i++) {
                 snprintf(where, sizeof(where), "%s %s #%zu", examples[k],
                          moe_stage_name((enum moe_stage)st), i);
-                check_argv(&d, json_object_get(c, "argv"), where);
+                check_argv(&d, &p.cands[i].argv, where);
             }
             moe_stage_plan_free(&p);
         }
@@ -193,21 +193,20 @@ static void dialect_switches(void **state)
     free(d19.f);
 }
 
-static json_t *stage(const struct moe_study *s, enum moe_stage st, json_t **skipped)
+/* A stage's candidates, planned and rendered. */
+static struct moe_stage_plan stage(const struct moe_study *s, enum moe_stage st)
 {
     struct moe_stage_plan p;
     struct moe_error e;
 
     assert_int_equal(moe_candidates_build(s, st, &p, &e), 0);
-    if (skipped)
-        *skipped = p.skipped;
-    else
-        json_decref(p.skipped);
-    return p.candidates;
+    assert_int_equal(moe_candidates_render(s, &p, &e), 0);
+    return p;
 }
 
-/* A candidate's id is the SHA-256 of its canonical JSON without the id, and
- * ids are unique across the whole study. */
+/* A candidate's id is the SHA-256 of its canonical JSON (as manifest.json
+ * holds it) without the id and the prediction, and ids are unique across
+ * the whole study. */
 static void ids_are_content_hashes(void **state)
 {
     struct moe_study s;
@@ -216,14 +215,14 @@ static void ids_are_content_hashes(void **state)
     (void)state;
     load("deepseek-v3-1024xh100.yaml", &s);
     for (int st = 0; st < MOE_STAGE_COUNT; st++) {
-        json_t *cands = stage(&s, (enum moe_stage)st, NULL), *c;
-        size_t i;
+        struct moe_stage_plan p = stage(&s, (enum moe_stage)st);
 
-        json_array_foreach(cands, i, c) {
-            json_t *copy = json_deep_copy(c);
+        for (size_t i = 0; i < p.n; i++) {
+            json_t *copy = moe_candidate_json(&p.cands[i], false);
+            const char *id = p.cands[i].id;
             char h[65];
-            const char *id = json_string_value(json_object_get(c, "id"));
 
+            assert_string_equal(json_string_value(json_object_get(copy, "id")), id);
             json_object_del(copy, "id");
             /* what moeflow expects of a fit run, not what runs */
             json_object_del(copy, "predicted_mib");
@@ -233,7 +232,7 @@ static void ids_are_content_hashes(void **state)
             json_object_set_new(seen, id, json_true());
             json_decref(copy);
         }
-        json_decref(cands);
+        moe_stage_plan_free(&p);
     }
     assert_int_equal(json_object_size(seen), 35);   /* 1+10+5+1+17+1, counted in the manifest */
     json_decref(seen);
@@ -241,15 +240,13 @@ static void ids_are_content_hashes(void **state)
 }
 
 /* flag -> its values joined, for comparing two argument lists. */
-static json_t *argmap(const json_t *argv)
+static json_t *argmap(const struct moe_strv *argv)
 {
     json_t *m = json_object();
     const char *cur = NULL;
-    size_t i;
-    json_t *v;
 
-    json_array_foreach(argv, i, v) {
-        const char *t = json_string_value(v);
+    for (size_t i = 0; i < argv->n; i++) {
+        const char *t = argv->v[i];
         if (strncmp(t, "--", 2) == 0) {
             cur = t;
             json_object_set_new(m, cur, json_string(""));
@@ -259,6 +256,17 @@ static json_t *argmap(const json_t *argv)
         }
     }
     return m;
+}
+
+/* The value of NAME in a candidate's environment, or NULL. */
+static const char *env_of(const struct moe_candidate *c, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (size_t i = 0; i < c->env.n; i++)
+        if (strncmp(c->env.v[i], name, n) == 0 && c->env.v[i][n] == '=')
+            return c->env.v[i] + n + 1;
+    return NULL;
 }
 
 static const char *allowed_for(const char *variable)
@@ -290,16 +298,16 @@ static void retune_changes_one_variable(void **state)
     (void)state;
     for (int k = 0; examples[k]; k++) {
         struct moe_study s;
-        json_t *base, *cands, *c, *bm;
-        size_t i;
+        struct moe_stage_plan base, cands;
+        json_t *bm;
 
         load(examples[k], &s);
-        base = stage(&s, MOE_STAGE_SCALE, NULL);   /* index 0: the baseline layout */
-        bm = argmap(json_object_get(json_array_get(base, 0), "argv"));
-        cands = stage(&s, MOE_STAGE_RETUNE, NULL);
-        json_array_foreach(cands, i, c) {
-            json_t *cm = argmap(json_object_get(c, "argv")), *v;
-            const char *flag, *var = json_string_value(json_object_get(c, "variable"));
+        base = stage(&s, MOE_STAGE_SCALE);   /* index 0: the baseline layout */
+        bm = argmap(&base.cands[0].argv);
+        cands = stage(&s, MOE_STAGE_RETUNE);
+        for (size_t i = 0; i < cands.n; i++) {
+            json_t *cm = argmap(&cands.cands[i].argv), *v;
+            const char *flag, *var = cands.cands[i].variable;
             const char *allowed = allowed_for(var);
             int changed = 0;
 
@@ -325,8 +333,8 @@ static void retune_changes_one_variable(void **state)
             json_decref(cm);
         }
         json_decref(bm);
-        json_decref(base);
-        json_decref(cands);
+        moe_stage_plan_free(&base);
+        moe_stage_plan_free(&cands);
         moe_study_free(&s);
     }
 }
@@ -363,19 +371,18 @@ static void max_connections_rules(void **state)
 static void environment(void **state)
 {
     struct moe_study s;
-    json_t *cands, *env;
+    struct moe_stage_plan p;
+    const struct moe_candidate *c;
 
     (void)state;
     load("qwen3-30b-a3b-16xh100.yaml", &s);
-    cands = stage(&s, MOE_STAGE_VALIDATE, NULL);
-    env = json_object_get(json_array_get(cands, 0), "env");
-    assert_string_equal(json_string_value(json_object_get(env, "CUDA_DEVICE_MAX_CONNECTIONS")),
-                        "32");
-    assert_string_equal(
-        json_string_value(json_object_get(env, "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN")), "8");
-    assert_null(json_object_get(env, "USE_MNNVL"));
-    assert_string_equal(json_string_value(json_object_get(env, "NCCL_GRAPH_REGISTER")), "0");
-    json_decref(cands);
+    p = stage(&s, MOE_STAGE_VALIDATE);
+    c = &p.cands[0];
+    assert_string_equal(env_of(c, "CUDA_DEVICE_MAX_CONNECTIONS"), "32");
+    assert_string_equal(env_of(c, "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN"), "8");
+    assert_null(env_of(c, "USE_MNNVL"));
+    assert_string_equal(env_of(c, "NCCL_GRAPH_REGISTER"), "0");
+    moe_stage_plan_free(&p);
     moe_study_free(&s);
 }
 
@@ -385,31 +392,32 @@ static void environment(void **state)
 static void fit_candidates(void **state)
 {
     struct moe_study s;
-    json_t *cands, *c, *skipped, *m;
+    struct moe_stage_plan p;
+    const struct moe_candidate *c;
+    json_t *m;
 
     (void)state;
     load("deepseek-v3-1024xh100.yaml", &s);
-    cands = stage(&s, MOE_STAGE_FIT, NULL);
-    assert_int_equal(json_array_size(cands), 10);
-    c = json_array_get(cands, 0);
-    assert_int_equal(json_integer_value(json_object_get(c, "rank")), 0);
-    assert_int_equal(json_integer_value(json_object_get(json_array_get(cands, 1), "rank")), 896);
-    assert_int_equal(json_integer_value(json_object_get(c, "nodes")), 1);
-    assert_int_equal(json_integer_value(json_object_get(c, "tasks_per_node")), 1);
-    assert_int_equal(json_integer_value(json_object_get(c, "world_size")), 1024);
-    m = argmap(json_object_get(c, "argv"));
+    p = stage(&s, MOE_STAGE_FIT);
+    assert_int_equal(p.n, 10);
+    c = &p.cands[0];
+    assert_int_equal(c->rank, 0);
+    assert_int_equal(p.cands[1].rank, 896);
+    assert_int_equal(c->nodes, 1);
+    assert_int_equal(c->tasks_per_node, 1);
+    assert_int_equal(c->world_size, 1024);
+    assert_false(isnan(c->predicted_mib));
+    m = argmap(&c->argv);
     assert_non_null(json_object_get(m, "--fake-process-group"));
     json_decref(m);
-    json_decref(cands);
+    moe_stage_plan_free(&p);
     moe_study_free(&s);
 
     load("qwen3-30b-a3b-16xh100.yaml", &s);
-    cands = stage(&s, MOE_STAGE_FIT, &skipped);
-    assert_int_equal(json_array_size(cands), 0);
-    assert_non_null(strstr(json_string_value(json_object_get(json_array_get(skipped, 0), "reason")),
-                           "fake process group"));
-    json_decref(cands);
-    json_decref(skipped);
+    p = stage(&s, MOE_STAGE_FIT);
+    assert_int_equal(p.n, 0);
+    assert_non_null(strstr(p.skipped[0].reason, "fake process group"));
+    moe_stage_plan_free(&p);
     moe_study_free(&s);
 }
 
@@ -417,28 +425,26 @@ static void fit_candidates(void **state)
 static void skipped_with_reasons(void **state)
 {
     struct moe_study s;
-    json_t *cands, *skipped, *k;
-    size_t i;
+    struct moe_stage_plan p;
     int found = 0;
 
     (void)state;
     load("tiny-moe-2gpu.yaml", &s);
-    cands = stage(&s, MOE_STAGE_RETUNE, &skipped);
-    json_array_foreach(skipped, i, k) {
-        const char *var = json_string_value(json_object_get(k, "variable"));
-        const char *why = json_string_value(json_object_get(k, "reason"));
+    p = stage(&s, MOE_STAGE_RETUNE);
+    for (size_t i = 0; i < p.n_skipped; i++) {
+        const char *var = p.skipped[i].variable, *why = p.skipped[i].reason;
+
         if (strcmp(var, "tp_comm_overlap") == 0)
             found += strcmp(why, "TP is 1") == 0;
         if (strcmp(var, "delay_wgrad") == 0)
             found += strstr(why, "ep_overlap") != NULL;
         if (strcmp(var, "precision") == 0 &&
-            strcmp(json_string_value(json_object_get(k, "value")), "nvfp4") == 0)
+            strcmp(json_string_value(p.skipped[i].value), "nvfp4") == 0)
             found += strstr(why, "Blackwell") != NULL;
     }
     assert_int_equal(found, 3);
-    assert_int_equal(json_array_size(cands), 13);
-    json_decref(cands);
-    json_decref(skipped);
+    assert_int_equal(p.n, 13);
+    moe_stage_plan_free(&p);
     moe_study_free(&s);
 }
 
@@ -462,11 +468,10 @@ static void contracts_follow_stage_scope(void **state)
         moe_run_from_baseline(&run, &s, 0);
         base = moe_run_contract(&s, &run, "training-equivalent");
         for (int st = 0; st < MOE_STAGE_COUNT; st++) {
-            json_t *cands = stage(&s, (enum moe_stage)st, NULL), *c;
-            size_t i;
+            struct moe_stage_plan cands = stage(&s, (enum moe_stage)st);
 
-            json_array_foreach(cands, i, c) {
-                json_t *doc = json_object_get(c, "contract"), *sec;
+            for (size_t i = 0; i < cands.n; i++) {
+                json_t *doc = cands.cands[i].contract, *sec;
                 const char *name;
                 int tuning_changes = 0;
 
@@ -509,7 +514,7 @@ static void contracts_follow_stage_scope(void **state)
                                  tuning_changes);
                 }
             }
-            json_decref(cands);
+            moe_stage_plan_free(&cands);
         }
         json_decref(base);
         moe_study_free(&s);

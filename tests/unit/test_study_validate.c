@@ -1,9 +1,9 @@
 /* The validate stage from recorded winners (lib/study/study_validate.c), on a
  * study directory built here: winners traced to their retune candidates
  * through sealed run records; each alone over the validate steps; their
- * combination applies every winner's argument, environment and contract
- * changes and names the winners; two winners that set the same argument
- * differently are refused, and so is a study with no winner. */
+ * combination applies every winner's argument and contract changes and
+ * names the winners; two winners that set the same argument differently are
+ * refused, and so is a study with no winner. */
 #include "config.h"
 
 #include <stdio.h>
@@ -35,20 +35,62 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
-/* A retune candidate: the baseline with one tuning field and its flags. */
+/* A retune candidate as manifest.json holds it: the baseline with one
+ * tuning field, its flags and one variable of its own environment. */
 static json_t *candidate(const char *id, const char *var, const char *val, const char *field,
                          json_t *fval, const char *const *flags)
 {
-    json_t *c = json_loads(base_contract, 0, NULL), *argv;
+    json_t *c = json_loads(base_contract, 0, NULL), *argv, *env = json_pack("{s:s}", "A", "1");
 
     json_object_set_new(json_object_get(c, "tuning"), field, fval);
     argv = json_pack("[s,s,s,s]", "--num-layers", "4", "--train-iters", "8");
     for (const char *const *f = flags; f && *f; f++)
         json_array_append_new(argv, json_string(*f));
-    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:[s,s],s:o}", "id", id, "stage", "retune",
-                     "variable", var, "value", val, "argv", argv, "env", "A=1",
-                     strcmp(var, "ep_overlap") == 0 ? "CUDA_DEVICE_MAX_CONNECTIONS=32" : "B=2",
-                     "contract", c);
+    if (strcmp(var, "ep_overlap") == 0)
+        json_object_set_new(env, "CUDA_DEVICE_MAX_CONNECTIONS", json_string("32"));
+    else
+        json_object_set_new(env, "B", json_string("2"));
+    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o}", "id", id, "stage", "retune", "variable", var,
+                     "value", val, "argv", argv, "env", env, "contract", c);
+}
+
+/* The validate baseline: --train-iters 50, A=1, the base contract. */
+static void baseline(struct moe_candidate *b)
+{
+    static const char *const argv[] = { "--num-layers", "4", "--train-iters", "50" };
+
+    moe_candidate_init(b);
+    b->stage = MOE_STAGE_VALIDATE;
+    moe_candidate_set(&b->id, "base");
+    moe_candidate_set(&b->variable, "baseline");
+    b->value = json_string("baseline");
+    for (size_t i = 0; i < 4; i++)
+        moe_strv_push(&b->argv, argv[i]);
+    moe_strv_push(&b->env, "A=1");
+    b->contract = json_loads(base_contract, 0, NULL);
+}
+
+/* The winners of study dir for base, into a fresh plan; its return code. */
+static int winners(const struct moe_candidate *base, struct moe_stage_plan *out,
+                   struct moe_error *e)
+{
+    memset(out, 0, sizeof(*out));
+    out->stage = MOE_STAGE_VALIDATE;
+    moe_error_clear(e);
+    return moe_validate_from_winners(study, base, out, e);
+}
+
+/* argv (or env) as one compact JSON list, for comparing with a literal. */
+static char *words(const struct moe_strv *l)
+{
+    json_t *a = json_array();
+    char *text;
+
+    for (size_t i = 0; i < l->n; i++)
+        json_array_append_new(a, json_string(l->v[i]));
+    text = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return text;
 }
 
 /* dir/name holding doc's canonical text, and dir/name.sha256 its seal. */
@@ -99,11 +141,6 @@ static void record(const char *run, const json_t *c)
     winner_file(c);
 }
 
-static const char *str(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 static void winners_alone_and_combined(void **state)
 {
     static const char *const ovl[] = { "--overlap-moe-expert-parallel-comm", NULL };
@@ -112,7 +149,10 @@ static void winners_alone_and_combined(void **state)
     json_t *a = candidate("aaaa", "ep_overlap", "true", "ep_overlap", json_true(), ovl);
     json_t *b = candidate("bbbb", "precision", "fp8-delayed", "precision", json_string("fp8"), fp8);
     json_t *d = candidate("dddd", "precision", "fp8-e4m3", "precision", json_string("e4m3"), fp8b);
-    json_t *base, *manifest, *out, *combo, *argv;
+    json_t *manifest;
+    struct moe_candidate base;
+    struct moe_stage_plan out;
+    const struct moe_candidate *combo;
     struct moe_error e;
     char path[256], *dump;
 
@@ -127,65 +167,61 @@ static void winners_alone_and_combined(void **state)
                          d);
     snprintf(path, sizeof(path), "%s/manifest.json", study);
     assert_int_equal(json_dump_file(manifest, path, 0), 0);
-    base = json_pack("{s:s,s:s,s:s,s:s,s:[s,s,s,s],s:[s],s:o}", "id", "base", "stage",
-                     "validate", "variable", "baseline", "value", "baseline", "argv",
-                     "--num-layers", "4", "--train-iters", "50", "env", "A=1", "contract",
-                     json_loads(base_contract, 0, NULL));
+    baseline(&base);
 
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
     assert_non_null(strstr(e.text, "no winner recorded"));
+    moe_stage_plan_free(&out);
 
     record("7_0", a);
     record("7_1", b);
-    moe_error_clear(&e);
-    out = moe_validate_from_winners(study, base, &e);
-    if (!out)
+    if (winners(&base, &out, &e) != 0)
         fail_msg("%s", e.text);
-    assert_int_equal(json_array_size(out), 4);
-    assert_string_equal(str(json_array_get(out, 0), "id"), "base");
+    assert_int_equal(out.n, 4);
+    assert_string_equal(out.cands[0].id, "base");
     /* alone: the retune candidate's id and contract, over the validate steps */
     for (size_t i = 1; i <= 2; i++) {
-        const json_t *w = json_array_get(out, i);
+        const struct moe_candidate *w = &out.cands[i];
 
-        assert_true(strcmp(str(w, "id"), "aaaa") == 0 || strcmp(str(w, "id"), "bbbb") == 0);
-        assert_string_equal(str(w, "stage"), "validate");
-        dump = json_dumps(json_object_get(w, "argv"), JSON_COMPACT);
+        assert_true(strcmp(w->id, "aaaa") == 0 || strcmp(w->id, "bbbb") == 0);
+        assert_int_equal(w->stage, MOE_STAGE_VALIDATE);
+        dump = words(&w->argv);
         assert_non_null(strstr(dump, "\"--train-iters\",\"50\""));
         free(dump);
     }
-    combo = json_array_get(out, 3);
-    assert_string_equal(str(combo, "variable"), "combination");
-    argv = json_object_get(combo, "argv");
-    dump = json_dumps(argv, JSON_COMPACT);
+    combo = &out.cands[3];
+    assert_string_equal(combo->variable, "combination");
+    dump = words(&combo->argv);
     print_message("# combination argv %s\n", dump);
     assert_string_equal(dump, "[\"--num-layers\",\"4\",\"--train-iters\",\"50\","
                               "\"--overlap-moe-expert-parallel-comm\",\"--fp8-format\","
                               "\"hybrid\"]");
     free(dump);
-    dump = json_dumps(json_object_get(combo, "env"), JSON_COMPACT);
-    assert_string_equal(dump, "[\"A=1\",\"CUDA_DEVICE_MAX_CONNECTIONS=32\",\"B=2\"]");
+    /* the combination runs in the baseline's environment */
+    dump = words(&combo->env);
+    assert_string_equal(dump, "[\"A=1\"]");
     free(dump);
     {
-        const json_t *c = json_object_get(combo, "contract");
+        const json_t *c = combo->contract;
         char digest[65];
 
         assert_true(json_is_true(json_object_get(json_object_get(c, "tuning"), "ep_overlap")));
-        assert_string_equal(str(json_object_get(c, "tuning"), "precision"), "fp8");
+        assert_string_equal(json_string_value(json_object_get(json_object_get(c, "tuning"),
+                                                              "precision")), "fp8");
         assert_int_equal(json_array_size(json_object_get(json_object_get(c, "validation"),
                                                          "combination")), 2);
         assert_int_equal(moe_contract_digest(c, digest, NULL), 0);
-        assert_string_equal(str(combo, "id"), digest);
+        assert_string_equal(combo->id, digest);
     }
-    json_decref(out);
+    moe_stage_plan_free(&out);
 
     /* a second precision winner: two winners set --fp8-format differently */
     record("7_2", d);
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
     print_message("# %s\n", e.text);
     assert_non_null(strstr(e.text, "cannot be combined"));
     assert_non_null(strstr(e.text, "--fp8-format"));
+    moe_stage_plan_free(&out);
 
     /* a winner whose contract no sealed run record has: refused, by name */
     snprintf(path, sizeof(path), "rm -f %s/winners/*", study);
@@ -193,18 +229,18 @@ static void winners_alone_and_combined(void **state)
     winner_file(a);
     snprintf(path, sizeof(path), "rm -rf %s/runs/7_0", study);
     assert_int_equal(system(path), 0);
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
     print_message("# %s\n", e.text);
     assert_non_null(strstr(e.text, ".json: no sealed retune run record under runs/ has this "
                                    "contract"));
+    moe_stage_plan_free(&out);
 
     snprintf(path, sizeof(path), "rm -rf '%s'", study);
     assert_int_equal(system(path), 0);
     json_decref(a);
     json_decref(b);
     json_decref(d);
-    json_decref(base);
+    moe_candidate_free(&base);
     json_decref(manifest);
 }
 
@@ -216,12 +252,13 @@ static void foreign_files_are_not_winners(void **state)
 {
     static const char *const ovl[] = { "--overlap-moe-expert-parallel-comm", NULL };
     json_t *a = candidate("aaaa", "ep_overlap", "true", "ep_overlap", json_true(), ovl);
-    json_t *base = json_pack("{s:s,s:[s,s],s:o}", "id", "base", "argv", "--train-iters", "50",
-                             "contract", json_loads(base_contract, 0, NULL));
+    struct moe_candidate base;
+    struct moe_stage_plan out;
     char path[1024], digest[65], name[1024];
     struct moe_error e;
 
     (void)state;
+    baseline(&base);
     snprintf(study, sizeof(study), "/tmp/moe-validate.XXXXXX");
     assert_non_null(mkdtemp(study));
     snprintf(path, sizeof(path), "%s/runs", study);
@@ -236,16 +273,16 @@ static void foreign_files_are_not_winners(void **state)
     /* an empty file named after the digest of a sealed retune run */
     run_record("7_0", "retune", a);
     write_text(name, "");
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
+    moe_stage_plan_free(&out);
     assert_non_null(strstr(e.text, "not valid JSON"));
 
     /* the right contract without its seal */
     winner_file(a);
     snprintf(path, sizeof(path), "%.900s.sha256", name);
     unlink(path);
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
+    moe_stage_plan_free(&out);
     print_message("# %s\n", e.text);
     assert_non_null(strstr(e.text, ".sha256 is missing"));
 
@@ -254,8 +291,8 @@ static void foreign_files_are_not_winners(void **state)
     assert_int_equal(system(path), 0);
     run_record("7_0", "contract", a);
     winner_file(a);
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
+    moe_stage_plan_free(&out);
     assert_non_null(strstr(e.text, "no sealed retune run record"));
 
     /* a sealed contract under another digest's name */
@@ -264,21 +301,21 @@ static void foreign_files_are_not_winners(void **state)
     snprintf(name, sizeof(name), "%.900s.sha256", path);
     snprintf(path, sizeof(path), "%s/winners/%s.json.sha256", study, digest);
     rename(path, name);
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
+    moe_stage_plan_free(&out);
     assert_non_null(strstr(e.text, "holds a contract of another digest"));
 
     /* a winners/ that anyone can write is not read at all */
     snprintf(path, sizeof(path), "%s/winners", study);
     chmod(path, 0777);
-    moe_error_clear(&e);
-    assert_null(moe_validate_from_winners(study, base, &e));
+    assert_int_equal(winners(&base, &out, &e), -1);
+    moe_stage_plan_free(&out);
     assert_non_null(strstr(e.text, "winners must be owned by you and writable by nobody else"));
 
     snprintf(path, sizeof(path), "rm -rf '%s'", study);
     assert_int_equal(system(path), 0);
     json_decref(a);
-    json_decref(base);
+    moe_candidate_free(&base);
 }
 
 int main(void)

@@ -1,0 +1,242 @@
+/* manifest.json and its candidates, read back from JSON; manifest_write.c
+ * writes them.  The two are the only places that name their keys: the
+ * plugin links this half alone. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/manifest.h"
+#include "core/readfile.h"
+
+void moe_candidate_init(struct moe_candidate *c)
+{
+    *c = (struct moe_candidate){ .stage = MOE_STAGE_NONE, .rank = -1, .predicted_mib = NAN };
+}
+
+void moe_candidate_free(struct moe_candidate *c)
+{
+    free(c->variable);
+    free(c->label);
+    free(c->bottleneck);
+    free(c->note);
+    free(c->id);
+    json_decref(c->value);
+    json_decref(c->contract);
+    moe_strv_free(&c->argv);
+    moe_strv_free(&c->env);
+    moe_candidate_init(c);
+}
+
+int moe_candidate_set(char **field, const char *s)
+{
+    char *copy = s ? strdup(s) : NULL;
+
+    if (s && !copy)
+        return -1;
+    free(*field);
+    *field = copy;
+    return 0;
+}
+
+int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *src)
+{
+    *dst = *src;
+    dst->variable = dst->label = dst->bottleneck = dst->note = dst->id = NULL;
+    dst->argv = dst->env = (struct moe_strv){ 0 };
+    json_incref(dst->value);
+    json_incref(dst->contract);
+    if (moe_candidate_set(&dst->variable, src->variable) < 0 ||
+        moe_candidate_set(&dst->label, src->label) < 0 ||
+        moe_candidate_set(&dst->bottleneck, src->bottleneck) < 0 ||
+        moe_candidate_set(&dst->note, src->note) < 0 || moe_candidate_set(&dst->id, src->id) < 0 ||
+        moe_strv_copy(&dst->argv, &src->argv) < 0 || moe_strv_copy(&dst->env, &src->env) < 0) {
+        moe_candidate_free(dst);
+        return -1;
+    }
+    return 0;
+}
+
+static int str_field(const json_t *o, const char *key, char **out)
+{
+    return moe_candidate_set(out, json_string_value(json_object_get(o, key)));
+}
+
+/* A JSON array's strings; anything else in it reads as "" (as the scripts
+ * would quote it). */
+static int strv_of(const json_t *a, struct moe_strv *out)
+{
+    const json_t *w;
+    size_t i;
+
+    json_array_foreach(a, i, w)
+        if (moe_strv_push(out, json_is_string(w) ? json_string_value(w) : "") < 0)
+            return -1;
+    return 0;
+}
+
+static int env_of(const json_t *o, struct moe_strv *out)
+{
+    const char *name;
+    json_t *v;
+
+    json_object_foreach((json_t *)o, name, v)
+        if (moe_strv_pushf(out, "%s=%s", name, json_is_string(v) ? json_string_value(v) : "") < 0)
+            return -1;
+    return 0;
+}
+
+static int int_field(const json_t *o, const char *key)
+{
+    return (int)json_integer_value(json_object_get(o, key));
+}
+
+static int candidate_of(const json_t *o, struct moe_candidate *c)
+{
+    const json_t *rank = json_object_get(o, "rank");
+    const json_t *mib = json_object_get(o, "predicted_mib");
+
+    moe_candidate_init(c);
+    c->stage = moe_stage_parse(json_string_value(json_object_get(o, "stage")));
+    c->value = json_incref(json_object_get(o, "value"));
+    c->contract = json_incref(json_object_get(o, "contract"));
+    c->nodes = int_field(o, "nodes");
+    c->tasks_per_node = int_field(o, "tasks_per_node");
+    c->world_size = int_field(o, "world_size");
+    /* present but no integer: 0, as the TSV and the fit report read it */
+    c->rank = rank ? (int)json_integer_value(rank) : -1;
+    c->predicted_mib = json_is_number(mib) ? json_number_value(mib) : NAN;
+    return str_field(o, "variable", &c->variable) | str_field(o, "label", &c->label) |
+           str_field(o, "bottleneck", &c->bottleneck) | str_field(o, "note", &c->note) |
+           str_field(o, "id", &c->id) | strv_of(json_object_get(o, "argv"), &c->argv) |
+           env_of(json_object_get(o, "env"), &c->env);
+}
+
+static int stage_of(const json_t *o, struct moe_manifest_stage *st)
+{
+    const json_t *cands = json_object_get(o, "candidates"), *c;
+    size_t i;
+
+    st->stage = moe_stage_parse(json_string_value(json_object_get(o, "stage")));
+    st->script = json_string_value(json_object_get(o, "script"));
+    st->array = json_is_true(json_object_get(o, "array"));
+    st->cands = calloc(json_array_size(cands) + 1, sizeof(*st->cands));
+    if (!st->cands)
+        return -1;
+    json_array_foreach(cands, i, c) {
+        if (candidate_of(c, &st->cands[i]) < 0) {
+            moe_candidate_free(&st->cands[i]);
+            return -1;
+        }
+        st->n++;
+    }
+    return 0;
+}
+
+enum moe_study_dir moe_study_dir(const char *path)
+{
+    char manifest[4200];
+    struct stat st;
+
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return MOE_STUDY_NOT_DIR;
+    snprintf(manifest, sizeof(manifest), "%s/manifest.json", path);
+    if (stat(manifest, &st) != 0)
+        return MOE_STUDY_PLAIN_DIR;
+    return S_ISREG(st.st_mode) ? MOE_STUDY_GENERATED : MOE_STUDY_ODD_MANIFEST;
+}
+
+bool moe_study_is_dir(const char *path)
+{
+    return moe_study_dir(path) == MOE_STUDY_GENERATED;
+}
+
+int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error *err)
+{
+    const json_t *stages, *st;
+    size_t i;
+
+    memset(m, 0, sizeof(*m));
+    snprintf(m->path, sizeof(m->path), "%s/manifest.json", dir);
+    if (!(m->json = moe_read_json(m->path, "manifest", err)))
+        return -1;
+    m->study = json_string_value(json_object_get(m->json, "study"));
+    m->study_hash = json_string_value(json_object_get(m->json, "study_hash"));
+    stages = json_object_get(m->json, "stages");
+    m->has_stages = json_is_array(stages);
+    if (!(m->stages = calloc(json_array_size(stages) + 1, sizeof(*m->stages))))
+        goto oom;
+    json_array_foreach(stages, i, st) {
+        if (stage_of(st, &m->stages[i]) < 0) {
+            m->n_stages++;
+            goto oom;
+        }
+        m->n_stages++;
+    }
+    return 0;
+oom:
+    moe_manifest_free(m);
+    moe_error_set(err, "%s: out of memory", dir);
+    return -1;
+}
+
+void moe_manifest_free(struct moe_manifest *m)
+{
+    for (size_t i = 0; m->stages && i < m->n_stages; i++) {
+        for (size_t j = 0; j < m->stages[i].n; j++)
+            moe_candidate_free(&m->stages[i].cands[j]);
+        free(m->stages[i].cands);
+    }
+    free(m->stages);
+    json_decref(m->json);
+    memset(m, 0, sizeof(*m));
+}
+
+const struct moe_manifest_stage *moe_manifest_find(const struct moe_manifest *m,
+                                                   enum moe_stage st)
+{
+    for (size_t i = 0; st != MOE_STAGE_NONE && i < m->n_stages; i++)
+        if (m->stages[i].stage == st)
+            return &m->stages[i];
+    return NULL;
+}
+
+const struct moe_candidate *moe_manifest_candidate_by_id(const struct moe_manifest *m,
+                                                         enum moe_stage st, const char *id)
+{
+    for (size_t i = 0; i < m->n_stages; i++) {
+        const struct moe_manifest_stage *s = &m->stages[i];
+
+        for (size_t j = 0; s->stage == st && j < s->n; j++)
+            if (s->cands[j].id && strcmp(s->cands[j].id, id) == 0)
+                return &s->cands[j];
+    }
+    return NULL;
+}
+
+int moe_manifest_stage_ids(const char *dir, enum moe_stage st, struct moe_strv *ids,
+                           struct moe_error *err)
+{
+    enum moe_study_dir kind = moe_study_dir(dir);
+    struct moe_manifest m;
+    int rc = 0;
+
+    *ids = (struct moe_strv){ 0 };
+    if (kind == MOE_STUDY_NOT_DIR || kind == MOE_STUDY_PLAIN_DIR)
+        return 0;
+    if (moe_manifest_load(dir, &m, err) < 0)
+        return -1;
+    /* every entry of the stage, as the plugin always read them; a candidate
+     * without an id has no index */
+    for (size_t i = 0; i < m.n_stages && rc == 0; i++)
+        for (size_t j = 0; m.stages[i].stage == st && j < m.stages[i].n && rc == 0; j++)
+            if (m.stages[i].cands[j].id)
+                rc = moe_strv_push(ids, m.stages[i].cands[j].id);
+    moe_manifest_free(&m);
+    if (rc < 0)
+        moe_error_set(err, "%s: out of memory", dir);
+    return rc;
+}

@@ -1,0 +1,156 @@
+/* manifest.json, the index of a study directory that `moeflow gen` wrote:
+ * its stages, each stage's candidates and what it skipped.  The generator
+ * writes it; the plugin (which candidate an array task runs), `moeflow
+ * report` (labels, windows, fit predictions) and `gen --winners` (the
+ * retune candidates the winners came from) read it back.  Its keys are
+ * named in manifest.c (reading) and manifest_write.c only: everywhere
+ * else a candidate is a struct.  In core because the plugin and the
+ * analysis, which may not include study/, read it too (lib/README.md). */
+#ifndef MOEFLOW_MANIFEST_H
+#define MOEFLOW_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+#include "core/stage.h"
+#include "core/strv.h"
+
+/* One run of a stage.  Strings are owned (moe_candidate_free); NULL reads
+ * as absent.  value is JSON because it is polymorphic and nothing looks
+ * inside it: a string ("baseline", "fp8-delayed", a layout), true (a
+ * switch), an integer (mbs) or a list of strings (recompute and CUDA-graph
+ * modules, the winners a combination joins); it is only ever written out
+ * (manifest, candidates.tsv, scripts, report labels) and hashed into the
+ * id.  contract is JSON because the declared contract is a JSON document
+ * whose canonical text is its identity (contract/contract.h). */
+struct moe_candidate {
+    enum moe_stage stage;
+    char *variable;          /* "baseline", "layout", a retune variable, "combination" */
+    json_t *value;
+    char *label;             /* "training-equivalent" | "benchmark-only" */
+    char *bottleneck;        /* what the change targets (core/retune.h), "none", "unknown" */
+    struct moe_strv argv;    /* the trainer's arguments */
+    struct moe_strv env;     /* NAME=value; written as one object, sorted by name */
+    int nodes, tasks_per_node, world_size;
+    int rank;                /* fit: the rank one GPU stands in for; -1: none */
+    char *note;
+    double predicted_mib;    /* fit: the memory model's peak of that rank; NAN: none.
+                                Not part of the id: what moeflow expects of a run is
+                                not what runs, and a model change must not rename jobs */
+    json_t *contract;        /* the declared contract */
+    char *id;                /* moe_candidate_hash(), or a winners' combination's digest */
+};
+
+/* A catalogue entry a stage did not emit, and why. */
+struct moe_skip {
+    char variable[64];
+    json_t *value;           /* owned; as a candidate's, or null, or a count */
+    char reason[512];
+};
+
+/* One sbatch submission of a stage: array indices offset .. offset+count-1. */
+struct moe_chunk {
+    int offset, count;
+    char array[48];          /* sbatch's --array value, "0-4%2" */
+    char args[112];          /* what submit.sh adds to sbatch */
+    char sbatch[192];        /* the whole command */
+};
+
+/* A stage as the manifest records it.  The writer reads every field; the
+ * reader fills stage, cands and n only (owned by the moe_manifest). */
+struct moe_manifest_stage {
+    enum moe_stage stage;    /* MOE_STAGE_NONE: a name no stage has */
+    const char *script;      /* "fit.sbatch", "" when nothing runs */
+    bool array;
+    const struct moe_chunk *chunks;
+    size_t n_chunks;
+    struct moe_candidate *cands;
+    size_t n;
+    const struct moe_skip *skipped;
+    size_t n_skipped;
+};
+
+void moe_candidate_init(struct moe_candidate *c);
+void moe_candidate_free(struct moe_candidate *c);
+/* dst: a deep copy of src (dst is overwritten, not freed); -1 when out of memory. */
+int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *src);
+/* Replaces *field with a copy of s (NULL clears it); -1 when out of memory. */
+int moe_candidate_set(char **field, const char *s);
+
+/* The candidate as manifest.json holds it; without_id: without id and
+ * predicted_mib, the document the id is the hash of. */
+json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
+/* Sets c->id: the SHA-256 of the canonical text of moe_candidate_json(c,
+ * true).  -1 when it cannot be serialised. */
+int moe_candidate_hash(struct moe_candidate *c);
+
+/* The text of a value in labels: a string as it is, anything else as
+ * compact JSON.  malloc'd; NULL when out of memory. */
+char *moe_value_text(const json_t *value);
+
+/* The manifest's entry of one stage, its chunks alone (the scripts'
+ * templates read them too), and the whole document. */
+json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st);
+json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st);
+json_t *moe_manifest_json(const char *version, const char *study, const char *study_hash,
+                          int max_array_size, json_t *stages);
+/* The file's text: sorted keys, indented, a final newline.  malloc'd. */
+char *moe_manifest_text(const json_t *manifest);
+
+/* What a path is to the readers of generated studies: the one check. */
+enum moe_study_dir {
+    MOE_STUDY_NOT_DIR,       /* not a directory: a study file, or nothing */
+    MOE_STUDY_PLAIN_DIR,     /* a directory without manifest.json (laid out by hand:
+                                contracts/ only, the baseline is its one candidate) */
+    MOE_STUDY_GENERATED,     /* manifest.json is a regular file: `moeflow gen` wrote it */
+    MOE_STUDY_ODD_MANIFEST,  /* manifest.json is something else: reading it says what */
+};
+enum moe_study_dir moe_study_dir(const char *path);
+
+/* True for MOE_STUDY_GENERATED: what report and gen's --winners and
+ * --fit-memory-from take. */
+bool moe_study_is_dir(const char *path);
+
+/* A manifest as read back.  study and study_hash point into json (NULL
+ * when missing); has_stages: "stages" is an array (else stages is empty). */
+struct moe_manifest {
+    char path[4200];
+    json_t *json;
+    const char *study, *study_hash;
+    bool has_stages;
+    struct moe_manifest_stage *stages;
+    size_t n_stages;
+};
+
+/* dir/manifest.json.  Missing or ill-typed fields read as absent (a hand-
+ * written manifest may hold ids only); -1 with err when the file cannot be
+ * read or is no JSON. */
+int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error *err);
+void moe_manifest_free(struct moe_manifest *m);
+
+/* The first entry of stage st, or NULL. */
+const struct moe_manifest_stage *moe_manifest_find(const struct moe_manifest *m,
+                                                   enum moe_stage st);
+
+/* The first candidate of a stage st whose id is id, or NULL. */
+const struct moe_candidate *moe_manifest_candidate_by_id(const struct moe_manifest *m,
+                                                         enum moe_stage st, const char *id);
+
+/* The candidate ids of stage st in array-index order: none when dir has no
+ * manifest (MOE_STUDY_PLAIN_DIR, MOE_STUDY_NOT_DIR).  -1 with err when it
+ * cannot be read. */
+int moe_manifest_stage_ids(const char *dir, enum moe_stage st, struct moe_strv *ids,
+                           struct moe_error *err);
+
+/* The first entry of stage st in a manifest document, or NULL. */
+json_t *moe_manifest_entry(const json_t *manifest, enum moe_stage st);
+
+/* manifest with the first entry of entry's stage replaced by entry, or
+ * entry appended when it has none (gen --winners rebuilds validate in
+ * place).  Takes a reference to entry. */
+void moe_manifest_put_stage(json_t *manifest, json_t *entry);
+
+#endif
