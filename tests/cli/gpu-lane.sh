@@ -59,9 +59,27 @@ for f in "$S"/etc/studies/*.yaml; do
             > "$out/examples/$n.gen" 2>&1 || echo "gen refused $n: $(tail -n 1 "$out/examples/$n.gen")" | diag
     done
 done
+# Stale evidence fails and names its candidates.  Where the stale lines are
+# exactly those tests/gpu/stale-expected.txt records (why, and the re-run it
+# asks for), the point is an expected failure (TODO), listed in the summary;
+# other stale lines fail, and so does a record the lane no longer needs.
+record=$S/tests/gpu/stale-expected.txt
 for d in core-0.19 bridge-pin; do
     python3 "$S/tests/gpu/stale.py" jobs "$out/lane-$d" "$out/regen/$d" > "$out/stale-$d.txt" 2>&1
-    tap_ok $? "$d: the lane ran the jobs today's gen writes (argv, environment, launch and shape of every candidate)"
+    rc=$?
+    what="$d: the lane ran the jobs today's gen writes (argv, environment, launch and shape of every candidate)"
+    grep '^STALE ' "$out/stale-$d.txt" | sed "s/^/$d: /" > "$out/stale-now-$d"
+    grep "^$d: " "$record" > "$out/stale-recorded-$d"
+    if [ ! -s "$out/stale-recorded-$d" ]; then
+        tap_ok "$rc" "$what"
+    elif [ "$rc" = 1 ] && cmp -s "$out/stale-now-$d" "$out/stale-recorded-$d"; then
+        tap_todo 1 "$what" "stale as tests/gpu/stale-expected.txt records: re-run the GPU lane"
+    elif [ "$rc" = 0 ]; then
+        tap_todo 0 "$what" "fresh, yet tests/gpu/stale-expected.txt records it stale: empty the record"
+    else
+        tap_ok 1 "$what (not the stale candidates tests/gpu/stale-expected.txt records)"
+        diff "$out/stale-recorded-$d" "$out/stale-now-$d" | diag
+    fi
     sed "s/^/$d: /" "$out/stale-$d.txt" | diag
 done
 

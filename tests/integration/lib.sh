@@ -27,6 +27,20 @@ tap_skip() {  # tap_skip DESCRIPTION REASON
     echo "ok $TAP_N - $1 # SKIP $2"
 }
 
+# A check known to fail, for a reason on record: "not ok N - DESCRIPTION
+# # TODO REASON", which automake counts as XFAIL (not a failure) and
+# tests/summary.sh lists by name; passing it prints "ok ... # TODO", an
+# XPASS, which fails: the record is out of date.
+tap_todo() {  # tap_todo CONDITION_RC DESCRIPTION REASON
+    TAP_N=$((TAP_N + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $TAP_N - $2 # TODO $3"
+        TAP_FAILED=$((TAP_FAILED + 1))
+    else
+        echo "not ok $TAP_N - $2 # TODO $3"
+    fi
+}
+
 ok() {  # ok DESCRIPTION COMMAND...
     local desc=$1; shift
     "$@"

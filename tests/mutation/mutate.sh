@@ -93,7 +93,9 @@ sync_tree() {
 # for a script that crashed or broke its plan), from the logs.
 failed_points() {
     (cd "$W/build" && find tests -name '*.trs' | sed 's/\.trs$//' | sort | while read -r t; do
-        sed -nE 's/^(FAIL|XPASS): ([^ ]+) ([0-9]+) .*/\2 \3/p; s/^ERROR: ([^ ]+) .*/\1 ERROR/p' "$t.log"
+        # automake's own lines name the test; a program's "ERROR: ..." does not
+        grep -E "^(FAIL|XPASS|ERROR): $t(\.sh)? " "$t.log" |
+            sed -nE 's/^(FAIL|XPASS): ([^ ]+) ([0-9]+) .*/\2 \3/p; s/^ERROR: ([^ ]+) .*/\1 ERROR/p'
     done) 2>/dev/null | sort -u
 }
 

@@ -133,6 +133,40 @@ static void parses(int d, const json_t *argv, const char *where)
     }
 }
 
+/* The generator's argument list as a JSON array of strings. */
+static json_t *argv_json(const struct moe_study *s, const struct moe_run *r)
+{
+    struct moe_strv l = {0};
+    json_t *a = json_array();
+
+    assert_int_equal(moe_megatron_argv(s, r, &l), 0);
+    for (size_t i = 0; i < l.n; i++)
+        json_array_append_new(a, json_string(l.v[i]));
+    moe_strv_free(&l);
+    return a;
+}
+
+/* Its environment (NAME=value entries) as a JSON object. */
+static json_t *env_json(const struct moe_study *s, const struct moe_run *r)
+{
+    struct moe_strv l = {0};
+    json_t *o = json_object();
+
+    assert_int_equal(moe_megatron_env(s, r, &l), 0);
+    for (size_t i = 0; i < l.n; i++) {
+        const char *eq = strchr(l.v[i], '=');
+        char *key;
+
+        assert_non_null(eq);
+        key = strndup(l.v[i], (size_t)(eq - l.v[i]));
+        assert_non_null(key);
+        json_object_set_new(o, key, json_string(eq + 1));
+        free(key);
+    }
+    moe_strv_free(&l);
+    return o;
+}
+
 /* argv holds the words of `seq` (space-separated) one after another. */
 static bool has_seq(const json_t *argv, const char *seq)
 {
@@ -507,8 +541,8 @@ static void each_branch_parses_and_means_what_it_says(void **state)
             load(c->study, moe_dialect_name((enum moe_dialect)d), c->te, &s);
             moe_run_from_baseline(&r, &s, 20);
             c->tweak(&s, &r);
-            argv = moe_megatron_argv(&s, &r);
-            env = moe_megatron_env(&s, &r);
+            argv = argv_json(&s, &r);
+            env = env_json(&s, &r);
             snprintf(where, sizeof(where), "%s in %s", c->name, moe_dialect_name((enum moe_dialect)d));
             parses(d, argv, where);
             text = json_dumps(argv, JSON_COMPACT);

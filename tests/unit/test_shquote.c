@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/shquote.h"
+#include "core/strv.h"
 #include "unit.h"
 
 static const char *const hostile[] = {
@@ -130,17 +131,20 @@ static void eval_reads_back_every_string(void **state)
 /* KEY=value pairs, keys sorted, values whatever they hold. */
 static void environment_reads_back(void **state)
 {
-    json_t *env = json_pack("{s:s, s:s, s:s, s:s}", "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
-                            "B_QUOTE", "it's \"x\"", "A_DOLLAR", "$HOME `id`", "C_EMPTY", "");
+    const char *const given[] = { "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                                  "B_QUOTE=it's \"x\"", "A_DOLLAR=$HOME `id`", "C_EMPTY=" };
+    struct moe_strv env = {0};
     const char *const want[] = { "A_DOLLAR=$HOME `id`", "B_QUOTE=it's \"x\"", "C_EMPTY=",
                                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" };
     char *q;
 
     (void)state;
-    assert_non_null(q = moe_shquote_env(env));
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(moe_strv_push(&env, given[i]), 0);
+    assert_non_null(q = moe_shquote_env(&env));
     bash_words_are(q, want, 4, false);
     free(q);
-    json_decref(env);
+    moe_strv_free(&env);
 }
 
 /* Safe strings stay as they are (the scripts stay readable); the empty
