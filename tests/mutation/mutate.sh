@@ -172,7 +172,7 @@ known=" $(cd "$W/build" && printf 'print-tests:\n\t@echo $(UNIT_TESTS) $(CLI_TES
 
 n=0 killed=0 bad=0 unexplained=0 ran_all=1
 body=$W/report.body
-: > "$body"
+: > "$body" && : > "$W/survivors"
 started=$(date +%s)
 while IFS=$'\x1f' read -r id file old new tests reason note; do
     if [ "$only" != "  " ] && [[ "$only" != *" $id "* ]]; then
@@ -199,11 +199,10 @@ while IFS=$'\x1f' read -r id file old new tests reason note; do
     elif [ -z "${MUTATE_NAMED_ONLY:-}" ] && ! run_check "$full_tests"; then
         status="killed (not by its named tests) by $(new_failures)"
         killed=$((killed + 1))
-    elif [ -n "$note" ]; then
-        status="SURVIVED: $note"
     else
-        status="SURVIVED (unexplained)"
-        unexplained=$((unexplained + 1))
+        # explained when the report is written (explain, below)
+        status="SURVIVED"
+        printf '%s\x1f%s\x1f%s\x1f%s\x1f%s\n' "$id" "$file" "$old" "$new" "$tests" >> "$W/survivors"
     fi
     # Back to the original, with a new mtime; every program the mutant was
     # linked into is rebuilt before a later test can run it.
@@ -222,11 +221,52 @@ while IFS=$'\x1f' read -r id file old new tests reason note; do
 done < <(rows)
 (cd "$W/build" && make -j"$jobs" && make -j"$jobs" check TESTS=) >> "$log" 2>&1
 
+# A survivor's explanation is read from the list as it is when the run
+# ends (a long run's survivors can be looked into while it goes on), for
+# a row whose mutation (file, snippets, tests) is still the one that ran;
+# a row changed since is reported as such and fails the run.
+explain() {
+    python3 - "$list" "$W/survivors" "$body" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    f = line.rstrip("\n").split("\t")
+    if len(f) == 7 and not line.startswith("#"):
+        rows[f[0]] = f
+ran = {}
+for line in open(sys.argv[2], encoding="utf-8"):
+    f = line.rstrip("\n").split("\x1f")
+    ran[f[0]] = f
+out, unexplained, cur = [], 0, None
+for line in open(sys.argv[3], encoding="utf-8"):
+    if not line.startswith(" "):
+        cur = line.split()[0]
+    elif line.strip().startswith("SURVIVED (") and line.strip()[9:].startswith("(") and cur in ran:
+        row = rows.get(cur)
+        t = line.rstrip("\n").rsplit(" (", 1)[1]
+        if not row or row[1:5] != ran[cur][1:5]:
+            line, unexplained = f"    SURVIVED (its row changed after the run: run it again) ({t}\n", unexplained + 1
+        elif row[6]:
+            line = f"    SURVIVED: {row[6]} ({t}\n"
+        else:
+            line, unexplained = f"    SURVIVED (unexplained) ({t}\n", unexplained + 1
+    out.append(line)
+open(sys.argv[3], "w", encoding="utf-8").writelines(out)
+print(unexplained)
+PY
+}
+unexplained=$(explain) || { say "cannot explain the survivors"; exit 2; }
+
 report=${MUTATE_REPORT:-}
 [ -n "$report" ] || { [ "$ran_all" = 1 ] && report=$src/tests/mutation/report.txt || report=$W/report.txt; }
 {
     echo "# make mutate: tests/mutation/mutations.tsv against the unit and CLI tests"
     echo "# tree: $(cd "$src" && git describe --always --dirty 2>/dev/null), $(( $(date +%s) - started )) s on $(nproc) CPUs"
+    if [ -n "${MUTATE_NAMED_ONLY:-}" ]; then
+        echo "# MUTATE_NAMED_ONLY: each mutant ran its row's tests only, a survivor not the whole list"
+    else
+        echo "# each mutant ran its row's tests, a survivor then every unit and CLI test"
+    fi
     if [ -s "$W/baseline-failures" ]; then
         echo "# failing before any mutation, so not counted as kills: $(tr '\n' ',' < "$W/baseline-failures" | sed 's/,$//')"
     fi
