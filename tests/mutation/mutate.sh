@@ -125,18 +125,20 @@ progs_of() {  # the unit test programs among TESTS
 # next mutant's build rather than at once, one link instead of two.
 dirty=""
 
-run_named() {  # run_named TESTS
-    local progs
+run_named() {  # run_named TESTS: one test at a time, in the row's order, up to the first kill
+    local progs t rc
     progs=$(progs_of "$1")
     # shellcheck disable=SC2086 # lists of programs
-    (cd "$W/build" && find tests -name '*.trs' -delete 2>/dev/null
-     make -j"$jobs" all $progs $dirty &&
-     timeout -k 10 "$limit" make -j"$jobs" check-TESTS TESTS="$1" check_PROGRAMS="$progs") \
-        >> "$log" 2>&1
-    local rc=$?
+    (cd "$W/build" && make -j"$jobs" all $progs $dirty) >> "$log" 2>&1 || return 2
     dirty=$progs
-    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && return 1
-    [ -z "$(new_failures)" ]
+    for t in $1; do
+        (cd "$W/build" && find tests -name '*.trs' -delete 2>/dev/null
+         timeout -k 10 "$limit" make check-TESTS TESTS="$t" check_PROGRAMS="$progs") >> "$log" 2>&1
+        rc=$?
+        [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && { echo "$t" > "$W/hung"; return 1; }
+        [ -z "$(new_failures)" ] || return 1
+    done
+    return 0
 }
 
 say "copying $src into $W/src"
@@ -193,9 +195,18 @@ while IFS=$'\x1f' read -r id file old new tests reason note; do
     elif ! (cd "$W/build" && make -j"$jobs") >> "$log" 2>&1; then
         status="BUILD-FAILED"
         bad=$((bad + 1))
-    elif ! run_named "$tests"; then
-        status="killed by $(new_failures)"
-        killed=$((killed + 1))
+    elif rm -f "$W/hung" && ! run_named "$tests"; then
+        # 2: a test program did not build
+        if [ -f "$W/hung" ]; then
+            status="killed by a hang of $(cat "$W/hung")"
+            killed=$((killed + 1))
+        elif [ -z "$(new_failures)" ]; then
+            status="BUILD-FAILED (a test program)"
+            bad=$((bad + 1))
+        else
+            status="killed by $(new_failures)"
+            killed=$((killed + 1))
+        fi
     elif [ -z "${MUTATE_NAMED_ONLY:-}" ] && ! run_check "$full_tests"; then
         status="killed (not by its named tests) by $(new_failures)"
         killed=$((killed + 1))
