@@ -33,6 +33,9 @@ full_tests='$(UNIT_TESTS) $(CLI_TESTS)'
 log=$W/mutate.log
 say() { echo "mutate: $*" >&2; }
 
+case $W in
+    *[[:space:]]*) say "MUTATE_DIR '$W' holds a space: autotools cannot build there"; exit 2 ;;
+esac
 mkdir -p "$W/src" "$W/build" || exit 2
 : > "$log"
 
@@ -176,7 +179,8 @@ n=0 killed=0 bad=0 unexplained=0 ran_all=1
 body=$W/report.body
 : > "$body" && : > "$W/survivors"
 started=$(date +%s)
-while IFS=$'\x1f' read -r id file old new tests reason note; do
+# the rows come on fd 3: a test that reads its standard input must not eat them
+while IFS=$'\x1f' read -r -u 3 id file old new tests reason note; do
     if [ "$only" != "  " ] && [[ "$only" != *" $id "* ]]; then
         ran_all=0
         continue
@@ -229,7 +233,7 @@ while IFS=$'\x1f' read -r id file old new tests reason note; do
     printf '%-26s %s\n    %s\n    %s (%ss)\n' "$id" "$file" "$reason" "$status" \
         $(( $(date +%s) - t0 )) >> "$body"
     say "$id: $status"
-done < <(rows)
+done 3< <(rows) < /dev/null
 (cd "$W/build" && make -j"$jobs" && make -j"$jobs" check TESTS=) >> "$log" 2>&1
 
 # A survivor's explanation is read from the list as it is when the run
