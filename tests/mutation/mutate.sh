@@ -144,6 +144,7 @@ run_named() {  # run_named TESTS: one test at a time, in the row's order, up to 
     return 0
 }
 
+tree=$(cd "$src" && git describe --always --dirty 2>/dev/null)   # before the report is written
 say "copying $src into $W/src"
 sync_tree || exit 2
 if [ ! -f "$W/build/Makefile" ]; then
@@ -180,7 +181,7 @@ body=$W/report.body
 : > "$body" && : > "$W/survivors"
 started=$(date +%s)
 # the rows come on fd 3: a test that reads its standard input must not eat them
-while IFS=$'\x1f' read -r -u 3 id file old new tests reason note; do
+while IFS=$'\x1f' read -r -u 3 id file old new tests reason _; do  # _: the note, read at the end
     if [ "$only" != "  " ] && [[ "$only" != *" $id "* ]]; then
         ran_all=0
         continue
@@ -276,7 +277,7 @@ report=${MUTATE_REPORT:-}
 [ -n "$report" ] || { [ "$ran_all" = 1 ] && report=$src/tests/mutation/report.txt || report=$W/report.txt; }
 {
     echo "# make mutate: tests/mutation/mutations.tsv against the unit and CLI tests"
-    echo "# tree: $(cd "$src" && git describe --always --dirty 2>/dev/null), $(( $(date +%s) - started )) s on $(nproc) CPUs"
+    echo "# tree: $tree, $(( $(date +%s) - started )) s on $(nproc) CPUs"
     if [ -n "${MUTATE_NAMED_ONLY:-}" ]; then
         echo "# MUTATE_NAMED_ONLY: each mutant ran its row's tests only, a survivor not the whole list"
     else
