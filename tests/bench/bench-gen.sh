@@ -50,4 +50,5 @@ awk -v g="$gen" -v w="$write" -v b="$bytes" -v f="$files" -v n="$N" -v c="$cpu_m
     if (c != "") printf "  gen CPU (mean):      %8.1f ms\n", c
     printf "  load average:        %8s\n", load
     printf "  target gen < 50 ms:  %s\n", g < 50e6 ? "met" : "MISSED"
+    exit g < 50e6 ? 0 : 1
 }'

@@ -6,6 +6,9 @@
 # parse_args + validate_args on every candidate of every example study in
 # every dialect.  See README.md beside this file.
 #
+#   lane.sh study DIALECT       print the lane's study for DIALECT (the tiny
+#                               study without TE; tests/cli/gpu-lane.sh
+#                               regenerates it to check the evidence is today's)
 #   lane.sh prepare BUILD_DIR   here: generate the studies into _work/
 #   lane.sh run OUT_DIR         on the GPU machine: train, validate, archive
 #   lane.sh collect ARCHIVE BUILD_DIR   here: results.tsv, validate.tsv, data
@@ -198,6 +201,7 @@ collect() {
 }
 
 case "${1:-}" in
+    study) lane_study "${2:?dialect}" ;;
     prepare) prepare "${2:?build dir}" ;;
     run) run "${2:?out dir}" ;;
     train) train_dialect "${2:?dialect}" ;;
@@ -206,5 +210,5 @@ case "${1:-}" in
     steady) steady "${2:?out dir}" ;;
     steady-collect) steady_collect "${2:?archive}" ;;
     all) prepare "${2:?build dir}"; run "$work/out"; collect "$work/out/lane.tar.gz" "$2" ;;
-    *) sed -n '2,13p' "$0"; exit 2 ;;
+    *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

@@ -141,8 +141,8 @@ JSON
     ok "as root: the run that cannot be recorded names the study" \
         has "$T/rootrecord" "^error: moeflow: cannot record this run's contract: $S: refusing to write contracts as root"
 else
-    tap_ok 0 "as root: the refused freeze names the study # SKIP needs root"
-    tap_ok 0 "as root: the run that cannot be recorded names the study # SKIP needs root"
+    tap_skip "as root: the refused freeze names the study" "needs root"
+    tap_skip "as root: the run that cannot be recorded names the study" "needs root"
 fi
 
 # Binding: the plan comes from a topology that claims to be this machine

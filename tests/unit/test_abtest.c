@@ -169,11 +169,19 @@ static void real_log_noise_only(void **state)
                                     steps_of(&log, 51, 60, 1, b), MOE_ABTEST_SEED, &t, NULL), 0);
     print_message("# h200 41-50 vs 51-60 (drift): effect %+.2f%% [%+.2f%%, %+.2f%%] "
                   "p=%.3g\n", t.effect_pct, t.ci_lo_pct, t.ci_hi_pct, t.p_value);
+    /* 51-60 is slower: found by the test and by the interval, and the
+     * figures are those of this log, this seed (MOE_ABTEST_SEED) */
+    assert_true(t.p_value < 0.05 && t.ci_lo_pct > 0 && t.effect_pct > 0);
+    assert_float_equal(t.effect_pct, 2.94, 0.005);
+    assert_float_equal(t.ci_lo_pct, 0.83, 0.005);
+    assert_float_equal(t.ci_hi_pct, 16.17, 0.005);
+    assert_float_equal(t.p_value, 0.00457, 0.000005);
     assert_int_equal(moe_abtest_run(a, steps_of(&log, 11, 20, 1, a), b,
                                     steps_of(&log, 21, 30, 1, b), MOE_ABTEST_SEED, &t, NULL), 0);
     print_message("# h200 11-20 vs 21-30 (warm-up drift): effect %+.2f%% [%+.2f%%, %+.2f%%] "
                   "p=%.3g\n", t.effect_pct, t.ci_lo_pct, t.ci_hi_pct, t.p_value);
     assert_true(t.p_value < 0.05 && t.ci_hi_pct < 0);
+    assert_float_equal(t.effect_pct, -8.16, 0.005);
     moe_log_free(&log);
 }
 

@@ -369,6 +369,50 @@ static void validate_stage(void **state)
     json_decref(winners);
 }
 
+/* Two winners that set the same variable to different values cannot be
+ * combined: whichever is listed last must not simply win. */
+static void validate_disagreeing_winners(void **state)
+{
+    json_t *f = baseline(), *r = baseline(), *w1 = baseline(), *w2 = baseline();
+    json_t *winners = json_array();
+    struct moe_verdict v;
+    char d1[65], d2[65];
+
+    (void)state;
+    put(w1, "tuning", "dispatcher", "\"flex\"");
+    put(w2, "tuning", "dispatcher", "\"allgather\"");
+    json_array_append(winners, w1);
+    json_array_append(winners, w2);
+    assert_int_equal(moe_contract_digest(w1, d1, NULL), 0);
+    assert_int_equal(moe_contract_digest(w2, d2, NULL), 0);
+    put(r, "tuning", "dispatcher", "\"allgather\"");
+    json_object_set_new(r, "validation", json_pack("{s:[s,s]}", "combination", d1, d2));
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-combination");
+    v = verdict_for(MOE_STAGE_VALIDATE, f, r, winners);
+    assert_non_null(strstr(v.reason, "disagree on tuning.dispatcher"));
+    /* in the other order too */
+    put(r, "tuning", "dispatcher", "\"flex\"");
+    json_object_set_new(r, "validation", json_pack("{s:[s,s]}", "combination", d2, d1));
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-combination");
+    json_decref(f);
+    json_decref(r);
+    json_decref(w1);
+    json_decref(w2);
+    json_decref(winners);
+}
+
+/* profile may not change a tuning variable either */
+static void profile_keeps_tuning(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+
+    (void)state;
+    put(r, "tuning", "manual_gc", "true");
+    EXPECT(MOE_STAGE_PROFILE, f, r, NULL, false, "profile-equal");
+    json_decref(f);
+    json_decref(r);
+}
+
 /* The variable a path belongs to. */
 static void variable_names(void **state)
 {
@@ -460,6 +504,8 @@ int main(void)
         cmocka_unit_test(profile_stage),
         cmocka_unit_test(retune_stage),
         cmocka_unit_test(validate_stage),
+        cmocka_unit_test(validate_disagreeing_winners),
+        cmocka_unit_test(profile_keeps_tuning),
         cmocka_unit_test(variable_names),
         cmocka_unit_test(run_record_seal),
     };

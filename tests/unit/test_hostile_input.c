@@ -277,6 +277,7 @@ static void study_sbatch_values(void **state)
         { "name", "my-hetjob", "heterogeneous-job separator" },
         { "cluster.partition", "\"a' --wrap=id '\"", "Slurm partition names" },
         { "cluster.partition", "\"gpu,hetjob\"", "heterogeneous-job separator" },
+        { "cluster.partition", "\"gpu batch\"", "Slurm partition names" },
         { "cluster.account", "\"a\\\\b\"", "Slurm account name" },
         { "cluster.time_limit", "\"1:00 #\"", "Slurm time limit" },
         { "cluster.time_limit", "\"$(id)\"", "Slurm time limit" },
@@ -346,6 +347,12 @@ static void template_refuses_control_values(void **state)
     assert_non_null(out = moe_template_render("t", "# {{v}}\n", ok, &e));
     assert_string_equal(out, "# a b 'c' $(d)\n");
     free(out);
+    assert_null(moe_template_render("t", "# {{v}}\n", bad, &e));
+    assert_non_null(strstr(e.text, "'v' holds a newline"));
+    json_decref(bad);
+    /* a control character first, at byte 0, too */
+    bad = json_pack("{s:s}", "v", "\nid");
+    moe_error_clear(&e);
     assert_null(moe_template_render("t", "# {{v}}\n", bad, &e));
     assert_non_null(strstr(e.text, "'v' holds a newline"));
     json_decref(ok);

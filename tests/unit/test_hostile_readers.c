@@ -478,6 +478,5 @@ int main(void)
         cmocka_unit_test(yaml_depth_at_the_bound),
         cmocka_unit_test(topology_yaml_nesting_is_bounded),
     };
-    cmocka_set_message_output(CM_OUTPUT_TAP);
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return MOE_RUN_GROUP(tests, make_dir, remove_dir);
 }

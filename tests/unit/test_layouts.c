@@ -132,6 +132,128 @@ static void impossible_layouts_name_their_rule(void **state)
                      MOE_RULE_LAYERS_PP);           /* 61 layers need a layout string */
 }
 
+/* Every rule at its boundary: the smallest layout that breaks it names
+ * it (and no other), and the nearest one that does not passes.  Built so
+ * that the rule's weakened form (seq % CP for seq % 2CP, seq % TP for
+ * seq/CP % TP, a remainder of 1 accepted, the shared expert left out, ...)
+ * lets the bad layout through or names another rule. */
+struct boundary {
+    const char *what;
+    int layers, ffn, shared, heads, groups, experts, moe_ffn; /* 0: the preset's */
+    int seq, mbs, gbs, world;
+    bool local, nosp, uneven;
+    struct moe_layout l;
+    enum moe_rule want;
+};
+
+static const struct boundary boundaries[] = {
+    { "PP one more than the layers", 4, 0, 0, 0, 0, 0, 0, 4096, 1, 5, 5, false, false, true,
+      { .tp = 1, .cp = 1, .pp = 5, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_LAYERS_PP },
+    { "PP as many as the layers", 4, 0, 0, 0, 0, 0, 0, 4096, 1, 4, 4, false, false, true,
+      { .tp = 1, .cp = 1, .pp = 4, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "5 layers over PP 2 (remainder 1)", 5, 0, 0, 0, 0, 0, 0, 4096, 1, 8, 2, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 2, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_LAYERS_PP },
+    { "6 layers over PP 2", 6, 0, 0, 0, 0, 0, 0, 4096, 1, 8, 2, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 2, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "a dense FFN that TP 2 does not split", 0, 6145, 0, 0, 0, 0, 0, 4096, 1, 256, 16, false,
+      false, false, { .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_FFN_TP },
+    { "a shared expert that TP 2 does not split", 0, 0, 1025, 0, 0, 0, 0, 4096, 1, 256, 16,
+      false, false, false, { .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_FFN_TP },
+    { "a shared expert that TP 2 splits", 0, 0, 1024, 0, 0, 0, 0, 4096, 1, 256, 16, false,
+      false, false, { .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "CP 2 with sequence 4098 (not a multiple of 2*CP)", 0, 0, 0, 0, 0, 0, 0, 4098, 1, 256, 16,
+      false, false, false, { .tp = 1, .cp = 2, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_SEQ_CP },
+    { "CP 2 with sequence 4100", 0, 0, 0, 0, 0, 0, 0, 4100, 1, 256, 16, false, false, false,
+      { .tp = 1, .cp = 2, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "TP 4 x CP 2 with sequence 4100 (a shard of 2050)", 0, 0, 0, 0, 0, 0, 0, 4100, 1, 256, 16,
+      false, false, false, { .tp = 4, .cp = 2, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_SEQ_TP },
+    { "TP 4 x CP 2 with sequence 4104 (a shard of 2052)", 0, 0, 0, 0, 0, 0, 0, 4104, 1, 256, 16,
+      false, false, false, { .tp = 4, .cp = 2, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_OK },
+    { "TP 2 without SP, an odd sequence: MoE needs SP first", 0, 0, 0, 0, 0, 0, 0, 4097, 1, 256,
+      16, false, true, false, { .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_SP },
+    { "CP 2 without TE", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 256, 16, true, false, false,
+      { .tp = 1, .cp = 2, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_CP_IMPL },
+    { "GBS 16 at MBS 2 x DP 16", 0, 0, 0, 0, 0, 0, 0, 4096, 2, 16, 16, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_GBS },
+    { "GBS 32 at MBS 2 x DP 16", 0, 0, 0, 0, 0, 0, 0, 4096, 2, 32, 16, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "TP 3 on 16 GPUs", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 256, 16, false, false, false,
+      { .tp = 3, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_WORLD_DENSE },
+    { "TP 3 over 32 heads on 48 GPUs", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 96, 48, false, false, false,
+      { .tp = 3, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_HEADS_TP },
+    { "EP 3 on 16 GPUs", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 256, 16, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 3, .etp = 1 }, MOE_RULE_WORLD_EXPERT },
+    { "EP 3 on 48 GPUs, 128 experts", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 96, 48, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 3, .etp = 1 }, MOE_RULE_EXPERTS_EP },
+    { "ETP 3, expert FFN 769", 0, 0, 0, 0, 0, 0, 769, 4096, 1, 96, 48, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 3 }, MOE_RULE_FFN_ETP },
+    { "ETP 3, expert FFN 768", 0, 0, 0, 0, 0, 0, 768, 4096, 1, 96, 48, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 3 }, MOE_RULE_OK },
+    { "VPP 2 at PP 1", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 256, 16, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 1, .vpp = 2, .ep = 1, .etp = 1 }, MOE_RULE_VPP_PP },
+    { "PP 2 x VPP 3 over 4 layers, uneven allowed", 4, 0, 0, 0, 0, 0, 0, 4096, 1, 8, 2, false,
+      false, true, { .tp = 1, .cp = 1, .pp = 2, .vpp = 3, .ep = 1, .etp = 1 },
+      MOE_RULE_VPP_LAYERS },
+    { "PP 2 x VPP 2 over 4 layers", 4, 0, 0, 0, 0, 0, 0, 4096, 1, 8, 2, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 2, .vpp = 2, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "PP 2 x VPP 3 over 8 layers, even", 8, 0, 0, 0, 0, 0, 0, 4096, 1, 8, 2, false, false, false,
+      { .tp = 1, .cp = 1, .pp = 2, .vpp = 3, .ep = 1, .etp = 1 }, MOE_RULE_VPP_LAYERS },
+    { "TP 8 over 4 query groups (a multiple)", 0, 0, 0, 0, 0, 0, 0, 4096, 1, 256, 16, false,
+      false, false, { .tp = 8, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_OK },
+    { "TP 2 over 12 query groups of 48 heads (a divisor)", 0, 0, 0, 48, 12, 0, 0, 4096, 1, 256,
+      16, false, false, false, { .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_OK },
+    { "TP 8 over 12 query groups (neither)", 0, 0, 0, 48, 12, 0, 0, 4096, 1, 256, 16, false,
+      false, false, { .tp = 8, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 },
+      MOE_RULE_GROUPS_TP },
+    { "TP 16 over 12 query groups (neither, more ranks than groups)", 0, 0, 0, 48, 12, 0, 0,
+      4096, 1, 256, 16, false, false, false,
+      { .tp = 16, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 }, MOE_RULE_GROUPS_TP },
+};
+
+static void each_rule_at_its_boundary(void **state)
+{
+    bool named[MOE_RULE_COUNT] = { false };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(boundaries) / sizeof(boundaries[0]); i++) {
+        const struct boundary *b = &boundaries[i];
+        struct moe_model m = *moe_preset_find("qwen3-30b-a3b");
+        struct moe_workload w = { .seq_len = b->seq, .mbs = b->mbs, .gbs = b->gbs };
+        struct moe_layout l = b->l;
+        struct moe_train t;
+        char why[256];
+        enum moe_rule got;
+
+        if (b->local)
+            moe_train_local_defaults(&t);
+        else
+            moe_train_defaults(&t);
+        t.sequence_parallel = !b->nosp && !b->local;
+        t.uneven_pp = b->uneven;
+        m.num_layers = b->layers ? b->layers : m.num_layers;
+        m.ffn_hidden = b->ffn ? b->ffn : m.ffn_hidden;
+        m.shared_expert_ffn = b->shared;
+        m.num_heads = b->heads ? b->heads : m.num_heads;
+        m.num_query_groups = b->groups ? b->groups : m.num_query_groups;
+        m.num_experts = b->experts ? b->experts : m.num_experts;
+        m.moe_ffn_hidden = b->moe_ffn ? b->moe_ffn : m.moe_ffn_hidden;
+        got = moe_layout_check(&m, &l, &w, &t, b->world, why, sizeof(why));
+        if (got != b->want)
+            fail_msg("%s: %s, expected %s (%s)", b->what, moe_rule_id(got), moe_rule_id(b->want),
+                     why);
+        named[got] = true;
+    }
+    for (int r = 0; r < MOE_RULE_COUNT; r++)
+        if (!named[r])
+            fail_msg("no boundary case names %s", moe_rule_id((enum moe_rule)r));
+}
+
 /* Megatron's process groups for world 16, TP2 PP2 EP4 ETP1, line for line. */
 static void rank_groups_match_megatron(void **state)
 {
@@ -377,6 +499,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(published_recipes_fit),
         cmocka_unit_test(impossible_layouts_name_their_rule),
+        cmocka_unit_test(each_rule_at_its_boundary),
         cmocka_unit_test(rank_groups_match_megatron),
         cmocka_unit_test(enumeration_counts_add_up),
         cmocka_unit_test(ranking_names_the_deciding_rule),

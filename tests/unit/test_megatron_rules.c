@@ -1,13 +1,14 @@
 /* Megatron's prerequisite rules (lib/study/megatron_rules.c): each rule refuses
  * a run built to break it and lets through the nearest run that does not;
  * every citation, of these rules and of the layout enumerator's
- * (fit/layouts.c), names a file and line that exist, and, where the three
- * Megatron trees are at hand (MOEFLOW_MEGATRON_TREES, set by
- * tests/cli/gpu-lane.sh when ../shared/megatron is there), that line
- * enforces something.  The generator skips candidates that break a rule,
+ * (fit/layouts.c), names the line of Megatron's source that enforces the
+ * rule, read from the committed excerpts (tests/data/megatron/excerpts,
+ * checked against ../shared/megatron by tests/cli/megatron-excerpts.sh),
+ * and the same citation one line off fails.  The generator skips candidates that break a rule,
  * with the rule named, and refuses a study whose baseline breaks one. */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,29 @@ static void fake_flex(struct moe_run *r)
     r->cfg.dispatcher = MOE_DISPATCH_FLEX_HYBRIDEP;
 }
 static void fake_alltoall(struct moe_run *r) { r->fake_process_group = true; }
+static void ep_overlap_layout_vpp1(struct moe_run *r) { ep_overlap(r), r->cfg.layout.vpp = 1; }
+static void ep_overlap_no_layout_vpp1(struct moe_run *r)
+{
+    ep_overlap_layout_vpp1(r);
+    r->cfg.pipeline_layout[0] = '\0';
+}
+static void mxfp8(struct moe_run *r) { r->cfg.precision = MOE_PREC_MXFP8; }
+static void fp8_delayed_layernorm(struct moe_run *r)
+{
+    r->cfg.precision = MOE_PREC_FP8_DELAYED;
+    layernorm(r);
+}
+static void fp8_layernorm(struct moe_run *r) { fp8(r), layernorm(r); }
+static void profile_at_end(struct moe_run *r)
+{
+    r->profile = true;
+    r->train_iters = 5; /* the tiny study profiles steps 4..5: --profile-step-end 6 */
+}
+static void profile_one_past(struct moe_run *r)
+{
+    r->profile = true;
+    r->train_iters = 6;
+}
 static void profile_short(struct moe_run *r)
 {
     r->profile = true;
@@ -158,10 +182,12 @@ static void profile_long(struct moe_run *r)
 #define Q30 "qwen3-30b-a3b-16xh100.yaml" /* no shared expert */
 #define MIXTRAL "mixtral-8x7b-16xh100.yaml" /* TP 2, EP 8 on 16 GPUs */
 #define NOTE "\"\""
+#define Q235 "qwen3-235b-a22b-256xh100.yaml" /* PP 8 with an explicit pipeline layout */
 
 static const struct rule_case cases[] = {
     { "moe_router_needs_te", TINY, "core-0.16", NOTE, none },
     { NULL, TINY, "core-0.19", NOTE, none },
+    { NULL, TINY, "bridge-pin", NOTE, none },
     { NULL, TINY, "core-0.16", "\"2.9\"", none },
     /* at TP 1: without TE the study's TP 2 breaks moe-tp-needs-sp, which
      * the study reader refuses */
@@ -183,6 +209,9 @@ static const struct rule_case cases[] = {
     { "world=etp*ep*edp*pp", TINY, NULL, NULL, ep_overlap_pp2 },
     { "ep_overlap_pp_needs_vpp", MIXTRAL, NULL, NULL, ep_overlap_pp2 },
     { NULL, MIXTRAL, NULL, NULL, ep_overlap_pp2_vpp2 },
+    /* an explicit pipeline layout sets the virtual stages itself */
+    { NULL, Q235, NULL, NULL, ep_overlap_layout_vpp1 },
+    { "ep_overlap_pp_needs_vpp", Q235, NULL, NULL, ep_overlap_no_layout_vpp1 },
     { "ep_overlap_no_full_recompute", TINY, NULL, NULL, ep_overlap_full },
     { "ep_overlap_no_shared_expert_overlap", DSV3, NULL, NULL, ep_and_shared_overlap },
     { "shared_expert_overlap_dispatcher", DSV3, "core-0.19", NULL, shared_overlap_allgather },
@@ -204,14 +233,20 @@ static const struct rule_case cases[] = {
     { NULL, TINY, NULL, NULL, graph_attn_moe_act },
     { "low_precision_needs_te", TINY, NULL, NOTE, fp8 },
     { NULL, TINY, NULL, NULL, fp8 },
+    { "low_precision_needs_te", TINY, NULL, NOTE, nvfp4 },
+    { "low_precision_needs_te", TINY, NULL, NOTE, mxfp8 },
     { "fp4_needs_te_2_7", TINY, NULL, "\"2.6\"", nvfp4 },
     { NULL, TINY, NULL, "\"2.7\"", nvfp4 },
     { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_moe_act },
+    { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_layernorm },
+    { NULL, TINY, NULL, NULL, fp8_layernorm },
     { "fp8_recompute_needs_te_2_6", TINY, NULL, "\"2.5\"", fp8_moe_act },
     { NULL, TINY, NULL, "\"2.6\"", fp8_moe_act },
     { "fake_process_group_no_flex", TINY, NULL, NULL, fake_flex },
     { NULL, TINY, NULL, NULL, fake_alltoall },
     { "profile_needs_train_iters", TINY, NULL, NULL, profile_short },
+    { "profile_needs_train_iters", TINY, NULL, NULL, profile_at_end },
+    { NULL, TINY, NULL, NULL, profile_one_past },
     { NULL, TINY, NULL, NULL, profile_long },
 };
 
@@ -259,54 +294,252 @@ static const char *const trees[MOE_DIALECT_COUNT] = {
     "megatron-lm-core_v0.16.0", "megatron-lm-core_v0.19.0", "megatron-lm-2a75ac12",
 };
 
-/* A citation is "path:line"; where the trees are unpacked (root), that
- * line of that file enforces something (a raise, an assert or its
- * condition). */
-static void check_citation(const char *root, const char *id, int d, const char *w)
-{
-    const char *colon;
-    char path[4600], line[1024] = "";
-    long want;
-    FILE *f;
+/* What each rule's cited line must say.  A citation points at the
+ * statement that enforces the rule: its line starts an assert, a raise or
+ * an if (or elif), and that statement, with its continuation lines, holds
+ * the token, taken from the check's own message or condition so that the
+ * lines around it do not.  "line" rules cite a line inside an expression
+ * (the NameError without TE, the profiler's stop condition): the token is
+ * on that line.  tests/data/megatron/excerpts holds the cited lines. */
+struct cite_token {
+    const char *rule; /* a Megatron rule's id or a layout rule's (moe_rule_id) */
+    bool line;
+    const char *token;
+};
 
-    assert_non_null(colon = strrchr(w, ':'));
-    want = strtol(colon + 1, NULL, 10);
-    if (want <= 0)
-        fail_msg("rule %s: %s is not path:line", id, w);
-    if (!root)
-        return;
-    snprintf(path, sizeof(path), "%s/%s/%.*s", root, trees[d], (int)(colon - w), w);
-    if (!(f = fopen(path, "r")))
-        fail_msg("rule %s: no %s", id, path);
-    for (long k = 1; k <= want && fgets(line, sizeof(line), f); k++)
-        ;
-    fclose(f);
-    if (!strstr(line, "raise") && !strstr(line, "assert") && !strstr(line, "if ") &&
-        !strstr(line, "FP8GlobalStateManager") && !strstr(line, "profile_step_end"))
-        fail_msg("rule %s: %s:%ld is not a check: %s", id, path, want, line);
+static const struct cite_token tokens[] = {
+    { "moe_router_needs_te", false, "te_general_gemm is not None" },
+    { "mla_needs_te", false, "when instantiating" },
+    { "recompute_moe_act_needs_grouped_gemm", false, "only supported with moe_grouped_gemm" },
+    { "recompute_layernorm_needs_te", true, "FP8GlobalStateManager.is_fp8_enabled()" },
+    { "permute_fusion_needs_te_2_1", false, "TE >= 2.1.0" },
+    { "ep_overlap_needs_ep", false, "only supported with expert model parallelism" },
+    { "ep_overlap_needs_alltoall_or_flex", false, "supported with alltoall/flex token dispatcher" },
+    { "ep_overlap_pp_needs_vpp", false,
+      "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size" },
+    { "ep_overlap_no_full_recompute", false, "recompute_granularity != 'full'" },
+    { "ep_overlap_no_shared_expert_overlap", false, "not self.moe_shared_expert_overlap" },
+    { "shared_expert_overlap_dispatcher", false, "moe_shared_expert_overlap only works with" },
+    { "delay_wgrad_needs_te", false,
+      "Delaying wgrad compute is only supported with transformer_engine" },
+    { "delay_wgrad_needs_ep_overlap", false, "must be enabled when enabling delay_wgrad_compute" },
+    { "delay_wgrad_grad_reduce_needs_te_2_8", false, "is_te_min_version(\"2.8.0\")" },
+    { "tp_comm_overlap_needs_sequence_parallel", false,
+      "overlap can happen only when sequence parallelism" },
+    { "cuda_graphs_need_te", false, "CUDA Graphs are not supported without TE" },
+    { "cuda_graphs_no_full_recompute", false,
+      "full recompute is only supported with full iteration CUDA graph" },
+    { "cuda_graphs_attention_dropout_recompute", false,
+      "attention dropout is not supported with graphed attention" },
+    { "low_precision_needs_te", false, "supports MoE FP8 training" },
+    { "fp4_needs_te_2_7", false, "--fp4-format requires Transformer Engine >= 2.7" },
+    { "fp8_delayed_no_moe_act_layernorm_recompute", false,
+      "Delayed scaling does not support moe_act and layernorm recompute" },
+    { "fp8_recompute_needs_te_2_6", false, "moe_act and layernorm recompute for fp8 needs" },
+    { "fake_process_group_no_flex", false,
+      "Fake process group is not supported with flex token dispatcher" },
+    { "profile_needs_train_iters", true, "iteration == args.profile_step_end" },
+    { "layers%pp", false, "divisible by the pipeline-model-parallel size" },
+    { "world=tp*cp*dp*pp", false, "is not divisible by total_model_size" },
+    { "heads%tp", false, "num_attention_heads ({self" },
+    { "query_groups%tp|tp%query_groups", false, "must be a multiple or divisor" },
+    { "ffn%tp", false, "is not divisible by" },
+    { "seq%2cp", false, "context_parallel_size * 2" },
+    { "seq/cp%tp", false, "divisible by tensor parallel size" },
+    { "cp-needs-te", false, "only supported by TEDotProductAttention" },
+    { "gbs%(mbs*dp)", false, "is not divisible by micro batch size" },
+    { "world=etp*ep*edp*pp", false, "is not divisible by expert_tensor_model_pipeline_parallel" },
+    { "experts%ep", false, "multiple of expert model parallel" },
+    { "moe_ffn%etp", false, "is not divisible by" },
+    { "moe-tp-needs-sp", false, "without also enabling sequence parallelism" },
+    { "vpp-needs-pp", false, "When interleaved schedule is used, pipeline-model-parallel size" },
+    { "layers%(pp*vpp)", false, "should be divisible by vp_size" },
+};
+
+static const struct cite_token *token_of(const char *rule)
+{
+    for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++)
+        if (strcmp(tokens[i].rule, rule) == 0)
+            return &tokens[i];
+    return NULL;
 }
 
-/* Both tables: the prerequisite rules and the layout enumerator's rules. */
-static void citations_point_at_checks(void **state)
-{
-    const char *root = getenv("MOEFLOW_MEGATRON_TREES");
-    const struct moe_megatron_rule *rules;
-    size_t n;
+/* One citation: the rule, the dialect and "path:line". */
+struct citation {
+    const char *rule;
+    int dialect;
+    char path[256];
+    long line;
+};
 
-    (void)state;
+/* Every citation of both tables: the prerequisite rules and the layout
+ * enumerator's rules.  Returns how many. */
+static size_t all_citations(struct citation *out, size_t max)
+{
+    const struct moe_megatron_rule *rules;
+    size_t n, k = 0;
+
     rules = moe_megatron_rules(&n);
     for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < MOE_DIALECT_COUNT; d++)
-            if (rules[i].where[d])
-                check_citation(root, rules[i].id, d, rules[i].where[d]);
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+            const char *w = rules[i].where[d], *colon;
+
+            if (!w || k == max)
+                continue;
+            assert_non_null(colon = strrchr(w, ':'));
+            out[k] = (struct citation){ rules[i].id, d, "", strtol(colon + 1, NULL, 10) };
+            snprintf(out[k].path, sizeof(out[k].path), "%.*s", (int)(colon - w), w);
+            k++;
+        }
     for (int r = MOE_RULE_OK + 1; r < MOE_RULE_COUNT; r++)
         for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
             bool cited;
-            const char *src = moe_layout_rule_source((enum moe_rule)r, (enum moe_dialect)d, &cited);
+            const char *w = moe_layout_rule_source((enum moe_rule)r, (enum moe_dialect)d, &cited);
+            const char *colon;
 
-            if (src && cited)
-                check_citation(root, moe_rule_id((enum moe_rule)r), d, src);
+            if (!w || !cited || k == max)
+                continue;
+            assert_non_null(colon = strrchr(w, ':'));
+            out[k] = (struct citation){ moe_rule_id((enum moe_rule)r), d, "",
+                                        strtol(colon + 1, NULL, 10) };
+            snprintf(out[k].path, sizeof(out[k].path), "%.*s", (int)(colon - w), w);
+            k++;
         }
+    return k;
+}
+
+/* tests/data/megatron/excerpts/TREE.txt, read once per tree. */
+static char *excerpts[MOE_DIALECT_COUNT];
+
+static const char *excerpt_of(int d)
+{
+    char path[4400];
+    struct moe_error e;
+
+    if (!excerpts[d]) {
+        snprintf(path, sizeof(path), "%s/tests/data/megatron/excerpts/%s.txt", srcdir, trees[d]);
+        if (!(excerpts[d] = moe_read_file(path, "excerpt", NULL, &e)))
+            fail_msg("%s (write it with tests/data/megatron/excerpts.py)", e.text);
+    }
+    return excerpts[d];
+}
+
+/* Line n of path in dialect d's excerpt into buf; false when it is not there. */
+static bool excerpt_line(int d, const char *path, long n, char *buf, size_t size)
+{
+    const char *text = excerpt_of(d), *sec, *end, *p;
+    char head[300], key[32];
+
+    snprintf(head, sizeof(head), "\n== %s\n", path);
+    if (!(sec = strstr(text, head)))
+        return false;
+    sec += strlen(head) - 1;
+    end = strstr(sec + 1, "\n== ");
+    snprintf(key, sizeof(key), "\n%ld\t", n);
+    if (!(p = strstr(sec, key)) || (end && p > end))
+        return false;
+    p += strlen(key);
+    snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+    return true;
+}
+
+static bool starts_word(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+
+    return strncmp(s, w, n) == 0 && !(isalnum((unsigned char)s[n]) || s[n] == '_');
+}
+
+/* The matcher: line n of c's file enforces c's rule (see tokens[]). */
+static bool enforces(const struct citation *c, long n)
+{
+    const struct cite_token *t = token_of(c->rule);
+    char line[1024], stmt[8192] = "";
+    const char *s;
+    int depth = 0;
+
+    if (!t || n < 1 || !excerpt_line(c->dialect, c->path, n, line, sizeof(line)))
+        return false;
+    if (t->line)
+        return strstr(line, t->token) != NULL;
+    s = line + strspn(line, " \t");
+    if (!starts_word(s, "assert") && !starts_word(s, "raise") && !starts_word(s, "if") &&
+        !starts_word(s, "elif"))
+        return false;
+    /* the statement: this line and its continuation lines */
+    for (long k = n; k < n + 8 && excerpt_line(c->dialect, c->path, k, line, sizeof(line)); k++) {
+        size_t len = strlen(line);
+
+        snprintf(stmt + strlen(stmt), sizeof(stmt) - strlen(stmt), "%s\n", line);
+        for (const char *q = line; *q; q++)
+            depth += (*q == '(' || *q == '[' || *q == '{') - (*q == ')' || *q == ']' || *q == '}');
+        if (depth <= 0 && !(len && line[len - 1] == '\\'))
+            break;
+    }
+    return strstr(stmt, t->token) != NULL;
+}
+
+#define MAX_CITATIONS 512
+
+/* Every citation names a line of the committed excerpt of its Megatron
+ * tree that enforces its rule. */
+static void citations_point_at_checks(void **state)
+{
+    struct citation *c = calloc(MAX_CITATIONS, sizeof(*c));
+    size_t n = all_citations(c, MAX_CITATIONS);
+    char line[1024];
+
+    (void)state;
+    assert_true(n > 100 && n < MAX_CITATIONS);
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].line <= 0)
+            fail_msg("rule %s: %s:%ld is not path:line", c[i].rule, c[i].path, c[i].line);
+        if (!excerpt_line(c[i].dialect, c[i].path, c[i].line, line, sizeof(line)))
+            fail_msg("rule %s: %s:%ld is not in the excerpt of %s (tests/data/megatron/excerpts.py)",
+                     c[i].rule, c[i].path, c[i].line, trees[c[i].dialect]);
+        if (!enforces(&c[i], c[i].line))
+            fail_msg("rule %s: %s:%ld in %s is not its check: %s", c[i].rule, c[i].path,
+                     c[i].line, trees[c[i].dialect], line);
+    }
+    print_message("# %zu citations, each at its check\n", n);
+    free(c);
+}
+
+/* The matcher tells a citation from the same citation one line off, for
+ * every citation: a check that accepts a neighbouring line proves nothing. */
+static void a_citation_one_line_off_fails(void **state)
+{
+    struct citation *c = calloc(MAX_CITATIONS, sizeof(*c));
+    size_t n = all_citations(c, MAX_CITATIONS);
+
+    (void)state;
+    for (size_t i = 0; i < n; i++)
+        for (long off = -1; off <= 1; off += 2)
+            if (enforces(&c[i], c[i].line + off))
+                fail_msg("rule %s: %s:%ld in %s, one line off its citation, passes the check",
+                         c[i].rule, c[i].path, c[i].line + off, trees[c[i].dialect]);
+    free(c);
+}
+
+/* Every cited rule has its token, and every token a rule. */
+static void every_citation_has_a_token(void **state)
+{
+    struct citation *c = calloc(MAX_CITATIONS, sizeof(*c));
+    size_t n = all_citations(c, MAX_CITATIONS);
+
+    (void)state;
+    for (size_t i = 0; i < n; i++)
+        if (!token_of(c[i].rule))
+            fail_msg("rule %s has no entry in tokens[]", c[i].rule);
+    for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++) {
+        bool used = false;
+
+        for (size_t i = 0; i < n && !used; i++)
+            used = strcmp(c[i].rule, tokens[t].rule) == 0;
+        if (!used)
+            fail_msg("tokens[] names %s, which cites nothing", tokens[t].rule);
+    }
+    free(c);
 }
 
 /* The generator lists a rule-breaking candidate as skipped, naming the
@@ -380,18 +613,29 @@ static void every_layout_rule_has_a_source(void **state)
     assert_true(cited);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_rule_refuses_its_case),
         cmocka_unit_test(every_rule_is_tested),
         cmocka_unit_test(citations_point_at_checks),
+        cmocka_unit_test(a_citation_one_line_off_fails),
+        cmocka_unit_test(every_citation_has_a_token),
         cmocka_unit_test(generator_names_rules),
         cmocka_unit_test(versions_compare_numerically),
         cmocka_unit_test(every_layout_rule_has_a_source),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
+    /* --citations: every citation, for tests/data/megatron/excerpts.py */
+    if (argc > 1 && strcmp(argv[1], "--citations") == 0) {
+        struct citation c[MAX_CITATIONS];
+        size_t n = all_citations(c, MAX_CITATIONS);
+
+        for (size_t i = 0; i < n; i++)
+            printf("%s\t%s\t%ld\t%s\n", trees[c[i].dialect], c[i].path, c[i].line, c[i].rule);
+        return 0;
+    }
     return MOE_RUN_TESTS(tests);
 }

@@ -196,6 +196,67 @@ static void recompute_and_sharding_order(void **state)
                      12 * none.params_dense * (1 - 1.0 / 16)) < 1);
 }
 
+/* The model state, term by term, against its formula: bf16 weights, fp32
+ * (or bf16) gradients, and the distributed optimizer's 12 bytes per
+ * parameter over DP x CP for dense and over EDP for expert parameters;
+ * expert parameters split over EP x ETP; two cuBLAS workspaces. */
+static void model_state_terms(void **state)
+{
+    const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
+    struct moe_layout l = { .tp = 1, .cp = 2, .pp = 1, .vpp = 1, .ep = 4, .etp = 1,
+                            .dp = 8, .edp = 4 };
+    struct moe_layout l2 = l;
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
+    struct moe_train t;
+    struct moe_memory a, b, c;
+    double pd, pe;
+
+    (void)state;
+    moe_train_defaults(&t);
+    assert_int_equal(moe_memory_estimate(m, &l, &w, &t, &a, NULL), 0);
+    pd = a.params_dense, pe = a.params_expert;
+    assert_true(pd > 0 && pe > 0);
+    assert_true(fabs(a.weights - 2 * (pd + pe)) < 1);
+    assert_true(fabs(a.grads - 4 * (pd + pe)) < 1);             /* fp32 main grads */
+    assert_true(fabs(a.optimizer - 12 * (pd / (8.0 * 2) + pe / 4.0)) < 1);
+    /* TE: no score buffer; the persistent part is the two workspaces */
+    assert_true(fabs(a.persistent - 2 * 32.0 * MOE_MIB) < 1);
+    t.grads_fp32 = false;
+    assert_int_equal(moe_memory_estimate(m, &l, &w, &t, &b, NULL), 0);
+    assert_true(fabs(b.grads - 2 * (pd + pe)) < 1);
+    /* ETP 2 at the same EP halves the expert parameters on a rank */
+    l2.etp = 2, l2.edp = 2;
+    t.grads_fp32 = true;
+    assert_int_equal(moe_memory_estimate(m, &l2, &w, &t, &c, NULL), 0);
+    assert_true(fabs(c.params_expert - pe / 2) < 1);
+    assert_true(fabs(c.params_dense - pd) < 1);
+}
+
+/* The MoE activations hold top-k copies of every token: top-8 saves more
+ * than top-4 by the experts' share, and a shared expert adds its own. */
+static void moe_activations_grow_with_topk_and_shared_expert(void **state)
+{
+    struct moe_model m = *moe_preset_find("qwen3-30b-a3b");
+    struct moe_layout l = { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 8, .etp = 1,
+                            .dp = 8, .edp = 1 };
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 64 };
+    struct moe_train t;
+    struct moe_layer_acts k8, k4, shared;
+    double tok = 4096, h = m.hidden, f = m.moe_ffn_hidden;
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_memory_layer_acts(&m, &l, &w, &t, &k8);
+    m.topk = 4;
+    moe_memory_layer_acts(&m, &l, &w, &t, &k4);
+    /* per token copy: dispatched input, fc1 (swiglu: 2f), activation, combine */
+    assert_true(fabs((k8.moe.ffn - k4.moe.ffn) - 4 * tok * (2 * h + 2 * 2 * f + 2 * f + 2 * h)) < 1);
+    m.topk = 8;
+    m.shared_expert_ffn = 1024;
+    moe_memory_layer_acts(&m, &l, &w, &t, &shared);
+    assert_true(shared.moe.ffn > k8.moe.ffn);
+}
+
 /* Module lists round-trip; an unknown module is named in the error. */
 static void recompute_module_names(void **state)
 {
@@ -265,6 +326,8 @@ int main(void)
         cmocka_unit_test(megatron_formula_matches_log),
         cmocka_unit_test(parameter_count_matches_megatron),
         cmocka_unit_test(recompute_and_sharding_order),
+        cmocka_unit_test(model_state_terms),
+        cmocka_unit_test(moe_activations_grow_with_topk_and_shared_expert),
         cmocka_unit_test(recompute_module_names),
         cmocka_unit_test(gpu_lane_rows_within_ten_percent),
     };

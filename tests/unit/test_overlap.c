@@ -481,7 +481,7 @@ static void real_traces_cross_check(void **state)
 
     (void)state;
     if (glob(srcpath("tests/data/traces/real-*.json.gz"), 0, NULL, &g) != 0)
-        skip();
+        MOE_SKIP("no tests/data/traces/real-*.json.gz");
     for (size_t i = 0; i < g.gl_pathc; i++) {
         char exp_path[4096];
         json_error_t je;

@@ -281,6 +281,5 @@ int main(void)
         cmocka_unit_test(replace_sets_the_mode),
         cmocka_unit_test(replace_refuses_a_directory),
     };
-    cmocka_set_message_output(CM_OUTPUT_TAP);
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return MOE_RUN_GROUP(tests, make_dir, remove_dir);
 }

@@ -275,6 +275,38 @@ static void bridge_step_time_and_prefixed_dump(void **state)
     moe_log_free(&log);
 }
 
+/* A Bridge iteration line with no time of its own: "Step Time : 2.34s"
+ * gives it, in seconds (2340 ms, not 2.34).  Where the iteration line has
+ * its own time and throughput, the Step Time line does not replace them. */
+static void bridge_step_time_only(void **state)
+{
+    struct moe_log log;
+
+    (void)state;
+    moe_log_init(&log);
+    assert_int_equal(moe_log_feed_line(&log, "[2025-12-19 10:49:15] iteration        7/      10 | "
+                                             "lm loss: 1.258695E+01 | number of skipped iterations:"
+                                             "   0 | number of nan iterations:   0 |", 1), 0);
+    assert_int_equal(
+        moe_log_feed_line(&log, "Step Time : 2.34s GPU utilization: 45.2MODEL_TFLOP/s/GPU", 2), 0);
+    assert_int_equal(moe_log_feed_line(&log, "[2025-12-19 10:49:17] iteration        8/      10 | "
+                                             "elapsed time per iteration (ms): 2100.0 | throughput "
+                                             "per GPU (TFLOP/s/GPU): 50.0 | lm loss: 1.25E+01 | "
+                                             "number of skipped iterations:   2 | number of nan "
+                                             "iterations:   1 |", 3), 0);
+    assert_int_equal(
+        moe_log_feed_line(&log, "Step Time : 9.99s GPU utilization: 11.1MODEL_TFLOP/s/GPU", 4), 0);
+    moe_log_finish(&log);
+    assert_int_equal(log.niters, 2);
+    NEAR(log.iters[0].step_ms, 2340.0);
+    NEAR(log.iters[0].tflops, 45.2);
+    NEAR(log.iters[1].step_ms, 2100.0);
+    NEAR(log.iters[1].tflops, 50.0);
+    assert_int_equal(log.iters[1].skipped, 2);
+    assert_int_equal(log.iters[1].nan_iters, 1);
+    moe_log_free(&log);
+}
+
 /* The real 2xH200 log with four lines corrupted the ways logs really break:
  * "(ms): 1e" (a cut-off exponent), "-5" ms, "abc", a line cut off mid-way.
  * Each is a warning naming file and line; none becomes a number; the clean
@@ -535,6 +567,7 @@ int main(void)
         cmocka_unit_test(mixtral_2024_format),     cmocka_unit_test(cloudai_2026_format),
         cmocka_unit_test(bridge_memory_lines),     cmocka_unit_test(prefixes_glue_and_bad_loss),
         cmocka_unit_test(bridge_step_time_and_prefixed_dump),
+        cmocka_unit_test(bridge_step_time_only),
         cmocka_unit_test(ab_verdicts),             cmocka_unit_test(mismatches_are_flagged),
         cmocka_unit_test(rendered_outputs),
         cmocka_unit_test(corrupt_numbers_are_warnings),

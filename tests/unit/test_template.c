@@ -58,6 +58,20 @@ static void sections_and_inverse(void **state)
     free(out);
 }
 
+/* What is false: 0 and the empty string too, not only false and []; 1, a
+ * non-empty string and an object are true. */
+static void falsy_values(void **state)
+{
+    struct moe_error e;
+    char *out = render("{{#z}}Z{{/z}}{{^z}}z{{/z}}|{{#s}}S{{/s}}{{^s}}s{{/s}}|"
+                       "{{#one}}1{{/one}}{{^one}}0{{/one}}|{{#x}}X{{/x}}{{^x}}x{{/x}}",
+                       "{\"z\":0,\"s\":\"\",\"one\":1,\"x\":\"x\"}", &e);
+
+    (void)state;
+    assert_string_equal(out, "z|s|1|X");
+    free(out);
+}
+
 /* A section tag alone on its line leaves no blank line behind. */
 static void standalone_lines(void **state)
 {
@@ -109,6 +123,7 @@ int main(void)
         cmocka_unit_test(values),
         cmocka_unit_test(dotted_and_scoped),
         cmocka_unit_test(sections_and_inverse),
+        cmocka_unit_test(falsy_values),
         cmocka_unit_test(standalone_lines),
         cmocka_unit_test(undefined_variable),
         cmocka_unit_test(structural_errors),

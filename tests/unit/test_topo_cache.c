@@ -436,7 +436,7 @@ static void test_foreign_owner(void **state)
     struct stat st;
 
     if (geteuid() != 0)
-        skip(); /* only root can give a file away */
+        MOE_SKIP("needs root: only root can give a file away");
     write_ok(f);
     assert_int_equal(chown(f->file, 65534, 65534), 0);
     expect_miss(f, &f->k, "owned by uid 65534, not 0: not trusted");

@@ -18,6 +18,7 @@ submit() {
     id=$(sbatch --parsable "${after[@]}" "$@") || rc=$?
     id=${id%%;*}
     if [ "$rc" -ne 0 ] || ! [[ $id =~ ^[0-9]+$ ]]; then
+        # shellcheck disable=SC2016 # the single quotes are text: $id expands
         echo "submit.sh: $stage: sbatch failed (exit $rc${id:+, printed '$id'}); later stages were not submitted" >&2
         return 1
     fi

@@ -1,0 +1,178 @@
+/* The step-time model's switches, each against what it claims to do
+ * (lib/fit/steptime.c): TP comm overlap leaves a quarter, EP overlap hides
+ * the all-to-all behind a microbatch's compute, full recompute repeats
+ * attention too, all-reduce without the distributed optimizer costs two
+ * reduce-scatters, a strided group that spans more than an NVLink domain
+ * runs at the NICs' rate, and small grouped GEMMs run below the full rate.
+ * Relations between two predictions, not pinned figures: the calibration
+ * (tests/cli/steptime-calibration.sh) pins the figures. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit/steptime.h"
+#include "study/presets.h"
+#include "unit.h"
+
+struct setup {
+    struct moe_model m;
+    struct moe_layout l;
+    struct moe_workload w;
+    struct moe_train t;
+    struct moe_perf p;
+    int domain;
+};
+
+/* Qwen3-30B-A3B on 16 H100: TP 2 x DP 8, EP 4 x EDP 4, one stage. */
+static void base(struct setup *s)
+{
+    const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
+
+    assert_non_null(m);
+    memset(s, 0, sizeof(*s));
+    s->m = *m;
+    s->l = (struct moe_layout){ .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 4, .etp = 1,
+                                .dp = 8, .edp = 4 };
+    s->w = (struct moe_workload){ .seq_len = 4096, .mbs = 1, .gbs = 64 };
+    moe_train_defaults(&s->t);
+    s->t.recompute.granularity = MOE_RC_NONE;
+    assert_int_equal(moe_perf_defaults(MOE_GPU_H100, MOE_IMPL_TE, &s->p), 0);
+    s->p.tp_comm_overlap = s->p.ep_overlap = false;
+    s->p.overlap_grad_reduce = s->p.overlap_param_gather = false;
+    s->domain = 8;
+}
+
+static struct moe_step step(const struct setup *s)
+{
+    struct moe_step out;
+
+    moe_step_time(&s->m, &s->l, &s->w, &s->t, &s->p, s->domain, 1e9, 1e9, &out);
+    return out;
+}
+
+#define assert_near(a, b) \
+    assert_true(fabs((a) - (b)) <= 1e-9 * (fabs(a) + fabs(b)) + 1e-12)
+
+static void tp_comm_overlap_leaves_a_quarter(void **state)
+{
+    struct setup s;
+    struct moe_step off, on;
+
+    (void)state;
+    base(&s);
+    off = step(&s);
+    s.p.tp_comm_overlap = true;
+    on = step(&s);
+    assert_true(off.tp_ms > 0);
+    assert_near(on.tp_ms, 0.25 * off.tp_ms);
+}
+
+static void ep_overlap_hides_behind_compute(void **state)
+{
+    struct setup s;
+    struct moe_step off, on;
+
+    (void)state;
+    base(&s);
+    off = step(&s);
+    s.p.ep_overlap = true;
+    on = step(&s);
+    assert_true(off.ep_ms > 0);
+    assert_near(on.ep_ms, off.ep_ms > off.compute_ms ? off.ep_ms - off.compute_ms : 0);
+    assert_true(on.ep_ms < off.ep_ms);
+}
+
+/* Full recompute repeats every layer's forward, attention included:
+ * more than recomputing the MLPs and experts alone. */
+static void full_recompute_repeats_attention(void **state)
+{
+    struct setup s;
+    struct moe_step none, mlps, full;
+
+    (void)state;
+    base(&s);
+    none = step(&s);
+    s.t.recompute.granularity = MOE_RC_SELECTIVE;
+    s.t.recompute.modules = MOE_RC_MOE | MOE_RC_MLP;
+    mlps = step(&s);
+    s.t.recompute.granularity = MOE_RC_FULL;
+    s.t.recompute.modules = 0;
+    full = step(&s);
+    assert_true(mlps.compute_ms > none.compute_ms);
+    assert_true(full.compute_ms > mlps.compute_ms * (1 + 1e-6));
+    assert_true(full.compute_ms < none.compute_ms * 4.0 / 3); /* the head is not repeated */
+}
+
+/* Without the distributed optimizer the gradients are all-reduced (a
+ * reduce-scatter and an all-gather of the gradients) and no parameters are
+ * gathered: with BF16 gradients as much as with it, with FP32 gradients
+ * 4/3 as much (2 x 4 bytes against 4 + 2). */
+static void all_reduce_is_two_reduce_scatters(void **state)
+{
+    struct setup s;
+    struct moe_step dist, plain;
+
+    (void)state;
+    base(&s);
+    for (int fp32 = 0; fp32 < 2; fp32++) {
+        s.t.grads_fp32 = fp32;
+        s.t.distributed_optimizer = true;
+        dist = step(&s);
+        s.t.distributed_optimizer = false;
+        plain = step(&s);
+        assert_true(dist.dp_ms > 0);
+        assert_near(plain.dp_ms, fp32 ? dist.dp_ms * 4 / 3 : dist.dp_ms);
+    }
+}
+
+/* The DP group of TP 8 x DP 2 strides 8: its 2 GPUs span 16, more than an
+ * 8-GPU NVLink domain, so it runs over the NICs; in a 16-GPU domain over
+ * NVLink. */
+static void strided_group_leaves_nvlink(void **state)
+{
+    struct setup s;
+    struct moe_step d8, d16;
+
+    (void)state;
+    base(&s);
+    s.l.tp = 8, s.l.dp = 2;
+    d8 = step(&s);
+    s.domain = 16;
+    d16 = step(&s);
+    assert_true(s.p.internode_gbps < s.p.nvlink_gbps);
+    assert_true(d16.dp_ms > 0);
+    assert_true(d8.dp_ms > d16.dp_ms * (1 + 1e-6));
+}
+
+/* The same tokens in 2 microbatches of 4 rather than 8 of 1: each expert's
+ * GEMM has 4 times the rows and runs nearer the full rate. */
+static void small_expert_gemms_run_slower(void **state)
+{
+    struct setup s;
+    struct moe_step mbs1, mbs4;
+
+    (void)state;
+    base(&s);
+    mbs1 = step(&s);
+    s.w.mbs = 4;
+    mbs4 = step(&s);
+    assert_int_equal(mbs1.microbatches, 8);
+    assert_int_equal(mbs4.microbatches, 2);
+    assert_true(mbs4.compute_ms < mbs1.compute_ms * (1 - 1e-6));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tp_comm_overlap_leaves_a_quarter),
+        cmocka_unit_test(ep_overlap_hides_behind_compute),
+        cmocka_unit_test(full_recompute_repeats_attention),
+        cmocka_unit_test(all_reduce_is_two_reduce_scatters),
+        cmocka_unit_test(strided_group_leaves_nvlink),
+        cmocka_unit_test(small_expert_gemms_run_slower),
+    };
+
+    return MOE_RUN_TESTS(tests);
+}
