@@ -8,8 +8,8 @@
 # Tests run commands as an unprivileged job user (runuser, Slurm jobs).
 # Under a home that user cannot enter (root's is 0700) they use a copy of
 # the tree and of the programs they run that way, in /tmp and readable by
-# all, made once per build (tests/run-all.sh removes those of its tree).  A tree the job
-# user can read is used where it is.
+# all, made once per build (tests/run-all.sh removes those of its tree).
+# A tree the job user can read is used where it is.
 job_user_view() {
     local b=$MOEFLOW_BUILDDIR view tmp
     [ "$(id -u)" = 0 ] && ! runuser -u nobody -- test -x "$MOEFLOW_BIN" 2> /dev/null || return 0
