@@ -83,13 +83,25 @@ PY
 # and the scratch build stays incremental.
 sync_tree() {
     local f
-    (cd "$src" && git ls-files -z -co --exclude-standard) |
-        while IFS= read -r -d '' f; do
-            [ -f "$src/$f" ] || continue
-            if ! cmp -s "$src/$f" "$W/src/$f"; then
-                mkdir -p "$(dirname "$W/src/$f")" && cp -p "$src/$f" "$W/src/$f"
-            fi
-        done
+    # a copy from before the list was kept: start it afresh
+    if [ ! -f "$W/synced.list" ] && [ -n "$(ls -A "$W/src")" ]; then
+        rm -rf "$W/src" "$W/build" && mkdir -p "$W/src" "$W/build" || return 1
+    fi
+    (cd "$src" && git ls-files -z -co --exclude-standard) > "$W/synced.new" || return 1
+    # what an earlier copy took and the tree no longer has (a golden file
+    # renamed with its candidate id) goes, or a diff against the folder fails
+    if [ -f "$W/synced.list" ]; then
+        sort -z "$W/synced.list" > "$W/synced.old"
+        sort -z "$W/synced.new" | comm -z -23 "$W/synced.old" - |
+            while IFS= read -r -d '' f; do rm -f "$W/src/$f"; done
+    fi
+    while IFS= read -r -d '' f; do
+        [ -f "$src/$f" ] || continue
+        if ! cmp -s "$src/$f" "$W/src/$f"; then
+            mkdir -p "$(dirname "$W/src/$f")" && cp -p "$src/$f" "$W/src/$f"
+        fi
+    done < "$W/synced.new"
+    mv "$W/synced.new" "$W/synced.list"
 }
 
 # The failing test points of the last make check, "TEST N" a line (ERROR
