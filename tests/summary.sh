@@ -17,10 +17,10 @@ extra_failed=${2:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 skips=$here/skips.tsv
 
-# The skip lines of the logs beside the .trs files, as
+# The lines of one kind (SKIP, XFAIL) in the logs beside the .trs files, as
 # "build<TAB>test<TAB>details" (details: "N - description # SKIP reason",
 # or "- reason" for a script that skipped as a whole).
-skip_lines() {
+result_lines() {
     find "$builddir" -name '*.trs' 2>/dev/null | sort | while read -r trs; do
         log=${trs%.trs}.log
         [ -f "$log" ] || continue
@@ -28,13 +28,13 @@ skip_lines() {
         build=${rel%%/*}
         # DIR is the source tree (its _build, _build-san) or a build folder
         [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
-        grep -E '^SKIP: ' "$log" | sed -e 's/^SKIP: //' | while read -r test details; do
+        grep -E "^$1: " "$log" | sed -e "s/^$1: //" | while read -r test details; do
             printf '%s\t%s\t%s\n' "$build" "$test" "$details"
         done
     done
 }
 
-skip_lines | awk -F'\t' -v ci="$ci" -v policy="$skips" '
+result_lines SKIP | awk -F'\t' -v ci="$ci" -v policy="$skips" '
     BEGIN {
         while ((getline line < policy) > 0) {
             if (line ~ /^#/ || line ~ /^[ \t]*$/)
@@ -66,15 +66,8 @@ must_run_skipped=$?
 # name: a check known to fail, whose reason is on record (e.g. the GPU
 # lane's stale evidence, tests/gpu/stale-expected.txt).  It does not fail
 # the run; it is listed so that the obligation stays in view.
-find "$builddir" -name '*.trs' 2>/dev/null | sort | while read -r trs; do
-    log=${trs%.trs}.log
-    [ -f "$log" ] || continue
-    rel=${trs#"$builddir"/}
-    build=${rel%%/*}
-    [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
-    grep -E '^XFAIL: ' "$log" | sed -e 's/^XFAIL: //' | while read -r test details; do
-        printf 'expected failure in %s: %s %s\n' "$build" "$test" "$details"
-    done
+result_lines XFAIL | while IFS="$(printf '\t')" read -r build test details; do
+    printf 'expected failure in %s: %s %s\n' "$build" "$test" "$details"
 done
 
 find "$builddir" -name '*.trs' -exec cat {} + 2>/dev/null |
