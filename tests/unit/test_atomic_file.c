@@ -15,36 +15,10 @@
 #include "core/readfile.h"
 #include "unit.h"
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/mfatomic.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
-}
-
-static const char *in_dir(const char *name)
-{
-    static char path[128];
-
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return path;
-}
-
 /* Entries of the test folder starting with '.': leftover temporaries. */
 static int hidden_files(void)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(moe_unit_dir);
     struct dirent *ent;
     int n = 0;
 
@@ -73,11 +47,11 @@ static void replaces_whole_with_an_exact_mode(void **state)
     struct stat st;
 
     (void)state;
-    assert_int_equal(moe_atomic_write(in_dir("cache.xml"), "one", 3, &how, &e), 0);
-    assert_int_equal(moe_atomic_write(in_dir("cache.xml"), "two!", 4, &how, &e), 0);
+    assert_int_equal(moe_atomic_write(moe_unit_path("cache.xml"), "one", 3, &how, &e), 0);
+    assert_int_equal(moe_atomic_write(moe_unit_path("cache.xml"), "two!", 4, &how, &e), 0);
     umask(old);
-    holds(in_dir("cache.xml"), "two!");
-    assert_int_equal(stat(in_dir("cache.xml"), &st), 0);
+    holds(moe_unit_path("cache.xml"), "two!");
+    assert_int_equal(stat(moe_unit_path("cache.xml"), &st), 0);
     assert_int_equal(st.st_mode & 0777, 0644);
     assert_int_equal(hidden_files(), 0);
 }
@@ -91,8 +65,8 @@ static void sets_the_mtime(void **state)
     struct stat st;
 
     (void)state;
-    assert_int_equal(moe_atomic_write(in_dir("dated"), "x", 1, &how, &e), 0);
-    assert_int_equal(stat(in_dir("dated"), &st), 0);
+    assert_int_equal(moe_atomic_write(moe_unit_path("dated"), "x", 1, &how, &e), 0);
+    assert_int_equal(stat(moe_unit_path("dated"), &st), 0);
     assert_int_equal(st.st_mtim.tv_sec, when.tv_sec);
 }
 
@@ -101,14 +75,14 @@ static void once_never_replaces(void **state)
 {
     const struct moe_atomic_file once = { .mode = 0444, .once = true, .sync_dir = true };
     struct moe_error e;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    int dfd = open(moe_unit_dir, O_RDONLY | O_DIRECTORY);
 
     (void)state;
     assert_true(dfd >= 0);
     assert_int_equal(moe_atomic_write_at(dfd, "frozen.json", "{}", 2, &once, &e), 0);
     assert_int_equal(moe_atomic_write_at(dfd, "frozen.json", "[]", 2, &once, &e), 1);
     close(dfd);
-    holds(in_dir("frozen.json"), "{}");
+    holds(moe_unit_path("frozen.json"), "{}");
     assert_int_equal(hidden_files(), 0);
 }
 
@@ -122,13 +96,13 @@ static void symlinks_are_not_written_through(void **state)
     char target[128];
 
     (void)state;
-    snprintf(target, sizeof(target), "%s", in_dir("victim"));
+    snprintf(target, sizeof(target), "%s", moe_unit_path("victim"));
     assert_int_equal(moe_atomic_write(target, "victim", 6, &how, &e), 0);
-    assert_int_equal(symlink(target, in_dir("link")), 0);
-    assert_int_equal(moe_atomic_write(in_dir("link"), "new", 3, &once, &e), 1);
-    assert_int_equal(moe_atomic_write(in_dir("link"), "new", 3, &how, &e), 0);
+    assert_int_equal(symlink(target, moe_unit_path("link")), 0);
+    assert_int_equal(moe_atomic_write(moe_unit_path("link"), "new", 3, &once, &e), 1);
+    assert_int_equal(moe_atomic_write(moe_unit_path("link"), "new", 3, &how, &e), 0);
     holds(target, "victim");
-    assert_int_equal(lstat(in_dir("link"), &st), 0);
+    assert_int_equal(lstat(moe_unit_path("link"), &st), 0);
     assert_true(S_ISREG(st.st_mode));
     assert_int_equal(hidden_files(), 0);
 }
@@ -141,12 +115,12 @@ static void errors_name_the_path_and_clean_up(void **state)
     char buf[512];
 
     (void)state;
-    assert_int_equal(mkdir(in_dir("busy"), 0755), 0);
-    assert_int_equal(moe_atomic_write(in_dir("busy"), "x", 1, &how, &e), -1);
+    assert_int_equal(mkdir(moe_unit_path("busy"), 0755), 0);
+    assert_int_equal(moe_atomic_write(moe_unit_path("busy"), "x", 1, &how, &e), -1);
     assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "busy: cannot replace"));
-    assert_int_equal(moe_atomic_write(in_dir("none/x"), "x", 1, &how, &e), -1);
+    assert_int_equal(moe_atomic_write(moe_unit_path("none/x"), "x", 1, &how, &e), -1);
     assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "none/x: cannot write"));
-    assert_int_equal(moe_atomic_write(in_dir(""), "x", 1, &how, &e), -1);
+    assert_int_equal(moe_atomic_write(moe_unit_path(""), "x", 1, &how, &e), -1);
     assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "not a file name"));
     assert_int_equal(hidden_files(), 0);
 }
@@ -161,5 +135,5 @@ int main(void)
         cmocka_unit_test(errors_name_the_path_and_clean_up),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, moe_unit_make_dir, moe_unit_remove_dir);
 }

@@ -23,35 +23,6 @@
 #include "topology/domains.h"
 #include "unit.h"
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/mfhostile.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
-}
-
-/* A path in the test's directory; four kept at a time. */
-static const char *in_dir(const char *name)
-{
-    static char paths[4][128];
-    static int next;
-    char *path = paths[next++ % 4];
-
-    snprintf(path, sizeof(paths[0]), "%s/%s", dir, name);
-    return path;
-}
-
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -87,16 +58,16 @@ static void open_regular_refuses_the_rest(void **state)
     int fd;
 
     (void)state;
-    assert_int_equal(mkfifo(in_dir("f"), 0600), 0);
+    assert_int_equal(mkfifo(moe_unit_path("f"), 0600), 0);
     moe_error_clear(&e);
-    assert_int_equal(moe_open_regular(in_dir("f"), "log", &e), -1);
+    assert_int_equal(moe_open_regular(moe_unit_path("f"), "log", &e), -1);
     has(e.text, "log: not a regular file (a FIFO)");
     assert_int_equal(moe_open_regular("/dev/zero", "trace", &e), -1);
     has(e.text, "trace: not a regular file (a device)");
-    assert_int_equal(moe_open_regular(dir, "log", &e), -1);
+    assert_int_equal(moe_open_regular(moe_unit_dir, "log", &e), -1);
     has(e.text, "(a directory)");
-    write_text(in_dir("r"), "abc");
-    fd = moe_open_regular(in_dir("r"), "log", &e);
+    write_text(moe_unit_path("r"), "abc");
+    fd = moe_open_regular(moe_unit_path("r"), "log", &e);
     assert_true(fd >= 0);
     assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
     assert_int_equal(read(fd, buf, sizeof(buf)), 3);
@@ -114,7 +85,7 @@ static const char *iteration_line =
  * (the whole rest of the log used to become arguments, in memory). */
 static void log_argument_dump_is_bounded(void **state)
 {
-    const char *path = in_dir("dump.log");
+    const char *path = moe_unit_path("dump.log");
     FILE *f = fopen(path, "w");
     struct moe_log log;
     struct moe_error e;
@@ -139,7 +110,7 @@ static void log_argument_dump_is_bounded(void **state)
  * line is read as usual (getline() held the whole line). */
 static void log_line_is_bounded(void **state)
 {
-    const char *path = in_dir("long.log");
+    const char *path = moe_unit_path("long.log");
     FILE *f = fopen(path, "w");
     struct moe_log log;
     struct moe_error e;
@@ -170,7 +141,7 @@ static void log_line_is_bounded(void **state)
  * so a file of many copies unpacks to their sum. */
 static void *gzip_member(const char *text, size_t len, size_t *out_len)
 {
-    const char *path = in_dir("member.gz");
+    const char *path = moe_unit_path("member.gz");
     gzFile gz = gzopen(path, "wb9");
     struct stat st;
     void *bytes;
@@ -202,7 +173,7 @@ static void append_member(FILE *out, const char *text, size_t len, int copies)
  * small (it grew to 4.2 GB and ran for two minutes). */
 static void kineto_gzip_of_a_3gb_string(void **state)
 {
-    const char *path = in_dir("bomb.json.gz");
+    const char *path = moe_unit_path("bomb.json.gz");
     static const char head[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"";
     FILE *f = fopen(path, "wb");
     char *mib = malloc(1 << 20);
@@ -234,7 +205,7 @@ static void kineto_gzip_of_a_3gb_string(void **state)
  * here, to keep the test short). */
 static void kineto_unpacked_size_is_bounded(void **state)
 {
-    const char *path = in_dir("spaces.json.gz");
+    const char *path = moe_unit_path("spaces.json.gz");
     FILE *f = fopen(path, "wb");
     char *mib = malloc(1 << 20);
     struct moe_trace t;
@@ -262,7 +233,7 @@ static void kineto_unpacked_size_is_bounded(void **state)
  * one before (so the last-device cache never helps). */
 static const char *kineto_devices(int n, int kernels)
 {
-    const char *path = in_dir("devices.json");
+    const char *path = moe_unit_path("devices.json");
     FILE *f = fopen(path, "w");
 
     assert_non_null(f);
@@ -323,7 +294,7 @@ static void exec_sql(sqlite3 *db, const char *sql)
 /* An export whose StringIds table is created by strings_sql. */
 static const char *nsys_with(const char *name, const char *strings_sql)
 {
-    const char *path = in_dir(name);
+    const char *path = moe_unit_path(name);
     sqlite3 *db;
 
     unlink(path);
@@ -452,10 +423,10 @@ static void topology_yaml_nesting_is_bounded(void **state)
     char buf[1024];
 
     (void)state;
-    write_text(in_dir("deep-topology.yaml"), text);
+    write_text(moe_unit_path("deep-topology.yaml"), text);
     free(text);
     moe_error_clear(&e);
-    assert_int_equal(moe_domains_load_yaml(&d, in_dir("deep-topology.yaml"), &e), -1);
+    assert_int_equal(moe_domains_load_yaml(&d, moe_unit_path("deep-topology.yaml"), &e), -1);
     has(moe_error_format(&e, buf, sizeof(buf)),
         "deep-topology.yaml:1:73: YAML: nested deeper than 64 levels");
 }
@@ -478,5 +449,5 @@ int main(void)
         cmocka_unit_test(yaml_depth_at_the_bound),
         cmocka_unit_test(topology_yaml_nesting_is_bounded),
     };
-    return MOE_RUN_GROUP(tests, make_dir, remove_dir);
+    return MOE_RUN_GROUP(tests, moe_unit_make_dir, moe_unit_remove_dir);
 }

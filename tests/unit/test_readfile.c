@@ -13,36 +13,10 @@
 #include "core/readfile.h"
 #include "unit.h"
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/mfread.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
-}
-
-static const char *in_dir(const char *name)
-{
-    static char path[128];
-
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return path;
-}
-
 /* A file of exactly size bytes (sparse: zeros). */
 static const char *sized(const char *name, off_t size)
 {
-    const char *path = in_dir(name);
+    const char *path = moe_unit_path(name);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
     assert_true(fd >= 0);
@@ -60,7 +34,7 @@ static void formatted(const struct moe_error *e, const char *want)
 
 static void reads_a_file_whole(void **state)
 {
-    const char *path = in_dir("a.txt");
+    const char *path = moe_unit_path("a.txt");
     struct moe_error e;
     size_t len = 0;
     FILE *f = fopen(path, "w");
@@ -97,8 +71,9 @@ static void missing_file(void **state)
     char want[256];
 
     (void)state;
-    assert_null(moe_read_file(in_dir("nope.yaml"), "study", NULL, &e));
-    snprintf(want, sizeof(want), "%s: study: No such file or directory", in_dir("nope.yaml"));
+    assert_null(moe_read_file(moe_unit_path("nope.yaml"), "study", NULL, &e));
+    snprintf(want, sizeof(want), "%s: study: No such file or directory",
+             moe_unit_path("nope.yaml"));
     formatted(&e, want);
 }
 
@@ -108,15 +83,15 @@ static void directory_is_refused(void **state)
     char want[256];
 
     (void)state;
-    assert_null(moe_read_file(dir, "manifest", NULL, &e));
-    snprintf(want, sizeof(want), "%s: manifest: not a regular file (a directory)", dir);
+    assert_null(moe_read_file(moe_unit_dir, "manifest", NULL, &e));
+    snprintf(want, sizeof(want), "%s: manifest: not a regular file (a directory)", moe_unit_dir);
     formatted(&e, want);
 }
 
 /* A FIFO is refused at once: the open does not wait for a writer. */
 static void fifo_is_refused_at_once(void **state)
 {
-    const char *path = in_dir("fifo");
+    const char *path = moe_unit_path("fifo");
     struct moe_error e;
     char want[256];
 
@@ -165,7 +140,7 @@ static void pseudo_files_are_read_to_the_end(void **state)
 /* JSON through the same reader; a parse error carries line and column. */
 static void json_errors_have_a_position(void **state)
 {
-    const char *path = in_dir("bad.json");
+    const char *path = moe_unit_path("bad.json");
     struct moe_error e;
     FILE *f = fopen(path, "w");
     char want[256];
@@ -177,8 +152,8 @@ static void json_errors_have_a_position(void **state)
     assert_null(moe_read_json(path, "report", &e));
     snprintf(want, sizeof(want), "%s:2:7: report: unexpected token near '}'", path);
     formatted(&e, want);
-    assert_null(moe_read_json(dir, "report", &e));
-    snprintf(want, sizeof(want), "%s: report: not a regular file (a directory)", dir);
+    assert_null(moe_read_json(moe_unit_dir, "report", &e));
+    snprintf(want, sizeof(want), "%s: report: not a regular file (a directory)", moe_unit_dir);
     formatted(&e, want);
     f = fopen(path, "w");
     fputs("{\"a\": [1, 2.5]}", f);
@@ -191,7 +166,7 @@ static void json_errors_have_a_position(void **state)
 /* Names starting with '.' in the test directory: leftover temporaries. */
 static int hidden_files(void)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(moe_unit_dir);
     struct dirent *ent;
     int n = 0;
 
@@ -220,8 +195,8 @@ static void replace_never_writes_through_a_link(void **state)
     FILE *f;
 
     (void)state;
-    snprintf(target, sizeof(target), "%s", in_dir("victim.txt"));
-    snprintf(link, sizeof(link), "%s", in_dir("report.json"));
+    snprintf(target, sizeof(target), "%s", moe_unit_path("victim.txt"));
+    snprintf(link, sizeof(link), "%s", moe_unit_path("report.json"));
     f = fopen(target, "w");
     fputs("victim\n", f);
     fclose(f);
@@ -245,11 +220,11 @@ static void replace_sets_the_mode(void **state)
     mode_t old = umask(077);
 
     (void)state;
-    assert_int_equal(moe_replace_file(in_dir("run.sbatch"), "#!/bin/sh\n", 10, 0755, &e), 0);
-    assert_int_equal(stat(in_dir("run.sbatch"), &st), 0);
+    assert_int_equal(moe_replace_file(moe_unit_path("run.sbatch"), "#!/bin/sh\n", 10, 0755, &e), 0);
+    assert_int_equal(stat(moe_unit_path("run.sbatch"), &st), 0);
     assert_int_equal(st.st_mode & 0777, 0755);
-    assert_int_equal(moe_replace_file(in_dir("plain"), "x", 1, -1, &e), 0);
-    assert_int_equal(stat(in_dir("plain"), &st), 0);
+    assert_int_equal(moe_replace_file(moe_unit_path("plain"), "x", 1, -1, &e), 0);
+    assert_int_equal(stat(moe_unit_path("plain"), &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     umask(old);
 }
@@ -261,8 +236,8 @@ static void replace_refuses_a_directory(void **state)
     char buf[512];
 
     (void)state;
-    assert_int_equal(mkdir(in_dir("adir"), 0755), 0);
-    assert_int_equal(moe_replace_file(in_dir("adir"), "x", 1, -1, &e), -1);
+    assert_int_equal(mkdir(moe_unit_path("adir"), 0755), 0);
+    assert_int_equal(moe_replace_file(moe_unit_path("adir"), "x", 1, -1, &e), -1);
     assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "adir: cannot replace"));
 }
 
@@ -281,5 +256,5 @@ int main(void)
         cmocka_unit_test(replace_sets_the_mode),
         cmocka_unit_test(replace_refuses_a_directory),
     };
-    return MOE_RUN_GROUP(tests, make_dir, remove_dir);
+    return MOE_RUN_GROUP(tests, moe_unit_make_dir, moe_unit_remove_dir);
 }

@@ -23,6 +23,37 @@
 
 #define MOE_SKIP_MARK "# moe-skip: "
 
+/* A scratch folder for a group of cases that read and write files: made
+ * by moe_unit_make_dir, removed by moe_unit_remove_dir (the group's setup
+ * and teardown), and paths in it from moe_unit_path, four kept at a time. */
+static char moe_unit_dir[64] __attribute__((unused));
+
+static inline int moe_unit_make_dir(void **state)
+{
+    (void)state;
+    snprintf(moe_unit_dir, sizeof(moe_unit_dir), "/tmp/mfunit.XXXXXX");
+    return mkdtemp(moe_unit_dir) ? 0 : -1;
+}
+
+static inline int moe_unit_remove_dir(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", moe_unit_dir);
+    return system(cmd);
+}
+
+static inline const char *moe_unit_path(const char *name)
+{
+    static char paths[4][128];
+    static int next;
+    char *path = paths[next++ % 4];
+
+    snprintf(path, sizeof(paths[0]), "%s/%s", moe_unit_dir, name);
+    return path;
+}
+
 static inline void moe_unit_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static inline void moe_unit_skip(const char *fmt, ...)
