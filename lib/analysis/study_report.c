@@ -111,7 +111,7 @@ static const struct moe_candidate *baseline_of(const struct moe_manifest_stage *
     for (size_t i = 0; i < st->n; i++) {
         const char *var = st->cands[i].variable;
 
-        if (var && strcmp(var, "baseline") == 0)
+        if (var && strcmp(var, "baseline") == 0 && !st->cands[i].twin_of)
             return &st->cands[i];
     }
     return NULL;
@@ -166,8 +166,9 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
         moe_error_set(err, "out of memory");
         return -1;
     }
+    /* a profiling twin's steps run under a profiler: never timed */
     for (size_t i = 0; i < st->n; i++)
-        if (&st->cands[i] != ref)
+        if (&st->cands[i] != ref && !st->cands[i].twin_of)
             cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n++]);
     return 0;
 }

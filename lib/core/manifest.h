@@ -42,7 +42,22 @@ struct moe_candidate {
                                 not what runs, and a model change must not rename jobs */
     json_t *contract;        /* the declared contract */
     char *id;                /* moe_candidate_hash(), or a winners' combination's digest */
+    char *twin_of;           /* validate: the id of the unprofiled run this one profiles
+                                (a profiling twin), NULL otherwise.  Not part of the id:
+                                argv, env and the contract's profiling block already name
+                                what the twin runs; the link only says which timed run it
+                                stands beside, and readers of step time skip it */
 };
+
+/* Where a validate profiling twin's profiler writes, relative to the study
+ * directory, named by the id of the run it is the twin of (its own id is a
+ * hash over its arguments, which name this folder): the PyTorch profiler's
+ * --tensorboard-dir is <dir>/tensorboard, so Megatron's Kineto traces land
+ * in <dir>/torch_profile/rank-N.json.gz (core 0.19, bridge-pin) or in
+ * <dir>/tensorboard (core 0.16); Nsight Systems writes <dir>/nsys-rankN.
+ * The generator (study/validate_profile.c) writes, the report
+ * (analysis/profile_pair.c) reads. */
+#define MOE_TWIN_PROFILE_DIR_FMT "results/validate/profile-%s"
 
 /* A catalogue entry a stage did not emit, and why. */
 struct moe_skip {
@@ -80,8 +95,8 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
 /* Replaces *field with a copy of s (NULL clears it); -1 when out of memory. */
 int moe_candidate_set(char **field, const char *s);
 
-/* The candidate as manifest.json holds it; without_id: without id and
- * predicted_mib, the document the id is the hash of. */
+/* The candidate as manifest.json holds it; without_id: without id,
+ * predicted_mib and twin_of, the document the id is the hash of. */
 json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
 /* Sets c->id: the SHA-256 of the canonical text of moe_candidate_json(c,
  * true).  -1 when it cannot be serialised. */

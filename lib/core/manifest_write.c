@@ -59,6 +59,8 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
         json_object_set_new(o, "rank", json_integer(c->rank));
     if (o && !without_id && c->id)
         json_object_set_new(o, "id", json_string(c->id));
+    if (o && !without_id && c->twin_of)
+        json_object_set_new(o, "twin_of", json_string(c->twin_of));
     if (o && !without_id && !isnan(c->predicted_mib))
         json_object_set_new(o, "predicted_mib", json_real(c->predicted_mib));
     return o;

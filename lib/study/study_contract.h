@@ -13,4 +13,8 @@
 json_t *moe_run_contract(const struct moe_study *study, const struct moe_run *run,
                          const char *label);
 
+/* The contract's profiling block: the study's profiler and profile_steps,
+ * as the profile stage and validate's profiling twins declare them. */
+json_t *moe_contract_profiling(const struct moe_study *study);
+
 #endif
