@@ -14,8 +14,10 @@
 
 #include "cli.h"
 #include "report_fit.h"
+#include "report_profile.h"
 #include "options.h"
 #include "core/number.h"
+#include "analysis/profile_pair.h"
 #include "analysis/report.h"
 #include "analysis/study_report.h"
 #include "analysis/report_runs.h"
@@ -434,6 +436,22 @@ static int load_stage(const struct moe_study_view *v, const struct moe_report_re
     return MOE_EXIT_OK;
 }
 
+/* validate: the matched A/B profiles of its profiling twins, into extra
+ * as "profile_pairs" (timing never reads a twin: study_report.c). */
+static int profile_pairs(const struct moe_study_view *v, json_t *extra)
+{
+    struct moe_error err;
+    json_t *pairs;
+
+    if (strcmp(v->stage, "validate") != 0)
+        return MOE_EXIT_OK;
+    moe_error_clear(&err);
+    if (!(pairs = moe_profile_pairs_of_study(v->study, 10, &err)))
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    json_object_set_new(extra, "profile_pairs", pairs);
+    return MOE_EXIT_OK;
+}
+
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
 static int report_study(const char *study, const char *stage, const struct report_args *a)
@@ -458,9 +476,13 @@ static int report_study(const char *study, const char *stage, const struct repor
     else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK &&
              (rc = expected_runs_exist(a, runs, nruns, skipped)) == MOE_EXIT_OK) {
         extra = study_header(&v, a, rd.first, rd.last, skipped);
-        rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
-        if (!a->json)
+        rc = profile_pairs(&v, extra);
+        if (rc == MOE_EXIT_OK)
+            rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
+        if (rc == MOE_EXIT_OK && !a->json) {
             print_skipped(skipped);
+            moe_report_print_profile_pairs(json_object_get(extra, "profile_pairs"));
+        }
         if (rc == MOE_EXIT_OK && a->winners)
             rc = record_winners(&v, runs, nruns, &a->ropts);
     }

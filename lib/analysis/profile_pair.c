@@ -261,6 +261,12 @@ static double mean_us(int64_t ns, size_t n)
     return n ? (double)ns / (double)n / 1e3 : 0.0;
 }
 
+/* The mean in us, or null for no run. */
+static json_t *mean_or_null(int64_t ns, size_t n)
+{
+    return n ? json_real(mean_us(ns, n)) : json_null();
+}
+
 /* ms per GPU per step. */
 static double per_step_ms(int64_t ns, size_t gpus, long steps)
 {
@@ -396,12 +402,17 @@ static json_t *shared_kernels(const struct moe_profile_side *baseline,
 
         if (!bn)
             continue;
-        json_array_append_new(out, json_pack("{s:s, s:I, s:f, s:I, s:f, s:o}", "name",
-                                             r[i]->name, "baseline_runs", (json_int_t)bn,
-                                             "baseline_mean_us", bm, "winner_runs",
-                                             (json_int_t)wn, "winner_mean_us", wm, "change_pct",
-                                             bm > 0 ? json_real(100.0 * (wm / bm - 1.0))
-                                                    : json_null()));
+        json_array_append_new(
+            out, json_pack("{s:s, s:I, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "name",
+                           r[i]->name, "baseline_runs", (json_int_t)bn, "baseline_mean_us", bm,
+                           "winner_runs", (json_int_t)wn, "winner_mean_us", wm, "change_pct",
+                           bm > 0 ? json_real(100.0 * (wm / bm - 1.0)) : json_null(),
+                           "baseline_alone_mean_us", mean_or_null(b->alone_ns, b->alone),
+                           "baseline_concurrent_mean_us",
+                           mean_or_null(b->concurrent_ns, b->concurrent),
+                           "winner_alone_mean_us", mean_or_null(r[i]->alone_ns, r[i]->alone),
+                           "winner_concurrent_mean_us",
+                           mean_or_null(r[i]->concurrent_ns, r[i]->concurrent)));
         listed++;
     }
     free(r);
@@ -523,7 +534,7 @@ static json_t *pair_entry(const struct pairing *p, const struct moe_candidate *t
     json_t *o;
 
     moe_profile_side_init(&side);
-    o = json_pack("{s:s, s:s, s:s, s:s, s:[I,I]}", "winner", label ? label : "?", "winner_id",
+    o = json_pack("{s:s, s:s, s:s, s:s, s:[I,I]}", "label", label ? label : "?", "winner_id",
                   twin->twin_of, "twin", twin->id, "baseline_twin", base_twin->id, "steps",
                   (json_int_t)first, (json_int_t)last);
     free(label);
