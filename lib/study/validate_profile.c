@@ -1,7 +1,9 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/contract_keys.h"
 #include "study/megatron_args.h"
@@ -51,6 +53,15 @@ static int make_twin(const struct moe_study *s, const struct moe_candidate *sibl
     return moe_candidate_hash(twin);
 }
 
+/* Whether a candidate of plan is already the twin of c. */
+static bool has_twin(const struct moe_stage_plan *plan, const struct moe_candidate *c)
+{
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->cands[i].twin_of && c->id && strcmp(plan->cands[i].twin_of, c->id) == 0)
+            return true;
+    return false;
+}
+
 int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *plan,
                            struct moe_error *err)
 {
@@ -60,7 +71,7 @@ int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *pla
         struct moe_candidate twin;
         int rc;
 
-        if (plan->cands[i].twin_of)
+        if (plan->cands[i].twin_of || has_twin(plan, &plan->cands[i]))
             continue;
         moe_candidate_init(&twin);
         rc = make_twin(s, &plan->cands[i], &twin);

@@ -19,8 +19,9 @@
 #include "study/study.h"
 
 /* Appends a profiling twin of every candidate of plan (a validate stage
- * plan, rendered) that is not a twin itself, in plan order.  -1 with err
- * when out of memory. */
+ * plan, rendered) that is not a twin and has none yet, in plan order, so
+ * that the timed runs keep their array indices.  -1 with err when out of
+ * memory. */
 int moe_validate_add_twins(const struct moe_study *study, struct moe_stage_plan *plan,
                            struct moe_error *err);
 
