@@ -53,8 +53,10 @@ struct moe_candidate {
  * directory, named by the id of the run it is the twin of (its own id is a
  * hash over its arguments, which name this folder): the PyTorch profiler's
  * --tensorboard-dir is <dir>/tensorboard, so Megatron's Kineto traces land
- * in <dir>/torch_profile/rank-N.json.gz (core 0.19, bridge-pin) or in
- * <dir>/tensorboard (core 0.16); Nsight Systems writes <dir>/nsys-rankN.
+ * in <dir>/torch_profile/rank-N.json.gz (core 0.19, bridge-pin: trace_handler
+ * in megatron/training/training.py, core_v0.19.0:3677, 2a75ac12:3794, writes
+ * "{tensorboard_dir}/../torch_profile") or in <dir>/tensorboard (core 0.16);
+ * Nsight Systems writes <dir>/nsys-rankN.
  * The generator (study/validate_profile.c) writes, the report
  * (analysis/profile_pair.c) reads. */
 #define MOE_TWIN_PROFILE_DIR_FMT "results/validate/profile-%s"
