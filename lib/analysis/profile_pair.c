@@ -505,6 +505,11 @@ static int load_twin(const struct pairing *p, const struct moe_candidate *twin, 
 {
     char rel[256];
 
+    if (!moe_candidate_id_is_hash(twin->twin_of)) {
+        moe_error_at(p->err, p->study, 0, 0, "manifest.json: validate candidate %.80s: "
+                     "twin_of: not a candidate id (64 hex digits)", twin->id ? twin->id : "?");
+        return -1;
+    }
     snprintf(rel, sizeof(rel), MOE_TWIN_PROFILE_DIR_FMT, twin->twin_of);
     snprintf(dir, len, "%s/%s", p->study, rel);
     return moe_profile_side_load(side, dir, first, last, p->err);

@@ -104,6 +104,12 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
  * true).  -1 when it cannot be serialised. */
 int moe_candidate_hash(struct moe_candidate *c);
 
+/* Whether id is what moe_candidate_hash writes (and a combination's
+ * digest): 64 lowercase hex digits.  A folder named after a candidate
+ * (MOE_TWIN_PROFILE_DIR_FMT) takes no other id: a manifest is data and
+ * may have been edited. */
+bool moe_candidate_id_is_hash(const char *id);
+
 /* The text of a value in labels: a string as it is, anything else as
  * compact JSON.  malloc'd; NULL when out of memory. */
 char *moe_value_text(const json_t *value);

@@ -66,6 +66,16 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
     return o;
 }
 
+bool moe_candidate_id_is_hash(const char *id)
+{
+    size_t n = 0;
+
+    for (; id && id[n]; n++)
+        if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+            return false;
+    return n == MOE_SHA256_HEX_LEN;
+}
+
 int moe_candidate_hash(struct moe_candidate *c)
 {
     json_t *doc = moe_candidate_json(c, true);

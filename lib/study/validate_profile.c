@@ -73,6 +73,12 @@ int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *pla
 
         if (plan->cands[i].twin_of || has_twin(plan, &plan->cands[i]))
             continue;
+        if (!moe_candidate_id_is_hash(plan->cands[i].id)) {
+            moe_error_set(err, "validate stage: candidate %zu: id '%.80s' is not a candidate "
+                          "id (64 hex digits): no folder is named after it", i,
+                          plan->cands[i].id ? plan->cands[i].id : "");
+            return -1;
+        }
         moe_candidate_init(&twin);
         rc = make_twin(s, &plan->cands[i], &twin);
         if (rc == 0)

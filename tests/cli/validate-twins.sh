@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 40
+tap_plan 42
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -135,4 +135,12 @@ ok "... with hidden communication" has "$tmp/report.txt" \
     "^  hidden communication, % of comm +0\.000 +0\.000 +\+0\.000$"
 ok "... and the contention, none here: no compute ran beside communication" has "$tmp/report.txt" \
     "^  contention: compute beside comm, % slower +- +- +-$"
+# A manifest is data: a twin_of that is no candidate id never becomes a path.
+chmod u+w "$S/manifest.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
+[s for s in d['stages'] if s['stage'] == 'validate'][0]['candidates'][3]['twin_of'] = '../../../etc'
+json.dump(d, open(sys.argv[1], 'w'))" "$S/manifest.json"
+"$M" report "$S" --stage validate --json > "$tmp/report.json" 2> "$tmp/report.err"
+tap_ok $(( $? == 2 ? 0 : 1 )) "a twin_of that is no candidate id is refused (exit 2)"
+ok "... naming the field" has "$tmp/report.err" "manifest.json: validate candidate [0-9a-f]{64}: twin_of: not a candidate id"
 tap_done
