@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 42
+tap_plan 44
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -53,6 +53,7 @@ for dialect in core-0.19 bridge-pin; do
         --stage validate --winners "$S" > "$tmp/out" 2>&1
     tap_ok $? "$dialect: gen --winners"
     ok "... 4 validate runs: baseline, winner, then a twin of each" has "$tmp/out" "^validate: 4 runs"
+    ok "... listed as such" has "$tmp/out" '^  3: ep_overlap = true \(profiling twin of 1, never timed\)$'
     # twin i+2 of run i: twin_of, argv = the run's + the profiling switches,
     # env the run's, nodes and tasks the run's
     for i in 0 1; do
