@@ -235,8 +235,11 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                opts->alpha, opts->min_effect_pct);
 }
 
+/* pairs: validate's matched A/B profiles, kept in report.json too (NULL:
+ * none), where an evidence pack reads them. */
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, struct moe_error *err)
+                         const struct moe_report_opts *opts, json_t *pairs,
+                         struct moe_error *err)
 {
     char path[4096], *text;
     json_t *j;
@@ -248,6 +251,8 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
     j = moe_report_to_json(runs, n, opts);
+    if (pairs)
+        json_object_set(j, "profile_pairs", pairs);
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     /* Replaced whole, never written through a symlink planted at the name. */
@@ -283,7 +288,8 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     } else {
         print_summary(runs, nruns, o);
     }
-    if (outdir && write_outputs(outdir, runs, nruns, o, &err) < 0) {
+    if (outdir && write_outputs(outdir, runs, nruns, o, json_object_get(extra, "profile_pairs"),
+                                &err) < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;
     }

@@ -273,26 +273,32 @@ static double per_step_ms(int64_t ns, size_t gpus, long steps)
     return gpus && steps > 0 ? (double)ns / 1e6 / (double)gpus / (double)steps : 0.0;
 }
 
+/* What k's concurrent runs would have taken at its alone mean; 0 without
+ * an alone run. */
+static int64_t as_alone(const struct moe_kernel_timing *k)
+{
+    return k->alone ? (int64_t)((double)k->alone_ns / (double)k->alone * (double)k->concurrent)
+                    : 0;
+}
+
 /* Contention summed over the names that ran both alone and beside
  * communication: what their concurrent runs took beyond their alone
  * mean. */
 static void contention_cost(const struct moe_profile_side *s, int64_t *extra, int64_t *concurrent,
-                            int64_t *as_alone, size_t *names)
+                            int64_t *alone, size_t *names)
 {
-    *extra = *concurrent = *as_alone = 0;
+    *extra = *concurrent = *alone = 0;
     *names = 0;
     for (size_t i = 0; i < s->nkernels; i++) {
         const struct moe_kernel_timing *k = &s->kernels[i];
-        int64_t alone_equiv;
 
         if (!k->alone || !k->concurrent)
             continue;
-        alone_equiv = (int64_t)((double)k->alone_ns / (double)k->alone * (double)k->concurrent);
         *concurrent += k->concurrent_ns;
-        *as_alone += alone_equiv;
+        *alone += as_alone(k);
         (*names)++;
     }
-    *extra = *concurrent - *as_alone;
+    *extra = *concurrent - *alone;
 }
 
 static int by_time_desc(const void *pa, const void *pb)
@@ -319,10 +325,9 @@ static const struct moe_kernel_timing **ranked(const struct moe_profile_side *s)
     return r;
 }
 
-static json_t *slowdown_pct(int64_t concurrent, int64_t as_alone)
+static json_t *slowdown_pct(int64_t concurrent, int64_t alone)
 {
-    return as_alone > 0 ? json_real(100.0 * ((double)concurrent / (double)as_alone - 1.0))
-                        : json_null();
+    return alone > 0 ? json_real(100.0 * ((double)concurrent / (double)alone - 1.0)) : json_null();
 }
 
 static json_t *kernel_json(const struct moe_kernel_timing *k)
@@ -331,12 +336,9 @@ static json_t *kernel_json(const struct moe_kernel_timing *k)
                           (json_int_t)k->alone, "alone_mean_us", mean_us(k->alone_ns, k->alone),
                           "concurrent_runs", (json_int_t)k->concurrent, "concurrent_mean_us",
                           mean_us(k->concurrent_ns, k->concurrent));
-    int64_t as_alone = k->alone ? (int64_t)((double)k->alone_ns / (double)k->alone *
-                                            (double)k->concurrent)
-                                : 0;
 
     json_object_set_new(o, "slowdown_pct",
-                        k->concurrent ? slowdown_pct(k->concurrent_ns, as_alone) : json_null());
+                        k->concurrent ? slowdown_pct(k->concurrent_ns, as_alone(k)) : json_null());
     return o;
 }
 
@@ -344,16 +346,18 @@ static json_t *contention_json(const struct moe_profile_side *s, long steps, siz
 {
     const struct moe_kernel_timing **r = ranked(s);
     json_t *kernels = json_array(), *o;
-    int64_t extra, concurrent, as_alone;
+    int64_t extra, concurrent, alone;
     size_t names, gpus = s->overlap.ngpus;
 
-    contention_cost(s, &extra, &concurrent, &as_alone, &names);
+    contention_cost(s, &extra, &concurrent, &alone, &names);
     for (size_t i = 0; r && i < s->nkernels && i < top; i++)
         json_array_append_new(kernels, kernel_json(r[i]));
     free(r);
-    o = json_pack("{s:I, s:f, s:o, s:o}", "kernel_names_both_ways", (json_int_t)names,
-                  "extra_ms_per_gpu_step", per_step_ms(extra, gpus, steps), "slowdown_pct",
-                  slowdown_pct(concurrent, as_alone), "kernels", kernels);
+    /* no name ran both ways: nothing measured, which is not 0 */
+    o = json_pack("{s:I, s:o, s:o, s:o}", "kernel_names_both_ways", (json_int_t)names,
+                  "extra_ms_per_gpu_step",
+                  names ? json_real(per_step_ms(extra, gpus, steps)) : json_null(),
+                  "slowdown_pct", slowdown_pct(concurrent, alone), "kernels", kernels);
     return o;
 }
 

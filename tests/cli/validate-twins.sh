@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 44
+tap_plan 46
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -128,6 +128,9 @@ ok "... the exposed communication per GPU and step is overlap's, on each side" \
 ok "... names the winner and both twins" field "$tmp/report.json" \
     "(lambda p: p['label'] == 'ep_overlap=true' and p['winner_id'] == '$2'
       and p['baseline_twin'] != p['twin'])(d['profile_pairs'][0]) or sys.exit(1)"
+"$M" report "$S" --stage validate -o "$tmp/out" > /dev/null 2>&1
+ok "... and report -o keeps them in its report.json" field "$tmp/out/report.json" \
+    "d['profile_pairs'][0]['status'] == 'paired' or sys.exit(1)"
 "$M" report "$S" --stage validate > "$tmp/report.txt" 2>&1
 tap_ok $? "report --stage validate (text)"
 ok "... sets the two profiles side by side" has "$tmp/report.txt" \
@@ -136,6 +139,8 @@ ok "... with hidden communication" has "$tmp/report.txt" \
     "^  hidden communication, % of comm +0\.000 +0\.000 +\+0\.000$"
 ok "... and the contention, none here: no compute ran beside communication" has "$tmp/report.txt" \
     "^  contention: compute beside comm, % slower +- +- +-$"
+ok "... nor any extra time to count" has "$tmp/report.txt" \
+    "^  contention: its extra compute time, ms +- +- +-$"
 # A manifest is data: a twin_of that is no candidate id never becomes a path.
 chmod u+w "$S/manifest.json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1]))

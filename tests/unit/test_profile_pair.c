@@ -121,6 +121,7 @@ static void no_overlap_no_contention(void **state)
     j = moe_profile_side_json(&s, 2, 5);
     c = json_object_get(j, "contention");
     assert_true(json_is_null(json_object_get(c, "slowdown_pct")));
+    assert_true(json_is_null(json_object_get(c, "extra_ms_per_gpu_step")));
     assert_int_equal(json_integer_value(json_object_get(c, "kernel_names_both_ways")), 0);
     assert_int_equal(json_array_size(json_object_get(c, "kernels")), 5);
     assert_int_equal(json_integer_value(json_object_get(j, "gpus")), 2);
