@@ -131,12 +131,15 @@ ok "... the last is the combination of the two" \
 ok "... validate.sbatch is an array of 8" has "$OUTDIR/validate.sbatch" '^#SBATCH --array=0-7%'
 ok "... the other stages' rows are unchanged" \
     test "$(grep -c '^retune	' "$OUTDIR/candidates.tsv")" = 13
-val=$(cd "$OUTDIR" && as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err")
+val=$(cd "$OUTDIR" && PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH" as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err")
 tap_ok $? "the validate array is accepted at sbatch (every run: baseline, winner, declared combination or declared profiling twin)"
 diag < "$WORK/val-submit.err"
 wait_job "$val" 300
 ok "... and the 4 timed runs recorded their window, the twins none" test "$(ls "$OUTDIR"/results/validate/*.window.json 2> /dev/null | wc -l)" = 4
-ok "... every run, twins too, exited 0" test "$(cat "$OUTDIR"/results/validate/*.rc | grep -c '^0$')" = 8
+zeros=$(cat "$OUTDIR"/results/validate/*.rc | grep -c '^0$')
+ok "... every run, twins too, exited 0" test "$zeros" = 8
+[ "$zeros" = 8 ] ||
+    for f in "$OUTDIR"/results/validate/*.rc; do echo "$f: $(cat "$f")"; tail -3 "${f%.rc}.log"; done | diag
 "$MOEFLOW_BIN" report "$OUTDIR" --stage validate > "$WORK/validate-report.out" 2>&1
 tap_ok $? "report STUDY --stage validate"
 diag < "$WORK/validate-report.out"
