@@ -128,8 +128,8 @@ ok "... the exposed communication per GPU and step is overlap's, on each side" \
 ok "... names the winner and both twins" field "$tmp/report.json" \
     "(lambda p: p['label'] == 'ep_overlap=true' and p['winner_id'] == '$2'
       and p['baseline_twin'] != p['twin'])(d['profile_pairs'][0]) or sys.exit(1)"
-"$M" report "$S" --stage validate -o "$tmp/out" > /dev/null 2>&1
-ok "... and report -o keeps them in its report.json" field "$tmp/out/report.json" \
+"$M" report "$S" --stage validate -o "$tmp/report-out" > /dev/null 2>&1
+ok "... and report -o keeps them in its report.json" field "$tmp/report-out/report.json" \
     "d['profile_pairs'][0]['status'] == 'paired' or sys.exit(1)"
 "$M" report "$S" --stage validate > "$tmp/report.txt" 2>&1
 tap_ok $? "report --stage validate (text)"
