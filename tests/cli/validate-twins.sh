@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 46
+tap_plan 48
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -84,6 +84,11 @@ for dialect in core-0.19 bridge-pin; do
     tap_ok $(( $? == 3 ? 0 : 1 )) "... an undeclared profiled run is refused (exit 3)"
     ok "... by the validate rule" has "$tmp/rule" "^refused by rule validate-equal: .*profiling.profiler changed"
     ok "... validate.sbatch passes bash -n" bash -n "$S/validate.sbatch"
+    if command -v shellcheck > /dev/null; then
+        ok "... and shellcheck" shellcheck "$S/validate.sbatch"
+    else
+        tap_skip "... and shellcheck" "no shellcheck here"
+    fi
     ok "... a twin never writes a timing window" has "$S/validate.sbatch" \
         'if \[ -n "\$twin_of" \]; then$'
 done
