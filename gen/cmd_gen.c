@@ -253,6 +253,8 @@ static void print_validate(const char *dir, const struct moe_stage_plan *validat
         putchar('\n');
         free(val);
     }
+    for (size_t i = 0; i < validate->n_skipped; i++)
+        printf("  skipped %s: %s\n", validate->skipped[i].variable, validate->skipped[i].reason);
     printf("submit it from %s: sbatch validate.sbatch\n", dir);
 }
 

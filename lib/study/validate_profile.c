@@ -7,6 +7,7 @@
 
 #include "core/contract_keys.h"
 #include "study/megatron_args.h"
+#include "study/megatron_rules.h"
 #include "study/study_contract.h"
 #include "study/validate_profile.h"
 
@@ -62,10 +63,49 @@ static bool has_twin(const struct moe_stage_plan *plan, const struct moe_candida
     return false;
 }
 
+/* Lists the twins as skipped, with why; -1 when out of memory. */
+static int skip_twins(struct moe_stage_plan *plan, const char *why)
+{
+    struct moe_skip *k = realloc(plan->skipped, (plan->n_skipped + 1) * sizeof(*k));
+
+    if (!k)
+        return -1;
+    plan->skipped = k;
+    plan->cap_skipped = plan->n_skipped + 1;
+    k = &plan->skipped[plan->n_skipped++];
+    snprintf(k->variable, sizeof(k->variable), "profiling_twin");
+    k->value = json_null();
+    snprintf(k->reason, sizeof(k->reason), "no profiling twin: %.480s", why);
+    return 0;
+}
+
+/* Why Megatron would not profile the validate runs (their --train-iters
+ * ends before the profile window does), into buf; NULL when it would. */
+static const char *unprofilable(const struct moe_study *s, char *buf, size_t size)
+{
+    const struct moe_megatron_rule *rule;
+    struct moe_run run;
+
+    moe_run_from_baseline(&run, s, s->measure.validate_steps);
+    run.profile = true;
+    if (!(rule = moe_megatron_rule_broken(s, &run)))
+        return NULL;
+    moe_megatron_rule_describe(rule, s->software.dialect, buf, size);
+    return buf;
+}
+
 int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *plan,
                            struct moe_error *err)
 {
     size_t n = plan->n;
+    char why[512];
+
+    if (unprofilable(s, why, sizeof(why))) {
+        if (skip_twins(plan, why) == 0)
+            return 0;
+        moe_error_set(err, "validate stage: out of memory");
+        return -1;
+    }
 
     for (size_t i = 0; i < n; i++) {
         struct moe_candidate twin;

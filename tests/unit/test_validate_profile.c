@@ -130,11 +130,31 @@ static void nsys_twin(void **state)
     moe_study_free(&s);
 }
 
+/* Megatron stops profiling at --profile-step-end, which a validate run
+ * that ends earlier never reaches: no twin then, and the stage says why. */
+static void no_twin_past_train_iters(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+
+    (void)state;
+    load(&s, MOE_PROFILER_PYTORCH);
+    s.measure.validate_steps = 5; /* the profile window is 4..5: --profile-step-end 6 */
+    plan_with_twins(&s, &p);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.n_skipped, 1);
+    assert_string_equal(p.skipped[0].variable, "profiling_twin");
+    assert_non_null(strstr(p.skipped[0].reason, "profile_needs_train_iters"));
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pytorch_twin),
         cmocka_unit_test(nsys_twin),
+        cmocka_unit_test(no_twin_past_train_iters),
     };
 
     return MOE_RUN_TESTS(tests);
