@@ -303,8 +303,7 @@ static void contention_cost(const struct moe_profile_side *s, int64_t *extra, in
 
 static int by_time_desc(const void *pa, const void *pb)
 {
-    const struct moe_kernel_timing *a = *(const struct moe_kernel_timing *const *)pa;
-    const struct moe_kernel_timing *b = *(const struct moe_kernel_timing *const *)pb;
+    const struct moe_kernel_timing *a = pa, *b = pb;
     int64_t ta = a->alone_ns + a->concurrent_ns, tb = b->alone_ns + b->concurrent_ns;
 
     if (ta != tb)
@@ -312,15 +311,16 @@ static int by_time_desc(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-/* s's kernels, most time first; NULL when out of memory. */
-static const struct moe_kernel_timing **ranked(const struct moe_profile_side *s)
+/* s's kernels, most time first: a shallow copy (the names stay s's);
+ * NULL when out of memory. */
+static struct moe_kernel_timing *ranked(const struct moe_profile_side *s)
 {
-    const struct moe_kernel_timing **r = malloc((s->nkernels + 1) * sizeof(*r));
+    struct moe_kernel_timing *r = malloc((s->nkernels + 1) * sizeof(*r));
 
     if (!r)
         return NULL;
-    for (size_t i = 0; i < s->nkernels; i++)
-        r[i] = &s->kernels[i];
+    if (s->nkernels)
+        memcpy(r, s->kernels, s->nkernels * sizeof(*r));
     qsort(r, s->nkernels, sizeof(*r), by_time_desc);
     return r;
 }
@@ -344,14 +344,14 @@ static json_t *kernel_json(const struct moe_kernel_timing *k)
 
 static json_t *contention_json(const struct moe_profile_side *s, long steps, size_t top)
 {
-    const struct moe_kernel_timing **r = ranked(s);
+    struct moe_kernel_timing *r = ranked(s);
     json_t *kernels = json_array(), *o;
     int64_t extra, concurrent, alone;
     size_t names, gpus = s->overlap.ngpus;
 
     contention_cost(s, &extra, &concurrent, &alone, &names);
     for (size_t i = 0; r && i < s->nkernels && i < top; i++)
-        json_array_append_new(kernels, kernel_json(r[i]));
+        json_array_append_new(kernels, kernel_json(&r[i]));
     free(r);
     /* no name ran both ways: nothing measured, which is not 0 */
     o = json_pack("{s:I, s:o, s:o, s:o}", "kernel_names_both_ways", (json_int_t)names,
@@ -394,29 +394,29 @@ static const struct moe_kernel_timing *find_timing(const struct moe_profile_side
 static json_t *shared_kernels(const struct moe_profile_side *baseline,
                               const struct moe_profile_side *winner, size_t top)
 {
-    const struct moe_kernel_timing **r = ranked(winner);
+    struct moe_kernel_timing *r = ranked(winner);
     json_t *out = json_array();
     size_t listed = 0;
 
     for (size_t i = 0; r && i < winner->nkernels && listed < top; i++) {
-        const struct moe_kernel_timing *b = find_timing(baseline, r[i]->name);
-        size_t bn = b ? b->alone + b->concurrent : 0, wn = r[i]->alone + r[i]->concurrent;
+        const struct moe_kernel_timing *b = find_timing(baseline, r[i].name);
+        size_t bn = b ? b->alone + b->concurrent : 0, wn = r[i].alone + r[i].concurrent;
         double bm = b ? mean_us(b->alone_ns + b->concurrent_ns, bn) : 0.0;
-        double wm = mean_us(r[i]->alone_ns + r[i]->concurrent_ns, wn);
+        double wm = mean_us(r[i].alone_ns + r[i].concurrent_ns, wn);
 
         if (!bn)
             continue;
         json_array_append_new(
             out, json_pack("{s:s, s:I, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "name",
-                           r[i]->name, "baseline_runs", (json_int_t)bn, "baseline_mean_us", bm,
+                           r[i].name, "baseline_runs", (json_int_t)bn, "baseline_mean_us", bm,
                            "winner_runs", (json_int_t)wn, "winner_mean_us", wm, "change_pct",
                            bm > 0 ? json_real(100.0 * (wm / bm - 1.0)) : json_null(),
                            "baseline_alone_mean_us", mean_or_null(b->alone_ns, b->alone),
                            "baseline_concurrent_mean_us",
                            mean_or_null(b->concurrent_ns, b->concurrent),
-                           "winner_alone_mean_us", mean_or_null(r[i]->alone_ns, r[i]->alone),
+                           "winner_alone_mean_us", mean_or_null(r[i].alone_ns, r[i].alone),
                            "winner_concurrent_mean_us",
-                           mean_or_null(r[i]->concurrent_ns, r[i]->concurrent)));
+                           mean_or_null(r[i].concurrent_ns, r[i].concurrent)));
         listed++;
     }
     free(r);
