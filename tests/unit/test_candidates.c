@@ -448,6 +448,134 @@ static void skipped_with_reasons(void **state)
     moe_study_free(&s);
 }
 
+/* ---- the study's own limits, on studies the examples do not cover ---- */
+
+/* The tiny study with overrides: the model as it is, the rest given. */
+static void load_tiny(const char *cluster_and_baseline, struct moe_study *s)
+{
+    char text[2048], buf[1024];
+    struct moe_error e;
+
+    snprintf(text, sizeof(text),
+             "name: tiny-variant\n"
+             "model: {num_layers: 8, hidden: 512, ffn_hidden: 2048, moe_ffn_hidden: 1024,\n"
+             "        num_experts: 8, topk: 2, num_heads: 8, num_query_groups: 4, vocab: 32000}\n"
+             "workload: {seq_len: 1024, mbs: 1, gbs: 16, routing: dropless}\n"
+             "measure: {warmup: 2, screen_steps: 6, validate_steps: 50,\n"
+             "          report_window: [41, 50], profile_steps: [4, 5]}\n"
+             "scale: {top_k: 64}\n"
+             "%s", cluster_and_baseline);
+    if (moe_study_load_string(s, "tiny-variant", text, &e) < 0)
+        fail_msg("%s", moe_error_format(&e, buf, sizeof(buf)));
+}
+
+static const struct moe_skip *skip_of(const struct moe_stage_plan *p, const char *variable,
+                                      const char *value)
+{
+    for (size_t i = 0; i < p->n_skipped; i++) {
+        const json_t *v = p->skipped[i].value;
+
+        if (strcmp(p->skipped[i].variable, variable) == 0 && json_is_string(v) &&
+            strcmp(json_string_value(v), value) == 0)
+            return &p->skipped[i];
+    }
+    return NULL;
+}
+
+static bool has_candidate(const struct moe_stage_plan *p, const char *variable, const char *prefix)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const json_t *v = p->cands[i].value;
+
+        if (strcmp(p->cands[i].variable, variable) == 0 && json_is_string(v) &&
+            strncmp(json_string_value(v), prefix, strlen(prefix)) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* TP stays inside the NVLink domain: with 2-GPU domains on a 4-GPU node,
+ * the TP 4 layouts Megatron accepts are listed as skipped, never run. */
+static void scale_keeps_tp_in_nvlink_domain(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    int tp4_skipped = 0;
+
+    (void)state;
+    load_tiny("cluster: {gpu: h100, gpus_per_node: 4, nodes: 1, nvlink_domain: 2,\n"
+              "          time_limit: \"00:10:00\", launcher: {command: python pretrain_gpt.py}}\n"
+              "software: {megatron: core-0.19, transformer_engine: \"2.9\"}\n"
+              "baseline: {ep: 2, dispatcher: alltoall}\n", &s);
+    p = stage(&s, MOE_STAGE_SCALE);
+    assert_false(has_candidate(&p, "layout", "tp4."));
+    assert_true(has_candidate(&p, "layout", "tp2."));
+    for (size_t i = 0; i < p.n_skipped; i++)
+        tp4_skipped += strncmp(json_string_value(p.skipped[i].value), "tp4.", 4) == 0 &&
+                       strcmp(p.skipped[i].reason, "TP would leave the NVLink domain") == 0;
+    assert_true(tp4_skipped > 0);
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
+/* An explicit pipeline layout is written for the baseline's PP and VPP:
+ * every scale neighbour keeps both (moe_study_fit_inputs fixes them for the
+ * ranking, and layout_problem refuses any other), so none runs with a
+ * layout string of the wrong stage count. */
+static void scale_keeps_pipeline_layout_to_its_vpp(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    size_t layouts = 0;
+
+    (void)state;
+    load_tiny("cluster: {gpu: h100, gpus_per_node: 4, nodes: 1,\n"
+              "          time_limit: \"00:10:00\", launcher: {command: python pretrain_gpt.py}}\n"
+              "software: {megatron: core-0.19, transformer_engine: \"2.9\"}\n"
+              "baseline: {pp: 2, vpp: 1, ep: 2, dispatcher: alltoall,\n"
+              "           pipeline_layout: \"Etttt|ttttL\"}\n", &s);
+    p = stage(&s, MOE_STAGE_SCALE);
+    for (size_t i = 0; i < p.n; i++) {
+        const char *v = json_string_value(p.cands[i].value);
+
+        if (strcmp(p.cands[i].variable, "layout") != 0)
+            continue;
+        layouts++;
+        if (!strstr(v, ".pp2.vpp1."))
+            fail_msg("%s runs with the baseline's pipeline layout", v);
+    }
+    assert_true(layouts >= 4);
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
+/* At EP 1 no token crosses GPUs: neither another dispatcher nor EP
+ * overlap is run, and each skip says why in moeflow's own words (not as
+ * Megatron's refusal, which would hide that nothing could be measured). */
+static void retune_at_ep1_skips_token_exchange(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    const struct moe_skip *k;
+
+    (void)state;
+    load_tiny("cluster: {gpu: h100, gpus_per_node: 2, nodes: 1,\n"
+              "          time_limit: \"00:10:00\", launcher: {command: python pretrain_gpt.py}}\n"
+              "software: {megatron: core-0.19, transformer_engine: \"2.9\", deepep: true}\n"
+              "baseline: {ep: 1, dispatcher: alltoall}\n", &s);
+    p = stage(&s, MOE_STAGE_RETUNE);
+    assert_false(has_candidate(&p, "dispatcher", ""));
+    assert_non_null(k = skip_of(&p, "dispatcher", "flex-deepep"));
+    assert_string_equal(k->reason, "EP is 1: no token exchange to change");
+    for (size_t i = 0; i < p.n; i++)
+        assert_string_not_equal(p.cands[i].variable, "ep_overlap");
+    for (size_t i = 0; i < p.n_skipped; i++)
+        if (strcmp(p.skipped[i].variable, "ep_overlap") == 0)
+            assert_string_equal(p.skipped[i].reason, "EP is 1");
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
 /* Each candidate's declared contract differs from the baseline's only where
  * its stage may change it: fit in parallel/recompute, scale in parallel,
  * profile in profiling, retune in one tuning variable (or workload.mbs),
@@ -534,6 +662,9 @@ int main(void)
         cmocka_unit_test(fit_candidates),
         cmocka_unit_test(skipped_with_reasons),
         cmocka_unit_test(contracts_follow_stage_scope),
+        cmocka_unit_test(scale_keeps_tp_in_nvlink_domain),
+        cmocka_unit_test(scale_keeps_pipeline_layout_to_its_vpp),
+        cmocka_unit_test(retune_at_ep1_skips_token_exchange),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
