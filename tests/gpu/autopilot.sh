@@ -17,41 +17,54 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 work=$here/_work/autopilot
+RUN_DIR=/tmp/autopilot
 DIALECTS="core-0.19 bridge-pin"
 declare -A FIRST_ID=([core-0.19]=5000 [bridge-pin]=6000)
 declare -A TARBALL=([core-0.19]=megatron-lm-core_v0.19.0 [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "autopilot: $*" >&2; exit 1; }
 
 # moeflow travels with the shared libraries it was linked with (the GPU
-# machine has none of them); each needs no glibc newer than 2.34.
-carry_moeflow() {
-    local build=$1 lib
+# machine has none of them; each needs no glibc newer than 2.34), and so
+# do spank_moeflow.so and the test host that plays slurmstepd's SPANK calls
+# for it (standin/srun runs it when MOEFLOW_STANDIN_PLUGIN names them).
+carry_binaries() {
+    local build=$1 lib exe
     mkdir -p "$work/bin/lib"
     cp "$build/gen/moeflow" "$work/bin/moeflow.bin"
-    ldd "$build/gen/moeflow" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+    cp "$build/tests/integration/plugin-host" "$work/bin/plugin-host.bin"
+    cp "$build/spank/.libs/spank_moeflow.so" "$work/bin/lib/"
+    ldd "$build/gen/moeflow" "$build/spank/.libs/spank_moeflow.so" |
+        awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
         case $(basename "$lib") in libc.so*|libm.so*|libresolv.so*|ld-linux*) continue ;; esac
         cp -L "$lib" "$work/bin/lib/"
     done
-    cat > "$work/bin/moeflow" <<'WRAP'
+    for exe in moeflow plugin-host; do
+        cat > "$work/bin/$exe" <<WRAP
 #!/bin/sh
-dir=$(cd "$(dirname "$0")" && pwd)
-LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$dir/moeflow.bin" "$@"
+dir=\$(cd "\$(dirname "\$0")" && pwd)
+LD_LIBRARY_PATH=\$dir/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} exec "\$dir/$exe.bin" "\$@"
 WRAP
-    chmod +x "$work/bin/moeflow"
+        chmod +x "$work/bin/$exe"
+    done
 }
 
 prepare() {
     local build=$1 d
     [ -x "$build/gen/moeflow" ] || die "no $build/gen/moeflow: build first"
     rm -rf "$work" && mkdir -p "$work" "$here/_work/megatron"
-    carry_moeflow "$build"
+    [ -x "$build/tests/integration/plugin-host" ] || make -C "$build" tests/integration/plugin-host
+    carry_binaries "$build"
     for d in $DIALECTS; do
         [ -f "$here/_work/megatron/${TARBALL[$d]}.tar.xz" ] ||
             cp "$top/../shared/megatron/${TARBALL[$d]}.tar.xz" "$here/_work/megatron/" ||
             die "no ../shared/megatron/${TARBALL[$d]}.tar.xz"
         sed "s/^  megatron: .*/  megatron: $d/" "$here/autopilot/tiny-1gpu.yaml" > "$work/tiny-$d.yaml"
-        "$build/gen/moeflow" gen --templates "$top/templates" "$work/tiny-$d.yaml" -o "$work/$d" \
+        # at the path the GPU machine runs it from: the plugin finds the
+        # study by the scripts' #SBATCH --moe-study, an absolute path
+        rm -rf "${RUN_DIR:?}/$d"
+        "$build/gen/moeflow" gen --templates "$top/templates" "$work/tiny-$d.yaml" -o "$RUN_DIR/$d" \
             > "$work/$d.gen.txt"
+        mv "$RUN_DIR/$d" "$work/$d"
     done
 }
 
@@ -76,7 +89,7 @@ drive() {
 # in /tmp/autopilot as a user of its own, with the stand-ins and templates
 # copied beside it.
 run() {
-    local out=$1 w=/tmp/autopilot d pids=() as=()
+    local out=$1 w=$RUN_DIR d pids=() as=()
     mkdir -p "$out" /tmp/mlm
     for d in $DIALECTS; do
         [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$here/_work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
@@ -87,12 +100,14 @@ run() {
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$w/gpus.csv" || true
     if [ "$(id -u)" = 0 ]; then
         id moeflowlane > /dev/null 2>&1 || useradd -m moeflowlane
-        chown -R moeflowlane "$w"
+        # Megatron compiles its dataset helpers inside its own tree
+        chown -R moeflowlane "$w" /tmp/mlm
         as=(runuser -u moeflowlane --)
     fi
     for d in $DIALECTS; do
         "${as[@]}" env PATH="$w/bin:$w/standin:$w/pybin:$PATH" HOME="$w" \
             MOEFLOW_TEMPLATE_DIR="$w/templates" \
+            MOEFLOW_STANDIN_PLUGIN="$w/bin/plugin-host $w/bin/lib/spank_moeflow.so" \
             MOEFLOW_STANDIN_TIME_LIMIT="${MOEFLOW_STANDIN_TIME_LIMIT:-150}" \
             bash "$w/autopilot.sh" drive "$w" "$d" &
         pids+=($!)
