@@ -12,7 +12,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 38
+tap_plan 43
 cluster_up autopilot --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -129,5 +129,20 @@ diag < "$WORK/fallback.out"
 ok "a silent fallback (ep_overlap False in the dump) is not recorded as a winner" \
     has "$WORK/fallback.out" '^win ep_overlap=true: not recorded: what ran is not what it asked for'
 ok "... while FP8's win still is" has "$WORK/fallback.out" '^winner precision=fp8-delayed: recorded '
+# A retune without a win (manual GC alone: the double gives it no effect):
+# validate runs the baseline as gen wrote it instead of stopping.
+sed '/^retune:/,$d' "$WORK/tiny.yaml" > "$WORK/nowin.yaml"
+printf 'retune:\n  axes: [manual_gc]\n' >> "$WORK/nowin.yaml"
+N=$WORK/nowin
+as_user "$MOEFLOW_BIN" gen "$WORK/nowin.yaml" -o "$N" > /dev/null 2>&1 &&
+    as_user "$MOEFLOW_BIN" run --poll 1 "$N" > "$WORK/nowin.out" 2>&1
+tap_ok $? "a study whose retune has no win runs to the end"
+diag < "$WORK/nowin.out"
+ok "... says so and validates the baseline" \
+    has "$WORK/nowin.out" '^retune: no winner; validate runs the baseline as moeflow gen wrote it$'
+ok "... records no winner" test -z "$(ls "$N/winners" 2> /dev/null)"
+ok "... runs validate's one baseline run, which exits 0" \
+    test "$(cat "$N"/results/validate/*.rc | grep -c '^0$')" = 1
+ok "... and remembers it: the state says winners none" has "$N/run-state.json" '"winners": "none"'
 [ -n "${MOEFLOW_TRANSCRIPT:-}" ] && sed "s|$WORK|/tmp/autopilot|g" "$T" > "$MOEFLOW_TRANSCRIPT"
 tap_done
