@@ -369,18 +369,41 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The study's header line, and the part of report.json that says the same. */
+/* Whether every candidate of v carries the reference's label: a stage
+ * that mixed them would need its rows split by label. */
+static bool one_semantics(const struct moe_study_view *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->cands[i].semantics_text, v->ref.semantics_text) != 0)
+            return false;
+    return true;
+}
+
+/* The study's header lines, and the part of report.json that says the
+ * same.  Benchmark-only numbers get their own heading: they never read as
+ * training-equivalent ones. */
 static json_t *study_header(const struct moe_study_view *v, const struct report_args *a,
                             long first, long last, json_t *skipped)
 {
     const char *source = a->window_given ? "--window" : v->window_note;
+    bool bench = strcmp(v->ref.semantics, "benchmark-only") == 0;
 
-    if (!a->json)
+    if (!a->json) {
         printf("study %s, stage %s: %zu candidates; window %ld-%ld (%s); reference: %s\n",
                v->name, v->stage, v->n, first, last, source, v->ref_note);
-    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O}", "study", v->name, "stage", v->stage,
-                     "window", (json_int_t)first, (json_int_t)last, "window_source", source,
-                     "reference", v->ref_note, "not_reported", skipped);
+        printf("%s results (%s)%s\n", bench ? "BENCHMARK-ONLY" : "training-equivalent",
+               v->ref.semantics_text,
+               bench ? ": not training-equivalent, they do not transfer to training" : "");
+        for (size_t i = 0; i < v->n; i++)
+            if (strcmp(v->cands[i].semantics_text, v->ref.semantics_text) != 0)
+                printf("  LABEL DIFFERS: %s: %s\n", v->cands[i].label,
+                       v->cands[i].semantics_text);
+    }
+    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O,s:s,s:s,s:b}", "study", v->name, "stage",
+                     v->stage, "window", (json_int_t)first, (json_int_t)last, "window_source",
+                     source, "reference", v->ref_note, "not_reported", skipped, "label",
+                     v->ref.semantics, "label_text", v->ref.semantics_text,
+                     "label_uniform", one_semantics(v));
 }
 
 static void print_skipped(const json_t *skipped)

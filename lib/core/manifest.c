@@ -29,6 +29,7 @@ void moe_candidate_free(struct moe_candidate *c)
     json_decref(c->contract);
     moe_strv_free(&c->argv);
     moe_strv_free(&c->env);
+    moe_strv_free(&c->label_reasons);
     moe_candidate_init(c);
 }
 
@@ -47,18 +48,30 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
 {
     *dst = *src;
     dst->variable = dst->label = dst->bottleneck = dst->note = dst->id = NULL;
-    dst->argv = dst->env = (struct moe_strv){ 0 };
+    dst->argv = dst->env = dst->label_reasons = (struct moe_strv){ 0 };
     json_incref(dst->value);
     json_incref(dst->contract);
     if (moe_candidate_set(&dst->variable, src->variable) < 0 ||
         moe_candidate_set(&dst->label, src->label) < 0 ||
         moe_candidate_set(&dst->bottleneck, src->bottleneck) < 0 ||
         moe_candidate_set(&dst->note, src->note) < 0 || moe_candidate_set(&dst->id, src->id) < 0 ||
-        moe_strv_copy(&dst->argv, &src->argv) < 0 || moe_strv_copy(&dst->env, &src->env) < 0) {
+        moe_strv_copy(&dst->argv, &src->argv) < 0 || moe_strv_copy(&dst->env, &src->env) < 0 ||
+        moe_strv_copy(&dst->label_reasons, &src->label_reasons) < 0) {
         moe_candidate_free(dst);
         return -1;
     }
     return 0;
+}
+
+void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t len)
+{
+    size_t used;
+
+    snprintf(buf, len, "%s", c->label && c->label[0] ? c->label : "unlabelled");
+    for (size_t i = 0; i < c->label_reasons.n; i++) {
+        used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : ": ", c->label_reasons.v[i]);
+    }
 }
 
 static int str_field(const json_t *o, const char *key, char **out)
@@ -113,6 +126,7 @@ static int candidate_of(const json_t *o, struct moe_candidate *c)
     return str_field(o, "variable", &c->variable) | str_field(o, "label", &c->label) |
            str_field(o, "bottleneck", &c->bottleneck) | str_field(o, "note", &c->note) |
            str_field(o, "id", &c->id) | strv_of(json_object_get(o, "argv"), &c->argv) |
+           strv_of(json_object_get(o, "label_reasons"), &c->label_reasons) |
            env_of(json_object_get(o, "env"), &c->env);
 }
 

@@ -13,7 +13,7 @@ command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/ins
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfrs.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 22
+tap_plan 25
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
 # Each candidate's launch log, as the stage script writes it (rank 1 of 2 logs).
@@ -53,6 +53,20 @@ ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_ove
 ok "recompute (4% slower) is a loss" has "$T/retune.out" '^recompute_modules=\["moe_act"\] .* loss$'
 ok "manual GC (no effect) is no change" has "$T/retune.out" '^manual_gc=true .* no change$'
 ok "no warning about the logs" test ! -s "$T/retune.err"
+# tiny-moe-2gpu has no data path: mock data is benchmark-only (issue 24).
+ok "benchmark-only results get their own heading, with the reason" \
+    has "$T/retune.out" '^BENCHMARK-ONLY results \(benchmark-only: mock data\): not training-equivalent'
+"$M" report --json "$S" --stage retune > "$T/retune.json" 2>&1
+ok "... and report.json says so" has "$T/retune.json" '"label_text": "benchmark-only: mock data"'
+sed '/^  data:/d; s/^  routing: dropless/  data: \/data\/tiny_text_document\n  routing: dropless/' \
+    "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$T/real-data.yaml"
+"$M" gen "$T/real-data.yaml" -o "$T/real" > /dev/null 2>&1
+mkdir -p "$T/real/results/scale"
+b=$(awk -F'\t' '$1 == "scale" && $4 == "baseline" { print $3 }' "$T/real/candidates.tsv")
+cp "$S/results/scale/$scale_base.log" "$T/real/results/scale/$b.log"
+"$M" report "$T/real" --stage scale > "$T/real.out" 2>&1
+ok "a study with a data path and learned routing is training-equivalent" \
+    has "$T/real.out" '^training-equivalent results \(training-equivalent\)$'
 
 "$M" report "$S/results/retune" > "$T/dir.out" 2>&1
 ok "report results/retune is the same report" cmp -s "$T/dir.out" "$T/retune.out"
