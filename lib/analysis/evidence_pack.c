@@ -52,26 +52,30 @@ static const struct moe_candidate *labelled(const struct moe_manifest *m)
 static json_t *semantics_json(const struct moe_manifest *m)
 {
     const struct moe_candidate *c = labelled(m);
+    const char *reasons[MOE_LABEL_REASONS_MAX], *label;
     const json_t *sem, *work;
-    json_t *reasons = json_array();
+    json_t *list = json_array();
     char text[512];
+    size_t n;
 
     if (!c) {
-        json_decref(reasons);
+        json_decref(list);
         return json_pack("{s:s, s:s}", "label", "unlabelled", "text",
                          "unlabelled: manifest.json lists no candidate");
     }
-    for (size_t i = 0; reasons && i < c->label_reasons.n; i++)
-        json_array_append_new(reasons, json_string(c->label_reasons.v[i]));
+    label = moe_candidate_semantics(c, reasons, &n);
+    for (size_t i = 0; list && i < n; i++)
+        json_array_append_new(list, json_string(reasons[i]));
     moe_candidate_label_text(c, text, sizeof(text));
     sem = get(c->contract, MOE_CONTRACT_SEMANTICS);
     work = get(c->contract, MOE_CONTRACT_WORKLOAD);
-    return json_pack("{s:s, s:s, s:o, s:O?, s:O?, s:O?, s:s}", "label",
-                     c->label ? c->label : "unlabelled", "text", text, "reasons", reasons,
-                     "routing", get(sem, "routing"), "data", get(work, "data"), "contract_class",
-                     get(sem, "class"), "contract_class_note",
-                     "the contract's semantics.class records the routing class alone (it is "
-                     "hashed into every candidate's id); the label is the one to judge by");
+    return json_pack("{s:s, s:s, s:o, s:O?, s:O?, s:s?, s:O?, s:s}", "label", label, "text", text,
+                     "reasons", list, "routing", get(sem, "routing"), "data", get(work, "data"),
+                     "manifest_label", c->label, "contract_class", get(sem, "class"),
+                     "contract_class_note",
+                     "the label follows the contract's data and routing; the contract's "
+                     "semantics.class records the routing class alone (it is hashed into every "
+                     "candidate's id)");
 }
 
 static json_t *declared_json(const json_t *baseline)

@@ -111,6 +111,7 @@ static void semantics(struct moe_strbuf *b, const json_t *s)
     row(b, "reasons", get(s, "reasons"));
     row(b, "routing (contract)", get(s, "routing"));
     row(b, "data (contract)", get(s, "data"));
+    row(b, "manifest.json's label", get(s, "manifest_label"));
     row(b, "contract semantics.class", get(s, "contract_class"));
     moe_strbuf_puts(b, "\n");
     text(b, str(s, "contract_class_note"));
@@ -160,9 +161,7 @@ static void run_heading(struct moe_strbuf *b, const json_t *r)
 {
     moe_strbuf_printf(b, "#### %s: ", str(r, "role"));
     text(b, str(r, "name"));
-    moe_strbuf_printf(b, " (candidate %.12s)\n\nLabel: ", str(r, "id"));
-    text(b, str(r, "label"));
-    moe_strbuf_puts(b, "\n\n");
+    moe_strbuf_printf(b, " (candidate %.12s)\n\n", str(r, "id"));
 }
 
 static void commands(struct moe_strbuf *b, const json_t *runs)

@@ -201,12 +201,12 @@ static json_t *run_entry(const struct stage_runs *s, const struct moe_candidate 
 {
     const char *name = name_of(&s->view, c->id ? c->id : "");
     const struct moe_report_run *r = run_named(s, name);
-    char label[512];
     json_t *e;
 
-    moe_candidate_label_text(c, label, sizeof(label));
-    e = json_pack("{s:s, s:s?, s:s?, s:s, s:o, s:o}", "role", role_of(c), "name", name, "id",
-                  c->id, "label", label, "command", command_json(c, study_json),
+    /* no label of its own: data and routing are invariants of the
+     * contract, so every run carries the pack's one label */
+    e = json_pack("{s:s, s:s?, s:s?, s:o, s:o}", "role", role_of(c), "name", name, "id",
+                  c->id, "command", command_json(c, study_json),
                   "config_diff", config_diff(c, base));
     if (!e)
         return NULL;

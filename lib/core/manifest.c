@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
@@ -63,14 +64,45 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
     return 0;
 }
 
+/* The reasons the contract gives, in the generator's words
+ * (study/study_contract.c, moe_study_label). */
+static size_t contract_reasons(const json_t *contract, const char **reasons)
+{
+    const char *routing = json_string_value(
+        json_object_get(json_object_get(contract, MOE_CONTRACT_SEMANTICS), "routing"));
+    const char *data = json_string_value(
+        json_object_get(json_object_get(contract, MOE_CONTRACT_WORKLOAD), "data"));
+    size_t n = 0;
+
+    if (routing && strcmp(routing, "force-balance") == 0)
+        reasons[n++] = "forced-balance routing";
+    if (data && strcmp(data, "mock") == 0)
+        reasons[n++] = "mock data";
+    return n;
+}
+
+const char *moe_candidate_semantics(const struct moe_candidate *c, const char **reasons,
+                                    size_t *n)
+{
+    *n = 0;
+    if (json_is_object(c->contract)) {
+        *n = contract_reasons(c->contract, reasons);
+        return *n ? "benchmark-only" : "training-equivalent";
+    }
+    for (size_t i = 0; i < c->label_reasons.n && *n < MOE_LABEL_REASONS_MAX; i++)
+        reasons[(*n)++] = c->label_reasons.v[i];
+    return c->label && c->label[0] ? c->label : "unlabelled";
+}
+
 void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t len)
 {
-    size_t used;
+    const char *reasons[MOE_LABEL_REASONS_MAX];
+    size_t n, used;
 
-    snprintf(buf, len, "%s", c->label && c->label[0] ? c->label : "unlabelled");
-    for (size_t i = 0; i < c->label_reasons.n; i++) {
+    snprintf(buf, len, "%s", moe_candidate_semantics(c, reasons, &n));
+    for (size_t i = 0; i < n; i++) {
         used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", i ? ", " : ": ", c->label_reasons.v[i]);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : ": ", reasons[i]);
     }
 }
 

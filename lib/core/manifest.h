@@ -93,8 +93,19 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
  * true).  -1 when it cannot be serialised. */
 int moe_candidate_hash(struct moe_candidate *c);
 
-/* The label with its reasons, "benchmark-only: mock data, forced-balance
- * routing", into buf. */
+/* What a candidate's results are, as its readers (report, the evidence
+ * pack) show it: benchmark-only with each reason its declared contract
+ * gives (forced-balance routing, mock data), else training-equivalent;
+ * without a contract, manifest.json's label and label_reasons.  The
+ * contract decides because it is what ran: a manifest written before mock
+ * data counted calls a mock-data run training-equivalent.  Reasons go to
+ * reasons (room for MOE_LABEL_REASONS_MAX); returns the label and sets *n. */
+#define MOE_LABEL_REASONS_MAX 8
+const char *moe_candidate_semantics(const struct moe_candidate *c, const char **reasons,
+                                    size_t *n);
+
+/* The same as text, "benchmark-only: mock data, forced-balance routing",
+ * into buf. */
 void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t len);
 
 /* The text of a value in labels: a string as it is, anything else as
