@@ -144,11 +144,13 @@ static int write_pack(const json_t *pack, const char *dir, struct moe_error *err
         rc = -1;
     } else {
         /* mkdtemp's 0700 would keep the pack from the reviewers */
-        if (chmod(tmp, 0755) < 0)
+        rc = chmod(tmp, 0755) < 0 ? -1 : 0;
+        if (rc < 0)
             moe_error_at(err, tmp, 0, 0, "cannot make it readable: %s", strerror(errno));
-        rc = err->text[0] || write_file(tmp, "pack.json", json_text, err) < 0 ||
-                     write_file(tmp, "README.md", md, err) < 0 || put_in_place(tmp, dir, err) < 0
-                 ? -1 : 0;
+        if (rc == 0 && (write_file(tmp, "pack.json", json_text, err) < 0 ||
+                        write_file(tmp, "README.md", md, err) < 0 ||
+                        put_in_place(tmp, dir, err) < 0))
+            rc = -1;
         if (rc < 0)
             remove_pack(tmp);
     }
