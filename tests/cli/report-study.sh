@@ -9,6 +9,7 @@
 # what tests/doubles/fake-megatron prints for each candidate's arguments
 # (invented step times: EP overlap 10% faster, recompute 4% slower).
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+. "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
 command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
@@ -17,20 +18,7 @@ tap_plan 25
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
 # Each candidate's launch log, as the stage script writes it (rank 1 of 2 logs).
-python3 - "$S" "$MOEFLOW_SRCDIR" <<'PY'
-import json, os, subprocess, sys
-s, src = sys.argv[1], sys.argv[2]
-for st in json.load(open(s + "/manifest.json"))["stages"]:
-    if st["stage"] not in ("scale", "retune", "validate"):
-        continue
-    os.makedirs("%s/results/%s" % (s, st["stage"]), exist_ok=True)
-    for c in st["candidates"]:
-        out = subprocess.run([src + "/tests/doubles/fake-megatron",
-                              src + "/tests/data/megatron/argparse-core_v0.19.0.txt"] + c["argv"],
-                             env=dict(os.environ, RANK="1", WORLD_SIZE="2"),
-                             capture_output=True, text=True, check=True)
-        open("%s/results/%s/%s.log" % (s, st["stage"], c["id"]), "w").write(out.stdout)
-PY
+fixture_logs "$S" scale,retune,validate 1 2
 id_of() {  # id_of STAGE VARIABLE VALUE
     awk -F'\t' -v s="$1" -v v="$2" -v x="$3" '$1 == s && $4 == v && $5 == x { print $3 }' "$S/candidates.tsv"
 }
