@@ -149,7 +149,7 @@ static const struct moe_opt report_opts[] = {
       "sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
       "contract winner' does (validate from them: moeflow gen --winners)", .set = moe_opt_flag,
       .field = offsetof(struct report_args, winners) },
-    { "pack", no_argument, 'P', NULL,
+    { "pack", no_argument, 0, NULL,
       "with a STUDY_DIR: write its evidence pack (README.md and\n"
       "pack.json, for a reviewer without moeflow) into\n"
       "STUDY_DIR/evidence-pack", .set = moe_opt_flag,

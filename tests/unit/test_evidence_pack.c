@@ -1,5 +1,6 @@
-/* The evidence pack (analysis/evidence_pack.h) of a study directory from a
- * real run: the GPU lane's core-0.19 study (tests/data/gpu, one H200,
+/* The evidence pack (analysis/evidence_pack.h: evidence_pack.c,
+ * evidence_pack_runs.c, evidence_pack_md.c, evidence_pack_write.c) of a
+ * study directory from a real run: the GPU lane's core-0.19 study (tests/data/gpu, one H200,
  * every stage run, the validate baseline's real Megatron log).  The pack's
  * numbers are the log's, its label follows the contract (mock data: the
  * lane's manifest predates that and says training-equivalent), stages and
