@@ -327,6 +327,13 @@ static void label_reasons_round_trip(void **state)
         assert_int_equal(moe_candidate_copy(&copy, &back), 0);
         moe_candidate_label_text(&copy, shown, sizeof(shown));
         assert_string_equal(shown, "benchmark-only: mock data");
+        /* without its contract, the manifest's label and reasons speak */
+        json_decref(copy.contract);
+        copy.contract = NULL;
+        moe_strv_free(&copy.label_reasons);
+        moe_strv_push(&copy.label_reasons, "forced-balance routing");
+        moe_candidate_label_text(&copy, shown, sizeof(shown));
+        assert_string_equal(shown, "benchmark-only: forced-balance routing");
         moe_candidate_free(&copy);
         moe_manifest_free(&man);
         unlink(path);
