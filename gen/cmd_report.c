@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "report_fit.h"
+#include "report_pack.h"
 #include "options.h"
 #include "core/number.h"
 #include "analysis/report.h"
@@ -29,9 +30,9 @@ struct report_args {
     struct moe_report_expect_for ex[MAX_EXPECT];
     size_t nex;
     struct moe_report_opts ropts;
-    const char *stage, *outdir;
+    const char *stage, *outdir, *pack_dir;
     long first, last;
-    bool window_given, winners, json;
+    bool window_given, winners, json, pack;
 };
 
 static int set_stage(void *args, const struct moe_opt *o, char *value)
@@ -148,6 +149,13 @@ static const struct moe_opt report_opts[] = {
       "sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
       "contract winner' does (validate from them: moeflow gen --winners)", .set = moe_opt_flag,
       .field = offsetof(struct report_args, winners) },
+    { "pack", no_argument, 0, NULL,
+      "with a STUDY_DIR: write its evidence pack (README.md and\n"
+      "pack.json, for a reviewer without moeflow) into\n"
+      "STUDY_DIR/evidence-pack", .set = moe_opt_flag,
+      .field = offsetof(struct report_args, pack) },
+    { "pack-dir", required_argument, 0, "DIR", "with --pack: write the evidence pack into DIR",
+      .set = moe_opt_string, .field = offsetof(struct report_args, pack_dir) },
     { "window", required_argument, 'w', "A-B",
       "iterations to report (default: the study's, else %d-%d)", .set = set_window },
     { "expect", required_argument, 'e', "[RUN:]K=V",
@@ -175,6 +183,7 @@ static const struct moe_cli report_cli = {
     .usage = "usage: moeflow report [-o DIR] [--window A-B] [--expect KEY=VALUE]... [--json]\n"
              "                      RUN_DIR|LOG...\n"
              "       moeflow report [--stage fit|scale|retune|validate] [options] STUDY_DIR\n"
+             "       moeflow report --pack [--pack-dir DIR] STUDY_DIR\n"
              "\n"
              "A STUDY_DIR (written by moeflow gen) gives one row per candidate of a stage,\n"
              "named by its variable and value, against the stage's own baseline (retune: the\n"
@@ -369,18 +378,41 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The study's header line, and the part of report.json that says the same. */
+/* Whether every candidate of v carries the reference's label: a stage
+ * that mixed them would need its rows split by label. */
+static bool one_semantics(const struct moe_study_view *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->cands[i].semantics_text, v->ref.semantics_text) != 0)
+            return false;
+    return true;
+}
+
+/* The study's header lines, and the part of report.json that says the
+ * same.  Benchmark-only numbers get their own heading: they never read as
+ * training-equivalent ones. */
 static json_t *study_header(const struct moe_study_view *v, const struct report_args *a,
                             long first, long last, json_t *skipped)
 {
     const char *source = a->window_given ? "--window" : v->window_note;
+    bool bench = strcmp(v->ref.semantics, "benchmark-only") == 0;
 
-    if (!a->json)
+    if (!a->json) {
         printf("study %s, stage %s: %zu candidates; window %ld-%ld (%s); reference: %s\n",
                v->name, v->stage, v->n, first, last, source, v->ref_note);
-    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O}", "study", v->name, "stage", v->stage,
-                     "window", (json_int_t)first, (json_int_t)last, "window_source", source,
-                     "reference", v->ref_note, "not_reported", skipped);
+        printf("%s results (%s)%s\n", bench ? "BENCHMARK-ONLY" : "training-equivalent",
+               v->ref.semantics_text,
+               bench ? ": not training-equivalent, they do not transfer to training" : "");
+        for (size_t i = 0; i < v->n; i++)
+            if (strcmp(v->cands[i].semantics_text, v->ref.semantics_text) != 0)
+                printf("  LABEL DIFFERS: %s: %s\n", v->cands[i].label,
+                       v->cands[i].semantics_text);
+    }
+    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O,s:s,s:s,s:b}", "study", v->name, "stage",
+                     v->stage, "window", (json_int_t)first, (json_int_t)last, "window_source",
+                     source, "reference", v->ref_note, "not_reported", skipped, "label",
+                     v->ref.semantics, "label_text", v->ref.semantics_text,
+                     "label_uniform", one_semantics(v));
 }
 
 static void print_skipped(const json_t *skipped)
@@ -528,22 +560,27 @@ int cmd_report(int argc, char **argv)
         return rc;
     if (first >= argc)
         return moe_cli_misuse(&report_cli);
-    if (a.outdir && !a.outdir[0])
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: -o: an empty path names no folder\n");
+    if (a.pack_dir && !a.pack)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --pack-dir goes with --pack\n");
+    if ((a.pack_dir && !a.pack_dir[0]) || (a.outdir && !a.outdir[0]))
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: %s: an empty path names no folder\n",
+                             a.outdir && !a.outdir[0] ? "-o" : "--pack-dir");
     moe_error_clear(&err);
     if (argc - first == 1) {
         int loc = moe_study_locate(argv[first], &where, &err);
 
         if (loc < 0)
             return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        if (loc == 1 && !where.cand.id[0] && !where.stage[0] && a.pack)
+            return moe_report_pack(where.study, a.pack_dir, &a.ropts);
         if (loc == 1 && !where.cand.id[0] && a.stage && strcmp(a.stage, "fit") == 0)
             return moe_report_fit(where.study, argv[first], a.json);
         if (loc == 1 && !where.cand.id[0])
             return report_study(where.study, a.stage ? a.stage : where.stage, &a);
     }
-    if (a.stage || a.winners)
+    if (a.stage || a.winners || a.pack)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --%s needs one study directory "
                              "(the folder moeflow gen wrote, with its manifest.json)\n",
-                             a.stage ? "stage" : "record-winners");
+                             a.stage ? "stage" : a.winners ? "record-winners" : "pack");
     return report_files(&a, argv + first, argc - first);
 }

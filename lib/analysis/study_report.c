@@ -49,6 +49,14 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
         free(text);
     }
     snprintf(out->log, sizeof(out->log), "%s/results/%s/%s.log", study, stage, out->id);
+    {
+        const char *reasons[MOE_LABEL_REASONS_MAX];
+        size_t n;
+
+        snprintf(out->semantics, sizeof(out->semantics), "%s",
+                 moe_candidate_semantics(c, reasons, &n));
+    }
+    moe_candidate_label_text(c, out->semantics_text, sizeof(out->semantics_text));
 }
 
 /* The window the study sets for a stage, from a candidate's contract. */

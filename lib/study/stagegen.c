@@ -576,8 +576,7 @@ static int add_contracts(struct gen_render *g)
     int rc;
 
     moe_run_from_baseline(&run, s, 0);
-    doc = moe_run_contract(s, &run, s->workload.routing == MOE_ROUTING_FORCE_BALANCE
-                                        ? "benchmark-only" : "training-equivalent");
+    doc = moe_run_contract(s, &run, moe_study_routing_class(s));
     rc = add_file(g->out, "contracts/baseline.json", canonical_line(doc), 0644, g->err);
     json_decref(doc);
     for (int i = 0; i < g->p->n && rc == 0; i++) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json_canon.h"
 #include "study/candidates.h"
@@ -205,8 +206,9 @@ static struct moe_stage_plan stage(const struct moe_study *s, enum moe_stage st)
 }
 
 /* A candidate's id is the SHA-256 of its canonical JSON (as manifest.json
- * holds it) without the id and the prediction, and ids are unique across
- * the whole study. */
+ * holds it) without the id, the prediction and the label's reasons, with
+ * the contract's routing class as its label, and ids are unique across the
+ * whole study. */
 static void ids_are_content_hashes(void **state)
 {
     struct moe_study s;
@@ -226,6 +228,13 @@ static void ids_are_content_hashes(void **state)
             json_object_del(copy, "id");
             /* what moeflow expects of a fit run, not what runs */
             json_object_del(copy, "predicted_mib");
+            /* the label users see is not what the id was named by: */
+            assert_string_equal(json_string_value(json_object_get(copy, "label")),
+                                "benchmark-only");
+            assert_int_not_equal(moe_json_sha256(copy, h), -1);
+            assert_string_not_equal(h, id);
+            json_object_del(copy, "label_reasons");
+            json_object_set_new(copy, "label", json_string("training-equivalent"));
             assert_int_equal(moe_json_sha256(copy, h), 0);
             assert_string_equal(h, id);
             assert_null(json_object_get(seen, id));
@@ -236,6 +245,104 @@ static void ids_are_content_hashes(void **state)
     }
     assert_int_equal(json_object_size(seen), 35);   /* 1+10+5+1+17+1, counted in the manifest */
     json_decref(seen);
+    moe_study_free(&s);
+}
+
+/* The label and its reasons on every candidate of study s, in every stage;
+ * the contract's class stays the routing class (the id hashes it). */
+static void expect_label(const struct moe_study *s, const char *label, const char *text,
+                         const char *routing_class)
+{
+    for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+        struct moe_stage_plan p = stage(s, (enum moe_stage)st);
+
+        for (size_t i = 0; i < p.n; i++) {
+            const struct moe_candidate *c = &p.cands[i];
+            json_t *sem = json_object_get(c->contract, "semantics");
+            char shown[256];
+
+            assert_string_equal(c->label, label);
+            moe_candidate_label_text(c, shown, sizeof(shown));
+            assert_string_equal(shown, text);
+            assert_string_equal(json_string_value(json_object_get(sem, "class")),
+                                routing_class);
+        }
+        moe_stage_plan_free(&p);
+    }
+}
+
+/* benchmark-only for each reason the schema can express (mock data,
+ * forced-balance routing), each named; training-equivalent only with a
+ * data path and learned routing. */
+static void labels_tell_the_truth(void **state)
+{
+    struct moe_study s;
+
+    (void)state;
+    load("qwen3-30b-a3b-16xh100.yaml", &s);   /* data: mock, routing: dropless */
+    expect_label(&s, "benchmark-only", "benchmark-only: mock data", "training-equivalent");
+    snprintf(s.data_path, sizeof(s.data_path), "/data/qwen3/text_document");
+    expect_label(&s, "training-equivalent", "training-equivalent", "training-equivalent");
+    s.workload.routing = MOE_ROUTING_FORCE_BALANCE;
+    expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing",
+                 "benchmark-only");
+    s.data_path[0] = '\0';
+    expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing, mock data",
+                 "benchmark-only");
+    moe_study_free(&s);
+}
+
+/* The reasons survive manifest.json: written, read back, copied. */
+static void label_reasons_round_trip(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    struct moe_candidate back, copy;
+    json_t *doc;
+    char shown[256];
+
+    (void)state;
+    load("tiny-moe-2gpu.yaml", &s);
+    p = stage(&s, MOE_STAGE_VALIDATE);
+    doc = moe_candidate_json(&p.cands[0], false);
+    assert_int_equal(json_array_size(json_object_get(doc, "label_reasons")), 1);
+    {
+        struct moe_manifest_stage st = { .stage = MOE_STAGE_VALIDATE, .script = "v",
+                                         .cands = p.cands, .n = 1 };
+        json_t *stages = json_pack("[o]", moe_manifest_stage_json(&st));
+        json_t *m = moe_manifest_json("t", "s.yaml", "h", 1, stages);
+        char dir[] = "/tmp/test_candidates.XXXXXX", path[64];
+        char *text = moe_manifest_text(m);
+        struct moe_manifest man;
+        struct moe_error e;
+        FILE *f;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/manifest.json", dir);
+        assert_non_null(f = fopen(path, "w"));
+        fputs(text, f);
+        fclose(f);
+        assert_int_equal(moe_manifest_load(dir, &man, &e), 0);
+        back = man.stages[0].cands[0];
+        assert_int_equal(moe_candidate_copy(&copy, &back), 0);
+        moe_candidate_label_text(&copy, shown, sizeof(shown));
+        assert_string_equal(shown, "benchmark-only: mock data");
+        /* without its contract, the manifest's label and reasons speak */
+        json_decref(copy.contract);
+        copy.contract = NULL;
+        moe_strv_free(&copy.label_reasons);
+        moe_strv_push(&copy.label_reasons, "forced-balance routing");
+        moe_candidate_label_text(&copy, shown, sizeof(shown));
+        assert_string_equal(shown, "benchmark-only: forced-balance routing");
+        moe_candidate_free(&copy);
+        moe_manifest_free(&man);
+        unlink(path);
+        rmdir(dir);
+        free(text);
+        json_decref(m);
+    }
+    json_decref(doc);
+    moe_stage_plan_free(&p);
     moe_study_free(&s);
 }
 
@@ -656,6 +763,8 @@ int main(void)
         cmocka_unit_test(flags_exist_in_dialect),
         cmocka_unit_test(dialect_switches),
         cmocka_unit_test(ids_are_content_hashes),
+        cmocka_unit_test(labels_tell_the_truth),
+        cmocka_unit_test(label_reasons_round_trip),
         cmocka_unit_test(retune_changes_one_variable),
         cmocka_unit_test(max_connections_rules),
         cmocka_unit_test(environment),
