@@ -109,6 +109,7 @@ run() {
             MOEFLOW_TEMPLATE_DIR="$w/templates" \
             MOEFLOW_STANDIN_PLUGIN="$w/bin/plugin-host $w/bin/lib/spank_moeflow.so" \
             MOEFLOW_STANDIN_TIME_LIMIT="${MOEFLOW_STANDIN_TIME_LIMIT:-150}" \
+            MOEFLOW_STANDIN_FIT_SLOTS=3 \
             bash "$w/autopilot.sh" drive "$w" "$d" &
         pids+=($!)
     done
