@@ -12,7 +12,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 43
+tap_plan 45
 cluster_up autopilot --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -108,6 +108,14 @@ ok "... diagnoses the validate baseline" has "$WORK/run3.out" '^baseline: [a-z]+
 ok "... prints progress with the time so far" has "$WORK/run3.out" '^\[[0-9hms]+\] validate: 4/4 done, 0 running, 0 pending, 0 failed \(stage [0-9hms]+\)$'
 ok "... and ends with every stage done" has "$WORK/run3.out" '^\[.*\] study .*: every stage done$'
 ok "report STUDY_DIR saved under results/validate/report" test -s "$S/results/validate/report/report.json"
+
+# The evidence pack of the finished study, as the reviewer gets it.
+as_user "$MOEFLOW_BIN" report "$S" --pack > "$WORK/pack.out" 2>&1
+tap_ok $? "report --pack writes the study's evidence pack"
+{ echo "# moeflow report tiny --pack"; cat "$WORK/pack.out"; echo "# head -n 40 tiny/evidence-pack/README.md";
+  head -n 40 "$S/evidence-pack/README.md"; } >> "$T"
+ok "... README.md and pack.json, with the validated combination" \
+    sh -c "grep -q '^#' '$S/evidence-pack/README.md' && grep -q combination '$S/evidence-pack/pack.json'"
 
 # A finished study: nothing is submitted.
 n_before=$(ls "$S"/logs | wc -l)
