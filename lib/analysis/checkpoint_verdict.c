@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "analysis/checkpoint_verdict.h"
+#include "core/readfile.h"
 #include "core/strbuf.h"
 
 const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o)
@@ -240,6 +241,25 @@ static int read_log(const char *path, struct moe_log *log, bool *present, struct
     return moe_log_read_file(log, path, err);
 }
 
+/* The size the job measured when the runs ended
+ * (results/validate/<id>.checkpoint-bytes), or -1. */
+static long long recorded_bytes(const char *study, const char *id)
+{
+    char path[4400], *text, *end;
+    struct moe_error e;
+    long long n;
+
+    snprintf(path, sizeof(path), "%s/results/validate/%s.checkpoint-bytes", study, id);
+    if (!(text = moe_read_file(path, "checkpoint size", NULL, &e)))
+        return -1;
+    errno = 0;
+    n = strtoll(text, &end, 10);
+    if (errno || end == text || (*end && *end != '\n') || n < 0)
+        n = -1;
+    free(text);
+    return n;
+}
+
 int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
                       struct moe_ckpt_verdict *v, struct moe_error *err)
 {
@@ -263,8 +283,15 @@ int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
     full = dir[0] == '/' ? strdup(dir) : moe_path_join(study, dir);
     if (!full || read_log(a_path, &a, &has_a, err) < 0 || read_log(b_path, &b, &has_b, err) < 0)
         rc = -1;
-    if (rc == 0)
-        moe_ckpt_judge(has_a ? &a : NULL, has_b ? &b : NULL, &spec, moe_ckpt_dir_bytes(full), v);
+    if (rc == 0) {
+        bool recorded = false;
+        long long bytes = moe_ckpt_dir_bytes(full);
+
+        if (bytes < 0 && (bytes = recorded_bytes(study, c->id)) >= 0)
+            recorded = true;
+        moe_ckpt_judge(has_a ? &a : NULL, has_b ? &b : NULL, &spec, bytes, v);
+        v->bytes_recorded = recorded;
+    }
     if (!full)
         moe_error_set(err, "out of memory");
     free(full);
@@ -319,7 +346,7 @@ json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *cand
                                                num(s->lr_resumed)));
     }
     return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:f, s:I, s:o, s:o, s:o, s:f, s:I,"
-                     " s:I, s:o, s:o}",
+                     " s:I, s:o, s:s, s:o}",
                      "candidate", candidate ? candidate : "", "verdict",
                      moe_ckpt_outcome_name(v->outcome), "reason", v->reason, "source", "measured",
                      "save_step", (json_int_t)v->spec.save_step, "last_step",
@@ -330,8 +357,11 @@ json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *cand
                      "largest_rise_uninterrupted", v->largest_rise, "skipped_iterations",
                      (json_int_t)v->skipped, "nan_iterations", (json_int_t)v->nan_iters,
                      "checkpoint_bytes",
-                     v->dir_bytes >= 0 ? json_integer(v->dir_bytes) : json_null(), "steps",
-                     steps);
+                     v->dir_bytes >= 0 ? json_integer(v->dir_bytes) : json_null(),
+                     "checkpoint_bytes_from", v->dir_bytes < 0 ? "nowhere"
+                                              : v->bytes_recorded ? "the job's record"
+                                                                  : "the folder",
+                     "steps", steps);
 }
 
 void moe_ckpt_verdict_print(FILE *out, const struct moe_ckpt_verdict *v, const char *candidate)
@@ -355,7 +385,8 @@ void moe_ckpt_verdict_print(FILE *out, const struct moe_ckpt_verdict *v, const c
             "iterations (all measured)\n", v->max_loss_diff, v->max_lr_diff, v->loss_jump,
             v->largest_rise, v->skipped, v->nan_iters);
     if (v->dir_bytes >= 0)
-        fprintf(out, "  checkpoint folder: %lld bytes (measured)\n", v->dir_bytes);
+        fprintf(out, "  checkpoint folder: %lld bytes (measured%s)\n", v->dir_bytes,
+                v->bytes_recorded ? " by the job; the folder is gone" : "");
     else
         fprintf(out, "  checkpoint folder: missing\n");
 }

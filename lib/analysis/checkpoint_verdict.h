@@ -57,6 +57,7 @@ struct moe_ckpt_verdict {
     double largest_rise;     /* the uninterrupted run's largest step-to-step rise */
     long skipped, nan_iters; /* summed over both runs' steps N+1..N+M */
     long long dir_bytes;     /* the checkpoint folder; -1: not found */
+    bool bytes_recorded;     /* dir_bytes is the job's record: the folder is gone */
 };
 
 /* The verdict from the two logs (resumed NULL: its log is missing) and
@@ -76,7 +77,8 @@ int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, 
 long long moe_ckpt_dir_bytes(const char *dir);
 
 /* The whole evidence of study's checkpoint candidate c: its logs
- * results/validate/<id>.log and <id>.resumed.log and its folder.  -1 with
+ * results/validate/<id>.log and <id>.resumed.log and its folder (or, when
+ * the folder is gone, the size the job measured, <id>.checkpoint-bytes).  -1 with
  * err only when a log exists but cannot be read. */
 int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
                       struct moe_ckpt_verdict *v, struct moe_error *err);
