@@ -194,18 +194,29 @@ static long arg_long(const struct moe_strv *argv, const char *flag)
     return errno || *end || end == s ? -1 : v;
 }
 
+/* An id as moeflow writes them: lowercase hex, so that it names a file
+ * below the study and nothing else. */
+static bool is_id(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    return n > 0 && n <= 64 && strspn(s, "0123456789abcdef") == n;
+}
+
 int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, char *dir,
                      size_t len)
 {
-    const char *save = arg_value(&c->argv, "--save");
+    const char *save = arg_value(&c->argv, "--save"), *of = json_string_value(c->value);
 
     spec->save_step = arg_long(&c->argv, "--save-interval");
     spec->last_step = arg_long(&c->argv, "--train-iters");
     spec->deterministic = moe_strv_find(&c->argv, "--deterministic-mode") >= 0;
-    if (!save || spec->save_step < 1 || spec->last_step < 1)
+    if (!save || spec->save_step < 1 || spec->last_step < 1 || !is_id(of) || !is_id(c->id))
         return -1;
-    snprintf(dir, len, "%s", save);
-    return 0;
+    /* the folder moeflow gen names, and only that: a manifest's --save
+     * could name any path */
+    snprintf(dir, len, MOE_CANDIDATE_CHECKPOINT_DIR "/%s", of);
+    return strcmp(save, dir) == 0 ? 0 : -1;
 }
 
 static long long dir_total;
@@ -274,13 +285,14 @@ int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
     if (moe_ckpt_spec_of(c, &spec, dir, sizeof(dir)) < 0) {
         memset(v, 0, sizeof(*v));
         v->outcome = MOE_CKPT_MISSING;
-        snprintf(v->reason, sizeof(v->reason), "candidate %s lacks --save, --save-interval or "
-                 "--train-iters", c->id ? c->id : "?");
+        snprintf(v->reason, sizeof(v->reason), "the checkpoint candidate is not one moeflow "
+                 "gen writes (--save " MOE_CANDIDATE_CHECKPOINT_DIR "/ID, --save-interval, "
+                 "--train-iters)");
         return 0;
     }
     snprintf(a_path, sizeof(a_path), "%s/results/validate/%s.log", study, c->id);
     snprintf(b_path, sizeof(b_path), "%s/results/validate/%s.resumed.log", study, c->id);
-    full = dir[0] == '/' ? strdup(dir) : moe_path_join(study, dir);
+    full = moe_path_join(study, dir);
     if (!full || read_log(a_path, &a, &has_a, err) < 0 || read_log(b_path, &b, &has_b, err) < 0)
         rc = -1;
     if (rc == 0) {
@@ -374,16 +386,19 @@ void moe_ckpt_verdict_print(FILE *out, const struct moe_ckpt_verdict *v, const c
                                    : "not deterministic: losses within 1e-3 relative");
     fprintf(out, "  resumed run's first iteration: %ld (measured; %ld expected)\n",
             v->resumed_first, v->spec.save_step + 1);
-    fprintf(out, "  %6s %14s %14s %13s %13s\n", "step", "loss", "loss_resumed", "lr",
-            "lr_resumed");
+    fprintf(out, "  %6s %14s %14s %13s %13s  (measured, from the two logs)\n", "step", "loss",
+            "loss_resumed", "lr", "lr_resumed");
     for (size_t i = 0; i < v->n; i++)
         fprintf(out, "  %6ld %14.6e %14.6e %13.6e %13.6e\n", v->steps[i].iter,
                 v->steps[i].loss_uninterrupted, v->steps[i].loss_resumed,
                 v->steps[i].lr_uninterrupted, v->steps[i].lr_resumed);
-    fprintf(out, "  largest |loss difference| %.3e, |lr difference| %.3e; loss jump at the "
-            "first resumed step %.4g (largest rise uninterrupted %.4g); %ld skipped, %ld NaN "
-            "iterations (all measured)\n", v->max_loss_diff, v->max_lr_diff, v->loss_jump,
-            v->largest_rise, v->skipped, v->nan_iters);
+    if (!v->n)
+        fprintf(out, "  no step compared\n");
+    else
+        fprintf(out, "  largest |loss difference| %.3e, |lr difference| %.3e; loss jump at the "
+                "first resumed step %.4g (largest rise uninterrupted %.4g); %ld skipped, %ld "
+                "NaN iterations (all measured)\n", v->max_loss_diff, v->max_lr_diff,
+                v->loss_jump, v->largest_rise, v->skipped, v->nan_iters);
     if (v->dir_bytes >= 0)
         fprintf(out, "  checkpoint folder: %lld bytes (measured%s)\n", v->dir_bytes,
                 v->bytes_recorded ? " by the job; the folder is gone" : "");

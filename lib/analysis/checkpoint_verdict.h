@@ -67,8 +67,8 @@ void moe_ckpt_judge(const struct moe_log *uninterrupted, const struct moe_log *r
                     struct moe_ckpt_verdict *v);
 
 /* The spec of a checkpoint candidate from its arguments, and the folder
- * it saves in (--save's value, relative to the study); -1 when they lack
- * one. */
+ * it saves in, relative to the study; -1 when they lack one, or --save is
+ * not the folder moeflow gen names (MOE_CANDIDATE_CHECKPOINT_DIR/<value>). */
 int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, char *dir,
                      size_t len);
 

@@ -50,6 +50,9 @@ struct moe_candidate {
 /* validation.checkpoint's candidate (study/validate_checkpoint.h): the
  * generator writes it, the report reads its two runs. */
 #define MOE_CANDIDATE_CHECKPOINT "checkpoint"
+/* Where it saves, below the study: a folder named by its value, the id of
+ * the configuration it checkpoints. */
+#define MOE_CANDIDATE_CHECKPOINT_DIR "results/validate/checkpoint"
 
 /* A catalogue entry a stage did not emit, and why. */
 struct moe_skip {

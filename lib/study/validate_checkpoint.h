@@ -24,7 +24,7 @@
 /* Below the study directory; the candidate's folder is named by the id of
  * the configuration it checkpoints (its own id hashes its arguments, which
  * hold the folder). */
-#define MOE_CHECKPOINT_DIR "results/validate/checkpoint"
+#define MOE_CHECKPOINT_DIR MOE_CANDIDATE_CHECKPOINT_DIR
 
 /* The step the uninterrupted run saves and the resumed run starts after. */
 int moe_checkpoint_step(const struct moe_study *s);

@@ -16,7 +16,7 @@ command -v flock > /dev/null || skip_all "flock not installed (util-linux)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfck.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 40
+tap_plan 41
 
 declare -A DUMP=([core-0.19]=argparse-core_v0.19.0.txt [bridge-pin]=argparse-bridge-pin-2a75ac12.txt)
 
@@ -112,6 +112,20 @@ sed 's/\(iteration \+48\/.*lm loss: \)[0-9.E+-]*/\19.990000E+00/' "$T/resumed.lo
     > "$S/results/validate/$id.resumed.log"
 "$M" report "$S" --stage validate > "$T/loss.txt" 2>&1
 ok "a different loss fails, naming the step" has "$T/loss.txt" 'fail: step 48: loss 9.990000e\+00 resumed'
+
+# A manifest edited to save elsewhere: report reads no folder it names.
+python3 - "$S/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for st in m["stages"]:
+    for c in st["candidates"]:
+        if c["variable"] == "checkpoint":
+            c["argv"][c["argv"].index("--save") + 1] = "/etc"
+json.dump(m, open(sys.argv[1], "w"))
+PY
+"$M" report "$S" --stage validate > "$T/elsewhere.txt" 2>&1
+ok "a --save moeflow gen did not write: no folder read, missing evidence" \
+    has "$T/elsewhere.txt" 'missing evidence: the checkpoint candidate is not one moeflow gen writes'
 
 # The key is a boolean, and an error names file, line and field.
 sed 's/^  checkpoint: true/  checkpoint: maybe/' "$T/core-0.19.yaml" > "$T/bad.yaml"
