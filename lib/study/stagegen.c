@@ -244,6 +244,11 @@ static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
         return json_sprintf("%d candidates, one change from the baseline each, %d steps each", n,
                             m->warmup + m->screen_steps);
     default:
+        if (s->validate_checkpoint)
+            return json_sprintf("the baseline for %d steps; report window %d..%d; a "
+                                "checkpoint/resume check from step %d",
+                                m->validate_steps, m->window_first, m->window_last,
+                                moe_checkpoint_step(s));
         return json_sprintf("the baseline for %d steps; report window %d..%d",
                             m->validate_steps, m->window_first, m->window_last);
     }
