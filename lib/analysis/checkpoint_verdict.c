@@ -77,7 +77,7 @@ static double largest_rise(const struct moe_log *a, long last)
  * lacks its numbers. */
 static bool collect(const struct moe_log *a, const struct moe_log *b, struct moe_ckpt_verdict *v)
 {
-    for (long k = v->spec.save_step + 1; k <= v->spec.last_step; k++) {
+    for (long k = v->spec.save_step + 1; k <= v->compared_last; k++) {
         const struct moe_log_iter *x = iter_of(a, k), *y = iter_of(b, k);
         struct moe_ckpt_step *s = &v->steps[v->n];
 
@@ -130,7 +130,7 @@ static void spike(const struct moe_log *a, struct moe_ckpt_verdict *v)
 {
     const struct moe_log_iter *before = iter_of(a, v->spec.save_step);
 
-    v->largest_rise = largest_rise(a, v->spec.last_step);
+    v->largest_rise = largest_rise(a, v->compared_last);
     if (!v->n || !before || !has(before->loss) || !has(v->steps[0].loss_resumed))
         return;
     v->loss_jump = v->steps[0].loss_resumed - before->loss;
@@ -150,8 +150,11 @@ void moe_ckpt_judge(const struct moe_log *a, const struct moe_log *b,
     v->dir_bytes = dir_bytes;
     v->max_loss_diff = v->max_lr_diff = v->loss_jump = NAN;
     v->resumed_first = first_iter(b);
-    if (spec->save_step < 1 || spec->last_step <= spec->save_step ||
-        spec->last_step - spec->save_step > MOE_CKPT_STEPS_MAX)
+    /* a longer run is compared over its first MOE_CKPT_STEPS_MAX resumed
+     * steps, which say as much about what the checkpoint restored */
+    v->compared_last = spec->last_step - spec->save_step > MOE_CKPT_STEPS_MAX
+                           ? spec->save_step + MOE_CKPT_STEPS_MAX : spec->last_step;
+    if (spec->save_step < 1 || spec->last_step <= spec->save_step)
         verdict(v, MOE_CKPT_MISSING, "no steps to compare (save at %ld, train to %ld)",
                 spec->save_step, spec->last_step);
     else if (!a || !a->niters)
@@ -168,7 +171,7 @@ void moe_ckpt_judge(const struct moe_log *a, const struct moe_log *b,
         return;
     if (v->skipped || v->nan_iters)
         verdict(v, MOE_CKPT_FAIL, "%ld skipped and %ld NaN iterations in steps %ld..%ld",
-                v->skipped, v->nan_iters, spec->save_step + 1, spec->last_step);
+                v->skipped, v->nan_iters, spec->save_step + 1, v->compared_last);
     compare(v);
     spike(a, v);
 }
@@ -357,12 +360,13 @@ json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *cand
                                                num(s->lr_uninterrupted), "lr_resumed",
                                                num(s->lr_resumed)));
     }
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:f, s:I, s:o, s:o, s:o, s:f, s:I,"
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:f, s:I, s:o, s:o, s:o, s:f, s:I,"
                      " s:I, s:o, s:s, s:o}",
                      "candidate", candidate ? candidate : "", "verdict",
                      moe_ckpt_outcome_name(v->outcome), "reason", v->reason, "source", "measured",
                      "save_step", (json_int_t)v->spec.save_step, "last_step",
-                     (json_int_t)v->spec.last_step, "deterministic", v->spec.deterministic,
+                     (json_int_t)v->spec.last_step, "compared_through",
+                     (json_int_t)v->compared_last, "deterministic", v->spec.deterministic,
                      "tolerance_relative", v->tolerance, "resumed_first_iteration",
                      (json_int_t)v->resumed_first, "max_abs_loss_diff", num(v->max_loss_diff),
                      "max_abs_lr_diff", num(v->max_lr_diff), "loss_jump", num(v->loss_jump),

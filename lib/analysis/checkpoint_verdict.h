@@ -50,6 +50,7 @@ struct moe_ckpt_verdict {
     struct moe_ckpt_spec spec;
     double tolerance;        /* 0 under deterministic mode */
     long resumed_first;      /* the resumed run's first iteration; -1: none */
+    long compared_last;      /* last_step, or N + MOE_CKPT_STEPS_MAX when longer */
     struct moe_ckpt_step steps[MOE_CKPT_STEPS_MAX];
     size_t n;                /* steps compared, N+1 .. */
     double max_loss_diff, max_lr_diff;  /* absolute; NAN when nothing compared */

@@ -251,6 +251,15 @@ static void missing_evidence(void **state)
     moe_ckpt_judge(&a, &b, &at_40, 100, &v);
     assert_int_equal(v.outcome, MOE_CKPT_FAIL);
     assert_non_null(strstr(v.reason, "step 50"));
+    /* a run longer than MOE_CKPT_STEPS_MAX after the save is compared over
+     * that many steps; this log stops at 60, so step 61 is missing */
+    {
+        const struct moe_ckpt_spec longer = { 40, 40 + MOE_CKPT_STEPS_MAX + 500, true };
+
+        moe_ckpt_judge(&a, &b, &longer, 100, &v);
+        assert_int_equal(v.compared_last, 40 + MOE_CKPT_STEPS_MAX);
+        assert_int_equal(v.outcome, MOE_CKPT_FAIL); /* the resumed log ends at 49 */
+    }
     moe_log_free(&a);
     moe_log_free(&b);
 }
