@@ -16,7 +16,7 @@ command -v flock > /dev/null || skip_all "flock not installed (util-linux)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfck.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 41
+tap_plan 45
 
 declare -A DUMP=([core-0.19]=argparse-core_v0.19.0.txt [bridge-pin]=argparse-bridge-pin-2a75ac12.txt)
 
@@ -137,3 +137,32 @@ sed '/^validation:/,$d' "$T/core-0.19.yaml" > "$T/off.yaml"
 "$M" gen "$T/off.yaml" -o "$T/off" --stage validate > /dev/null 2>&1
 ok "off by default: validate is the baseline alone" \
     test "$(cut -f4 "$T/off/candidates.tsv" | tail -n +2)" = baseline
+
+# The GPU lane's evidence (tests/gpu/checkpoint.sh collect), once committed:
+# the verdict under the real Megatron of each dialect, and the jobs it ran
+# are the ones today's gen writes (argv and environment of each candidate).
+E=$MOEFLOW_SRCDIR/tests/gpu/checkpoint.tsv
+A=$MOEFLOW_SRCDIR/tests/data/gpu/checkpoint.tar.xz
+for d in core-0.19 bridge-pin; do
+    if [ -f "$E" ] && [ -f "$A" ]; then
+        ok "GPU lane, $d: the checkpoint verdict under real Megatron is pass" \
+            test "$(awk -F'\t' -v d="$d" '$1 == d { print $2 }' "$E")" = pass
+        mkdir -p "$T/lane" && tar -xJf "$A" -C "$T/lane" "./$d/manifest.json"
+        bash "$MOEFLOW_SRCDIR/tests/gpu/checkpoint.sh" study "$d" > "$T/lane-$d.yaml"
+        "$M" gen "$T/lane-$d.yaml" -o "$T/today-$d" --stage validate > /dev/null 2>&1
+        python3 - "$T/lane/$d/manifest.json" "$T/today-$d/manifest.json" > "$T/lane-$d.diff" <<'PY'
+import json, sys
+def jobs(path):
+    st = [s for s in json.load(open(path))["stages"] if s["stage"] == "validate"][0]
+    return [(c["variable"], c["argv"], c["env"]) for c in st["candidates"]]
+a, b = jobs(sys.argv[1]), jobs(sys.argv[2])
+print("same" if a == b else "stale: %s" % [x for x in a if x not in b])
+PY
+        ok "GPU lane, $d: it ran the jobs today's gen writes" has "$T/lane-$d.diff" '^same$'
+    else
+        tap_skip "GPU lane, $d: the checkpoint verdict under real Megatron" \
+            "tests/gpu/checkpoint.sh has not been run and collected yet"
+        tap_skip "GPU lane, $d: it ran the jobs today's gen writes" \
+            "tests/gpu/checkpoint.sh has not been run and collected yet"
+    fi
+done
