@@ -243,8 +243,11 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                opts->alpha, opts->min_effect_pct);
 }
 
+/* checkpoint: validation.checkpoint's verdict, kept in report.json under
+ * the same key as --json prints it (NULL: none). */
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, struct moe_error *err)
+                         const struct moe_report_opts *opts, json_t *checkpoint,
+                         struct moe_error *err)
 {
     char path[4096], *text;
     json_t *j;
@@ -256,6 +259,8 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
     j = moe_report_to_json(runs, n, opts);
+    if (checkpoint)
+        json_object_set(j, "checkpoint", checkpoint);
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     /* Replaced whole, never written through a symlink planted at the name. */
@@ -291,7 +296,8 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     } else {
         print_summary(runs, nruns, o);
     }
-    if (outdir && write_outputs(outdir, runs, nruns, o, &err) < 0) {
+    if (outdir && write_outputs(outdir, runs, nruns, o, json_object_get(extra, "checkpoint"),
+                                &err) < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;
     }
