@@ -16,7 +16,7 @@ command -v flock > /dev/null || skip_all "flock not installed (util-linux)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfck.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 46
+tap_plan 47
 
 declare -A DUMP=([core-0.19]=argparse-core_v0.19.0.txt [bridge-pin]=argparse-bridge-pin-2a75ac12.txt)
 
@@ -91,9 +91,13 @@ id=$(cand "$S" id)
 ok "the text report shows the verdict" has "$T/text" '^checkpoint/resume \([0-9a-f]{64}\): pass$'
 ok "... and the folder's size, measured" has "$T/text" 'checkpoint folder: [1-9][0-9]* bytes \(measured\)'
 ok "... and no timing row for the checkpoint candidate" hasnt "$T/text" '^checkpoint='
-"$M" report "$S" --stage validate -o "$T/out" > /dev/null 2>&1
-ok "report -o keeps the verdict in report.json (what moeflow run saves)" \
-    has "$T/out/report.json" '"verdict": "pass"'
+"$M" report "$S" --stage validate -o "$S/results/validate/report" > /dev/null 2>&1
+ok "report -o keeps the verdict in report.json (where moeflow run saves it)" \
+    has "$S/results/validate/report/report.json" '"verdict": "pass"'
+"$M" report "$S" --pack --pack-dir "$T/pack" > "$T/pack.out" 2>&1
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["checkpoint"]
+print(c["status"], c["value"]["verdict"])' "$T/pack/pack.json" > "$T/pack.verdict" 2>&1
+ok "... and the evidence pack carries it" test "$(cat "$T/pack.verdict")" = "reported pass"
 
 # Evidence taken away: the folder (the job's record stands in), then the
 # resumed log.
