@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "analysis/checkpoint_verdict.h"
 #include "report_fit.h"
 #include "report_pack.h"
 #include "options.h"
@@ -242,8 +243,11 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                opts->alpha, opts->min_effect_pct);
 }
 
+/* checkpoint: validation.checkpoint's verdict, kept in report.json under
+ * the same key as --json prints it (NULL: none). */
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, struct moe_error *err)
+                         const struct moe_report_opts *opts, json_t *checkpoint,
+                         struct moe_error *err)
 {
     char path[4096], *text;
     json_t *j;
@@ -255,6 +259,8 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
     j = moe_report_to_json(runs, n, opts);
+    if (checkpoint)
+        json_object_set(j, "checkpoint", checkpoint);
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     /* Replaced whole, never written through a symlink planted at the name. */
@@ -290,7 +296,8 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     } else {
         print_summary(runs, nruns, o);
     }
-    if (outdir && write_outputs(outdir, runs, nruns, o, &err) < 0) {
+    if (outdir && write_outputs(outdir, runs, nruns, o, json_object_get(extra, "checkpoint"),
+                                &err) < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;
     }
@@ -466,6 +473,32 @@ static int load_stage(const struct moe_study_view *v, const struct moe_report_re
     return MOE_EXIT_OK;
 }
 
+/* validate with validation.checkpoint: the checkpoint/resume verdict
+ * (analysis/checkpoint_verdict.h) under extra's "checkpoint"; *out keeps
+ * it for the text (NULL when the study has none). */
+static int checkpoint_verdict(const struct moe_study_view *v, json_t *extra,
+                              struct moe_ckpt_verdict **out, char *id, size_t len)
+{
+    struct moe_error err;
+    int r;
+
+    *out = NULL;
+    if (strcmp(v->stage, "validate") != 0)
+        return MOE_EXIT_OK;
+    if (!(*out = calloc(1, sizeof(**out))))
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
+    moe_error_clear(&err);
+    if ((r = moe_ckpt_study(v->study, *out, id, len, &err)) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    if (r == 0) {
+        free(*out);
+        *out = NULL;
+        return MOE_EXIT_OK;
+    }
+    json_object_set_new(extra, "checkpoint", moe_ckpt_verdict_json(*out, id));
+    return MOE_EXIT_OK;
+}
+
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
 static int report_study(const char *study, const char *stage, const struct report_args *a)
@@ -476,6 +509,8 @@ static int report_study(const char *study, const char *stage, const struct repor
     struct moe_report_reader rd;
     struct moe_error err;
     json_t *extra = NULL, *skipped;
+    struct moe_ckpt_verdict *ck = NULL;
+    char ck_id[128] = "";
     size_t nruns = 0;
     int rc;
 
@@ -490,9 +525,13 @@ static int report_study(const char *study, const char *stage, const struct repor
     else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK &&
              (rc = expected_runs_exist(a, runs, nruns, skipped)) == MOE_EXIT_OK) {
         extra = study_header(&v, a, rd.first, rd.last, skipped);
-        rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
+        rc = checkpoint_verdict(&v, extra, &ck, ck_id, sizeof(ck_id));
+        if (rc == MOE_EXIT_OK)
+            rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
         if (!a->json)
             print_skipped(skipped);
+        if (ck && !a->json)
+            moe_ckpt_verdict_print(stdout, ck, ck_id);
         if (rc == MOE_EXIT_OK && a->winners)
             rc = record_winners(&v, runs, nruns, &a->ropts);
     }
@@ -501,6 +540,7 @@ static int report_study(const char *study, const char *stage, const struct repor
     free(runs);
     json_decref(skipped);
     json_decref(extra);
+    free(ck);
     moe_study_view_free(&v);
     return rc;
 }

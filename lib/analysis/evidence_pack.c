@@ -122,8 +122,8 @@ static json_t *finding(const json_t *report, const json_t *study_json, const cha
     if (v)
         return json_pack("{s:s, s:s, s:O}", "status", "reported", "source", VALIDATE_REPORT,
                          "value", v);
-    if (!get(get(study_json, "validation"), request)) {
-        snprintf(why, sizeof(why), "the study has no validation.%s", request);
+    if (!json_is_true(get(get(study_json, "validation"), request))) {
+        snprintf(why, sizeof(why), "the study does not set validation.%s: true", request);
         return json_pack("{s:s, s:s}", "status", "not requested", "why", why);
     }
     if (report)

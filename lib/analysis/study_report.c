@@ -174,8 +174,12 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
         moe_error_set(err, "out of memory");
         return -1;
     }
+    /* validation.checkpoint's run saves and runs deterministically: its
+     * step times measure no configuration (its own verdict compares it,
+     * checkpoint_verdict.h) */
     for (size_t i = 0; i < st->n; i++)
-        if (&st->cands[i] != ref)
+        if (&st->cands[i] != ref && !(st->cands[i].variable &&
+                                      strcmp(st->cands[i].variable, MOE_CANDIDATE_CHECKPOINT) == 0))
             cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n++]);
     return 0;
 }

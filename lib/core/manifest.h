@@ -28,7 +28,8 @@
  * whose canonical text is its identity (contract/contract.h). */
 struct moe_candidate {
     enum moe_stage stage;
-    char *variable;          /* "baseline", "layout", a retune variable, "combination" */
+    char *variable;          /* "baseline", "layout", a retune variable, "combination",
+                                MOE_CANDIDATE_CHECKPOINT */
     json_t *value;
     char *label;             /* "training-equivalent" | "benchmark-only": what users see */
     struct moe_strv label_reasons; /* why benchmark-only ("mock data", "forced-balance
@@ -45,6 +46,13 @@ struct moe_candidate {
     json_t *contract;        /* the declared contract */
     char *id;                /* moe_candidate_hash(), or a winners' combination's digest */
 };
+
+/* validation.checkpoint's candidate (study/validate_checkpoint.h): the
+ * generator writes it, the report reads its two runs. */
+#define MOE_CANDIDATE_CHECKPOINT "checkpoint"
+/* Where it saves, below the study: a folder named by its value, the id of
+ * the configuration it checkpoints. */
+#define MOE_CANDIDATE_CHECKPOINT_DIR "results/validate/checkpoint"
 
 /* A catalogue entry a stage did not emit, and why. */
 struct moe_skip {

@@ -15,6 +15,7 @@
 #include "study/megatron_args.h"
 #include "study/study.h"
 #include "study/study_contract.h"
+#include "study/validate_checkpoint.h"
 #include "unit.h"
 
 static char srcdir[4096];
@@ -172,6 +173,95 @@ static void flags_exist_in_dialect(void **state)
             }
             moe_stage_plan_free(&p);
         }
+        free(d.f);
+        moe_study_free(&s);
+    }
+}
+
+/* validation.checkpoint's candidate of stage plan p (rendered): its own
+ * and its resumed run's arguments parse in the dialect's dump. */
+static const struct moe_candidate *checkpoint_of(const struct moe_study *s,
+                                                 struct moe_stage_plan *p, const struct dump *d,
+                                                 const char *where)
+{
+    const struct moe_candidate *c;
+    struct moe_strv resume;
+    struct moe_error e;
+
+    assert_int_equal(moe_validate_add_checkpoint(s, p, &e), 0);
+    assert_non_null(c = moe_checkpoint_candidate(p->cands, p->n));
+    check_argv(d, &c->argv, where);
+    assert_int_equal(moe_checkpoint_resume_argv(c, &resume), 0);
+    check_argv(d, &resume, where);
+    assert_true(moe_strv_find(&resume, "--load") >= 0 && moe_strv_find(&resume, "--ckpt-step") >= 0);
+    assert_true(moe_strv_find(&resume, "--save") < 0 && moe_strv_find(&resume, "--save-interval") < 0);
+    moe_strv_free(&resume);
+    return c;
+}
+
+static bool has_word(const struct moe_strv *l, const char *w)
+{
+    return moe_strv_find(l, w) >= 0;
+}
+
+/* In every example study (all three dialects among them): the checkpoint
+ * candidate of the baseline saves at the step before the report window
+ * under deterministic mode; of a combination when there is one; without
+ * deterministic mode (which Megatron refuses there) under TP communication
+ * overlap, and never with the cross-entropy fusion deterministic mode
+ * refuses. */
+static void checkpoint_candidates(void **state)
+{
+    (void)state;
+    for (int k = 0; examples[k]; k++) {
+        struct moe_study s;
+        struct moe_stage_plan p;
+        struct moe_candidate combo;
+        const struct moe_candidate *c;
+        struct dump d;
+        struct moe_error e;
+        long at;
+
+        load(examples[k], &s);
+        load_dump(dump_file(s.software.dialect), &d);
+        assert_int_equal(moe_candidates_build(&s, MOE_STAGE_VALIDATE, &p, &e), 0);
+        assert_int_equal(moe_candidates_render(&s, &p, &e), 0);
+        c = checkpoint_of(&s, &p, &d, examples[k]);
+        assert_string_equal(json_string_value(c->value), p.cands[0].id);
+        at = moe_strv_find(&c->argv, "--save-interval");
+        assert_true(at > 0);
+        assert_int_equal(atoi(c->argv.v[at + 1]), s.measure.window_first - 1);
+        assert_true(has_word(&c->argv, "--deterministic-mode"));
+        assert_true(has_word(&c->env, "NCCL_ALGO=Ring"));
+        assert_false(has_word(&c->argv, "--cross-entropy-loss-fusion"));
+        {
+            char *mine = moe_json_canonical(c->contract);
+            char *base = moe_json_canonical(p.cands[0].contract);
+
+            /* the same declared configuration: validate's rule accepts it */
+            assert_string_equal(mine, base);
+            free(mine);
+            free(base);
+        }
+        moe_stage_plan_free(&p);
+
+        /* a combination, with TP communication overlap and the fusion */
+        assert_int_equal(moe_candidates_build(&s, MOE_STAGE_VALIDATE, &p, &e), 0);
+        assert_int_equal(moe_candidates_render(&s, &p, &e), 0);
+        moe_candidate_init(&combo);
+        assert_int_equal(moe_candidate_copy(&combo, &p.cands[0]), 0);
+        assert_int_equal(moe_candidate_set(&combo.variable, "combination"), 0);
+        assert_int_equal(moe_candidate_set(&combo.id, "c0mb0"), 0);
+        moe_strv_push(&combo.argv, "--tp-comm-overlap");
+        moe_strv_push(&combo.argv, "--cross-entropy-loss-fusion");
+        assert_int_equal(moe_stage_plan_add(&p, &combo), 0);
+        moe_candidate_free(&combo);
+        c = checkpoint_of(&s, &p, &d, examples[k]);
+        assert_string_equal(json_string_value(c->value), "c0mb0");
+        assert_false(has_word(&c->argv, "--deterministic-mode"));
+        assert_false(has_word(&c->env, "NCCL_ALGO=Ring"));
+        assert_true(has_word(&c->argv, "--tp-comm-overlap"));
+        moe_stage_plan_free(&p);
         free(d.f);
         moe_study_free(&s);
     }
@@ -774,6 +864,7 @@ int main(void)
         cmocka_unit_test(scale_keeps_tp_in_nvlink_domain),
         cmocka_unit_test(scale_keeps_pipeline_layout_to_its_vpp),
         cmocka_unit_test(retune_at_ep1_skips_token_exchange),
+        cmocka_unit_test(checkpoint_candidates),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
