@@ -19,7 +19,8 @@ top=$(cd "$here/../.." && pwd)
 work=$here/_work/autopilot
 RUN_DIR=/tmp/autopilot
 DIALECTS="core-0.19 bridge-pin"
-declare -A FIRST_ID=([core-0.19]=5000 [bridge-pin]=6000)
+# job ids (and so MASTER_PORTs) apart from checkpoint.sh, which may run beside it
+declare -A FIRST_ID=([core-0.19]=7000 [bridge-pin]=8000)
 declare -A TARBALL=([core-0.19]=megatron-lm-core_v0.19.0 [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "autopilot: $*" >&2; exit 1; }
 
@@ -94,13 +95,17 @@ run() {
     for d in $DIALECTS; do
         [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$here/_work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
     done
+    # Megatron builds its dataset helpers in its own tree on first use: once
+    # here, before jobs of two users (this one's, checkpoint.sh's) race to
+    for d in $DIALECTS; do
+        make -s -C "/tmp/mlm/${TARBALL[$d]}/megatron/core/datasets" > /dev/null || true
+    done
     rm -rf "$w" && cp -a "$work" "$w" && cp -a "$here/standin" "$top/templates" "$0" "$w/"
     mkdir -p "$w/pybin"
     command -v python > /dev/null || ln -sf "$(command -v python3)" "$w/pybin/python"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$w/gpus.csv" || true
     if [ "$(id -u)" = 0 ]; then
         id moeflowlane > /dev/null 2>&1 || useradd -m moeflowlane
-        # Megatron compiles its dataset helpers inside its own tree
         chown -R moeflowlane "$w" /tmp/mlm
         as=(runuser -u moeflowlane --)
     fi
