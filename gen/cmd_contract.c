@@ -12,6 +12,7 @@
 #include "options.h"
 #include "contract_show.h"
 #include "contract/contract.h"
+#include "contract/contract_check.h"
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
@@ -108,7 +109,7 @@ static int print_diff(const struct moe_contract_diff *d, const struct moe_contra
 static int cmd_diff(const char *a_path, const char *b_path, const char *stage_name, bool json)
 {
     char da[MOE_SHA256_HEX_LEN + 1], db[MOE_SHA256_HEX_LEN + 1];
-    json_t *a = load_any(a_path, da), *b = a ? load_any(b_path, db) : NULL;
+    json_t *a = load_any(a_path, da), *b = a ? load_any(b_path, db) : NULL, *winners = NULL;
     struct moe_contract_diff d = { 0 }, notes = { 0 };
     struct moe_verdict v = { 0 };
     struct moe_error err;
@@ -125,7 +126,11 @@ static int cmd_diff(const char *a_path, const char *b_path, const char *stage_na
             rc = MOE_EXIT_USAGE;
             goto out;
         }
-        if (moe_contract_check_stage(stage, a, b, NULL, &d, &v, &err) != 0)
+        /* validate accepts a study's recorded winners: A's, when A is a study */
+        if (stage == MOE_STAGE_VALIDATE && is_dir(a_path) && !is_run_dir(a_path) &&
+            !(winners = moe_contract_winner_contracts(a_path, &err)))
+            goto fail;
+        if (moe_contract_check_stage(stage, a, b, winners, &d, &v, &err) != 0)
             goto fail;
     } else if (moe_contract_diff(a, b, &d, &err) != 0)
         goto fail;
@@ -142,6 +147,7 @@ out:
     moe_contract_diff_free(&notes);
     json_decref(a);
     json_decref(b);
+    json_decref(winners);
     return rc;
 }
 

@@ -246,7 +246,11 @@ static void print_validate(const char *dir, const struct moe_stage_plan *validat
         const struct moe_candidate *c = &validate->cands[i];
         char *val = json_dumps(c->value, JSON_COMPACT | JSON_ENCODE_ANY);
 
-        printf("  %zu: %s = %s\n", i, c->variable, val ? val : "?");
+        printf("  %zu: %s = %s", i, c->variable, val ? val : "?");
+        for (size_t k = 0; c->twin_of && k < validate->n; k++)
+            if (validate->cands[k].id && strcmp(validate->cands[k].id, c->twin_of) == 0)
+                printf(" (profiling twin of %zu, never timed)", k);
+        putchar('\n');
         free(val);
     }
     printf("submit it from %s: sbatch validate.sbatch\n", dir);

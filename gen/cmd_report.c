@@ -16,8 +16,10 @@
 #include "analysis/checkpoint_verdict.h"
 #include "report_fit.h"
 #include "report_pack.h"
+#include "report_profile.h"
 #include "options.h"
 #include "core/number.h"
+#include "analysis/profile_pair.h"
 #include "analysis/report.h"
 #include "analysis/study_report.h"
 #include "analysis/report_runs.h"
@@ -243,10 +245,15 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                opts->alpha, opts->min_effect_pct);
 }
 
-/* checkpoint: validation.checkpoint's verdict, kept in report.json under
- * the same key as --json prints it (NULL: none). */
+/* validate's findings beside the runs, kept in report.json under the keys
+ * --json prints them with, where an evidence pack reads them:
+ * validation.checkpoint's verdict and the twins' matched A/B profiles. */
+static const char *const kept_findings[] = { "checkpoint", "profile_pairs", NULL };
+
+/* extra: the keys added to report.json (NULL: none); report.json keeps
+ * those of kept_findings. */
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, json_t *checkpoint,
+                         const struct moe_report_opts *opts, json_t *extra,
                          struct moe_error *err)
 {
     char path[4096], *text;
@@ -259,8 +266,12 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
     j = moe_report_to_json(runs, n, opts);
-    if (checkpoint)
-        json_object_set(j, "checkpoint", checkpoint);
+    for (int k = 0; kept_findings[k]; k++) {
+        json_t *finding = json_object_get(extra, kept_findings[k]);
+
+        if (finding)
+            json_object_set(j, kept_findings[k], finding);
+    }
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     /* Replaced whole, never written through a symlink planted at the name. */
@@ -296,8 +307,7 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     } else {
         print_summary(runs, nruns, o);
     }
-    if (outdir && write_outputs(outdir, runs, nruns, o, json_object_get(extra, "checkpoint"),
-                                &err) < 0) {
+    if (outdir && write_outputs(outdir, runs, nruns, o, extra, &err) < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;
     }
@@ -499,6 +509,22 @@ static int checkpoint_verdict(const struct moe_study_view *v, json_t *extra,
     return MOE_EXIT_OK;
 }
 
+/* validate: the matched A/B profiles of its profiling twins, into extra
+ * as "profile_pairs" (timing never reads a twin: study_report.c). */
+static int profile_pairs(const struct moe_study_view *v, json_t *extra)
+{
+    struct moe_error err;
+    json_t *pairs;
+
+    if (strcmp(v->stage, "validate") != 0)
+        return MOE_EXIT_OK;
+    moe_error_clear(&err);
+    if (!(pairs = moe_profile_pairs_of_study(v->study, 10, &err)))
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    json_object_set_new(extra, "profile_pairs", pairs);
+    return MOE_EXIT_OK;
+}
+
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
 static int report_study(const char *study, const char *stage, const struct report_args *a)
@@ -527,11 +553,15 @@ static int report_study(const char *study, const char *stage, const struct repor
         extra = study_header(&v, a, rd.first, rd.last, skipped);
         rc = checkpoint_verdict(&v, extra, &ck, ck_id, sizeof(ck_id));
         if (rc == MOE_EXIT_OK)
+            rc = profile_pairs(&v, extra);
+        if (rc == MOE_EXIT_OK)
             rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
-        if (!a->json)
+        if (rc == MOE_EXIT_OK && !a->json) {
             print_skipped(skipped);
-        if (ck && !a->json)
-            moe_ckpt_verdict_print(stdout, ck, ck_id);
+            moe_report_print_profile_pairs(json_object_get(extra, "profile_pairs"));
+            if (ck)
+                moe_ckpt_verdict_print(stdout, ck, ck_id);
+        }
         if (rc == MOE_EXIT_OK && a->winners)
             rc = record_winners(&v, runs, nruns, &a->ropts);
     }

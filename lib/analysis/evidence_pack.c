@@ -110,11 +110,23 @@ static json_t *measured_json(const json_t *m)
                      get(gpus, "topology"), "checks", get(m, "checks"));
 }
 
+/* Whether validate holds profiling twins: gen --winners adds them (the
+ * matched A/B profiles are asked for by rebuilding validate from winners,
+ * not by a study key). */
+static bool has_twins(const struct moe_manifest *m)
+{
+    const struct moe_manifest_stage *st = moe_manifest_find(m, MOE_STAGE_VALIDATE);
+
+    for (size_t i = 0; st && i < st->n; i++)
+        if (st->cands[i].twin_of)
+            return true;
+    return false;
+}
+
 /* The validate report's finding under key (another part of moeflow writes
- * it there), else why there is none: not requested when the study's
- * validation section does not ask for it. */
-static json_t *finding(const json_t *report, const json_t *study_json, const char *key,
-                       const char *request)
+ * it there), else why there is none: not_requested says why the study did
+ * not ask for it (NULL: it did). */
+static json_t *finding(const json_t *report, const char *key, const char *not_requested)
 {
     const json_t *v = get(report, key);
     char why[256];
@@ -122,10 +134,8 @@ static json_t *finding(const json_t *report, const json_t *study_json, const cha
     if (v)
         return json_pack("{s:s, s:s, s:O}", "status", "reported", "source", VALIDATE_REPORT,
                          "value", v);
-    if (!json_is_true(get(get(study_json, "validation"), request))) {
-        snprintf(why, sizeof(why), "the study does not set validation.%s: true", request);
-        return json_pack("{s:s, s:s}", "status", "not requested", "why", why);
-    }
+    if (not_requested)
+        return json_pack("{s:s, s:s}", "status", "not requested", "why", not_requested);
     if (report)
         snprintf(why, sizeof(why), "%s has no \"%s\"", VALIDATE_REPORT, key);
     else
@@ -143,8 +153,16 @@ static json_t *assemble(const struct moe_manifest *m, const json_t *study_json,
                      PACKAGE_VERSION, "semantics", semantics_json(m), "environment",
                      "declared", declared_json(baseline), "measured", measured_json(measured),
                      "validate", runs, "checkpoint",
-                     finding(report, study_json, "checkpoint", "checkpoint"), "profile_pairs",
-                     finding(report, study_json, "profile_pairs", "profile"), "gains",
+                     finding(report, "checkpoint",
+                             json_is_true(get(get(study_json, "validation"), "checkpoint"))
+                                 ? NULL
+                                 : "the study does not set validation.checkpoint: true"),
+                     "profile_pairs",
+                     finding(report, "profile_pairs",
+                             has_twins(m) ? NULL
+                                          : "validate was not rebuilt from recorded winners "
+                                            "(moeflow gen --winners adds the profiling twins)"),
+                     "gains",
                      "each gain is one run measured against the baseline over the same window; "
                      "gains of separate A/Bs are never added up: the combination's gain is the "
                      "combination's own measurement");

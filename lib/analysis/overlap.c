@@ -109,8 +109,8 @@ static int64_t sat_add(int64_t a, int64_t b)
     return r;
 }
 
-static int resolve(const struct moe_trace *t, const struct moe_window *w, int64_t *lo,
-                   int64_t *hi, struct moe_error *err)
+int moe_window_resolve(const struct moe_trace *t, const struct moe_window *w, int64_t *lo,
+                       int64_t *hi, struct moe_error *err)
 {
     int64_t t0 = INT64_MAX;
     int gpu_markers = 0, have_first = 0, have_last = 0;
@@ -315,7 +315,7 @@ int moe_overlap_add_trace(struct moe_overlap *o, struct moe_trace *t, const stru
     size_t *count = NULL;
     int rc = -1;
 
-    if (resolve(t, w, &lo, &hi, err) < 0)
+    if (moe_window_resolve(t, w, &lo, &hi, err) < 0)
         return -1;
     exposed = calloc(t->nnames + 1, sizeof(*exposed));
     time = calloc(t->nnames + 1, sizeof(*time));

@@ -43,6 +43,7 @@ void moe_trace_free(struct moe_trace *t)
     for (size_t i = 0; i < t->ndevices; i++) {
         free(t->devices[i].comm);
         free(t->devices[i].compute);
+        free(t->devices[i].compute_names);
     }
     free(t->devices);
     free(t->devslots);
@@ -249,10 +250,16 @@ int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t
         d->comm[d->ncomm].name = name;
         d->ncomm++;
     } else {
+        if (t->compute_names &&
+            grow((void **)&d->compute_names, &d->capcompute_names, d->ncompute + 1,
+                 sizeof(*d->compute_names)) < 0)
+            return -1;
         if (d->ncompute == d->capcompute &&
             grow((void **)&d->compute, &d->capcompute, d->ncompute + 1,
                  sizeof(*d->compute)) < 0)
             return -1;
+        if (t->compute_names)
+            d->compute_names[d->ncompute] = name;
         d->compute[d->ncompute].start = start;
         d->compute[d->ncompute].end = end;
         d->ncompute++;
@@ -306,6 +313,20 @@ static int append(void **dst, size_t *nd, size_t *cap, void **src, size_t *ns, s
     return 0;
 }
 
+/* Appends s's compute kernels' names, mapped onto t's, after d's. */
+static int append_names(struct moe_trace_device *d, const struct moe_trace_device *s,
+                        const uint32_t *remap)
+{
+    if (s->ncompute == 0)
+        return 0;
+    if (grow((void **)&d->compute_names, &d->capcompute_names, d->ncompute + s->ncompute,
+             sizeof(*d->compute_names)) < 0)
+        return -1;
+    for (size_t k = 0; k < s->ncompute; k++)
+        d->compute_names[d->ncompute + k] = remap[s->compute_names[k]];
+    return 0;
+}
+
 int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub)
 {
     uint32_t *remap = malloc((sub->nnames + 1) * sizeof(*remap));
@@ -329,7 +350,9 @@ int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub)
             goto fail;
         for (size_t k = 0; k < s->ncomm; k++)
             s->comm[k].name = remap[s->comm[k].name];
-        if (append((void **)&d->comm, &d->ncomm, &d->capcomm, (void **)&s->comm, &s->ncomm,
+        /* the names before the intervals: append() zeroes the count it moves */
+        if ((t->compute_names && append_names(d, s, remap) < 0) ||
+            append((void **)&d->comm, &d->ncomm, &d->capcomm, (void **)&s->comm, &s->ncomm,
                    &s->capcomm, sizeof(*d->comm)) < 0 ||
             append((void **)&d->compute, &d->ncompute, &d->capcompute, (void **)&s->compute,
                    &s->ncompute, &s->capcompute, sizeof(*d->compute)) < 0) {

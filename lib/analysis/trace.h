@@ -67,6 +67,8 @@ struct moe_trace_device {
     size_t ncomm, capcomm;
     struct moe_interval *compute;
     size_t ncompute, capcompute;
+    uint32_t *compute_names; /* compute[i]'s name, only with moe_trace.compute_names set */
+    size_t capcompute_names;
 };
 
 struct moe_step_marker {
@@ -93,6 +95,9 @@ struct moe_trace {
     size_t dropped;  /* kernels left out for an impossible time */
     int threads; /* nsys reader threads; 0 picks by size and CPU count */
     unsigned long long unpacked_max; /* Kineto; 0: MOE_TRACE_UNPACKED_MAX */
+    int compute_names; /* 1: keep each compute kernel's name (compute_names), for
+                          the per-kernel contention of profile_pair.h; the overlap
+                          analysis needs none, and sorts compute without them */
 };
 
 /* patterns: NULL for the defaults.  step_prefix: NULL for ProfilerStep#. */

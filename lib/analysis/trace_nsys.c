@@ -394,6 +394,7 @@ static int read_parallel(struct nsys *n, struct moe_trace *t, const char *nameco
         c[i].lo = lo + (hi - lo) * i / k;
         c[i].hi = lo + (hi - lo) * (i + 1) / k;
         moe_trace_init(&c[i].sub, t->source, t->comm_patterns, t->step_prefix);
+        c[i].sub.compute_names = t->compute_names;
         if (pthread_create(&th[i], NULL, chunk_main, &c[i]) != 0) {
             c[i].rc = -1;
             moe_error_at(&c[i].err, n->path, 0, 0, "cannot start a reader thread");

@@ -61,7 +61,7 @@ int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, 
 /* The contracts of the study's recorded winners: only those sealed and
  * traced to a sealed retune run (a file that merely sits in winners/ with
  * a digest's name, or a copy of a contract-stage run, is refused). */
-static json_t *load_winners(const char *study, struct moe_error *err)
+json_t *moe_contract_winner_contracts(const char *study, struct moe_error *err)
 {
     json_t *all = moe_contract_load_winners(study, err), *out, *w;
     size_t i;
@@ -117,7 +117,7 @@ static int judge(const char *study, enum moe_stage stage, const json_t *frozen,
 {
     struct moe_contract_diff diff;
     struct moe_verdict verdict;
-    json_t *winners = stage == MOE_STAGE_VALIDATE ? load_winners(study, err) : NULL;
+    json_t *winners = stage == MOE_STAGE_VALIDATE ? moe_contract_winner_contracts(study, err) : NULL;
     int rc;
 
     if (stage == MOE_STAGE_VALIDATE && !winners)

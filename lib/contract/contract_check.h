@@ -33,6 +33,11 @@ int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, 
 /* The declared contract of a candidate ("" or NULL: the baseline). */
 json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err);
 
+/* The contracts of the study's recorded winners, as the validate rule takes
+ * them (contract_rules.h): each sealed winner traced to a sealed retune run
+ * (moe_contract_load_winners).  NULL with err. */
+json_t *moe_contract_winner_contracts(const char *study, struct moe_error *err);
+
 /* runtime: requested already carries this node's facts (task start); else
  * they are taken from the frozen baseline (submission).  may_freeze: with
  * nothing frozen yet, freeze the study's baseline (at task start) or let

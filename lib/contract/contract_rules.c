@@ -236,13 +236,76 @@ out:
 
 static int check_validate(const json_t *frozen, const json_t *requested, const json_t *winners,
                           const struct moe_contract_diff *d, struct moe_verdict *v,
+                          struct moe_error *err);
+
+/* requested without what makes it a profiling twin: its profiling block
+ * and its declaration (and the validation section, when that was all it
+ * held). */
+static json_t *unprofiled_sibling(const json_t *requested)
+{
+    json_t *sibling = json_deep_copy(requested);
+    json_t *validation = json_object_get(sibling, MOE_CONTRACT_VALIDATION);
+
+    json_object_del(sibling, MOE_CONTRACT_PROFILING);
+    json_object_del(validation, MOE_CONTRACT_PROFILING_TWIN);
+    if (json_object_size(validation) == 0)
+        json_object_del(sibling, MOE_CONTRACT_VALIDATION);
+    return sibling;
+}
+
+/* A declared profiling twin (study/validate_profile.h): allowed when it
+ * profiles something and the rest of it is a run validate allows -- the
+ * profile stage's "profile-equal", applied to validate's own runs.  The
+ * declaration is what lets the profiling block through: a profiled run that
+ * does not declare itself a twin stays refused. */
+static int check_twin(const json_t *frozen, const json_t *requested, const json_t *winners,
+                      struct moe_verdict *v, struct moe_error *err)
+{
+    json_t *sibling;
+    struct moe_contract_diff d;
+    char why[sizeof(v->reason)];
+    int rc;
+
+    if (!json_is_object(json_object_get(requested, MOE_CONTRACT_PROFILING))) {
+        decide(v, false, "validate-profiling-twin",
+               "a declared profiling twin must profile: its contract has no %s block",
+               MOE_CONTRACT_PROFILING);
+        return 0;
+    }
+    if (!(sibling = unprofiled_sibling(requested))) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    rc = moe_contract_diff(frozen, sibling, &d, err);
+    if (rc == 0) {
+        rc = check_validate(frozen, sibling, winners, &d, v, err);
+        moe_contract_diff_free(&d);
+    }
+    json_decref(sibling);
+    if (rc != 0)
+        return -1;
+    snprintf(why, sizeof(why), "%s", v->reason);
+    if (v->allowed)
+        decide(v, true, "validate-profiling-twin",
+               "a declared profiling twin; apart from profiling: %s", why);
+    else
+        decide(v, false, "validate-profiling-twin",
+               "a profiling twin must equal a run validate allows apart from its profiling "
+               "block: %s", why);
+    return 0;
+}
+
+static int check_validate(const json_t *frozen, const json_t *requested, const json_t *winners,
+                          const struct moe_contract_diff *d, struct moe_verdict *v,
                           struct moe_error *err)
 {
-    const json_t *combination = json_object_get(
-        json_object_get(requested, MOE_CONTRACT_VALIDATION), MOE_CONTRACT_COMBINATION);
+    const json_t *validation = json_object_get(requested, MOE_CONTRACT_VALIDATION);
+    const json_t *combination = json_object_get(validation, MOE_CONTRACT_COMBINATION);
     size_t i;
     json_t *w;
 
+    if (json_is_true(json_object_get(validation, MOE_CONTRACT_PROFILING_TWIN)))
+        return check_twin(frozen, requested, winners, v, err);
     if (d->count == 0) {
         decide(v, true, "validate-equal", "equals the frozen baseline");
         return 0;

@@ -48,6 +48,9 @@
 #define MOE_CONTRACT_RUN_ID "id"
 /* validation: the digests of the winners a run combines */
 #define MOE_CONTRACT_COMBINATION "combination"
+/* validation: true on a declared profiling twin, a validate run that
+ * profiles its unprofiled sibling over the study's profile window */
+#define MOE_CONTRACT_PROFILING_TWIN "profiling_twin"
 
 /* A leaf's path as the diff spells it: MOE_CONTRACT_PATH(MOE_CONTRACT_WORKLOAD,
  * MOE_CONTRACT_MBS) is "workload.mbs". */

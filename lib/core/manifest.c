@@ -26,6 +26,7 @@ void moe_candidate_free(struct moe_candidate *c)
     free(c->bottleneck);
     free(c->note);
     free(c->id);
+    free(c->twin_of);
     json_decref(c->value);
     json_decref(c->contract);
     moe_strv_free(&c->argv);
@@ -48,7 +49,7 @@ int moe_candidate_set(char **field, const char *s)
 int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *src)
 {
     *dst = *src;
-    dst->variable = dst->label = dst->bottleneck = dst->note = dst->id = NULL;
+    dst->variable = dst->label = dst->bottleneck = dst->note = dst->id = dst->twin_of = NULL;
     dst->argv = dst->env = dst->label_reasons = (struct moe_strv){ 0 };
     json_incref(dst->value);
     json_incref(dst->contract);
@@ -56,6 +57,7 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
         moe_candidate_set(&dst->label, src->label) < 0 ||
         moe_candidate_set(&dst->bottleneck, src->bottleneck) < 0 ||
         moe_candidate_set(&dst->note, src->note) < 0 || moe_candidate_set(&dst->id, src->id) < 0 ||
+        moe_candidate_set(&dst->twin_of, src->twin_of) < 0 ||
         moe_strv_copy(&dst->argv, &src->argv) < 0 || moe_strv_copy(&dst->env, &src->env) < 0 ||
         moe_strv_copy(&dst->label_reasons, &src->label_reasons) < 0) {
         moe_candidate_free(dst);
@@ -157,7 +159,8 @@ static int candidate_of(const json_t *o, struct moe_candidate *c)
     c->predicted_mib = json_is_number(mib) ? json_number_value(mib) : NAN;
     return str_field(o, "variable", &c->variable) | str_field(o, "label", &c->label) |
            str_field(o, "bottleneck", &c->bottleneck) | str_field(o, "note", &c->note) |
-           str_field(o, "id", &c->id) | strv_of(json_object_get(o, "argv"), &c->argv) |
+           str_field(o, "id", &c->id) | str_field(o, "twin_of", &c->twin_of) |
+           strv_of(json_object_get(o, "argv"), &c->argv) |
            strv_of(json_object_get(o, "label_reasons"), &c->label_reasons) |
            env_of(json_object_get(o, "env"), &c->env);
 }

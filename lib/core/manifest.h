@@ -45,6 +45,11 @@ struct moe_candidate {
                                 not what runs, and a model change must not rename jobs */
     json_t *contract;        /* the declared contract */
     char *id;                /* moe_candidate_hash(), or a winners' combination's digest */
+    char *twin_of;           /* validate: the id of the unprofiled run this one profiles
+                                (a profiling twin), NULL otherwise.  Not part of the id:
+                                argv, env and the contract's profiling block already name
+                                what the twin runs; the link only says which timed run it
+                                stands beside, and readers of step time skip it */
 };
 
 /* validation.checkpoint's candidate (study/validate_checkpoint.h): the
@@ -53,6 +58,17 @@ struct moe_candidate {
 /* Where it saves, below the study: a folder named by its value, the id of
  * the configuration it checkpoints. */
 #define MOE_CANDIDATE_CHECKPOINT_DIR "results/validate/checkpoint"
+/* Where a validate profiling twin's profiler writes, relative to the study
+ * directory, named by the id of the run it is the twin of (its own id is a
+ * hash over its arguments, which name this folder): the PyTorch profiler's
+ * --tensorboard-dir is <dir>/tensorboard, so Megatron's Kineto traces land
+ * in <dir>/torch_profile/rank-N.json.gz (core 0.19, bridge-pin: trace_handler
+ * in megatron/training/training.py, core_v0.19.0:3677, 2a75ac12:3794, writes
+ * "{tensorboard_dir}/../torch_profile") or in <dir>/tensorboard (core 0.16);
+ * Nsight Systems writes <dir>/nsys-rankN.
+ * The generator (study/validate_profile.c) writes, the report
+ * (analysis/profile_pair.c) reads. */
+#define MOE_TWIN_PROFILE_DIR_FMT "results/validate/profile-%s"
 
 /* A catalogue entry a stage did not emit, and why. */
 struct moe_skip {
@@ -96,6 +112,8 @@ int moe_candidate_set(char **field, const char *s);
  * label users see.  Ids were named before mock data counted as
  * benchmark-only; hashing the routing class keeps every id, and the GPU
  * evidence committed under them, as it was. */
+/* The candidate as manifest.json holds it; without_id: without id,
+ * predicted_mib and twin_of, the document the id is the hash of. */
 json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
 /* Sets c->id: the SHA-256 of the canonical text of moe_candidate_json(c,
  * true).  -1 when it cannot be serialised. */
@@ -115,6 +133,11 @@ const char *moe_candidate_semantics(const struct moe_candidate *c, const char **
 /* The same as text, "benchmark-only: mock data, forced-balance routing",
  * into buf. */
 void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t len);
+/* Whether id is what moe_candidate_hash writes (and a combination's
+ * digest): 64 lowercase hex digits.  A folder named after a candidate
+ * (MOE_TWIN_PROFILE_DIR_FMT) takes no other id: a manifest is data and
+ * may have been edited. */
+bool moe_candidate_id_is_hash(const char *id);
 
 /* The text of a value in labels: a string as it is, anything else as
  * compact JSON.  malloc'd; NULL when out of memory. */

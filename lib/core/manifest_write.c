@@ -72,9 +72,21 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
         json_object_set_new(o, "label_reasons", strv_json(&c->label_reasons));
     if (o && !without_id && c->id)
         json_object_set_new(o, "id", json_string(c->id));
+    if (o && !without_id && c->twin_of)
+        json_object_set_new(o, "twin_of", json_string(c->twin_of));
     if (o && !without_id && !isnan(c->predicted_mib))
         json_object_set_new(o, "predicted_mib", json_real(c->predicted_mib));
     return o;
+}
+
+bool moe_candidate_id_is_hash(const char *id)
+{
+    size_t n = 0;
+
+    for (; id && id[n]; n++)
+        if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+            return false;
+    return n == MOE_SHA256_HEX_LEN;
 }
 
 int moe_candidate_hash(struct moe_candidate *c)

@@ -286,18 +286,26 @@ static void training_args(struct moe_strv *a, const struct moe_study *s, const s
     add(a, "--log-throughput");
     if (r->fake_process_group)
         add(a, "--fake-process-group");
-    if (r->profile) {
-        add(a, "--profile");
-        addi(a, "--profile-step-start", m->profile_first);
-        addi(a, "--profile-step-end", m->profile_last + 1);
-        if (m->profiler == MOE_PROFILER_PYTORCH) {
-            /* Megatron writes the Kineto trace next to the TensorBoard
-             * folder: <dir>/../torch_profile/rank-N.json.gz (core 0.19,
-             * bridge-pin) or into <dir> itself (core 0.16). */
-            add(a, "--use-pytorch-profiler");
-            adds(a, "--tensorboard-dir", MOE_PYTORCH_PROFILE_DIR);
-        }
+    if (r->profile)
+        moe_megatron_profile_args(s, MOE_PYTORCH_PROFILE_DIR, a);
+}
+
+int moe_megatron_profile_args(const struct moe_study *s, const char *tensorboard_dir,
+                              struct moe_strv *a)
+{
+    const struct moe_measure *m = &s->measure;
+
+    add(a, "--profile");
+    addi(a, "--profile-step-start", m->profile_first);
+    addi(a, "--profile-step-end", m->profile_last + 1);
+    if (m->profiler == MOE_PROFILER_PYTORCH) {
+        /* Megatron writes the Kineto trace next to the TensorBoard
+         * folder: <dir>/../torch_profile/rank-N.json.gz (core 0.19,
+         * bridge-pin) or into <dir> itself (core 0.16). */
+        add(a, "--use-pytorch-profiler");
+        adds(a, "--tensorboard-dir", tensorboard_dir);
     }
+    return a->oom ? -1 : 0;
 }
 
 int moe_megatron_argv(const struct moe_study *s, const struct moe_run *r, struct moe_strv *a)

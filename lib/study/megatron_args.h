@@ -28,6 +28,15 @@ void moe_run_from_baseline(struct moe_run *run, const struct moe_study *study, i
 int moe_megatron_argv(const struct moe_study *study, const struct moe_run *run,
                       struct moe_strv *argv);
 
+/* The profiling switches of the study's profiler over its profile_steps
+ * (--profile and its step range; with the PyTorch profiler also
+ * --use-pytorch-profiler and --tensorboard-dir tensorboard_dir), appended
+ * to argv; -1 when out of memory.  The profile stage and validate's
+ * profiling twins (study/validate_profile.h) share them, so that both
+ * profile the same window the same way. */
+int moe_megatron_profile_args(const struct moe_study *study, const char *tensorboard_dir,
+                              struct moe_strv *argv);
+
 /* The environment by Megatron's and Megatron-Bridge's rules, as NAME=value
  * entries appended to env; -1 when out of memory. */
 int moe_megatron_env(const struct moe_study *study, const struct moe_run *run,

@@ -171,17 +171,31 @@ static json_t *script_candidates(const struct moe_manifest_stage *m)
         char *argv = moe_shquote_words((const char *const *)c->argv.v, c->argv.n);
         char *env = moe_shquote_env(&c->env);
         char *val = moe_shquote(value_text(c->value, buf, sizeof(buf)));
+        char *twin_of = moe_shquote(c->twin_of ? c->twin_of : "");
 
-        json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}",
+        json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:b,"
+                                             " s:s}",
                                              "index", (int)i, "id", c->id, "argv", argv, "env",
                                              env, "variable", c->variable, "value", val, "label",
                                              c->label, "world_size", c->world_size, "rank",
-                                             c->rank >= 0 ? c->rank : 0));
+                                             c->rank >= 0 ? c->rank : 0, "twin", c->twin_of != NULL,
+                                             "twin_of", twin_of ? twin_of : ""));
         free(argv);
         free(env);
         free(val);
+        free(twin_of);
     }
     return out;
+}
+
+/* Whether a stage holds a profiling twin (study/validate_profile.h): its
+ * script then has the lines that run one. */
+static bool has_twins(const struct moe_manifest_stage *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->cands[i].twin_of)
+            return true;
+    return false;
 }
 
 /* The launcher's words quoted for the scripts; NULL with err when the
@@ -527,6 +541,8 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     free(launcher);
     free(image);
     free(mounts);
+    if (ctx)
+        json_object_set_new(ctx, "twins", json_boolean(has_twins(m)));
     if (ctx && m->stage == MOE_STAGE_CONTRACT && capture_context(s, ctx, g->err) < 0) {
         json_decref(ctx);
         return NULL;

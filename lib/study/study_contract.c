@@ -83,10 +83,7 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
         m->window_first, m->window_last);
 
     if (doc && r->profile)
-        json_object_set_new(doc, MOE_CONTRACT_PROFILING,
-                            json_pack("{s:s, s:[ii]}", "profiler",
-                                      moe_profiler_name(m->profiler),
-                                      "steps", m->profile_first, m->profile_last));
+        json_object_set_new(doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(s));
     return doc;
 }
 
@@ -106,4 +103,12 @@ const char *moe_study_label(const struct moe_study *s, struct moe_strv *reasons)
     if (!s->data_path[0] && moe_strv_push(reasons, "mock data") < 0)
         return NULL;
     return reasons->n ? "benchmark-only" : "training-equivalent";
+}
+
+json_t *moe_contract_profiling(const struct moe_study *s)
+{
+    const struct moe_measure *m = &s->measure;
+
+    return json_pack("{s:s, s:[ii]}", "profiler", moe_profiler_name(m->profiler), "steps",
+                     m->profile_first, m->profile_last);
 }

@@ -30,5 +30,8 @@ const char *moe_study_routing_class(const struct moe_study *study);
  * the checkpoint path, so neither is a reason here.  NULL when out of
  * memory. */
 const char *moe_study_label(const struct moe_study *study, struct moe_strv *reasons);
+/* The contract's profiling block: the study's profiler and profile_steps,
+ * as the profile stage and validate's profiling twins declare them. */
+json_t *moe_contract_profiling(const struct moe_study *study);
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/contract_keys.h"
 #include "core/strbuf.h"
 #include "study/study_validate.h"
+#include "study/validate_profile.h"
 
 /* One option of an argument list: a word starting with "--" and the words
  * after it up to the next such word.  A bare word before the first option
@@ -504,6 +505,8 @@ int moe_validate_candidates(const struct moe_study *study, const char *study_dir
      * study says why */
     if (rc == 0 && base.n)
         rc = moe_validate_from_winners(study_dir, &base.cands[0], out, err);
+    if (rc == 0 && base.n)
+        rc = moe_validate_add_twins(study, out, err);
     moe_stage_plan_free(&base);
     if (rc < 0)
         moe_stage_plan_free(out);

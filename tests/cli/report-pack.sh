@@ -15,7 +15,7 @@ M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfpk.XXXXXX) && trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"
-tap_plan 25
+tap_plan 26
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
 fixture_logs "$S" scale,retune 0 1
@@ -52,7 +52,9 @@ ok "the combination differs in both" \
     test "$(grep -c '^| tuning\.ep\\_overlap | false | true |$' "$R")" = 2
 ok "what ran: every run as requested" test "$(grep -c '| ran as requested |' "$R")" = 4
 ok "the contract stage that did not run says so" has "$R" '^\*\*not run\*\*: no contract/measured\.json'
-ok "checkpoint and profiles: not requested" test "$(grep -c '^\*\*not requested\*\*' "$R")" = 2
+ok "checkpoint: not requested" has "$R" '^\*\*not requested\*\*: the study does not set validation\.checkpoint: true'
+ok "... profiles: validate's twins have no trace here" has "$R" '^\*\*no evidence\*\*: '"$S"'/results/validate/report/report.json has no "profile_pairs"|^\*\*no evidence\*\*: no results/validate/report'
+
 
 J=$P/pack.json
 key() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$J" "$1"; }

@@ -71,7 +71,7 @@ ok "recording it again is a no-op" has "$tmp/out" "^already recorded winner "
 as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
     --winners "$S" > "$tmp/out" 2>&1
 tap_ok $? "gen --winners takes the sealed winner"
-ok "... as the baseline and the winner alone" has "$tmp/out" "^validate: 2 runs"
+ok "... as the baseline and the winner alone, and a profiling twin of each" has "$tmp/out" "^validate: 4 runs"
 
 # Foreign files in winners/, each refused with its reason.
 fake=$S/winners/$(printf '%064d' 0).json

@@ -9,7 +9,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 47
+tap_plan 48
 cluster_up gen-e2e --nodes 1
 # The contract is frozen as the job user, never as root.
 U=slurmtest
@@ -117,24 +117,29 @@ mbs_id=$(awk -F'\t' '$1 == "retune" && $4 == "mbs" { print $3 }' "$OUTDIR/candid
 tap_ok $(( $? == 0 )) "validate of a loss (mbs=2), never recorded, is refused"
 
 # gen --winners rebuilds validate from the winners: baseline, each alone,
-# then both together; the array runs and report compares them.
+# then both together, then a profiling twin of each of those four; the
+# array runs and report compares the four timed runs.
 as_user "$MOEFLOW_BIN" gen "$OUTDIR/study.yaml" --stage validate --winners "$OUTDIR" \
     > "$WORK/gen-winners.out" 2>&1
 tap_ok $? "gen --stage validate --winners STUDY"
 diag < "$WORK/gen-winners.out"
-ok "... four validate runs: baseline, two winners alone, their combination" \
-    test "$(grep -c '^validate	' "$OUTDIR/candidates.tsv")" = 4
+ok "... eight validate runs: baseline, two winners alone, their combination, a twin of each" \
+    test "$(grep -c '^validate	' "$OUTDIR/candidates.tsv")" = 8
 # the winners come in the order of their contract digests: either order
 ok "... the last is the combination of the two" \
     has "$OUTDIR/candidates.tsv" '^validate	3	[0-9a-f]{64}	combination	\[("ep_overlap=true","precision=fp8-delayed"|"precision=fp8-delayed","ep_overlap=true")\]'
-ok "... validate.sbatch is an array of 4" has "$OUTDIR/validate.sbatch" '^#SBATCH --array=0-3%'
+ok "... validate.sbatch is an array of 8" has "$OUTDIR/validate.sbatch" '^#SBATCH --array=0-7%'
 ok "... the other stages' rows are unchanged" \
     test "$(grep -c '^retune	' "$OUTDIR/candidates.tsv")" = 13
-val=$(cd "$OUTDIR" && as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err")
-tap_ok $? "the validate array is accepted at sbatch (every run: baseline, winner or declared combination)"
+val=$(cd "$OUTDIR" && PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH" as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err")
+tap_ok $? "the validate array is accepted at sbatch (every run: baseline, winner, declared combination or declared profiling twin)"
 diag < "$WORK/val-submit.err"
 wait_job "$val" 300
-ok "... and all 4 runs recorded their window" test "$(ls "$OUTDIR"/results/validate/*.window.json 2> /dev/null | wc -l)" = 4
+ok "... and the 4 timed runs recorded their window, the twins none" test "$(ls "$OUTDIR"/results/validate/*.window.json 2> /dev/null | wc -l)" = 4
+zeros=$(cat "$OUTDIR"/results/validate/*.rc | grep -c '^0$')
+ok "... every run, twins too, exited 0" test "$zeros" = 8
+[ "$zeros" = 8 ] ||
+    for f in "$OUTDIR"/results/validate/*.rc; do echo "$f: $(cat "$f")"; tail -3 "${f%.rc}.log"; done | diag
 "$MOEFLOW_BIN" report "$OUTDIR" --stage validate > "$WORK/validate-report.out" 2>&1
 tap_ok $? "report STUDY --stage validate"
 diag < "$WORK/validate-report.out"

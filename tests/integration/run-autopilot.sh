@@ -99,13 +99,13 @@ ok "... the retune jobs are the same ($after)" test "$after" = "$retune_jobs"
 ok "... every retune candidate exited 0" test "$(cat "$S"/results/retune/*.rc | grep -c '^0$')" = 13
 ok "... records the winners by the statistical rule" \
     test "$(grep -c '^winner \(ep_overlap=true\|precision=fp8-delayed\): recorded ' "$WORK/run3.out")" = 2
-ok "... rebuilds validate from them: 4 runs" has "$WORK/run3.out" '^validate: 4 runs in '
-ok "... submits validate as the array gen wrote" has "$WORK/run3.out" '^validate: submitted job [0-9]+: sbatch --parsable --array=0-3%[0-9]+ validate.sbatch$'
-ok "... every validate run exited 0" test "$(cat "$S"/results/validate/*.rc | grep -c '^0$')" = 4
+ok "... rebuilds validate from them: 4 runs and their 4 profiling twins" has "$WORK/run3.out" '^validate: 8 runs in '
+ok "... submits validate as the array gen wrote" has "$WORK/run3.out" '^validate: submitted job [0-9]+: sbatch --parsable --array=0-7%[0-9]+ validate.sbatch$'
+ok "... every validate run exited 0" test "$(cat "$S"/results/validate/*.rc | grep -c '^0$')" = 8
 ok "... reports validate: the combination wins" \
     has "$WORK/run3.out" '^combination=\[.*\] +10 .* win$'
 ok "... diagnoses the validate baseline" has "$WORK/run3.out" '^baseline: [a-z]+ bottleneck: '
-ok "... prints progress with the time so far" has "$WORK/run3.out" '^\[[0-9hms]+\] validate: 4/4 done, 0 running, 0 pending, 0 failed \(stage [0-9hms]+\)$'
+ok "... prints progress with the time so far" has "$WORK/run3.out" '^\[[0-9hms]+\] validate: 8/8 done, 0 running, 0 pending, 0 failed \(stage [0-9hms]+\)$'
 ok "... and ends with every stage done" has "$WORK/run3.out" '^\[.*\] study .*: every stage done$'
 ok "report STUDY_DIR saved under results/validate/report" test -s "$S/results/validate/report/report.json"
 

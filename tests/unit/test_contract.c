@@ -401,6 +401,75 @@ static void validate_disagreeing_winners(void **state)
     json_decref(winners);
 }
 
+/* twin: r as validate's profiling twin of itself (study/validate_profile.h):
+ * the profiling block and the declaration, beside any combination. */
+static void make_twin(json_t *r)
+{
+    json_t *validation = json_object_get(r, "validation");
+
+    json_object_set_new(r, "profiling", json_pack("{s:s, s:[i,i]}", "profiler", "pytorch",
+                                                  "steps", 12, 14));
+    if (!validation)
+        json_object_set_new(r, "validation", validation = json_object());
+    json_object_set_new(validation, "profiling_twin", json_true());
+}
+
+/* validate: a declared profiling twin of the baseline, of a recorded winner
+ * and of a declared combination passes; profiling undeclared does not; nor
+ * a twin whose rest validate would refuse, nor a declaration without a
+ * profiling block. */
+static void validate_profiling_twins(void **state)
+{
+    json_t *f = baseline(), *r = baseline(), *w1 = baseline(), *w2 = baseline();
+    json_t *winners = json_array();
+    struct moe_verdict v;
+    char d1[65], d2[65];
+
+    (void)state;
+    put(w1, "tuning", "ep_overlap", "true");
+    put(w2, "tuning", "manual_gc", "true");
+    json_array_append(winners, w1);
+    json_array_append(winners, w2);
+    make_twin(r);
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, true, "validate-profiling-twin");
+    v = verdict_for(MOE_STAGE_VALIDATE, f, r, winners);
+    assert_non_null(strstr(v.reason, "equals the frozen baseline"));
+    json_object_del(r, "validation"); /* profiled, undeclared */
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-equal");
+    v = verdict_for(MOE_STAGE_VALIDATE, f, r, winners);
+    assert_non_null(strstr(v.reason, "profiling."));
+    json_decref(r);
+    r = baseline();
+    json_object_set_new(r, "validation", json_pack("{s:b}", "profiling_twin", 1));
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-profiling-twin"); /* no block */
+    json_decref(r);
+    r = baseline();
+    put(r, "tuning", "ep_overlap", "true");
+    make_twin(r);
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, true, "validate-profiling-twin");
+    EXPECT(MOE_STAGE_VALIDATE, f, r, NULL, false, "validate-profiling-twin"); /* not a winner */
+    put(r, "parallel", "tp", "2"); /* the twin changes more than profiling */
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-profiling-twin");
+    json_decref(r);
+    r = baseline();
+    put(r, "tuning", "ep_overlap", "true");
+    put(r, "tuning", "manual_gc", "true");
+    assert_int_equal(moe_contract_digest(w1, d1, NULL), 0);
+    assert_int_equal(moe_contract_digest(w2, d2, NULL), 0);
+    json_object_set_new(r, "validation", json_pack("{s:[s,s]}", "combination", d1, d2));
+    make_twin(r);
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, true, "validate-profiling-twin");
+    v = verdict_for(MOE_STAGE_VALIDATE, f, r, winners);
+    assert_non_null(strstr(v.reason, "combination of 2 recorded winners"));
+    json_object_del(json_object_get(r, "validation"), "profiling_twin");
+    EXPECT(MOE_STAGE_VALIDATE, f, r, winners, false, "validate-combination");
+    json_decref(f);
+    json_decref(r);
+    json_decref(w1);
+    json_decref(w2);
+    json_decref(winners);
+}
+
 /* profile may not change a tuning variable either */
 static void profile_keeps_tuning(void **state)
 {
@@ -505,6 +574,7 @@ int main(void)
         cmocka_unit_test(retune_stage),
         cmocka_unit_test(validate_stage),
         cmocka_unit_test(validate_disagreeing_winners),
+        cmocka_unit_test(validate_profiling_twins),
         cmocka_unit_test(profile_keeps_tuning),
         cmocka_unit_test(variable_names),
         cmocka_unit_test(run_record_seal),

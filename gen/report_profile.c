@@ -1,0 +1,109 @@
+/* The text form of report.json's "profile_pairs". */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_profile.h"
+#include "core/text.h"
+
+/* One figure of both sides and their difference; "-" where a side has
+ * none (no communication, or no kernel run both ways). */
+static void row(const char *what, const json_t *pair, const char *key, bool contention)
+{
+    const json_t *b = json_object_get(pair, "baseline"), *w = json_object_get(pair, "winner");
+    const json_t *bv, *wv;
+    char bs[32] = "-", ws[32] = "-", ds[32] = "-";
+
+    if (contention) {
+        b = json_object_get(b, "contention");
+        w = json_object_get(w, "contention");
+    }
+    bv = json_object_get(b, key);
+    wv = json_object_get(w, key);
+    if (json_is_number(bv))
+        snprintf(bs, sizeof(bs), "%.3f", json_number_value(bv));
+    if (json_is_number(wv))
+        snprintf(ws, sizeof(ws), "%.3f", json_number_value(wv));
+    if (json_is_number(bv) && json_is_number(wv))
+        snprintf(ds, sizeof(ds), "%+.3f", json_number_value(wv) - json_number_value(bv));
+    printf("  %-44s %12s %12s %12s\n", what, bs, ws, ds);
+}
+
+/* A mean in us, "-" for none. */
+static const char *us(const json_t *v, char *buf, size_t len)
+{
+    if (!json_is_number(v))
+        return "-";
+    snprintf(buf, len, "%.3f", json_number_value(v));
+    return buf;
+}
+
+/* The winner's top compute kernels: mean per run on each side, and on the
+ * winner's side alone against beside communication (the contention). */
+static void kernels(const json_t *list)
+{
+    size_t i;
+    const json_t *k;
+
+    if (!json_array_size(list))
+        return;
+    printf("  %12s %12s %9s %12s %12s  %s\n", "baseline_us", "winner_us", "change%",
+           "w_alone_us", "w_beside_us", "compute kernel (mean per run; w_: the winner's runs "
+           "alone and beside comm)");
+    json_array_foreach(list, i, k) {
+        const json_t *c = json_object_get(k, "change_pct");
+        char shown[512], change[32] = "-", a[32], b[32];
+        /* a trace's names are its writer's: no terminal control of theirs */
+        const char *name = moe_text_visible(json_string_value(json_object_get(k, "name")), shown,
+                                            sizeof(shown));
+
+        if (json_is_number(c))
+            snprintf(change, sizeof(change), "%+.2f", json_number_value(c));
+        printf("  %12.3f %12.3f %9s %12s %12s  %.100s\n",
+               json_number_value(json_object_get(k, "baseline_mean_us")),
+               json_number_value(json_object_get(k, "winner_mean_us")), change,
+               us(json_object_get(k, "winner_alone_mean_us"), a, sizeof(a)),
+               us(json_object_get(k, "winner_concurrent_mean_us"), b, sizeof(b)), name);
+    }
+}
+
+static void pair(const json_t *p)
+{
+    const json_t *steps = json_object_get(p, "steps");
+    const char *status = json_string_value(json_object_get(p, "status"));
+    char shown[256];
+    const char *label = moe_text_visible(json_string_value(json_object_get(p, "label")), shown,
+                                         sizeof(shown));
+    printf("\n%s against the baseline, profiling twins over steps %lld..%lld", label,
+           (long long)json_integer_value(json_array_get(steps, 0)),
+           (long long)json_integer_value(json_array_get(steps, 1)));
+    if (!status || strcmp(status, "paired") != 0) {
+        printf(": %s\n", status ? status : "?");
+        return;
+    }
+    printf(" (measured, per GPU and step):\n  %-44s %12s %12s %12s\n", "", "baseline", "winner",
+           "difference");
+    row("hidden communication, % of comm", p, "hidden_comm_pct", false);
+    row("exposed communication, % of comm", p, "exposed_comm_pct", false);
+    row("hidden communication, ms", p, "hidden_comm_ms_per_gpu_step", false);
+    row("exposed communication, ms", p, "exposed_comm_ms_per_gpu_step", false);
+    row("kernel time, ms (summed kernels)", p, "kernel_ms_per_gpu_step", false);
+    row("compute kernel time, ms (summed kernels)", p, "compute_kernel_ms_per_gpu_step", false);
+    row("contention: compute beside comm, % slower", p, "slowdown_pct", true);
+    row("contention: its extra compute time, ms", p, "extra_ms_per_gpu_step", true);
+    kernels(json_object_get(p, "kernels"));
+}
+
+void moe_report_print_profile_pairs(const json_t *pairs)
+{
+    size_t i;
+    const json_t *p;
+
+    if (!json_array_size(pairs))
+        return;
+    printf("\nmatched A/B profiles (validate's profiling twins, never timed):\n");
+    json_array_foreach(pairs, i, p)
+        pair(p);
+}

@@ -1,0 +1,624 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile_pair.h"
+#include "core/contract_keys.h"
+#include "core/manifest.h"
+#include "core/strbuf.h"
+
+/* A run's traces: one per rank; more than this is no one run's profile. */
+#define MAX_TRACES 4096
+
+void moe_profile_side_init(struct moe_profile_side *s)
+{
+    memset(s, 0, sizeof(*s));
+    moe_overlap_init(&s->overlap);
+}
+
+void moe_profile_side_free(struct moe_profile_side *s)
+{
+    for (size_t i = 0; i < s->nkernels; i++)
+        free(s->kernels[i].name);
+    free(s->kernels);
+    moe_overlap_free(&s->overlap);
+    memset(s, 0, sizeof(*s));
+}
+
+static int64_t clipped(int64_t start, int64_t end, int64_t lo, int64_t hi)
+{
+    int64_t s = start < lo ? lo : start, e = end > hi ? hi : end;
+
+    return e > s ? e - s : 0;
+}
+
+/* The union of d's communication kernels inside [lo, hi); *n its count.
+ * NULL when out of memory (or when there is none, with *n 0). */
+static struct moe_interval *comm_union(const struct moe_trace_device *d, int64_t lo, int64_t hi,
+                                       size_t *n)
+{
+    struct moe_interval *u = malloc((d->ncomm + 1) * sizeof(*u));
+
+    *n = 0;
+    if (!u)
+        return NULL;
+    for (size_t k = 0; k < d->ncomm; k++)
+        u[k] = (struct moe_interval){ d->comm[k].start, d->comm[k].end };
+    *n = moe_intervals_clip(u, d->ncomm, lo, hi);
+    moe_intervals_sort(u, *n);
+    *n = moe_intervals_union(u, *n);
+    return u;
+}
+
+/* The timing of the name text, added when new; NULL when out of memory. */
+static struct moe_kernel_timing *timing_of(struct moe_profile_side *s, const char *text)
+{
+    struct moe_kernel_timing *k;
+
+    for (size_t i = 0; i < s->nkernels; i++)
+        if (strcmp(s->kernels[i].name, text) == 0)
+            return &s->kernels[i];
+    k = realloc(s->kernels, (s->nkernels + 1) * sizeof(*k));
+    if (!k)
+        return NULL;
+    s->kernels = k;
+    k = &s->kernels[s->nkernels];
+    *k = (struct moe_kernel_timing){ .name = strdup(text) };
+    if (!k->name)
+        return NULL;
+    s->nkernels++;
+    return k;
+}
+
+/* Per name of t, its runs alone and beside communication, into by_name
+ * (indexed by t's name ids). */
+static int device_contention(struct moe_profile_side *s, const struct moe_trace_device *d,
+                             int64_t lo, int64_t hi, struct moe_kernel_timing *by_name)
+{
+    size_t nu;
+    struct moe_interval *u = comm_union(d, lo, hi, &nu);
+
+    if (!u)
+        return -1;
+    for (size_t k = 0; k < d->ncomm; k++)
+        s->kernel_ns += clipped(d->comm[k].start, d->comm[k].end, lo, hi);
+    for (size_t k = 0; k < d->ncompute; k++) {
+        const struct moe_interval *iv = &d->compute[k];
+        struct moe_kernel_timing *nt = &by_name[d->compute_names[k]];
+        int64_t in = clipped(iv->start, iv->end, lo, hi);
+
+        if (iv->end <= lo || iv->start >= hi)
+            continue;
+        s->kernel_ns += in;
+        s->compute_kernel_ns += in;
+        if (moe_intervals_cover(u, nu, iv->start, iv->end) > 0) {
+            nt->concurrent++;
+            nt->concurrent_ns += iv->end - iv->start;
+        } else {
+            nt->alone++;
+            nt->alone_ns += iv->end - iv->start;
+        }
+    }
+    free(u);
+    return 0;
+}
+
+/* by_name's counts merged into s by name text. */
+static int merge_timings(struct moe_profile_side *s, const struct moe_trace *t,
+                         const struct moe_kernel_timing *by_name)
+{
+    for (size_t i = 0; i < t->nnames; i++) {
+        struct moe_kernel_timing *k;
+
+        if (by_name[i].alone + by_name[i].concurrent == 0)
+            continue;
+        if (!(k = timing_of(s, t->names[i].text)))
+            return -1;
+        k->alone += by_name[i].alone;
+        k->concurrent += by_name[i].concurrent;
+        k->alone_ns += by_name[i].alone_ns;
+        k->concurrent_ns += by_name[i].concurrent_ns;
+    }
+    return 0;
+}
+
+/* The window of each GPU: w's, or the GPU's own span for "all". */
+static void device_span(const struct moe_trace_device *d, int64_t *lo, int64_t *hi)
+{
+    int64_t a = INT64_MAX, b = INT64_MIN;
+
+    for (size_t k = 0; k < d->ncomm; k++) {
+        a = d->comm[k].start < a ? d->comm[k].start : a;
+        b = d->comm[k].end > b ? d->comm[k].end : b;
+    }
+    for (size_t k = 0; k < d->ncompute; k++) {
+        a = d->compute[k].start < a ? d->compute[k].start : a;
+        b = d->compute[k].end > b ? d->compute[k].end : b;
+    }
+    if (*lo == INT64_MIN)
+        *lo = a;
+    if (*hi == INT64_MAX)
+        *hi = b;
+}
+
+int moe_profile_side_add_trace(struct moe_profile_side *s, struct moe_trace *t,
+                               const struct moe_window *w, struct moe_error *err)
+{
+    struct moe_kernel_timing *by_name;
+    int64_t lo, hi;
+    int rc = 0;
+
+    if (!t->compute_names) {
+        moe_error_at(err, t->source, 0, 0, "read without the compute kernels' names");
+        return -1;
+    }
+    if (moe_window_resolve(t, w, &lo, &hi, err) < 0)
+        return -1;
+    if (!(by_name = calloc(t->nnames + 1, sizeof(*by_name)))) {
+        moe_error_at(err, t->source, 0, 0, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < t->ndevices && rc == 0; i++) {
+        int64_t dlo = lo, dhi = hi;
+
+        device_span(&t->devices[i], &dlo, &dhi);
+        rc = device_contention(s, &t->devices[i], dlo, dhi, by_name);
+    }
+    if (rc == 0)
+        rc = merge_timings(s, t, by_name);
+    free(by_name);
+    if (rc < 0) {
+        moe_error_at(err, t->source, 0, 0, "out of memory");
+        return -1;
+    }
+    s->traces++;
+    return moe_overlap_add_trace(&s->overlap, t, w, err);
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int is_trace(const char *name)
+{
+    return has_suffix(name, ".json") || has_suffix(name, ".json.gz") ||
+           has_suffix(name, ".sqlite");
+}
+
+/* Reads the traces directly in dir (none when it does not exist). */
+static int load_folder(struct moe_profile_side *s, const char *dir, const struct moe_window *w,
+                       struct moe_error *err)
+{
+    struct dirent **ents = NULL;
+    int n = scandir(dir, &ents, NULL, alphasort), rc = 0;
+
+    if (n < 0 && (errno == ENOENT || errno == ENOTDIR))
+        return 0;
+    if (n < 0) {
+        moe_error_at(err, dir, 0, 0, "%s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        struct moe_trace t;
+        char *path;
+
+        if (!is_trace(ents[i]->d_name))
+            continue;
+        if (s->traces == MAX_TRACES) {
+            moe_error_at(err, dir, 0, 0, "more than %d traces: not one run's profile",
+                         MAX_TRACES);
+            rc = -1;
+            break;
+        }
+        if (!(path = moe_path_join(dir, ents[i]->d_name))) {
+            moe_error_at(err, dir, 0, 0, "out of memory");
+            rc = -1;
+            break;
+        }
+        moe_trace_init(&t, path, NULL, NULL);
+        t.compute_names = 1;
+        if (moe_trace_load(&t, path, err) < 0 || moe_profile_side_add_trace(s, &t, w, err) < 0)
+            rc = -1;
+        moe_trace_free(&t);
+        free(path);
+    }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    return rc;
+}
+
+int moe_profile_side_load(struct moe_profile_side *s, const char *dir, long first, long last,
+                          struct moe_error *err)
+{
+    static const char *const where[] = { ".", "torch_profile", "tensorboard", NULL };
+    struct moe_window w = { .kind = MOE_WINDOW_STEPS, .first = first, .last = last };
+
+    for (const char *const *sub = where; *sub; sub++) {
+        char *path = moe_path_join(dir, *sub);
+        int rc = path ? load_folder(s, path, &w, err) : -1;
+
+        if (!path)
+            moe_error_at(err, dir, 0, 0, "out of memory");
+        free(path);
+        if (rc < 0)
+            return -1;
+    }
+    if (s->traces == 0)
+        return 1;
+    return moe_overlap_finish(&s->overlap, 10, err) < 0 ? -1 : 0;
+}
+
+static double mean_us(int64_t ns, size_t n)
+{
+    return n ? (double)ns / (double)n / 1e3 : 0.0;
+}
+
+/* The mean in us, or null for no run. */
+static json_t *mean_or_null(int64_t ns, size_t n)
+{
+    return n ? json_real(mean_us(ns, n)) : json_null();
+}
+
+/* ms per GPU per step. */
+static double per_step_ms(int64_t ns, size_t gpus, long steps)
+{
+    return gpus && steps > 0 ? (double)ns / 1e6 / (double)gpus / (double)steps : 0.0;
+}
+
+/* What k's concurrent runs would have taken at its alone mean; 0 without
+ * an alone run. */
+static int64_t as_alone(const struct moe_kernel_timing *k)
+{
+    return k->alone ? (int64_t)((double)k->alone_ns / (double)k->alone * (double)k->concurrent)
+                    : 0;
+}
+
+/* Contention summed over the names that ran both alone and beside
+ * communication: what their concurrent runs took beyond their alone
+ * mean. */
+static void contention_cost(const struct moe_profile_side *s, int64_t *extra, int64_t *concurrent,
+                            int64_t *alone, size_t *names)
+{
+    *extra = *concurrent = *alone = 0;
+    *names = 0;
+    for (size_t i = 0; i < s->nkernels; i++) {
+        const struct moe_kernel_timing *k = &s->kernels[i];
+
+        if (!k->alone || !k->concurrent)
+            continue;
+        *concurrent += k->concurrent_ns;
+        *alone += as_alone(k);
+        (*names)++;
+    }
+    *extra = *concurrent - *alone;
+}
+
+static int by_time_desc(const void *pa, const void *pb)
+{
+    const struct moe_kernel_timing *a = *(const struct moe_kernel_timing *const *)pa;
+    const struct moe_kernel_timing *b = *(const struct moe_kernel_timing *const *)pb;
+    int64_t ta = a->alone_ns + a->concurrent_ns, tb = b->alone_ns + b->concurrent_ns;
+
+    if (ta != tb)
+        return ta < tb ? 1 : -1;
+    return strcmp(a->name, b->name);
+}
+
+/* s's kernels, most time first; NULL when out of memory. */
+static const struct moe_kernel_timing **ranked(const struct moe_profile_side *s)
+{
+    const struct moe_kernel_timing **r = malloc((s->nkernels + 1) * sizeof(*r));
+
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < s->nkernels; i++)
+        r[i] = &s->kernels[i];
+    qsort(r, s->nkernels, sizeof(*r), by_time_desc);
+    return r;
+}
+
+static json_t *slowdown_pct(int64_t concurrent, int64_t alone)
+{
+    return alone > 0 ? json_real(100.0 * ((double)concurrent / (double)alone - 1.0)) : json_null();
+}
+
+static json_t *kernel_json(const struct moe_kernel_timing *k)
+{
+    json_t *o = json_pack("{s:s, s:I, s:f, s:I, s:f}", "name", k->name, "alone_runs",
+                          (json_int_t)k->alone, "alone_mean_us", mean_us(k->alone_ns, k->alone),
+                          "concurrent_runs", (json_int_t)k->concurrent, "concurrent_mean_us",
+                          mean_us(k->concurrent_ns, k->concurrent));
+
+    json_object_set_new(o, "slowdown_pct",
+                        k->concurrent ? slowdown_pct(k->concurrent_ns, as_alone(k)) : json_null());
+    return o;
+}
+
+static json_t *contention_json(const struct moe_profile_side *s, long steps, size_t top)
+{
+    const struct moe_kernel_timing **r = ranked(s);
+    json_t *kernels = json_array(), *o;
+    int64_t extra, concurrent, alone;
+    size_t names, gpus = s->overlap.ngpus;
+
+    contention_cost(s, &extra, &concurrent, &alone, &names);
+    for (size_t i = 0; r && i < s->nkernels && i < top; i++)
+        json_array_append_new(kernels, kernel_json(r[i]));
+    free(r);
+    /* no name ran both ways: nothing measured, which is not 0 */
+    o = json_pack("{s:I, s:o, s:o, s:o}", "kernel_names_both_ways", (json_int_t)names,
+                  "extra_ms_per_gpu_step",
+                  names ? json_real(per_step_ms(extra, gpus, steps)) : json_null(),
+                  "slowdown_pct", slowdown_pct(concurrent, alone), "kernels", kernels);
+    return o;
+}
+
+json_t *moe_profile_side_json(const struct moe_profile_side *s, long steps, size_t top)
+{
+    const struct moe_overlap_gpu *g = &s->overlap.total;
+    size_t gpus = s->overlap.ngpus;
+    double hidden = moe_overlap_hidden_pct(g);
+
+    return json_pack(
+        "{s:s, s:I, s:I, s:I, s:o, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:o}", "source", "measured",
+        "traces", (json_int_t)s->traces, "gpus", (json_int_t)gpus, "steps", (json_int_t)steps,
+        "hidden_comm_pct", hidden < 0 ? json_null() : json_real(hidden), "exposed_comm_pct",
+        hidden < 0 ? json_null() : json_real(100.0 - hidden), "comm_ms_per_gpu_step",
+        per_step_ms(g->comm, gpus, steps), "hidden_comm_ms_per_gpu_step",
+        per_step_ms(g->hidden, gpus, steps), "exposed_comm_ms_per_gpu_step",
+        per_step_ms(g->exposed, gpus, steps), "kernel_ms_per_gpu_step",
+        per_step_ms(s->kernel_ns, gpus, steps), "compute_kernel_ms_per_gpu_step",
+        per_step_ms(s->compute_kernel_ns, gpus, steps), "compute_busy_ms_per_gpu_step",
+        per_step_ms(g->compute, gpus, steps), "contention", contention_json(s, steps, top));
+}
+
+static const struct moe_kernel_timing *find_timing(const struct moe_profile_side *s,
+                                                   const char *name)
+{
+    for (size_t i = 0; i < s->nkernels; i++)
+        if (strcmp(s->kernels[i].name, name) == 0)
+            return &s->kernels[i];
+    return NULL;
+}
+
+/* The winner's top compute kernels that the baseline ran too, each with its
+ * mean duration on both sides. */
+static json_t *shared_kernels(const struct moe_profile_side *baseline,
+                              const struct moe_profile_side *winner, size_t top)
+{
+    const struct moe_kernel_timing **r = ranked(winner);
+    json_t *out = json_array();
+    size_t listed = 0;
+
+    for (size_t i = 0; r && i < winner->nkernels && listed < top; i++) {
+        const struct moe_kernel_timing *b = find_timing(baseline, r[i]->name);
+        size_t bn = b ? b->alone + b->concurrent : 0, wn = r[i]->alone + r[i]->concurrent;
+        double bm = b ? mean_us(b->alone_ns + b->concurrent_ns, bn) : 0.0;
+        double wm = mean_us(r[i]->alone_ns + r[i]->concurrent_ns, wn);
+
+        if (!bn)
+            continue;
+        json_array_append_new(
+            out, json_pack("{s:s, s:I, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "name",
+                           r[i]->name, "baseline_runs", (json_int_t)bn, "baseline_mean_us", bm,
+                           "winner_runs", (json_int_t)wn, "winner_mean_us", wm, "change_pct",
+                           bm > 0 ? json_real(100.0 * (wm / bm - 1.0)) : json_null(),
+                           "baseline_alone_mean_us", mean_or_null(b->alone_ns, b->alone),
+                           "baseline_concurrent_mean_us",
+                           mean_or_null(b->concurrent_ns, b->concurrent),
+                           "winner_alone_mean_us", mean_or_null(r[i]->alone_ns, r[i]->alone),
+                           "winner_concurrent_mean_us",
+                           mean_or_null(r[i]->concurrent_ns, r[i]->concurrent)));
+        listed++;
+    }
+    free(r);
+    return out;
+}
+
+static double field(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+json_t *moe_profile_pair_json(const struct moe_profile_side *baseline,
+                              const struct moe_profile_side *winner, long steps, size_t top)
+{
+    static const char *const deltas[] = {
+        "hidden_comm_pct", "exposed_comm_ms_per_gpu_step", "hidden_comm_ms_per_gpu_step",
+        "kernel_ms_per_gpu_step", "compute_kernel_ms_per_gpu_step", NULL,
+    };
+    json_t *b = moe_profile_side_json(baseline, steps, top);
+    json_t *w = moe_profile_side_json(winner, steps, top), *delta = json_object();
+
+    for (const char *const *k = deltas; *k; k++) {
+        json_t *bv = json_object_get(b, *k), *wv = json_object_get(w, *k);
+
+        json_object_set_new(delta, *k, json_is_number(bv) && json_is_number(wv)
+                                           ? json_real(field(w, *k) - field(b, *k))
+                                           : json_null());
+    }
+    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "source", "measured", "baseline", b, "winner",
+                     w, "winner_minus_baseline", delta, "kernels",
+                     shared_kernels(baseline, winner, top));
+}
+
+/* The validate stage's candidates, as the manifest lists them. */
+struct pairing {
+    const char *study;
+    const struct moe_manifest_stage *st;
+    size_t top;
+    struct moe_error *err;
+};
+
+static const struct moe_candidate *by_id(const struct moe_manifest_stage *st, const char *id)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->cands[i].id && strcmp(st->cands[i].id, id) == 0)
+            return &st->cands[i];
+    return NULL;
+}
+
+/* The twin of the run whose id is id, or NULL. */
+static const struct moe_candidate *twin_of(const struct moe_manifest_stage *st, const char *id)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->cands[i].twin_of && strcmp(st->cands[i].twin_of, id) == 0)
+            return &st->cands[i];
+    return NULL;
+}
+
+static const struct moe_candidate *baseline_run(const struct moe_manifest_stage *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (!st->cands[i].twin_of && st->cands[i].variable &&
+            strcmp(st->cands[i].variable, "baseline") == 0)
+            return &st->cands[i];
+    return NULL;
+}
+
+/* The profiled steps a twin's contract declares. */
+static int twin_steps(const struct pairing *p, const struct moe_candidate *twin, long *first,
+                      long *last)
+{
+    json_t *steps = json_object_get(json_object_get(twin->contract, MOE_CONTRACT_PROFILING),
+                                    "steps");
+
+    if (json_array_size(steps) == 2 && json_is_integer(json_array_get(steps, 0)) &&
+        json_is_integer(json_array_get(steps, 1))) {
+        *first = (long)json_integer_value(json_array_get(steps, 0));
+        *last = (long)json_integer_value(json_array_get(steps, 1));
+        if (*first <= *last)
+            return 0;
+    }
+    moe_error_at(p->err, p->study, 0, 0, "manifest.json: validate candidate %s: "
+                 "contract.profiling.steps: expected [first, last]", twin->id);
+    return -1;
+}
+
+/* Loads the side profiled by twin; 1 when it has no trace yet. */
+static int load_twin(const struct pairing *p, const struct moe_candidate *twin, long first,
+                     long last, struct moe_profile_side *side, char *dir, size_t len)
+{
+    char rel[256];
+
+    if (!moe_candidate_id_is_hash(twin->twin_of)) {
+        moe_error_at(p->err, p->study, 0, 0, "manifest.json: validate candidate %.80s: "
+                     "twin_of: not a candidate id (64 hex digits)", twin->id ? twin->id : "?");
+        return -1;
+    }
+    snprintf(rel, sizeof(rel), MOE_TWIN_PROFILE_DIR_FMT, twin->twin_of);
+    snprintf(dir, len, "%s/%s", p->study, rel);
+    return moe_profile_side_load(side, dir, first, last, p->err);
+}
+
+static char *label_of(const struct moe_candidate *c)
+{
+    char *text = moe_value_text(c->value), *out = NULL;
+
+    if (asprintf(&out, "%s=%s", c->variable ? c->variable : "?", text ? text : "?") < 0)
+        out = NULL;
+    free(text);
+    return out;
+}
+
+/* One winner twin's entry, against the baseline side (base_rc: what
+ * loading it gave). */
+static json_t *pair_entry(const struct pairing *p, const struct moe_candidate *twin,
+                          const struct moe_candidate *base_twin,
+                          const struct moe_profile_side *base, int base_rc, long first, long last)
+{
+    const struct moe_candidate *sib = by_id(p->st, twin->twin_of);
+    struct moe_profile_side side;
+    char dir[4400], *label = sib ? label_of(sib) : NULL;
+    long wf, wl;
+    int rc = 0;
+    json_t *o;
+
+    moe_profile_side_init(&side);
+    o = json_pack("{s:s, s:s, s:s, s:s, s:[I,I]}", "label", label ? label : "?", "winner_id",
+                  twin->twin_of, "twin", twin->id, "baseline_twin", base_twin->id, "steps",
+                  (json_int_t)first, (json_int_t)last);
+    free(label);
+    if (twin_steps(p, twin, &wf, &wl) < 0)
+        rc = -1;
+    else if (wf != first || wl != last)
+        json_object_set_new(o, "status", json_sprintf("not matched: the twin profiles steps "
+                                                      "%ld..%ld, the baseline's %ld..%ld",
+                                                      wf, wl, first, last));
+    else if ((rc = load_twin(p, twin, first, last, &side, dir, sizeof(dir))) == 1)
+        json_object_set_new(o, "status", json_sprintf("no trace yet under %s", dir));
+    else if (rc == 0 && base_rc == 1)
+        json_object_set_new(o, "status", json_string("the baseline twin has no trace yet"));
+    else if (rc == 0) {
+        json_t *pair = moe_profile_pair_json(base, &side, last - first + 1, p->top);
+
+        json_object_set_new(o, "status", json_string("paired"));
+        json_object_update(o, pair);
+        json_decref(pair);
+    }
+    moe_profile_side_free(&side);
+    if (rc < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Every winner twin's entry into out. */
+static int pair_all(const struct pairing *p, const struct moe_candidate *base_twin, json_t *out)
+{
+    struct moe_profile_side base;
+    char dir[4400];
+    long first, last;
+    int base_rc = -1, rc = 0;
+
+    moe_profile_side_init(&base);
+    if (twin_steps(p, base_twin, &first, &last) == 0)
+        base_rc = load_twin(p, base_twin, first, last, &base, dir, sizeof(dir));
+    for (size_t i = 0; i < p->st->n && base_rc >= 0 && rc == 0; i++) {
+        const struct moe_candidate *t = &p->st->cands[i];
+        json_t *e;
+
+        if (!t->twin_of || t == base_twin)
+            continue;
+        if ((e = pair_entry(p, t, base_twin, &base, base_rc, first, last)))
+            json_array_append_new(out, e);
+        else
+            rc = -1;
+    }
+    moe_profile_side_free(&base);
+    return base_rc < 0 ? -1 : rc;
+}
+
+json_t *moe_profile_pairs_of_study(const char *study, size_t top, struct moe_error *err)
+{
+    struct moe_manifest m;
+    struct pairing p = { .study = study, .top = top, .err = err };
+    const struct moe_candidate *base, *base_twin;
+    json_t *out = json_array();
+    int rc = 0;
+
+    if (moe_manifest_load(study, &m, err) < 0) {
+        json_decref(out);
+        return NULL;
+    }
+    p.st = moe_manifest_find(&m, MOE_STAGE_VALIDATE);
+    base = p.st ? baseline_run(p.st) : NULL;
+    base_twin = base && base->id ? twin_of(p.st, base->id) : NULL;
+    if (base_twin)
+        rc = pair_all(&p, base_twin, out);
+    moe_manifest_free(&m);
+    if (rc < 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}

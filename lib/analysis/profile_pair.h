@@ -1,0 +1,77 @@
+/* Matched A/B profiles: validate's profiling twins (core/manifest.h,
+ * twin_of) side by side, each winner's against the baseline's, profiled
+ * by the same profiler over the same steps.  Per side, from its kernel
+ * traces: hidden and exposed communication (the overlap analysis,
+ * overlap.h), summed kernel time, and the contention effect -- compute
+ * kernels that run while communication does take longer than the same
+ * kernels alone, so part of what overlap hides it pays back in compute.
+ *
+ * Contention, per compute kernel name within one side's window: the mean
+ * duration of its runs that overlap the union of communication kernels on
+ * their GPU (concurrent) against the mean of its runs that do not (alone).
+ * Its cost, summed over names run both ways: concurrent runs x (concurrent
+ * mean - alone mean).  Everything here is measured, from traces; nothing
+ * is modelled. */
+#ifndef MOEFLOW_PROFILE_PAIR_H
+#define MOEFLOW_PROFILE_PAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "analysis/overlap.h"
+#include "analysis/trace.h"
+#include "core/error.h"
+
+/* One compute kernel name's runs on one side, split by whether a
+ * communication kernel ran beside them. */
+struct moe_kernel_timing {
+    char *name;
+    size_t alone, concurrent;          /* runs */
+    int64_t alone_ns, concurrent_ns;   /* their summed (unclipped) durations */
+};
+
+/* One profiled run: its traces over one window. */
+struct moe_profile_side {
+    struct moe_overlap overlap;        /* per GPU and total (overlap.h) */
+    size_t traces;
+    int64_t kernel_ns;                 /* summed kernel time in the window, comm + compute */
+    int64_t compute_kernel_ns;         /* the compute kernels' share */
+    struct moe_kernel_timing *kernels; /* compute kernels, by name */
+    size_t nkernels;
+};
+
+void moe_profile_side_init(struct moe_profile_side *s);
+void moe_profile_side_free(struct moe_profile_side *s);
+
+/* Adds t (read with t->compute_names set) over w: its contention first,
+ * then its overlap, which consumes t (overlap.h). */
+int moe_profile_side_add_trace(struct moe_profile_side *s, struct moe_trace *t,
+                               const struct moe_window *w, struct moe_error *err);
+
+/* Reads every trace of one profiled run: *.json, *.json.gz, *.sqlite in dir
+ * and in its torch_profile/ and tensorboard/ folders (where Megatron's
+ * PyTorch profiler writes, core/manifest.h), over steps first..last.  0;
+ * 1 when dir holds no trace (the twin has not run); -1 with err. */
+int moe_profile_side_load(struct moe_profile_side *s, const char *dir, long first, long last,
+                          struct moe_error *err);
+
+/* One side as report.json holds it: per GPU and step (steps: the window's
+ * length), every figure labelled measured; top: kernel names listed. */
+json_t *moe_profile_side_json(const struct moe_profile_side *s, long steps, size_t top);
+
+/* A winner's side against the baseline's: both sides, the differences, and
+ * the compute kernels both ran (the winner's top by time), each with its
+ * mean duration in both. */
+json_t *moe_profile_pair_json(const struct moe_profile_side *baseline,
+                              const struct moe_profile_side *winner, long steps, size_t top);
+
+/* The "profile_pairs" of a generated study's validate stage: one entry per
+ * winner twin (and the combination's), paired with the baseline's twin, or
+ * saying what is missing.  An empty array when the stage has no twins
+ * (generated without --winners).  NULL with err when a trace is unreadable
+ * or the manifest is. */
+json_t *moe_profile_pairs_of_study(const char *study, size_t top, struct moe_error *err);
+
+#endif

@@ -1,0 +1,94 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/contract_keys.h"
+#include "study/megatron_args.h"
+#include "study/study_contract.h"
+#include "study/validate_profile.h"
+
+/* The twin's declared contract: the sibling's, plus what it profiles and
+ * that it is a declared twin (kept beside a combination's winner list). */
+static json_t *twin_contract(const struct moe_study *s, const json_t *sibling)
+{
+    json_t *doc = json_deep_copy(sibling), *validation;
+
+    if (!doc)
+        return NULL;
+    validation = json_object_get(doc, MOE_CONTRACT_VALIDATION);
+    if (!json_is_object(validation)) {
+        validation = json_object();
+        json_object_set_new(doc, MOE_CONTRACT_VALIDATION, validation);
+    }
+    if (json_object_set_new(doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(s)) < 0 ||
+        json_object_set_new(validation, MOE_CONTRACT_PROFILING_TWIN, json_true()) < 0) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* twin: sibling under the study's profiler, writing into the folder
+ * named by sibling's id (core/manifest.h). */
+static int make_twin(const struct moe_study *s, const struct moe_candidate *sibling,
+                     struct moe_candidate *twin)
+{
+    char dir[256], note[512];
+
+    if (moe_candidate_copy(twin, sibling) < 0)
+        return -1;
+    snprintf(dir, sizeof(dir), MOE_TWIN_PROFILE_DIR_FMT "/tensorboard", sibling->id);
+    snprintf(note, sizeof(note), "profiling twin: %s, profiled over steps %d..%d; never timed",
+             sibling->note ? sibling->note : "", s->measure.profile_first,
+             s->measure.profile_last);
+    json_decref(twin->contract);
+    twin->contract = twin_contract(s, sibling->contract);
+    if (!twin->contract || moe_megatron_profile_args(s, dir, &twin->argv) < 0 ||
+        moe_candidate_set(&twin->twin_of, sibling->id) < 0 ||
+        moe_candidate_set(&twin->note, note) < 0)
+        return -1;
+    return moe_candidate_hash(twin);
+}
+
+/* Whether a candidate of plan is already the twin of c. */
+static bool has_twin(const struct moe_stage_plan *plan, const struct moe_candidate *c)
+{
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->cands[i].twin_of && c->id && strcmp(plan->cands[i].twin_of, c->id) == 0)
+            return true;
+    return false;
+}
+
+int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *plan,
+                           struct moe_error *err)
+{
+    size_t n = plan->n;
+
+    for (size_t i = 0; i < n; i++) {
+        struct moe_candidate twin;
+        int rc;
+
+        if (plan->cands[i].twin_of || has_twin(plan, &plan->cands[i]))
+            continue;
+        if (!moe_candidate_id_is_hash(plan->cands[i].id)) {
+            moe_error_set(err, "validate stage: candidate %zu: id '%.80s' is not a candidate "
+                          "id (64 hex digits): no folder is named after it", i,
+                          plan->cands[i].id ? plan->cands[i].id : "");
+            return -1;
+        }
+        moe_candidate_init(&twin);
+        rc = make_twin(s, &plan->cands[i], &twin);
+        if (rc == 0)
+            rc = moe_stage_plan_add(plan, &twin);
+        moe_candidate_free(&twin);
+        if (rc < 0) {
+            moe_error_set(err, "validate stage: cannot add the profiling twin of candidate "
+                          "%zu: out of memory", i);
+            return -1;
+        }
+    }
+    return 0;
+}
