@@ -13,7 +13,9 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "analysis/checkpoint_verdict.h"
 #include "report_fit.h"
+#include "report_pack.h"
 #include "report_profile.h"
 #include "options.h"
 #include "core/number.h"
@@ -31,9 +33,9 @@ struct report_args {
     struct moe_report_expect_for ex[MAX_EXPECT];
     size_t nex;
     struct moe_report_opts ropts;
-    const char *stage, *outdir;
+    const char *stage, *outdir, *pack_dir;
     long first, last;
-    bool window_given, winners, json;
+    bool window_given, winners, json, pack;
 };
 
 static int set_stage(void *args, const struct moe_opt *o, char *value)
@@ -150,6 +152,13 @@ static const struct moe_opt report_opts[] = {
       "sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
       "contract winner' does (validate from them: moeflow gen --winners)", .set = moe_opt_flag,
       .field = offsetof(struct report_args, winners) },
+    { "pack", no_argument, 0, NULL,
+      "with a STUDY_DIR: write its evidence pack (README.md and\n"
+      "pack.json, for a reviewer without moeflow) into\n"
+      "STUDY_DIR/evidence-pack", .set = moe_opt_flag,
+      .field = offsetof(struct report_args, pack) },
+    { "pack-dir", required_argument, 0, "DIR", "with --pack: write the evidence pack into DIR",
+      .set = moe_opt_string, .field = offsetof(struct report_args, pack_dir) },
     { "window", required_argument, 'w', "A-B",
       "iterations to report (default: the study's, else %d-%d)", .set = set_window },
     { "expect", required_argument, 'e', "[RUN:]K=V",
@@ -177,6 +186,7 @@ static const struct moe_cli report_cli = {
     .usage = "usage: moeflow report [-o DIR] [--window A-B] [--expect KEY=VALUE]... [--json]\n"
              "                      RUN_DIR|LOG...\n"
              "       moeflow report [--stage fit|scale|retune|validate] [options] STUDY_DIR\n"
+             "       moeflow report --pack [--pack-dir DIR] STUDY_DIR\n"
              "\n"
              "A STUDY_DIR (written by moeflow gen) gives one row per candidate of a stage,\n"
              "named by its variable and value, against the stage's own baseline (retune: the\n"
@@ -235,10 +245,15 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
                opts->alpha, opts->min_effect_pct);
 }
 
-/* pairs: validate's matched A/B profiles, kept in report.json too (NULL:
- * none), where an evidence pack reads them. */
+/* validate's findings beside the runs, kept in report.json under the keys
+ * --json prints them with, where an evidence pack reads them:
+ * validation.checkpoint's verdict and the twins' matched A/B profiles. */
+static const char *const kept_findings[] = { "checkpoint", "profile_pairs", NULL };
+
+/* extra: the keys added to report.json (NULL: none); report.json keeps
+ * those of kept_findings. */
 static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, json_t *pairs,
+                         const struct moe_report_opts *opts, json_t *extra,
                          struct moe_error *err)
 {
     char path[4096], *text;
@@ -251,8 +266,12 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     snprintf(path, sizeof(path), "%s/report.json", dir);
     j = moe_report_to_json(runs, n, opts);
-    if (pairs)
-        json_object_set(j, "profile_pairs", pairs);
+    for (int k = 0; kept_findings[k]; k++) {
+        json_t *finding = json_object_get(extra, kept_findings[k]);
+
+        if (finding)
+            json_object_set(j, kept_findings[k], finding);
+    }
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     /* Replaced whole, never written through a symlink planted at the name. */
@@ -288,8 +307,7 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     } else {
         print_summary(runs, nruns, o);
     }
-    if (outdir && write_outputs(outdir, runs, nruns, o, json_object_get(extra, "profile_pairs"),
-                                &err) < 0) {
+    if (outdir && write_outputs(outdir, runs, nruns, o, extra, &err) < 0) {
         moe_cli_report(&err);
         return MOE_EXIT_SYSTEM;
     }
@@ -377,18 +395,41 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The study's header line, and the part of report.json that says the same. */
+/* Whether every candidate of v carries the reference's label: a stage
+ * that mixed them would need its rows split by label. */
+static bool one_semantics(const struct moe_study_view *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->cands[i].semantics_text, v->ref.semantics_text) != 0)
+            return false;
+    return true;
+}
+
+/* The study's header lines, and the part of report.json that says the
+ * same.  Benchmark-only numbers get their own heading: they never read as
+ * training-equivalent ones. */
 static json_t *study_header(const struct moe_study_view *v, const struct report_args *a,
                             long first, long last, json_t *skipped)
 {
     const char *source = a->window_given ? "--window" : v->window_note;
+    bool bench = strcmp(v->ref.semantics, "benchmark-only") == 0;
 
-    if (!a->json)
+    if (!a->json) {
         printf("study %s, stage %s: %zu candidates; window %ld-%ld (%s); reference: %s\n",
                v->name, v->stage, v->n, first, last, source, v->ref_note);
-    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O}", "study", v->name, "stage", v->stage,
-                     "window", (json_int_t)first, (json_int_t)last, "window_source", source,
-                     "reference", v->ref_note, "not_reported", skipped);
+        printf("%s results (%s)%s\n", bench ? "BENCHMARK-ONLY" : "training-equivalent",
+               v->ref.semantics_text,
+               bench ? ": not training-equivalent, they do not transfer to training" : "");
+        for (size_t i = 0; i < v->n; i++)
+            if (strcmp(v->cands[i].semantics_text, v->ref.semantics_text) != 0)
+                printf("  LABEL DIFFERS: %s: %s\n", v->cands[i].label,
+                       v->cands[i].semantics_text);
+    }
+    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O,s:s,s:s,s:b}", "study", v->name, "stage",
+                     v->stage, "window", (json_int_t)first, (json_int_t)last, "window_source",
+                     source, "reference", v->ref_note, "not_reported", skipped, "label",
+                     v->ref.semantics, "label_text", v->ref.semantics_text,
+                     "label_uniform", one_semantics(v));
 }
 
 static void print_skipped(const json_t *skipped)
@@ -442,6 +483,32 @@ static int load_stage(const struct moe_study_view *v, const struct moe_report_re
     return MOE_EXIT_OK;
 }
 
+/* validate with validation.checkpoint: the checkpoint/resume verdict
+ * (analysis/checkpoint_verdict.h) under extra's "checkpoint"; *out keeps
+ * it for the text (NULL when the study has none). */
+static int checkpoint_verdict(const struct moe_study_view *v, json_t *extra,
+                              struct moe_ckpt_verdict **out, char *id, size_t len)
+{
+    struct moe_error err;
+    int r;
+
+    *out = NULL;
+    if (strcmp(v->stage, "validate") != 0)
+        return MOE_EXIT_OK;
+    if (!(*out = calloc(1, sizeof(**out))))
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
+    moe_error_clear(&err);
+    if ((r = moe_ckpt_study(v->study, *out, id, len, &err)) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    if (r == 0) {
+        free(*out);
+        *out = NULL;
+        return MOE_EXIT_OK;
+    }
+    json_object_set_new(extra, "checkpoint", moe_ckpt_verdict_json(*out, id));
+    return MOE_EXIT_OK;
+}
+
 /* validate: the matched A/B profiles of its profiling twins, into extra
  * as "profile_pairs" (timing never reads a twin: study_report.c). */
 static int profile_pairs(const struct moe_study_view *v, json_t *extra)
@@ -468,6 +535,8 @@ static int report_study(const char *study, const char *stage, const struct repor
     struct moe_report_reader rd;
     struct moe_error err;
     json_t *extra = NULL, *skipped;
+    struct moe_ckpt_verdict *ck = NULL;
+    char ck_id[128] = "";
     size_t nruns = 0;
     int rc;
 
@@ -482,12 +551,16 @@ static int report_study(const char *study, const char *stage, const struct repor
     else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK &&
              (rc = expected_runs_exist(a, runs, nruns, skipped)) == MOE_EXIT_OK) {
         extra = study_header(&v, a, rd.first, rd.last, skipped);
-        rc = profile_pairs(&v, extra);
+        rc = checkpoint_verdict(&v, extra, &ck, ck_id, sizeof(ck_id));
+        if (rc == MOE_EXIT_OK)
+            rc = profile_pairs(&v, extra);
         if (rc == MOE_EXIT_OK)
             rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
         if (rc == MOE_EXIT_OK && !a->json) {
             print_skipped(skipped);
             moe_report_print_profile_pairs(json_object_get(extra, "profile_pairs"));
+            if (ck)
+                moe_ckpt_verdict_print(stdout, ck, ck_id);
         }
         if (rc == MOE_EXIT_OK && a->winners)
             rc = record_winners(&v, runs, nruns, &a->ropts);
@@ -497,6 +570,7 @@ static int report_study(const char *study, const char *stage, const struct repor
     free(runs);
     json_decref(skipped);
     json_decref(extra);
+    free(ck);
     moe_study_view_free(&v);
     return rc;
 }
@@ -556,22 +630,27 @@ int cmd_report(int argc, char **argv)
         return rc;
     if (first >= argc)
         return moe_cli_misuse(&report_cli);
-    if (a.outdir && !a.outdir[0])
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: -o: an empty path names no folder\n");
+    if (a.pack_dir && !a.pack)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --pack-dir goes with --pack\n");
+    if ((a.pack_dir && !a.pack_dir[0]) || (a.outdir && !a.outdir[0]))
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: %s: an empty path names no folder\n",
+                             a.outdir && !a.outdir[0] ? "-o" : "--pack-dir");
     moe_error_clear(&err);
     if (argc - first == 1) {
         int loc = moe_study_locate(argv[first], &where, &err);
 
         if (loc < 0)
             return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        if (loc == 1 && !where.cand.id[0] && !where.stage[0] && a.pack)
+            return moe_report_pack(where.study, a.pack_dir, &a.ropts);
         if (loc == 1 && !where.cand.id[0] && a.stage && strcmp(a.stage, "fit") == 0)
             return moe_report_fit(where.study, argv[first], a.json);
         if (loc == 1 && !where.cand.id[0])
             return report_study(where.study, a.stage ? a.stage : where.stage, &a);
     }
-    if (a.stage || a.winners)
+    if (a.stage || a.winners || a.pack)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --%s needs one study directory "
                              "(the folder moeflow gen wrote, with its manifest.json)\n",
-                             a.stage ? "stage" : "record-winners");
+                             a.stage ? "stage" : a.winners ? "record-winners" : "pack");
     return report_files(&a, argv + first, argc - first);
 }

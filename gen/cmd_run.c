@@ -21,6 +21,7 @@
 #include "options.h"
 #include "run_exec.h"
 #include "run_state.h"
+#include "contract/contract_store.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/stage.h"
@@ -530,11 +531,23 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
     }
 }
 
-static bool winners_generated(const json_t *state)
+/* "generated": validate was rebuilt from the winners; "none": retune had
+ * no win, and validate runs the baseline as gen wrote it. */
+static bool winners_settled(const json_t *state)
 {
     const char *w = json_string_value(json_object_get(state, "winners"));
 
-    return w && strcmp(w, "generated") == 0;
+    return w && (strcmp(w, "generated") == 0 || strcmp(w, "none") == 0);
+}
+
+/* How many winners the study has recorded; -1 with err when they do not load. */
+static int recorded_winners(const char *dir, struct moe_error *err)
+{
+    json_t *w = moe_contract_load_winners(dir, err);
+    int n = w ? (int)json_array_size(w) : -1;
+
+    json_decref(w);
+    return n;
 }
 
 /* After retune: the winners by the statistical rule, and validate rebuilt
@@ -549,11 +562,24 @@ static int winners(struct run_ctx *c)
     struct moe_error err;
     int rc;
 
-    if (winners_generated(c->state))
+    if (winners_settled(c->state))
         return MOE_EXIT_OK;
     snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
     snprintf(outdir, sizeof(outdir), "%s/results/retune/report", c->dir);
-    if ((rc = self("report", rec)) != 0 || (rc = self("gen", gen)) != 0)
+    if ((rc = self("report", rec)) == 0) {
+        int n;
+
+        moe_error_clear(&err);
+        if ((n = recorded_winners(c->dir, &err)) < 0)
+            return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        if (n == 0) {
+            /* nothing beat the baseline: validating it is still the answer */
+            printf("retune: no winner; validate runs the baseline as moeflow gen wrote it\n");
+            json_object_set_new(c->state, "winners", json_string("none"));
+            return save(c);
+        }
+    }
+    if (rc != 0 || (rc = self("gen", gen)) != 0)
         return moe_cli_error(MOE_EXIT_STAGE_FAILED, "moeflow run: retune: the winners were not "
                              "recorded or validate not rebuilt from them (exit %d); validate "
                              "was not submitted\n", rc);
@@ -583,9 +609,9 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
         return;
     }
     if (p->stage == MOE_STAGE_VALIDATE &&
-        !winners_generated(c->state))
-        printf("validate: as rebuilt from the winners after retune; as it is now (%zu "
-               "candidates):\n", p->ms->n);
+        !winners_settled(c->state))
+        printf("validate: as rebuilt from the winners after retune (the baseline if none); "
+               "as it is now (%zu candidates):\n", p->ms->n);
     if (failed)
         printf("%s: failed earlier; would submit again its %zu failed candidates (all %zu "
                "indices shown)\n", p->name, json_array_size(failed), p->ms->n);

@@ -232,6 +232,7 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
     it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", 0, 0, DBL_MAX, 0,
                             iter, lineno);
     it->loss = iter_field(log, s, end, "lm loss:", -DBL_MAX, 0, DBL_MAX, 0, iter, lineno);
+    it->lr = iter_field(log, s, end, "learning rate:", 0, 0, DBL_MAX, 0, iter, lineno);
     lm = strstr(s, "lm loss:");
     it->has_loss = lm && lm < end;
     v = iter_field(log, s, end, "number of skipped iterations:", 0, 0, count_max(iter), 1, iter,

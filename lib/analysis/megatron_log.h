@@ -19,6 +19,7 @@ struct moe_log_iter {
     double step_ms;   /* elapsed time per iteration (ms), or Bridge Step Time */
     double tflops;    /* throughput per GPU (TFLOP/s/GPU) */
     double loss;      /* lm loss; NAN when the line has none */
+    double lr;        /* learning rate; NAN when the line has none */
     int has_loss;
     long skipped;     /* number of skipped iterations (this logging interval) */
     long nan_iters;   /* number of nan iterations */

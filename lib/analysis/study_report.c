@@ -49,6 +49,14 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
         free(text);
     }
     snprintf(out->log, sizeof(out->log), "%s/results/%s/%s.log", study, stage, out->id);
+    {
+        const char *reasons[MOE_LABEL_REASONS_MAX];
+        size_t n;
+
+        snprintf(out->semantics, sizeof(out->semantics), "%s",
+                 moe_candidate_semantics(c, reasons, &n));
+    }
+    moe_candidate_label_text(c, out->semantics_text, sizeof(out->semantics_text));
 }
 
 /* The window the study sets for a stage, from a candidate's contract. */
@@ -166,9 +174,14 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
         moe_error_set(err, "out of memory");
         return -1;
     }
-    /* a profiling twin's steps run under a profiler: never timed */
+    /* validation.checkpoint's run saves and runs deterministically, and a
+     * profiling twin's steps run under a profiler: neither's step times
+     * measure a configuration (the checkpoint's own verdict compares it,
+     * checkpoint_verdict.h; the twins' profiles, profile_pair.h) */
     for (size_t i = 0; i < st->n; i++)
-        if (&st->cands[i] != ref && !st->cands[i].twin_of)
+        if (&st->cands[i] != ref && !st->cands[i].twin_of &&
+            !(st->cands[i].variable &&
+              strcmp(st->cands[i].variable, MOE_CANDIDATE_CHECKPOINT) == 0))
             cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n++]);
     return 0;
 }

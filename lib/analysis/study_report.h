@@ -27,6 +27,8 @@ struct moe_study_cand {
     char label[200]; /* "variable=value", or "baseline" */
     char log[4200];  /* its launch log */
     int baseline;
+    char semantics[32];   /* the manifest's label: "training-equivalent" | "benchmark-only" */
+    char semantics_text[256]; /* with its reasons: "benchmark-only: mock data" */
 };
 
 struct moe_study_view {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
@@ -30,6 +31,7 @@ void moe_candidate_free(struct moe_candidate *c)
     json_decref(c->contract);
     moe_strv_free(&c->argv);
     moe_strv_free(&c->env);
+    moe_strv_free(&c->label_reasons);
     moe_candidate_init(c);
 }
 
@@ -48,7 +50,7 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
 {
     *dst = *src;
     dst->variable = dst->label = dst->bottleneck = dst->note = dst->id = dst->twin_of = NULL;
-    dst->argv = dst->env = (struct moe_strv){ 0 };
+    dst->argv = dst->env = dst->label_reasons = (struct moe_strv){ 0 };
     json_incref(dst->value);
     json_incref(dst->contract);
     if (moe_candidate_set(&dst->variable, src->variable) < 0 ||
@@ -56,11 +58,54 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
         moe_candidate_set(&dst->bottleneck, src->bottleneck) < 0 ||
         moe_candidate_set(&dst->note, src->note) < 0 || moe_candidate_set(&dst->id, src->id) < 0 ||
         moe_candidate_set(&dst->twin_of, src->twin_of) < 0 ||
-        moe_strv_copy(&dst->argv, &src->argv) < 0 || moe_strv_copy(&dst->env, &src->env) < 0) {
+        moe_strv_copy(&dst->argv, &src->argv) < 0 || moe_strv_copy(&dst->env, &src->env) < 0 ||
+        moe_strv_copy(&dst->label_reasons, &src->label_reasons) < 0) {
         moe_candidate_free(dst);
         return -1;
     }
     return 0;
+}
+
+/* The reasons the contract gives, in the generator's words
+ * (study/study_contract.c, moe_study_label). */
+static size_t contract_reasons(const json_t *contract, const char **reasons)
+{
+    const char *routing = json_string_value(
+        json_object_get(json_object_get(contract, MOE_CONTRACT_SEMANTICS), "routing"));
+    const char *data = json_string_value(
+        json_object_get(json_object_get(contract, MOE_CONTRACT_WORKLOAD), "data"));
+    size_t n = 0;
+
+    if (routing && strcmp(routing, "force-balance") == 0)
+        reasons[n++] = "forced-balance routing";
+    if (data && strcmp(data, "mock") == 0)
+        reasons[n++] = "mock data";
+    return n;
+}
+
+const char *moe_candidate_semantics(const struct moe_candidate *c, const char **reasons,
+                                    size_t *n)
+{
+    *n = 0;
+    if (json_is_object(c->contract)) {
+        *n = contract_reasons(c->contract, reasons);
+        return *n ? "benchmark-only" : "training-equivalent";
+    }
+    for (size_t i = 0; i < c->label_reasons.n && *n < MOE_LABEL_REASONS_MAX; i++)
+        reasons[(*n)++] = c->label_reasons.v[i];
+    return c->label && c->label[0] ? c->label : "unlabelled";
+}
+
+void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t len)
+{
+    const char *reasons[MOE_LABEL_REASONS_MAX];
+    size_t n, used;
+
+    snprintf(buf, len, "%s", moe_candidate_semantics(c, reasons, &n));
+    for (size_t i = 0; i < n; i++) {
+        used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : ": ", reasons[i]);
+    }
 }
 
 static int str_field(const json_t *o, const char *key, char **out)
@@ -114,7 +159,9 @@ static int candidate_of(const json_t *o, struct moe_candidate *c)
     c->predicted_mib = json_is_number(mib) ? json_number_value(mib) : NAN;
     return str_field(o, "variable", &c->variable) | str_field(o, "label", &c->label) |
            str_field(o, "bottleneck", &c->bottleneck) | str_field(o, "note", &c->note) |
-           str_field(o, "id", &c->id) | str_field(o, "twin_of", &c->twin_of) | strv_of(json_object_get(o, "argv"), &c->argv) |
+           str_field(o, "id", &c->id) | str_field(o, "twin_of", &c->twin_of) |
+           strv_of(json_object_get(o, "argv"), &c->argv) |
+           strv_of(json_object_get(o, "label_reasons"), &c->label_reasons) |
            env_of(json_object_get(o, "env"), &c->env);
 }
 

@@ -28,9 +28,12 @@
  * whose canonical text is its identity (contract/contract.h). */
 struct moe_candidate {
     enum moe_stage stage;
-    char *variable;          /* "baseline", "layout", a retune variable, "combination" */
+    char *variable;          /* "baseline", "layout", a retune variable, "combination",
+                                MOE_CANDIDATE_CHECKPOINT */
     json_t *value;
-    char *label;             /* "training-equivalent" | "benchmark-only" */
+    char *label;             /* "training-equivalent" | "benchmark-only": what users see */
+    struct moe_strv label_reasons; /* why benchmark-only ("mock data", "forced-balance
+                                      routing"); empty when training-equivalent */
     char *bottleneck;        /* what the change targets (core/retune.h), "none", "unknown" */
     struct moe_strv argv;    /* the trainer's arguments */
     struct moe_strv env;     /* NAME=value; written as one object, sorted by name */
@@ -49,6 +52,12 @@ struct moe_candidate {
                                 stands beside, and readers of step time skip it */
 };
 
+/* validation.checkpoint's candidate (study/validate_checkpoint.h): the
+ * generator writes it, the report reads its two runs. */
+#define MOE_CANDIDATE_CHECKPOINT "checkpoint"
+/* Where it saves, below the study: a folder named by its value, the id of
+ * the configuration it checkpoints. */
+#define MOE_CANDIDATE_CHECKPOINT_DIR "results/validate/checkpoint"
 /* Where a validate profiling twin's profiler writes, relative to the study
  * directory, named by the id of the run it is the twin of (its own id is a
  * hash over its arguments, which name this folder): the PyTorch profiler's
@@ -97,6 +106,12 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
 /* Replaces *field with a copy of s (NULL clears it); -1 when out of memory. */
 int moe_candidate_set(char **field, const char *s);
 
+/* The candidate as manifest.json holds it; without_id: the document the id
+ * is the hash of: without id, predicted_mib and label_reasons, and with
+ * "label" the contract's semantics.class (the routing class), not the
+ * label users see.  Ids were named before mock data counted as
+ * benchmark-only; hashing the routing class keeps every id, and the GPU
+ * evidence committed under them, as it was. */
 /* The candidate as manifest.json holds it; without_id: without id,
  * predicted_mib and twin_of, the document the id is the hash of. */
 json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
@@ -104,6 +119,20 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
  * true).  -1 when it cannot be serialised. */
 int moe_candidate_hash(struct moe_candidate *c);
 
+/* What a candidate's results are, as its readers (report, the evidence
+ * pack) show it: benchmark-only with each reason its declared contract
+ * gives (forced-balance routing, mock data), else training-equivalent;
+ * without a contract, manifest.json's label and label_reasons.  The
+ * contract decides because it is what ran: a manifest written before mock
+ * data counted calls a mock-data run training-equivalent.  Reasons go to
+ * reasons (room for MOE_LABEL_REASONS_MAX); returns the label and sets *n. */
+#define MOE_LABEL_REASONS_MAX 8
+const char *moe_candidate_semantics(const struct moe_candidate *c, const char **reasons,
+                                    size_t *n);
+
+/* The same as text, "benchmark-only: mock data, forced-balance routing",
+ * into buf. */
+void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t len);
 /* Whether id is what moe_candidate_hash writes (and a combination's
  * digest): 64 lowercase hex digits.  A folder named after a candidate
  * (MOE_TWIN_PROFILE_DIR_FMT) takes no other id: a manifest is data and

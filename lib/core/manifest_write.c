@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/manifest.h"
 #include "core/sha256.h"
@@ -44,12 +45,22 @@ static const char *or_empty(const char *s)
     return s ? s : "";
 }
 
+/* The label the id hashes: the contract's routing class where the
+ * contract has one (manifest.h says why). */
+static const char *id_label(const struct moe_candidate *c)
+{
+    const char *cls = json_string_value(
+        json_object_get(json_object_get(c->contract, MOE_CONTRACT_SEMANTICS), "class"));
+
+    return cls ? cls : or_empty(c->label);
+}
+
 json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
 {
     json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s, s:O}",
                           "stage", or_empty(moe_stage_name(c->stage)), "variable",
                           or_empty(c->variable), "value", c->value ? c->value : json_null(),
-                          "label", or_empty(c->label), "bottleneck", or_empty(c->bottleneck),
+                          "label", without_id ? id_label(c) : or_empty(c->label), "bottleneck", or_empty(c->bottleneck),
                           "argv", strv_json(&c->argv), "env", env_json(&c->env), "nodes",
                           c->nodes, "tasks_per_node", c->tasks_per_node, "world_size",
                           c->world_size, "note", or_empty(c->note), "contract",
@@ -57,6 +68,8 @@ json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
 
     if (o && c->rank >= 0)
         json_object_set_new(o, "rank", json_integer(c->rank));
+    if (o && !without_id)
+        json_object_set_new(o, "label_reasons", strv_json(&c->label_reasons));
     if (o && !without_id && c->id)
         json_object_set_new(o, "id", json_string(c->id));
     if (o && !without_id && c->twin_of)

@@ -24,11 +24,13 @@ struct plan_ctx {
     bool oom;                     /* an append failed: the build fails */
 };
 
-static const char *label_of(const struct moe_study *s)
+/* The label users see, with its reasons (moe_study_label); -1 when out of
+ * memory. */
+static int label_of(const struct moe_study *s, struct moe_candidate *cand)
 {
-    /* Forced balance changes routing, so its numbers do not transfer. */
-    return s->workload.routing == MOE_ROUTING_FORCE_BALANCE ? "benchmark-only"
-                                                            : "training-equivalent";
+    const char *label = moe_study_label(s, &cand->label_reasons);
+
+    return label ? moe_candidate_set(&cand->label, label) : -1;
 }
 
 /* Room for one more element of an array that grows by doubling. */
@@ -127,7 +129,7 @@ static int emit(struct plan_ctx *c, const struct moe_run *run, const char *varia
         return 0;
     }
     if (!(cand = add(c->plan, run)) || moe_candidate_set(&cand->variable, variable) < 0 ||
-        moe_candidate_set(&cand->label, label_of(s)) < 0 ||
+        label_of(s, cand) < 0 ||
         moe_candidate_set(&cand->bottleneck, bottleneck) < 0 ||
         moe_candidate_set(&cand->note, note) < 0)
         c->oom = true;
@@ -617,8 +619,9 @@ static int render(const struct moe_study *s, const struct moe_run *run, struct m
 {
     if (moe_megatron_argv(s, run, &c->argv) < 0 || moe_megatron_env(s, run, &c->env) < 0)
         return -1;
-    /* The declared contract is part of what the id names. */
-    if (!(c->contract = moe_run_contract(s, run, c->label)))
+    /* The declared contract is part of what the id names; it keeps the
+     * routing class, not the label (study_contract.h says why). */
+    if (!(c->contract = moe_run_contract(s, run, moe_study_routing_class(s))))
         return -1;
     return moe_candidate_hash(c);
 }

@@ -21,6 +21,7 @@
 #include "study/megatron_rules.h"
 #include "study/study_contract.h"
 #include "study/template.h"
+#include "study/validate_checkpoint.h"
 
 /* The stages whose step times are the measurement. */
 static bool is_timing_stage(enum moe_stage st)
@@ -257,6 +258,11 @@ static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
         return json_sprintf("%d candidates, one change from the baseline each, %d steps each", n,
                             m->warmup + m->screen_steps);
     default:
+        if (s->validate_checkpoint)
+            return json_sprintf("the baseline for %d steps; report window %d..%d; a "
+                                "checkpoint/resume check from step %d",
+                                m->validate_steps, m->window_first, m->window_last,
+                                moe_checkpoint_step(s));
         return json_sprintf("the baseline for %d steps; report window %d..%d",
                             m->validate_steps, m->window_first, m->window_last);
     }
@@ -417,7 +423,9 @@ static int plan_stage(const struct moe_study *s, const struct moe_gen_opts *o, e
         moe_stage_plan_free(sp);
         return -1;
     }
-    if (moe_candidates_render(s, sp, err) < 0) {
+    if (moe_candidates_render(s, sp, err) < 0 ||
+        (st == MOE_STAGE_VALIDATE && s->validate_checkpoint &&
+         moe_validate_add_checkpoint(s, sp, err) < 0)) {
         moe_stage_plan_free(sp);
         return -1;
     }
@@ -476,6 +484,31 @@ struct gen_render {
     struct moe_error *err;
 };
 
+/* validation.checkpoint's candidate for the validate script: its id, the
+ * resumed run's arguments and the folder it saves in, quoted; false when
+ * the stage has none. */
+static json_t *checkpoint_context(const struct moe_study *s, const struct moe_manifest_stage *m)
+{
+    const struct moe_candidate *c = moe_checkpoint_candidate(m->cands, m->n);
+    const char *from = c ? json_string_value(c->value) : NULL;
+    struct moe_strv resume;
+    char dir[512], *argv, *qdir;
+    json_t *out;
+
+    if (!c || !from || moe_checkpoint_resume_argv(c, &resume) < 0)
+        return json_false();
+    snprintf(dir, sizeof(dir), MOE_CHECKPOINT_DIR "/%s", from);
+    argv = moe_shquote_words((const char *const *)resume.v, resume.n);
+    qdir = moe_shquote(dir);
+    out = argv && qdir ? json_pack("{s:s, s:s, s:s, s:i}", "id", c->id, "resume_argv", argv,
+                                   "dir", qdir, "step", moe_checkpoint_step(s))
+                       : json_false();
+    free(argv);
+    free(qdir);
+    moe_strv_free(&resume);
+    return out ? out : json_false();
+}
+
 /* The template context of a stage that runs something: the study, the
  * stage's summary, #SBATCH lines (taken), chunks and candidates, the
  * container and the measurement window; NULL with err. */
@@ -514,6 +547,8 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
         json_decref(ctx);
         return NULL;
     }
+    if (ctx)
+        json_object_set_new(ctx, "checkpoint", checkpoint_context(s, m));
     return ctx;
 }
 
@@ -592,8 +627,7 @@ static int add_contracts(struct gen_render *g)
     int rc;
 
     moe_run_from_baseline(&run, s, 0);
-    doc = moe_run_contract(s, &run, s->workload.routing == MOE_ROUTING_FORCE_BALANCE
-                                        ? "benchmark-only" : "training-equivalent");
+    doc = moe_run_contract(s, &run, moe_study_routing_class(s));
     rc = add_file(g->out, "contracts/baseline.json", canonical_line(doc), 0644, g->err);
     json_decref(doc);
     for (int i = 0; i < g->p->n && rc == 0; i++) {

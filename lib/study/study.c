@@ -631,6 +631,7 @@ static int resolve(struct ctx *c, struct moe_study *s)
         return -1;
     retune_read(c, s);
     s->scale_top_k = get_int(c, "scale.top_k", 4);
+    s->validate_checkpoint = get_bool(c, "validation.checkpoint", false);
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
         reader_check(c) < 0)
         return -1;

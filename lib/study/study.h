@@ -125,6 +125,8 @@ struct moe_study {
     int retune_mbs[MOE_STUDY_LIST_MAX];
     int retune_mbs_n;
     int scale_top_k;              /* scale: the best K layouts besides the baseline */
+    bool validate_checkpoint;     /* validate: a checkpoint/resume run as well
+                                     (study/validate_checkpoint.h) */
     double fit_memory_ratio;      /* not from the file: `moeflow gen --fit-memory-from`'s
                                      measured/predicted peak of a fit stage (0: none) */
     json_t *json;                 /* canonical form of everything above */

@@ -87,6 +87,24 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
     return doc;
 }
 
+const char *moe_study_routing_class(const struct moe_study *s)
+{
+    return s->workload.routing == MOE_ROUTING_FORCE_BALANCE ? "benchmark-only"
+                                                            : "training-equivalent";
+}
+
+const char *moe_study_label(const struct moe_study *s, struct moe_strv *reasons)
+{
+    /* Forced balance changes routing and mock data changes what the router
+     * and the loss see: neither run's numbers transfer to training. */
+    if (s->workload.routing == MOE_ROUTING_FORCE_BALANCE &&
+        moe_strv_push(reasons, "forced-balance routing") < 0)
+        return NULL;
+    if (!s->data_path[0] && moe_strv_push(reasons, "mock data") < 0)
+        return NULL;
+    return reasons->n ? "benchmark-only" : "training-equivalent";
+}
+
 json_t *moe_contract_profiling(const struct moe_study *s)
 {
     const struct moe_measure *m = &s->measure;

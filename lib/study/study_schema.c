@@ -108,6 +108,11 @@ static const struct moe_field scale_keys[] = {
     END
 };
 
+static const struct moe_field validation_keys[] = {
+    BOOL("checkpoint"),
+    END
+};
+
 static const struct moe_field retune_keys[] = {
     { .key = "axes", .type = MOE_F_STRLIST, .choices = moe_retune_axes },
     { .key = "mbs", .type = MOE_F_INTLIST, .min = 1, .max = 1 << 16 },
@@ -140,5 +145,6 @@ const struct moe_field moe_study_schema[] = {
     MAP("model", model_keys), MAP("cluster", cluster_keys),
     MAP("workload", workload_keys), MAP("software", software_keys),
     MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("scale", scale_keys), MAP("retune", retune_keys),
+    MAP("validation", validation_keys),
     END
 };

@@ -6,6 +6,7 @@
 # CUDA graphs count only when replayed, not when captured.  The logs are
 # fake-megatron's (rank 0 of 1, so the argument dump is in them).
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+. "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
 command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
@@ -13,20 +14,7 @@ T=$(mktemp -d /tmp/mfrp.XXXXXX) && trap 'rm -rf "$T"' EXIT
 tap_plan 9
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
-python3 - "$S" "$MOEFLOW_SRCDIR" <<'PY'
-import json, os, subprocess, sys
-s, src = sys.argv[1], sys.argv[2]
-for st in json.load(open(s + "/manifest.json"))["stages"]:
-    if st["stage"] not in ("scale", "retune"):
-        continue
-    os.makedirs("%s/results/%s" % (s, st["stage"]), exist_ok=True)
-    for c in st["candidates"]:
-        out = subprocess.run([src + "/tests/doubles/fake-megatron",
-                              src + "/tests/data/megatron/argparse-core_v0.19.0.txt"] + c["argv"],
-                             env=dict(os.environ, RANK="0", WORLD_SIZE="1"),
-                             capture_output=True, text=True, check=True)
-        open("%s/results/%s/%s.log" % (s, st["stage"], c["id"]), "w").write(out.stdout)
-PY
+fixture_logs "$S" scale,retune 0 1
 id_of() { awk -F'\t' -v v="$1" -v x="$2" '$1 == "retune" && $4 == v && $5 == x { print $3 }' "$S/candidates.tsv"; }
 overlap=$(id_of ep_overlap true)
 

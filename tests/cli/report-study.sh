@@ -9,28 +9,16 @@
 # what tests/doubles/fake-megatron prints for each candidate's arguments
 # (invented step times: EP overlap 10% faster, recompute 4% slower).
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+. "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
 command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfrs.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 22
+tap_plan 25
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
 # Each candidate's launch log, as the stage script writes it (rank 1 of 2 logs).
-python3 - "$S" "$MOEFLOW_SRCDIR" <<'PY'
-import json, os, subprocess, sys
-s, src = sys.argv[1], sys.argv[2]
-for st in json.load(open(s + "/manifest.json"))["stages"]:
-    if st["stage"] not in ("scale", "retune", "validate"):
-        continue
-    os.makedirs("%s/results/%s" % (s, st["stage"]), exist_ok=True)
-    for c in st["candidates"]:
-        out = subprocess.run([src + "/tests/doubles/fake-megatron",
-                              src + "/tests/data/megatron/argparse-core_v0.19.0.txt"] + c["argv"],
-                             env=dict(os.environ, RANK="1", WORLD_SIZE="2"),
-                             capture_output=True, text=True, check=True)
-        open("%s/results/%s/%s.log" % (s, st["stage"], c["id"]), "w").write(out.stdout)
-PY
+fixture_logs "$S" scale,retune,validate 1 2
 id_of() {  # id_of STAGE VARIABLE VALUE
     awk -F'\t' -v s="$1" -v v="$2" -v x="$3" '$1 == s && $4 == v && $5 == x { print $3 }' "$S/candidates.tsv"
 }
@@ -53,6 +41,20 @@ ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_ove
 ok "recompute (4% slower) is a loss" has "$T/retune.out" '^recompute_modules=\["moe_act"\] .* loss$'
 ok "manual GC (no effect) is no change" has "$T/retune.out" '^manual_gc=true .* no change$'
 ok "no warning about the logs" test ! -s "$T/retune.err"
+# tiny-moe-2gpu has no data path: mock data is benchmark-only (issue 24).
+ok "benchmark-only results get their own heading, with the reason" \
+    has "$T/retune.out" '^BENCHMARK-ONLY results \(benchmark-only: mock data\): not training-equivalent'
+"$M" report --json "$S" --stage retune > "$T/retune.json" 2>&1
+ok "... and report.json says so" has "$T/retune.json" '"label_text": "benchmark-only: mock data"'
+sed '/^  data:/d; s/^  routing: dropless/  data: \/data\/tiny_text_document\n  routing: dropless/' \
+    "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$T/real-data.yaml"
+"$M" gen "$T/real-data.yaml" -o "$T/real" > /dev/null 2>&1
+mkdir -p "$T/real/results/scale"
+b=$(awk -F'\t' '$1 == "scale" && $4 == "baseline" { print $3 }' "$T/real/candidates.tsv")
+cp "$S/results/scale/$scale_base.log" "$T/real/results/scale/$b.log"
+"$M" report "$T/real" --stage scale > "$T/real.out" 2>&1
+ok "a study with a data path and learned routing is training-equivalent" \
+    has "$T/real.out" '^training-equivalent results \(training-equivalent\)$'
 
 "$M" report "$S/results/retune" > "$T/dir.out" 2>&1
 ok "report results/retune is the same report" cmp -s "$T/dir.out" "$T/retune.out"

@@ -12,7 +12,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 38
+tap_plan 45
 cluster_up autopilot --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -109,6 +109,14 @@ ok "... prints progress with the time so far" has "$WORK/run3.out" '^\[[0-9hms]+
 ok "... and ends with every stage done" has "$WORK/run3.out" '^\[.*\] study .*: every stage done$'
 ok "report STUDY_DIR saved under results/validate/report" test -s "$S/results/validate/report/report.json"
 
+# The evidence pack of the finished study, as the reviewer gets it.
+as_user "$MOEFLOW_BIN" report "$S" --pack > "$WORK/pack.out" 2>&1
+tap_ok $? "report --pack writes the study's evidence pack"
+{ echo "# moeflow report tiny --pack"; cat "$WORK/pack.out"; echo "# head -n 40 tiny/evidence-pack/README.md";
+  head -n 40 "$S/evidence-pack/README.md"; } >> "$T"
+ok "... README.md and pack.json, with the validated combination" \
+    sh -c "grep -q '^#' '$S/evidence-pack/README.md' && grep -q combination '$S/evidence-pack/pack.json'"
+
 # A finished study: nothing is submitted.
 n_before=$(ls "$S"/logs | wc -l)
 as_user "$MOEFLOW_BIN" run --poll 1 "$S" > "$WORK/run4.out" 2>&1
@@ -129,5 +137,20 @@ diag < "$WORK/fallback.out"
 ok "a silent fallback (ep_overlap False in the dump) is not recorded as a winner" \
     has "$WORK/fallback.out" '^win ep_overlap=true: not recorded: what ran is not what it asked for'
 ok "... while FP8's win still is" has "$WORK/fallback.out" '^winner precision=fp8-delayed: recorded '
+# A retune without a win (manual GC alone: the double gives it no effect):
+# validate runs the baseline as gen wrote it instead of stopping.
+sed '/^retune:/,$d' "$WORK/tiny.yaml" > "$WORK/nowin.yaml"
+printf 'retune:\n  axes: [manual_gc]\n' >> "$WORK/nowin.yaml"
+N=$WORK/nowin
+as_user "$MOEFLOW_BIN" gen "$WORK/nowin.yaml" -o "$N" > /dev/null 2>&1 &&
+    as_user "$MOEFLOW_BIN" run --poll 1 "$N" > "$WORK/nowin.out" 2>&1
+tap_ok $? "a study whose retune has no win runs to the end"
+diag < "$WORK/nowin.out"
+ok "... says so and validates the baseline" \
+    has "$WORK/nowin.out" '^retune: no winner; validate runs the baseline as moeflow gen wrote it$'
+ok "... records no winner" test -z "$(ls "$N/winners" 2> /dev/null)"
+ok "... runs validate's one baseline run, which exits 0" \
+    test "$(cat "$N"/results/validate/*.rc | grep -c '^0$')" = 1
+ok "... and remembers it: the state says winners none" has "$N/run-state.json" '"winners": "none"'
 [ -n "${MOEFLOW_TRANSCRIPT:-}" ] && sed "s|$WORK|/tmp/autopilot|g" "$T" > "$MOEFLOW_TRANSCRIPT"
 tap_done

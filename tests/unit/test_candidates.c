@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json_canon.h"
 #include "study/candidates.h"
 #include "study/megatron_args.h"
 #include "study/study.h"
 #include "study/study_contract.h"
+#include "study/validate_checkpoint.h"
 #include "unit.h"
 
 static char srcdir[4096];
@@ -176,6 +178,95 @@ static void flags_exist_in_dialect(void **state)
     }
 }
 
+/* validation.checkpoint's candidate of stage plan p (rendered): its own
+ * and its resumed run's arguments parse in the dialect's dump. */
+static const struct moe_candidate *checkpoint_of(const struct moe_study *s,
+                                                 struct moe_stage_plan *p, const struct dump *d,
+                                                 const char *where)
+{
+    const struct moe_candidate *c;
+    struct moe_strv resume;
+    struct moe_error e;
+
+    assert_int_equal(moe_validate_add_checkpoint(s, p, &e), 0);
+    assert_non_null(c = moe_checkpoint_candidate(p->cands, p->n));
+    check_argv(d, &c->argv, where);
+    assert_int_equal(moe_checkpoint_resume_argv(c, &resume), 0);
+    check_argv(d, &resume, where);
+    assert_true(moe_strv_find(&resume, "--load") >= 0 && moe_strv_find(&resume, "--ckpt-step") >= 0);
+    assert_true(moe_strv_find(&resume, "--save") < 0 && moe_strv_find(&resume, "--save-interval") < 0);
+    moe_strv_free(&resume);
+    return c;
+}
+
+static bool has_word(const struct moe_strv *l, const char *w)
+{
+    return moe_strv_find(l, w) >= 0;
+}
+
+/* In every example study (all three dialects among them): the checkpoint
+ * candidate of the baseline saves at the step before the report window
+ * under deterministic mode; of a combination when there is one; without
+ * deterministic mode (which Megatron refuses there) under TP communication
+ * overlap, and never with the cross-entropy fusion deterministic mode
+ * refuses. */
+static void checkpoint_candidates(void **state)
+{
+    (void)state;
+    for (int k = 0; examples[k]; k++) {
+        struct moe_study s;
+        struct moe_stage_plan p;
+        struct moe_candidate combo;
+        const struct moe_candidate *c;
+        struct dump d;
+        struct moe_error e;
+        long at;
+
+        load(examples[k], &s);
+        load_dump(dump_file(s.software.dialect), &d);
+        assert_int_equal(moe_candidates_build(&s, MOE_STAGE_VALIDATE, &p, &e), 0);
+        assert_int_equal(moe_candidates_render(&s, &p, &e), 0);
+        c = checkpoint_of(&s, &p, &d, examples[k]);
+        assert_string_equal(json_string_value(c->value), p.cands[0].id);
+        at = moe_strv_find(&c->argv, "--save-interval");
+        assert_true(at > 0);
+        assert_int_equal(atoi(c->argv.v[at + 1]), s.measure.window_first - 1);
+        assert_true(has_word(&c->argv, "--deterministic-mode"));
+        assert_true(has_word(&c->env, "NCCL_ALGO=Ring"));
+        assert_false(has_word(&c->argv, "--cross-entropy-loss-fusion"));
+        {
+            char *mine = moe_json_canonical(c->contract);
+            char *base = moe_json_canonical(p.cands[0].contract);
+
+            /* the same declared configuration: validate's rule accepts it */
+            assert_string_equal(mine, base);
+            free(mine);
+            free(base);
+        }
+        moe_stage_plan_free(&p);
+
+        /* a combination, with TP communication overlap and the fusion */
+        assert_int_equal(moe_candidates_build(&s, MOE_STAGE_VALIDATE, &p, &e), 0);
+        assert_int_equal(moe_candidates_render(&s, &p, &e), 0);
+        moe_candidate_init(&combo);
+        assert_int_equal(moe_candidate_copy(&combo, &p.cands[0]), 0);
+        assert_int_equal(moe_candidate_set(&combo.variable, "combination"), 0);
+        assert_int_equal(moe_candidate_set(&combo.id, "c0mb0"), 0);
+        moe_strv_push(&combo.argv, "--tp-comm-overlap");
+        moe_strv_push(&combo.argv, "--cross-entropy-loss-fusion");
+        assert_int_equal(moe_stage_plan_add(&p, &combo), 0);
+        moe_candidate_free(&combo);
+        c = checkpoint_of(&s, &p, &d, examples[k]);
+        assert_string_equal(json_string_value(c->value), "c0mb0");
+        assert_false(has_word(&c->argv, "--deterministic-mode"));
+        assert_false(has_word(&c->env, "NCCL_ALGO=Ring"));
+        assert_true(has_word(&c->argv, "--tp-comm-overlap"));
+        moe_stage_plan_free(&p);
+        free(d.f);
+        moe_study_free(&s);
+    }
+}
+
 /* The dumps really differ where the generator switches flags by dialect. */
 static void dialect_switches(void **state)
 {
@@ -205,8 +296,9 @@ static struct moe_stage_plan stage(const struct moe_study *s, enum moe_stage st)
 }
 
 /* A candidate's id is the SHA-256 of its canonical JSON (as manifest.json
- * holds it) without the id and the prediction, and ids are unique across
- * the whole study. */
+ * holds it) without the id, the prediction and the label's reasons, with
+ * the contract's routing class as its label, and ids are unique across the
+ * whole study. */
 static void ids_are_content_hashes(void **state)
 {
     struct moe_study s;
@@ -226,6 +318,13 @@ static void ids_are_content_hashes(void **state)
             json_object_del(copy, "id");
             /* what moeflow expects of a fit run, not what runs */
             json_object_del(copy, "predicted_mib");
+            /* the label users see is not what the id was named by: */
+            assert_string_equal(json_string_value(json_object_get(copy, "label")),
+                                "benchmark-only");
+            assert_int_not_equal(moe_json_sha256(copy, h), -1);
+            assert_string_not_equal(h, id);
+            json_object_del(copy, "label_reasons");
+            json_object_set_new(copy, "label", json_string("training-equivalent"));
             assert_int_equal(moe_json_sha256(copy, h), 0);
             assert_string_equal(h, id);
             assert_null(json_object_get(seen, id));
@@ -236,6 +335,104 @@ static void ids_are_content_hashes(void **state)
     }
     assert_int_equal(json_object_size(seen), 35);   /* 1+10+5+1+17+1, counted in the manifest */
     json_decref(seen);
+    moe_study_free(&s);
+}
+
+/* The label and its reasons on every candidate of study s, in every stage;
+ * the contract's class stays the routing class (the id hashes it). */
+static void expect_label(const struct moe_study *s, const char *label, const char *text,
+                         const char *routing_class)
+{
+    for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+        struct moe_stage_plan p = stage(s, (enum moe_stage)st);
+
+        for (size_t i = 0; i < p.n; i++) {
+            const struct moe_candidate *c = &p.cands[i];
+            json_t *sem = json_object_get(c->contract, "semantics");
+            char shown[256];
+
+            assert_string_equal(c->label, label);
+            moe_candidate_label_text(c, shown, sizeof(shown));
+            assert_string_equal(shown, text);
+            assert_string_equal(json_string_value(json_object_get(sem, "class")),
+                                routing_class);
+        }
+        moe_stage_plan_free(&p);
+    }
+}
+
+/* benchmark-only for each reason the schema can express (mock data,
+ * forced-balance routing), each named; training-equivalent only with a
+ * data path and learned routing. */
+static void labels_tell_the_truth(void **state)
+{
+    struct moe_study s;
+
+    (void)state;
+    load("qwen3-30b-a3b-16xh100.yaml", &s);   /* data: mock, routing: dropless */
+    expect_label(&s, "benchmark-only", "benchmark-only: mock data", "training-equivalent");
+    snprintf(s.data_path, sizeof(s.data_path), "/data/qwen3/text_document");
+    expect_label(&s, "training-equivalent", "training-equivalent", "training-equivalent");
+    s.workload.routing = MOE_ROUTING_FORCE_BALANCE;
+    expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing",
+                 "benchmark-only");
+    s.data_path[0] = '\0';
+    expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing, mock data",
+                 "benchmark-only");
+    moe_study_free(&s);
+}
+
+/* The reasons survive manifest.json: written, read back, copied. */
+static void label_reasons_round_trip(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    struct moe_candidate back, copy;
+    json_t *doc;
+    char shown[256];
+
+    (void)state;
+    load("tiny-moe-2gpu.yaml", &s);
+    p = stage(&s, MOE_STAGE_VALIDATE);
+    doc = moe_candidate_json(&p.cands[0], false);
+    assert_int_equal(json_array_size(json_object_get(doc, "label_reasons")), 1);
+    {
+        struct moe_manifest_stage st = { .stage = MOE_STAGE_VALIDATE, .script = "v",
+                                         .cands = p.cands, .n = 1 };
+        json_t *stages = json_pack("[o]", moe_manifest_stage_json(&st));
+        json_t *m = moe_manifest_json("t", "s.yaml", "h", 1, stages);
+        char dir[] = "/tmp/test_candidates.XXXXXX", path[64];
+        char *text = moe_manifest_text(m);
+        struct moe_manifest man;
+        struct moe_error e;
+        FILE *f;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/manifest.json", dir);
+        assert_non_null(f = fopen(path, "w"));
+        fputs(text, f);
+        fclose(f);
+        assert_int_equal(moe_manifest_load(dir, &man, &e), 0);
+        back = man.stages[0].cands[0];
+        assert_int_equal(moe_candidate_copy(&copy, &back), 0);
+        moe_candidate_label_text(&copy, shown, sizeof(shown));
+        assert_string_equal(shown, "benchmark-only: mock data");
+        /* without its contract, the manifest's label and reasons speak */
+        json_decref(copy.contract);
+        copy.contract = NULL;
+        moe_strv_free(&copy.label_reasons);
+        moe_strv_push(&copy.label_reasons, "forced-balance routing");
+        moe_candidate_label_text(&copy, shown, sizeof(shown));
+        assert_string_equal(shown, "benchmark-only: forced-balance routing");
+        moe_candidate_free(&copy);
+        moe_manifest_free(&man);
+        unlink(path);
+        rmdir(dir);
+        free(text);
+        json_decref(m);
+    }
+    json_decref(doc);
+    moe_stage_plan_free(&p);
     moe_study_free(&s);
 }
 
@@ -448,6 +645,134 @@ static void skipped_with_reasons(void **state)
     moe_study_free(&s);
 }
 
+/* ---- the study's own limits, on studies the examples do not cover ---- */
+
+/* The tiny study with overrides: the model as it is, the rest given. */
+static void load_tiny(const char *cluster_and_baseline, struct moe_study *s)
+{
+    char text[2048], buf[1024];
+    struct moe_error e;
+
+    snprintf(text, sizeof(text),
+             "name: tiny-variant\n"
+             "model: {num_layers: 8, hidden: 512, ffn_hidden: 2048, moe_ffn_hidden: 1024,\n"
+             "        num_experts: 8, topk: 2, num_heads: 8, num_query_groups: 4, vocab: 32000}\n"
+             "workload: {seq_len: 1024, mbs: 1, gbs: 16, routing: dropless}\n"
+             "measure: {warmup: 2, screen_steps: 6, validate_steps: 50,\n"
+             "          report_window: [41, 50], profile_steps: [4, 5]}\n"
+             "scale: {top_k: 64}\n"
+             "%s", cluster_and_baseline);
+    if (moe_study_load_string(s, "tiny-variant", text, &e) < 0)
+        fail_msg("%s", moe_error_format(&e, buf, sizeof(buf)));
+}
+
+static const struct moe_skip *skip_of(const struct moe_stage_plan *p, const char *variable,
+                                      const char *value)
+{
+    for (size_t i = 0; i < p->n_skipped; i++) {
+        const json_t *v = p->skipped[i].value;
+
+        if (strcmp(p->skipped[i].variable, variable) == 0 && json_is_string(v) &&
+            strcmp(json_string_value(v), value) == 0)
+            return &p->skipped[i];
+    }
+    return NULL;
+}
+
+static bool has_candidate(const struct moe_stage_plan *p, const char *variable, const char *prefix)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const json_t *v = p->cands[i].value;
+
+        if (strcmp(p->cands[i].variable, variable) == 0 && json_is_string(v) &&
+            strncmp(json_string_value(v), prefix, strlen(prefix)) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* TP stays inside the NVLink domain: with 2-GPU domains on a 4-GPU node,
+ * the TP 4 layouts Megatron accepts are listed as skipped, never run. */
+static void scale_keeps_tp_in_nvlink_domain(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    int tp4_skipped = 0;
+
+    (void)state;
+    load_tiny("cluster: {gpu: h100, gpus_per_node: 4, nodes: 1, nvlink_domain: 2,\n"
+              "          time_limit: \"00:10:00\", launcher: {command: python pretrain_gpt.py}}\n"
+              "software: {megatron: core-0.19, transformer_engine: \"2.9\"}\n"
+              "baseline: {ep: 2, dispatcher: alltoall}\n", &s);
+    p = stage(&s, MOE_STAGE_SCALE);
+    assert_false(has_candidate(&p, "layout", "tp4."));
+    assert_true(has_candidate(&p, "layout", "tp2."));
+    for (size_t i = 0; i < p.n_skipped; i++)
+        tp4_skipped += strncmp(json_string_value(p.skipped[i].value), "tp4.", 4) == 0 &&
+                       strcmp(p.skipped[i].reason, "TP would leave the NVLink domain") == 0;
+    assert_true(tp4_skipped > 0);
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
+/* An explicit pipeline layout is written for the baseline's PP and VPP:
+ * every scale neighbour keeps both (moe_study_fit_inputs fixes them for the
+ * ranking, and layout_problem refuses any other), so none runs with a
+ * layout string of the wrong stage count. */
+static void scale_keeps_pipeline_layout_to_its_vpp(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    size_t layouts = 0;
+
+    (void)state;
+    load_tiny("cluster: {gpu: h100, gpus_per_node: 4, nodes: 1,\n"
+              "          time_limit: \"00:10:00\", launcher: {command: python pretrain_gpt.py}}\n"
+              "software: {megatron: core-0.19, transformer_engine: \"2.9\"}\n"
+              "baseline: {pp: 2, vpp: 1, ep: 2, dispatcher: alltoall,\n"
+              "           pipeline_layout: \"Etttt|ttttL\"}\n", &s);
+    p = stage(&s, MOE_STAGE_SCALE);
+    for (size_t i = 0; i < p.n; i++) {
+        const char *v = json_string_value(p.cands[i].value);
+
+        if (strcmp(p.cands[i].variable, "layout") != 0)
+            continue;
+        layouts++;
+        if (!strstr(v, ".pp2.vpp1."))
+            fail_msg("%s runs with the baseline's pipeline layout", v);
+    }
+    assert_true(layouts >= 4);
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
+/* At EP 1 no token crosses GPUs: neither another dispatcher nor EP
+ * overlap is run, and each skip says why in moeflow's own words (not as
+ * Megatron's refusal, which would hide that nothing could be measured). */
+static void retune_at_ep1_skips_token_exchange(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    const struct moe_skip *k;
+
+    (void)state;
+    load_tiny("cluster: {gpu: h100, gpus_per_node: 2, nodes: 1,\n"
+              "          time_limit: \"00:10:00\", launcher: {command: python pretrain_gpt.py}}\n"
+              "software: {megatron: core-0.19, transformer_engine: \"2.9\", deepep: true}\n"
+              "baseline: {ep: 1, dispatcher: alltoall}\n", &s);
+    p = stage(&s, MOE_STAGE_RETUNE);
+    assert_false(has_candidate(&p, "dispatcher", ""));
+    assert_non_null(k = skip_of(&p, "dispatcher", "flex-deepep"));
+    assert_string_equal(k->reason, "EP is 1: no token exchange to change");
+    for (size_t i = 0; i < p.n; i++)
+        assert_string_not_equal(p.cands[i].variable, "ep_overlap");
+    for (size_t i = 0; i < p.n_skipped; i++)
+        if (strcmp(p.skipped[i].variable, "ep_overlap") == 0)
+            assert_string_equal(p.skipped[i].reason, "EP is 1");
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
 /* Each candidate's declared contract differs from the baseline's only where
  * its stage may change it: fit in parallel/recompute, scale in parallel,
  * profile in profiling, retune in one tuning variable (or workload.mbs),
@@ -528,12 +853,18 @@ int main(void)
         cmocka_unit_test(flags_exist_in_dialect),
         cmocka_unit_test(dialect_switches),
         cmocka_unit_test(ids_are_content_hashes),
+        cmocka_unit_test(labels_tell_the_truth),
+        cmocka_unit_test(label_reasons_round_trip),
         cmocka_unit_test(retune_changes_one_variable),
         cmocka_unit_test(max_connections_rules),
         cmocka_unit_test(environment),
         cmocka_unit_test(fit_candidates),
         cmocka_unit_test(skipped_with_reasons),
         cmocka_unit_test(contracts_follow_stage_scope),
+        cmocka_unit_test(scale_keeps_tp_in_nvlink_domain),
+        cmocka_unit_test(scale_keeps_pipeline_layout_to_its_vpp),
+        cmocka_unit_test(retune_at_ep1_skips_token_exchange),
+        cmocka_unit_test(checkpoint_candidates),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");

@@ -18,6 +18,7 @@
 #include "study/megatron_rules.h"
 #include "core/readfile.h"
 #include "study/study.h"
+#include "study/validate_checkpoint.h"
 #include "unit.h"
 
 static char srcdir[4096];
@@ -354,6 +355,14 @@ static const struct cite_token tokens[] = {
     { "moe-tp-needs-sp", false, "without also enabling sequence parallelism" },
     { "vpp-needs-pp", false, "When interleaved schedule is used, pipeline-model-parallel size" },
     { "layers%(pp*vpp)", false, "should be divisible by vp_size" },
+    /* validation.checkpoint's arguments (study/validate_checkpoint.c) */
+    { "checkpoint_final_save", false, "save_interval != 0" },
+    { "checkpoint_ckpt_step", false, "ckpt_step" },
+    { "deterministic_no_ce_fusion", false, "Cross Entropy Fusion is currently not deterministic" },
+    { "deterministic_needs_nccl_algo", false, "NCCL_ALGO must be one of" },
+    { "deterministic_required_args", true,
+      "{\"cross_entropy_loss_fusion\": False, \"tp_comm_overlap\": False}" },
+    { "deterministic_env_defaults", true, "\"NCCL_ALGO\": \"Ring\"" },
 };
 
 static const struct cite_token *token_of(const char *rule)
@@ -372,14 +381,10 @@ struct citation {
     long line;
 };
 
-/* Every citation of both tables: the prerequisite rules and the layout
- * enumerator's rules.  Returns how many. */
-static size_t all_citations(struct citation *out, size_t max)
+/* The citations of a rule table into out from k on; returns the new k. */
+static size_t table_citations(const struct moe_megatron_rule *rules, size_t n,
+                              struct citation *out, size_t k, size_t max)
 {
-    const struct moe_megatron_rule *rules;
-    size_t n, k = 0;
-
-    rules = moe_megatron_rules(&n);
     for (size_t i = 0; i < n; i++)
         for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
             const char *w = rules[i].where[d], *colon;
@@ -391,6 +396,21 @@ static size_t all_citations(struct citation *out, size_t max)
             snprintf(out[k].path, sizeof(out[k].path), "%.*s", (int)(colon - w), w);
             k++;
         }
+    return k;
+}
+
+/* Every citation of the tables: the prerequisite rules, what
+ * validation.checkpoint's arguments rely on, and the layout enumerator's
+ * rules.  Returns how many. */
+static size_t all_citations(struct citation *out, size_t max)
+{
+    const struct moe_megatron_rule *rules;
+    size_t n, k;
+
+    rules = moe_megatron_rules(&n);
+    k = table_citations(rules, n, out, 0, max);
+    rules = moe_checkpoint_citations(&n);
+    k = table_citations(rules, n, out, k, max);
     for (int r = MOE_RULE_OK + 1; r < MOE_RULE_COUNT; r++)
         for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
             bool cited;

@@ -361,7 +361,7 @@ static void man_names(char *man, json_t *set)
 {
     static const char *const sections[] = { "TOP LEVEL", "MODEL", "CLUSTER", "WORKLOAD",
                                              "SOFTWARE", "BASELINE", "MEASURE", "SCALE",
-                                             "RETUNE", NULL };
+                                             "RETUNE", "VALIDATION", NULL };
     const char *section = NULL;
     char *save = NULL, *prev = "", *line;
 

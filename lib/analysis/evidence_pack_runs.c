@@ -1,0 +1,307 @@
+/* The validate stage's part of the evidence pack: each run of the stage
+ * (the baseline, each winner alone, the combination) with its command, its
+ * config diff against the baseline, the proof of what ran and what its log
+ * measured, read as `moeflow report` reads the stage.  Each run is set
+ * against the baseline alone: the combination's gain is its own
+ * measurement, never the sum of the winners' separate gains. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/evidence_pack.h"
+#include "analysis/report_runs.h"
+#include "analysis/study_report.h"
+#include "core/contract_keys.h"
+#include "core/shquote.h"
+#include "core/strbuf.h"
+
+/* The stage's runs as read from their logs; runs[0] is the baseline. */
+struct stage_runs {
+    struct moe_study_view view;
+    struct moe_report_run *runs;
+    size_t n;
+    json_t *skipped;   /* {candidate, id, reason} of each run without a usable log */
+};
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *not_run(const char *why)
+{
+    return json_pack("{s:s, s:s}", "status", "not run", "why", why);
+}
+
+static json_t *strv_json(const struct moe_strv *l)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < l->n; i++)
+        json_array_append_new(a, json_string(l->v[i]));
+    return a;
+}
+
+/* The trainer's command line as the stage script runs it on each rank:
+ * its environment, the study's launcher command, its arguments, each word
+ * shell-quoted.  NULL when out of memory. */
+static char *shell_line(const struct moe_candidate *c, const json_t *study_json)
+{
+    const json_t *launcher = json_object_get(json_object_get(study_json, "cluster"), "launcher");
+    const char *command = json_string_value(json_object_get(launcher, "command"));
+    struct moe_error e;
+    json_t *words = command ? moe_shsplit(command, &e) : NULL;
+    char *env = moe_shquote_env(&c->env);
+    char *prog = words ? moe_shquote_argv(words) : strdup("TRAINER");
+    char *args = moe_shquote_words((const char *const *)c->argv.v, c->argv.n);
+    char *line = env && prog && args
+                     ? moe_strdup_printf("%s%s%s %s", env, env[0] ? " " : "", prog, args)
+                     : NULL;
+
+    json_decref(words);
+    free(env);
+    free(prog);
+    free(args);
+    return line;
+}
+
+static json_t *command_json(const struct moe_candidate *c, const json_t *study_json)
+{
+    char *line = shell_line(c, study_json);
+    json_t *env = json_array(), *out;
+
+    for (size_t i = 0; env && i < c->env.n; i++)
+        json_array_append_new(env, json_string(c->env.v[i]));
+    out = json_pack("{s:s?, s:o, s:o, s:s}", "shell", line, "argv", strv_json(&c->argv), "env",
+                    env, "where", "the validate stage's script runs it on each rank, inside "
+                    "its launcher (validate.sbatch)");
+    free(line);
+    return out;
+}
+
+/* One contract section's keys where c and the baseline differ. */
+static void diff_section(const char *section, const json_t *base, const json_t *cand,
+                         json_t *out)
+{
+    const json_t *a = json_object_get(base, section), *b = json_object_get(cand, section);
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)b, key, v) {
+        const json_t *old = json_object_get(a, key);
+
+        if (!old || !json_equal(old, v))
+            json_array_append_new(out, json_pack("{s:s+++, s:O?, s:O}", "key", section, ".", key,
+                                                 "", "baseline", old, "candidate", v));
+    }
+    json_object_foreach((json_t *)a, key, v)
+        if (!json_object_get(b, key))
+            json_array_append_new(out, json_pack("{s:s++, s:O, s:n}", "key", section, ".", key,
+                                                 "baseline", v, "candidate"));
+}
+
+/* What the candidate changes against the baseline: the keys of the
+ * contract's sections that a winner may change. */
+static json_t *config_diff(const struct moe_candidate *c, const struct moe_candidate *base)
+{
+    static const char *const sections[] = { MOE_CONTRACT_PARALLEL, MOE_CONTRACT_TUNING,
+                                            MOE_CONTRACT_WORKLOAD, NULL };
+    json_t *out = json_array();
+
+    for (const char *const *s = sections; out && *s; s++)
+        diff_section(*s, base->contract, c->contract, out);
+    return out;
+}
+
+static json_t *measured_json(const struct moe_report_run *r, const struct moe_candidate *c)
+{
+    bool profiled = json_object_get(c->contract, MOE_CONTRACT_PROFILING) != NULL;
+
+    return json_pack("{s:s, s:s, s:b, s:[I,I], s:I, s:o, s:o, s:b, s:I, s:I, s:o}", "status",
+                     "measured", "source", "the run's log over the study's report window",
+                     "profiled", profiled, "window", (json_int_t)r->first,
+                     (json_int_t)r->last, "window_iterations", (json_int_t)r->n,
+                     "step_ms_median", num(r->step_median), "tflops_per_gpu_median",
+                     num(r->tflops_median), "loss_finite", r->loss_finite,
+                     "skipped_iterations", (json_int_t)r->skipped, "nan_iterations",
+                     (json_int_t)r->nan_iters, "peak_max_allocated_mib",
+                     num(r->peak_bytes / 1048576.0));
+}
+
+/* This run against the baseline's, measured over the same window. */
+static json_t *versus_json(const struct moe_report_run *base, const struct moe_report_run *r,
+                           const struct moe_report_opts *o)
+{
+    struct moe_report_ab ab;
+    double tflops = base->tflops_median > 0 ? 100.0 * (r->tflops_median / base->tflops_median - 1)
+                                            : NAN;
+
+    moe_report_compare(base, r, o, &ab);
+    return json_pack("{s:s, s:o, s:[o,o], s:o, s:o, s:s, s:s}", "source",
+                     "measured: this run against the baseline's run", "step_ms_delta_pct",
+                     num(ab.delta_pct), "step_ms_delta_interval_95_pct", num(ab.ci_lo_pct),
+                     num(ab.ci_hi_pct), "p_value", num(ab.p_value), "tflops_delta_pct",
+                     num(tflops), "verdict", moe_verdict_name(ab.verdict), "why", ab.why);
+}
+
+static json_t *proof_json(const struct moe_report_run *r)
+{
+    size_t bad = json_array_size(r->mismatches);
+
+    return json_pack("{s:s, s:O, s:O, s:O?}", "verdict",
+                     bad ? "MISMATCH: what ran is not what it asked for" : "ran as requested",
+                     "in_effect", r->in_effect, "mismatches", r->mismatches, "profile",
+                     r->profile);
+}
+
+static const char *role_of(const struct moe_candidate *c)
+{
+    if (!c->variable || strcmp(c->variable, "baseline") == 0)
+        return "baseline";
+    return strcmp(c->variable, "combination") == 0 ? "combination" : "winner";
+}
+
+/* The study view's name of candidate id ("baseline", "variable=value"). */
+static const char *name_of(const struct moe_study_view *v, const char *id)
+{
+    if (strcmp(v->ref.id, id) == 0)
+        return v->ref.label;
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->cands[i].id, id) == 0)
+            return v->cands[i].label;
+    return NULL;
+}
+
+static const struct moe_report_run *run_named(const struct stage_runs *s, const char *name)
+{
+    for (size_t i = 0; name && i < s->n; i++)
+        if (strcmp(s->runs[i].name, name) == 0)
+            return &s->runs[i];
+    return NULL;
+}
+
+static const char *skip_reason(const struct stage_runs *s, const char *id)
+{
+    for (size_t i = 0; i < json_array_size(s->skipped); i++) {
+        const json_t *k = json_array_get(s->skipped, i);
+
+        if (strcmp(json_string_value(json_object_get(k, "id")), id) == 0)
+            return json_string_value(json_object_get(k, "reason"));
+    }
+    return "no log";
+}
+
+static json_t *run_entry(const struct stage_runs *s, const struct moe_candidate *c,
+                         const struct moe_candidate *base, const json_t *study_json,
+                         const struct moe_report_opts *o)
+{
+    const char *name = name_of(&s->view, c->id ? c->id : "");
+    const struct moe_report_run *r = run_named(s, name);
+    json_t *e;
+
+    /* no label of its own: data and routing are invariants of the
+     * contract, so every run carries the pack's one label */
+    e = json_pack("{s:s, s:s?, s:s?, s:o, s:o}", "role", role_of(c), "name", name, "id",
+                  c->id, "command", command_json(c, study_json),
+                  "config_diff", config_diff(c, base));
+    if (!e)
+        return NULL;
+    if (!r) {
+        json_object_set_new(e, "measured", json_pack("{s:s, s:s}", "status", "no evidence",
+                                                     "why", skip_reason(s, c->id ? c->id : "")));
+        return e;
+    }
+    json_object_set_new(e, "measured", measured_json(r, c));
+    json_object_set_new(e, "proof", proof_json(r));
+    if (r != &s->runs[0])
+        json_object_set_new(e, "versus_baseline", versus_json(&s->runs[0], r, o));
+    return e;
+}
+
+static void stage_runs_free(struct stage_runs *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        moe_report_run_free(&s->runs[i]);
+    free(s->runs);
+    json_decref(s->skipped);
+    moe_study_view_free(&s->view);
+}
+
+/* The stage's logs; 1 read, 0 not run (why says so), -1 with err. */
+static int read_stage(const char *study, struct stage_runs *s, char *why, size_t len,
+                      struct moe_error *err)
+{
+    struct moe_report_reader rd = { 0 };
+    struct stat st;
+
+    memset(s, 0, sizeof(*s));
+    if (moe_study_view_load(study, "validate", &s->view, err) < 0)
+        return -1;
+    if (stat(s->view.ref.log, &st) != 0) {
+        snprintf(why, len, "no log of the validate baseline yet (%.400s)", s->view.ref.log);
+        return 0;
+    }
+    rd.first = s->view.first;
+    rd.last = s->view.last;
+    s->runs = calloc(s->view.n + 1, sizeof(*s->runs));
+    s->skipped = json_array();
+    if (!s->runs || !s->skipped) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    if (moe_report_load_study_run(&s->view, &s->view.ref, "baseline", &rd, &s->runs[0], err) < 0)
+        return -1;
+    s->n = 1 + moe_report_load_candidates(&s->view, &rd, s->runs + 1, s->skipped);
+    return 1;
+}
+
+/* A run whose step time measures its configuration: not a profiling twin
+ * (its profile is in the matched A/B section) nor validation.checkpoint's
+ * run (its verdict has a section of its own). */
+static bool timed(const struct moe_candidate *c)
+{
+    return !c->twin_of && !(c->variable && strcmp(c->variable, MOE_CANDIDATE_CHECKPOINT) == 0);
+}
+
+static const struct moe_candidate *baseline_of(const struct moe_manifest_stage *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (timed(&st->cands[i]) && strcmp(role_of(&st->cands[i]), "baseline") == 0)
+            return &st->cands[i];
+    return NULL;
+}
+
+json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
+                               const json_t *study_json, const struct moe_report_opts *opts,
+                               struct moe_error *err)
+{
+    const struct moe_manifest_stage *st = moe_manifest_find(m, MOE_STAGE_VALIDATE);
+    const struct moe_candidate *base = st ? baseline_of(st) : NULL;
+    struct stage_runs s;
+    char why[512];
+    json_t *out, *runs;
+    int rc;
+
+    if (!base)
+        return not_run("the study has no validate stage with a baseline (generated with "
+                       "--stage?)");
+    if ((rc = read_stage(study, &s, why, sizeof(why), err)) <= 0) {
+        stage_runs_free(&s);
+        return rc < 0 ? NULL : not_run(why);
+    }
+    runs = json_array();
+    for (size_t i = 0; runs && i < st->n; i++)
+        if (timed(&st->cands[i]))
+            json_array_append_new(runs, run_entry(&s, &st->cands[i], base, study_json, opts));
+    out = json_pack("{s:s, s:[I,I], s:s, s:o}", "status", "ran", "window",
+                    (json_int_t)s.view.first, (json_int_t)s.view.last, "window_source",
+                    s.view.window_note, "runs", runs);
+    stage_runs_free(&s);
+    if (!out)
+        moe_error_set(err, "out of memory");
+    return out;
+}

@@ -1,0 +1,309 @@
+/* The evidence pack (analysis/evidence_pack.h: evidence_pack.c,
+ * evidence_pack_runs.c, evidence_pack_md.c, evidence_pack_write.c) of a
+ * study directory from a real run: the GPU lane's core-0.19 study (tests/data/gpu, one H200,
+ * every stage run, the validate baseline's real Megatron log).  The pack's
+ * numbers are the log's, its label follows the contract (mock data: the
+ * lane's manifest predates that and says training-equivalent), stages and
+ * findings that are missing say so, the folder appears whole or not at
+ * all, and strings reach README.md as data. */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/evidence_pack.h"
+#include "analysis/report_runs.h"
+#include "core/readfile.h"
+#include "unit.h"
+
+static const struct moe_report_opts opts = { MOE_REPORT_ALPHA, MOE_REPORT_MIN_EFFECT };
+
+/* Writes the pack, failing the test with the library's message. */
+static void write_ok(const char *study, const char *dir)
+{
+    struct moe_error e;
+
+    moe_error_clear(&e);
+    if (moe_evidence_pack_write(study, dir, &opts, &e) != 0)
+        fail_msg("%s: %s", e.source, e.text);
+}
+
+/* A fresh copy of the lane's study under the scratch folder, as name. */
+static const char *lane_study(const char *name)
+{
+    static char study[256];
+    char cmd[1024];
+    const char *src = getenv("MOEFLOW_SRCDIR");
+
+    snprintf(study, sizeof(study), "%s/%s/lane-core-0.19", moe_unit_dir, name);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s && tar -xJf %s/tests/data/gpu/lane-core-0.19.tar.xz "
+             "-C %s/%s", moe_unit_dir, name, src ? src : "..", moe_unit_dir, name);
+    assert_int_equal(system(cmd), 0);
+    return study;
+}
+
+static void put(const char *study, const char *rel, const char *text)
+{
+    char path[512], cmd[600];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", study, rel);
+    snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+    assert_int_equal(system(cmd), 0);
+    assert_non_null(f = fopen(path, "w"));
+    fputs(text, f);
+    fclose(f);
+}
+
+static const json_t *at(const json_t *o, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(o, a);
+
+    return b ? json_object_get(v, b) : v;
+}
+
+static const char *s_at(const json_t *o, const char *a, const char *b)
+{
+    const char *s = json_string_value(at(o, a, b));
+
+    return s ? s : "(none)";
+}
+
+/* The entries of dir whose name starts with prefix. */
+static int count_named(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* What the pack says of the lane's run, against the same log read as
+ * `moeflow report` reads it. */
+static void pack_of_a_real_run(void **state)
+{
+    const char *study = lane_study("real");
+    struct moe_report_run direct;
+    struct moe_report_reader rd = { .first = 41, .last = 50 };
+    struct moe_error e;
+    char log[600];
+    json_t *pack, *runs, *base;
+
+    (void)state;
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_string_equal(s_at(pack, "study", NULL), "tiny-moe-2gpu");
+    assert_string_equal(s_at(pack, "semantics", "label"), "benchmark-only");
+    assert_string_equal(s_at(pack, "semantics", "text"), "benchmark-only: mock data");
+    assert_string_equal(s_at(pack, "semantics", "manifest_label"), "training-equivalent");
+    assert_string_equal(s_at(pack, "semantics", "contract_class"), "training-equivalent");
+    assert_string_equal(s_at(at(pack, "environment", "declared"), "status", NULL), "declared");
+    assert_string_equal(s_at(at(pack, "environment", "measured"), "status", NULL), "not run");
+    assert_string_equal(s_at(pack, "validate", "status"), "ran");
+    assert_string_equal(s_at(pack, "checkpoint", "status"), "not requested");
+    assert_string_equal(s_at(pack, "profile_pairs", "status"), "not requested");
+    runs = (json_t *)at(pack, "validate", "runs");
+    assert_int_equal(json_array_size(runs), 1);
+    base = json_array_get(runs, 0);
+    assert_string_equal(s_at(base, "role", NULL), "baseline");
+    assert_int_equal(json_array_size(at(base, "config_diff", NULL)), 0);
+    assert_non_null(strstr(s_at(base, "command", "shell"), "--micro-batch-size 1"));
+    assert_string_equal(s_at(base, "measured", "status"), "measured");
+    assert_false(json_is_true(at(base, "measured", "profiled")));
+    assert_string_equal(s_at(base, "proof", "verdict"), "ran as requested");
+
+    snprintf(log, sizeof(log), "%s/results/validate/%s.log", study, s_at(base, "id", NULL));
+    assert_int_equal(moe_report_load_run(log, "baseline", &rd, &direct, &e), 0);
+    assert_true(direct.step_median > 0);
+    assert_true(json_real_value(at(base, "measured", "step_ms_median")) == direct.step_median);
+    assert_true(json_real_value(at(base, "measured", "tflops_per_gpu_median")) ==
+                direct.tflops_median);
+    assert_int_equal(json_integer_value(at(base, "measured", "nan_iterations")), direct.nan_iters);
+    moe_report_run_free(&direct);
+    json_decref(pack);
+}
+
+/* The checkpoint verdict and the matched profiles come from the validate
+ * report when it has them; requested but absent is "no evidence". */
+static void findings_from_the_validate_report(void **state)
+{
+    const char *study = lane_study("findings");
+    struct moe_error e;
+    json_t *pack, *study_json;
+    char path[512], *text;
+
+    (void)state;
+    put(study, "results/validate/report/report.json",
+        "{\"runs\": [], \"checkpoint\": {\"verdict\": \"resumed bit-exact\"},"
+        " \"profile_pairs\": [{\"a\": \"baseline\", \"b\": \"ep_overlap=true\"}]}\n");
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_string_equal(s_at(pack, "checkpoint", "status"), "reported");
+    assert_string_equal(s_at(at(pack, "checkpoint", "value"), "verdict", NULL), "resumed bit-exact");
+    assert_int_equal(json_array_size(at(pack, "profile_pairs", "value")), 1);
+    json_decref(pack);
+
+    /* asked for, and the report does not say */
+    put(study, "results/validate/report/report.json", "{\"runs\": []}\n");
+    snprintf(path, sizeof(path), "%s/study.json", study);
+    assert_non_null(study_json = moe_read_json(path, "study", &e));
+    json_object_set_new(study_json, "validation", json_pack("{s:b}", "checkpoint", 1));
+    text = json_dumps(study_json, 0);
+    put(study, "study.json", text);
+    free(text);
+    json_decref(study_json);
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_string_equal(s_at(pack, "checkpoint", "status"), "no evidence");
+    assert_string_equal(s_at(pack, "profile_pairs", "status"), "not requested");
+    json_decref(pack);
+}
+
+/* A stage that did not run: its section says so, and the pack writes. */
+static void stage_not_run(void **state)
+{
+    const char *study = lane_study("notrun");
+    struct moe_error e;
+    char cmd[600];
+    json_t *pack;
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf %s/results/validate", study);
+    assert_int_equal(system(cmd), 0);
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_string_equal(s_at(pack, "validate", "status"), "not run");
+    assert_non_null(strstr(s_at(pack, "validate", "why"), "no log of the validate baseline"));
+    json_decref(pack);
+    write_ok(study, NULL);
+}
+
+/* README.md and pack.json appear together, pack.json is the document, and
+ * a second write replaces the first. */
+static void writes_the_folder_whole(void **state)
+{
+    const char *study = lane_study("whole");
+    struct moe_error e;
+    char dir[512], path[600], *md;
+    json_t *pack, *written;
+    static const char *const headings[] = {
+        "# Evidence pack: tiny-moe-2gpu", "## Label: routing and data semantics",
+        "## Environment: commit, container, hardware, topology",
+        "### Commands and config diffs", "### What ran",
+        "### Step time and throughput (measured, unprofiled window 41-50)",
+        "### Loss, skipped and NaN iterations, peak memory (measured)",
+        "## Checkpoint verdict", "## Matched A/B profiles", NULL,
+    };
+
+    (void)state;
+    write_ok(study, NULL);
+    write_ok(study, NULL);
+    snprintf(dir, sizeof(dir), "%s/evidence-pack", study);
+    snprintf(path, sizeof(path), "%s/pack.json", dir);
+    assert_non_null(written = moe_read_json(path, "pack", &e));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_true(json_equal(written, pack));
+    snprintf(path, sizeof(path), "%s/README.md", dir);
+    assert_non_null(md = moe_read_file(path, "README", NULL, &e));
+    for (const char *const *h = headings; *h; h++)
+        if (!strstr(md, *h))
+            fail_msg("README.md lacks \"%s\"", *h);
+    assert_int_equal(count_named(dir, ""), 4);            /* . .. and the two files */
+    assert_int_equal(count_named(study, "evidence-pack."), 0);
+    free(md);
+    json_decref(pack);
+    json_decref(written);
+}
+
+/* An input that is there but cannot be read stops the pack, naming it:
+ * no pack folder, no temporary sibling, and a previous pack untouched. */
+static void unreadable_input_leaves_nothing(void **state)
+{
+    const char *study = lane_study("atomic");
+    struct moe_error e;
+    char dir[512], path[600], *before, *after;
+    struct stat st;
+
+    (void)state;
+    put(study, "contract/measured.json", "{\"host\": \"h200\", \"host\": \"twice\"}\n");
+    moe_error_clear(&e);
+    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, &e), -1);
+    print_message("# %s: %s\n", e.source, e.text);
+    assert_non_null(strstr(e.source[0] ? e.source : e.text, "contract/measured.json"));
+    snprintf(dir, sizeof(dir), "%s/evidence-pack", study);
+    assert_int_equal(stat(dir, &st), -1);
+    assert_int_equal(count_named(study, "evidence-pack"), 0);
+
+    /* a good pack, then the input breaks: the good one stays as it was */
+    snprintf(path, sizeof(path), "%s/contract/measured.json", study);
+    assert_int_equal(unlink(path), 0);
+    write_ok(study, NULL);
+    snprintf(path, sizeof(path), "%s/README.md", dir);
+    assert_non_null(before = moe_read_file(path, "README", NULL, &e));
+    put(study, "contracts/baseline.json", "{not json\n");
+    moe_error_clear(&e);
+    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, &e), -1);
+    assert_non_null(strstr(e.source[0] ? e.source : e.text, "contracts/baseline.json"));
+    assert_non_null(after = moe_read_file(path, "README", NULL, &e));
+    assert_string_equal(before, after);
+    assert_int_equal(count_named(study, "evidence-pack"), 1);
+    free(before);
+    free(after);
+}
+
+/* A folder that holds anything but a pack is never replaced. */
+static void foreign_folder_is_kept(void **state)
+{
+    const char *study = lane_study("foreign");
+    struct moe_error e;
+    char dir[512];
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/mine", study);
+    put(study, "mine/notes.txt", "my notes\n");
+    moe_error_clear(&e);
+    assert_int_equal(moe_evidence_pack_write(study, dir, &opts, &e), -1);
+    assert_non_null(strstr(e.text, "is not an evidence pack"));
+    assert_int_equal(count_named(dir, "notes.txt"), 1);
+    assert_int_equal(count_named(dir, "README.md"), 0);
+    assert_int_equal(count_named(study, "mine."), 0);
+}
+
+/* Strings from the study reach README.md as data: no line of them starts
+ * a heading, closes a table cell, opens code or writes HTML. */
+static void markdown_takes_strings_as_data(void **state)
+{
+    json_t *pack = json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}}", "study",
+                             "evil|name`x\n# Forged heading", "semantics", "label",
+                             "benchmark-only", "text", "<script>x</script>", "validate",
+                             "status", "not run", "why", "a\nb | c");
+    char *md = moe_evidence_pack_markdown(pack);
+
+    (void)state;
+    assert_non_null(md);
+    assert_non_null(strstr(md, "# Evidence pack: evil\\|name\\`x\\\\x0a\\# Forged heading"));
+    assert_null(strstr(md, "\n# Forged"));
+    assert_null(strstr(md, "<script>"));
+    assert_non_null(strstr(md, "**not run**: a\\\\x0ab \\| c"));
+    free(md);
+    json_decref(pack);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pack_of_a_real_run),
+        cmocka_unit_test(findings_from_the_validate_report),
+        cmocka_unit_test(stage_not_run),
+        cmocka_unit_test(writes_the_folder_whole),
+        cmocka_unit_test(unreadable_input_leaves_nothing),
+        cmocka_unit_test(foreign_folder_is_kept),
+        cmocka_unit_test(markdown_takes_strings_as_data),
+    };
+
+    return MOE_RUN_GROUP(tests, moe_unit_make_dir, moe_unit_remove_dir);
+}
