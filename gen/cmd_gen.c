@@ -276,6 +276,17 @@ static int check_winners(struct gen_args *a)
     return MOE_CLI_RUN;
 }
 
+/* The validate stage as planned: the winners' plan plus what planning adds
+ * to it (validation.checkpoint's run), as validate.sbatch holds it. */
+static const struct moe_stage_plan *validate_planned(const struct moe_gen_plan *p,
+                                                     const struct moe_stage_plan *winners)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->stages[i].stage == MOE_STAGE_VALIDATE)
+            return &p->stages[i];
+    return winners;
+}
+
 /* Plan, render, then write: a new study directory, or with --winners the
  * validate stage of an existing one. */
 static int build_and_write(const struct moe_study *study, const struct gen_args *a)
@@ -295,7 +306,7 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
     if (a->winners && moe_gen_update_validate(a->dir, &plan, &out, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     else if (a->winners)
-        print_validate(a->dir, a->opts.validate);
+        print_validate(a->dir, validate_planned(&plan, a->opts.validate));
     else if (a->dry)
         dry_run(a->dir, &out);
     else if (moe_gen_write_new(a->dir, &out, &err) < 0)

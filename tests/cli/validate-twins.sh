@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 48
+tap_plan 51
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -28,11 +28,13 @@ gen() { "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$@"; }
 # field FILE EXPR: a Python expression over the JSON document d
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-# study DIALECT: the lane's study, generated, with the ep_overlap retune run
-# sealed and recorded as the one winner; prints the study directory.
+# study NAME DIALECT [YAML]: the lane's study (YAML appended), generated
+# as $tmp/NAME, with the ep_overlap retune run sealed and recorded as the
+# one winner; prints the study directory.
 study() {
     local S=$tmp/$1 R d
-    bash "$MOEFLOW_SRCDIR/tests/gpu/lane.sh" study "$1" > "$tmp/$1.yaml"
+    bash "$MOEFLOW_SRCDIR/tests/gpu/lane.sh" study "$2" > "$tmp/$1.yaml"
+    [ -z "${3:-}" ] || printf '%s\n' "$3" >> "$tmp/$1.yaml"
     gen "$tmp/$1.yaml" -o "$S" > "$tmp/gen.out" 2>&1 || { diag < "$tmp/gen.out"; return 1; }
     R=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3; exit }' "$S/candidates.tsv")
     d=$S/runs/7_0
@@ -48,7 +50,7 @@ study() {
 }
 
 for dialect in core-0.19 bridge-pin; do
-    S=$(study "$dialect") || { echo "Bail out! $dialect: no study with a winner"; exit 1; }
+    S=$(study "$dialect" "$dialect") || { echo "Bail out! $dialect: no study with a winner"; exit 1; }
     as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" \
         --stage validate --winners "$S" > "$tmp/out" 2>&1
     tap_ok $? "$dialect: gen --winners"
@@ -146,6 +148,18 @@ ok "... and the contention, none here: no compute ran beside communication" has 
     "^  contention: compute beside comm, % slower +- +- +-$"
 ok "... nor any extra time to count" has "$tmp/report.txt" \
     "^  contention: its extra compute time, ms +- +- +-$"
+# validation.checkpoint's run comes after the twins, has no twin of its
+# own, and gen's list names every run validate.sbatch holds.
+C=$(study ck core-0.19 $'validation:\n  checkpoint: true') || { echo "Bail out! no checkpoint study"; exit 1; }
+as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$C/study.yaml" --stage validate \
+    --winners "$C" > "$tmp/ck.out" 2>&1
+tap_ok $? "with validation.checkpoint: gen --winners"
+ok "... lists 5 runs, the checkpoint run last" has "$tmp/ck.out" "^  4: checkpoint = "
+ok "... which no twin profiles" field "$C/manifest.json" "(lambda c: c[4]['variable'] == 'checkpoint'
+    and 'twin_of' not in c[4] and all(x.get('twin_of') != c[4]['id'] for x in c)
+    and [x.get('twin_of') for x in c[2:4]] == [c[0]['id'], c[1]['id']] or sys.exit(1))(
+    [s for s in d['stages'] if s['stage'] == 'validate'][0]['candidates'])"
+
 # A manifest is data: a twin_of that is no candidate id never becomes a path.
 chmod u+w "$S/manifest.json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
