@@ -1,18 +1,20 @@
 #!/bin/bash
 # The autopilot on one GPU: `moeflow run` drives the 1-GPU tiny study of
 # autopilot/tiny-1gpu.yaml from contract to validate under the real
-# Megatron-LM of core 0.19 and of bridge-pin, through the Slurm stand-ins
-# in standin/ (sbatch, srun, squeue), with the checkpoint/resume validation
-# and the profiling twins of the validate stage, and then writes the
-# evidence pack with `moeflow report --pack`.  The two dialects run side by
-# side on the one GPU (their step times share it: this run proves what runs
-# and what the evidence says, not speed).
+# Megatron-LM of core 0.19 or of bridge-pin, through the Slurm stand-ins in
+# standin/ (sbatch, srun, squeue; srun runs the real spank_moeflow.so), with
+# the checkpoint/resume validation and the profiling twins of the validate
+# stage, and then writes the evidence pack with `moeflow report --pack`.
+# One dialect per device call (autopilot/README.md says what ran so far).
 #
-#   autopilot.sh prepare BUILD_DIR          here: studies, moeflow and its
-#                                           libraries into _work/autopilot
-#   autopilot.sh run OUT_DIR                on the GPU machine
-#   autopilot.sh collect ARCHIVE BUILD_DIR  here: tests/data/gpu/autopilot-*.tar.xz,
-#                                           the transcripts, packs and autopilot.tsv
+#   autopilot.sh prepare BUILD_DIR         here: both studies, moeflow, the
+#                                          plugin and their libraries into
+#                                          _work/autopilot
+#   autopilot.sh run OUT_DIR DIALECT       on the GPU machine: OUT_DIR/ap-DIALECT.tar.gz
+#                                          (RESUME_ARCHIVE=an earlier one: resume it)
+#   autopilot.sh collect ARCHIVE           here: tests/data/gpu/autopilot-DIALECT.tar.xz,
+#                                          the transcript, pack and candidates table
+#                                          under autopilot/
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -69,38 +71,51 @@ prepare() {
     done
 }
 
-# One dialect, as the job user in the run's folder $1: run, then the
-# evidence pack; the transcript beside the study.
+# One dialect, as the job user in the run's folder $1: run (within
+# AUTOPILOT_RUN_S), then validate's report, saved as moeflow run saves it
+# (its matched A/B profiles are read here, where the traces are: they are
+# too large to come back), then the evidence pack; the transcript beside
+# the study, appended to (a second call resumes the first's study).
 drive() {
     local w=$1 d=$2 dir=$1/$2
     ln -sf "/tmp/mlm/${TARBALL[$d]}/pretrain_gpt.py" "$dir/pretrain_gpt.py"
     (
         export PYTHONPATH=/tmp/mlm/${TARBALL[$d]} MOEFLOW_STANDIN_STATE=$dir/.standin
         export MOEFLOW_STANDIN_FIRST_ID=${FIRST_ID[$d]} PYTHONUNBUFFERED=1
-        echo "# moeflow run --poll 1 $d"
+        echo "# moeflow run --poll 1 $d    ($(date -u +%FT%TZ))"
         timeout -k 5 "${AUTOPILOT_RUN_S:-480}" moeflow run --poll 1 "$dir" 2>&1 ||
             echo "# moeflow run exited $?"
+        echo "# moeflow report $d --stage validate -o $d/results/validate/report"
+        moeflow report "$dir" --stage validate -o "$dir/results/validate/report" 2>&1 ||
+            echo "# moeflow report exited $?"
         echo "# moeflow report $d --pack"
         moeflow report "$dir" --pack 2>&1 || echo "# moeflow report --pack exited $?"
-    ) > "$w/$d.run.txt"
+    ) >> "$w/$d.run.txt"
 }
 
 # moeflow run refuses root (the jobs freeze contracts as the job user) and
 # the device runs commands as root in a tree under /root: the run happens
 # in /tmp/autopilot as a user of its own, with the stand-ins and templates
-# copied beside it.
+# copied beside it.  One dialect per call: a whole study takes about 7
+# minutes on one H200 and a call at most 10; two dialects side by side
+# share the GPU, and their retune screening then measures each other
+# (2026-12-01: manual GC "won" by 31% that way, and was no change in
+# validate).  With RESUME_ARCHIVE, the study comes from an earlier call's
+# archive (resumed where it stopped) instead of from prepare.
 run() {
-    local out=$1 w=$RUN_DIR d pids=() as=()
+    local out=$1 d=$2 w=$RUN_DIR as=()
+    [ -n "${TARBALL[$d]+x}" ] || die "dialect '$d': one of $DIALECTS"
     mkdir -p "$out" /tmp/mlm
-    for d in $DIALECTS; do
-        [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$here/_work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
-    done
-    # Megatron builds its dataset helpers in its own tree on first use: once
-    # here, before jobs of two users (this one's, checkpoint.sh's) race to
-    for d in $DIALECTS; do
-        make -s -C "/tmp/mlm/${TARBALL[$d]}/megatron/core/datasets" > /dev/null || true
-    done
-    rm -rf "$w" && cp -a "$work" "$w" && cp -a "$here/standin" "$top/templates" "$0" "$w/"
+    [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$here/_work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
+    # Megatron builds its dataset helpers in its own tree on first use
+    make -s -C "/tmp/mlm/${TARBALL[$d]}/megatron/core/datasets" > /dev/null || true
+    rm -rf "$w" && mkdir -p "$w" && cp -a "$work/bin" "$here/standin" "$top/templates" "$0" "$w/"
+    if [ -n "${RESUME_ARCHIVE:-}" ]; then
+        tar -xzf "$RESUME_ARCHIVE" -C "$w"
+        rm -f "$w/$d/run.lock"
+    else
+        cp -a "$work/$d" "$work/$d.gen.txt" "$w/"
+    fi
     mkdir -p "$w/pybin"
     command -v python > /dev/null || ln -sf "$(command -v python3)" "$w/pybin/python"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$w/gpus.csv" || true
@@ -109,59 +124,58 @@ run() {
         chown -R moeflowlane "$w" /tmp/mlm
         as=(runuser -u moeflowlane --)
     fi
-    for d in $DIALECTS; do
-        "${as[@]}" env PATH="$w/bin:$w/standin:$w/pybin:$PATH" HOME="$w" \
-            MOEFLOW_TEMPLATE_DIR="$w/templates" \
-            MOEFLOW_STANDIN_PLUGIN="$w/bin/plugin-host $w/bin/lib/spank_moeflow.so" \
-            MOEFLOW_STANDIN_TIME_LIMIT="${MOEFLOW_STANDIN_TIME_LIMIT:-150}" \
-            MOEFLOW_STANDIN_FIT_SLOTS=3 \
-            bash "$w/autopilot.sh" drive "$w" "$d" &
-        pids+=($!)
-    done
-    wait "${pids[@]}" || true
+    "${as[@]}" env PATH="$w/bin:$w/standin:$w/pybin:$PATH" HOME="$w" \
+        MOEFLOW_TEMPLATE_DIR="$w/templates" \
+        MOEFLOW_STANDIN_PLUGIN="$w/bin/plugin-host $w/bin/lib/spank_moeflow.so" \
+        MOEFLOW_STANDIN_TIME_LIMIT="${MOEFLOW_STANDIN_TIME_LIMIT:-150}" \
+        MOEFLOW_STANDIN_FIT_SLOTS=3 \
+        bash "$w/autopilot.sh" drive "$w" "$d" || true
+    # moeflow run's timeout kills moeflow, not the stand-in sbatch it
+    # started: what is left would run on into the next call's jobs
+    [ "${#as[@]}" = 0 ] || pkill -KILL -u moeflowlane || true
     "$w/bin/moeflow" --version > "$w/moeflow-version.txt" 2>&1 || true
-    tar -C "$w" --exclude=pretrain_gpt.py --exclude=./bin --exclude=./standin --exclude=./templates \
-        --exclude=./pybin --exclude=./autopilot.sh --exclude=./.cache -czf "$out/autopilot.tar.gz" .
+    # without the traces and the checkpoints (too large to come back; the
+    # report read the traces and the job recorded the checkpoints' size)
+    tar -C "$w" --exclude=pretrain_gpt.py --exclude=torch_profile --exclude=tensorboard \
+        --exclude="$d/results/validate/checkpoint" --exclude=.standin-cache \
+        -czf "$out/ap-$d.tar.gz" "$d" "$d.run.txt" "$d.gen.txt" gpus.csv moeflow-version.txt
 }
 
-# The archive into tests/data/gpu (one tar.xz per dialect), each
+# A call's archive into tests/data/gpu/autopilot-DIALECT.tar.xz, its
 # transcript and pack beside this script, and one line per candidate.
 collect() {
-    local archive=$1 build=$2 tmp d
+    local archive=$1 tmp d
     tmp=$(mktemp -d)
     tar -xzf "$archive" -C "$tmp"
     for d in $DIALECTS; do
-        [ -d "$tmp/$d" ] || die "the archive has no $d"
+        [ -d "$tmp/$d" ] || continue
         rm -rf "$here/autopilot/pack-$d"
         [ -d "$tmp/$d/evidence-pack" ] && cp -r "$tmp/$d/evidence-pack" "$here/autopilot/pack-$d"
         cp "$tmp/$d.run.txt" "$here/autopilot/run-$d.txt"
-        mv "$tmp/$d" "$tmp/autopilot-$d"
-        tar -C "$tmp" --sort=name -cJf "$top/tests/data/gpu/autopilot-$d.tar.xz" "autopilot-$d"
-    done
-    cp "$tmp/gpus.csv" "$here/autopilot/gpus.csv"
-    # shellcheck disable=SC2086 # one argument per dialect
-    python3 - "$tmp" $DIALECTS > "$here/autopilot.tsv" <<'PY'
+        cp "$tmp/gpus.csv" "$here/autopilot/gpus.csv"
+        tar -C "$tmp" --sort=name --owner=0 --group=0 -cJf "$top/tests/data/gpu/autopilot-$d.tar.xz" "$d"
+        python3 - "$tmp" "$d" > "$here/autopilot/candidates-$d.tsv" <<'PY'
 import json, os, sys
-root, dialects = sys.argv[1], sys.argv[2:]
-print("dialect\tstage\tindex\tvariable\tvalue\trc")
-for d in dialects:
-    sdir = os.path.join(root, "autopilot-" + d)
-    m = json.load(open(os.path.join(sdir, "manifest.json")))
-    for st in m["stages"]:
-        for i, c in enumerate(st["candidates"]):
-            rcf = os.path.join(sdir, "results", st["stage"], c["id"] + ".rc")
-            rc = open(rcf).read().strip() if os.path.exists(rcf) else "-"
-            print("\t".join([d, st["stage"], str(i), c["variable"],
-                             json.dumps(c["value"]) if not isinstance(c["value"], str) else c["value"], rc]))
+root, d = sys.argv[1], sys.argv[2]
+sdir = os.path.join(root, d)
+m = json.load(open(os.path.join(sdir, "manifest.json")))
+print("stage\tindex\tvariable\tvalue\ttwin_of\trc")
+for st in m["stages"]:
+    for i, c in enumerate(st["candidates"]):
+        rcf = os.path.join(sdir, "results", st["stage"], c["id"] + ".rc")
+        rc = open(rcf).read().strip() if os.path.exists(rcf) else "-"
+        v = c["value"] if isinstance(c["value"], str) else json.dumps(c["value"])
+        print("\t".join([st["stage"], str(i), c["variable"], v, (c.get("twin_of") or "-")[:12], rc]))
 PY
+        echo "autopilot: collected $d"
+    done
     rm -rf "$tmp"
-    echo "autopilot: collected; check $here/autopilot.tsv and the transcripts"
 }
 
 case "${1:-}" in
     prepare) prepare "${2:?build dir}" ;;
-    run) run "${2:?out dir}" ;;
+    run) run "${2:?out dir}" "${3:?dialect}" ;;
     drive) drive "${2:?run folder}" "${3:?dialect}" ;;
-    collect) collect "${2:?archive}" "${3:?build dir}" ;;
-    *) sed -n '2,15p' "$0"; exit 2 ;;
+    collect) collect "${2:?archive}" ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
 esac
