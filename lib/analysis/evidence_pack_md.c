@@ -59,6 +59,25 @@ static void value(struct moe_strbuf *b, const json_t *v)
     }
 }
 
+/* The first n bytes of line into out, tabs expanded to stops of 8: tools
+ * such as nvidia-smi topo align their columns with tabs, which a code
+ * block keeps only as spaces (moe_text_visible would show them as \x09). */
+static void expand_tabs(const char *line, size_t n, char *out, size_t len)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n && o + 1 < len; i++) {
+        if (line[i] != '\t') {
+            out[o++] = line[i];
+            continue;
+        }
+        do
+            out[o++] = ' ';
+        while (o % 8 && o + 1 < len);
+    }
+    out[o] = '\0';
+}
+
 /* Lines of s, each indented four spaces: a code block. */
 static void code(struct moe_strbuf *b, const char *s)
 {
@@ -68,7 +87,7 @@ static void code(struct moe_strbuf *b, const char *s)
         size_t n = strcspn(line, "\n");
         char one[8192], shown[8192];
 
-        snprintf(one, sizeof(one), "%.*s", (int)(n < sizeof(one) ? n : sizeof(one) - 1), line);
+        expand_tabs(line, n, one, sizeof(one));
         moe_strbuf_printf(b, "    %s\n", moe_text_visible(one, shown, sizeof(shown)));
         line += n + (line[n] == '\n');
     }
