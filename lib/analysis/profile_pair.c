@@ -519,16 +519,6 @@ static int load_twin(const struct pairing *p, const struct moe_candidate *twin, 
     return moe_profile_side_load(side, dir, first, last, p->err);
 }
 
-static char *label_of(const struct moe_candidate *c)
-{
-    char *text = moe_value_text(c->value), *out = NULL;
-
-    if (asprintf(&out, "%s=%s", c->variable ? c->variable : "?", text ? text : "?") < 0)
-        out = NULL;
-    free(text);
-    return out;
-}
-
 /* One winner twin's entry, against the baseline side (base_rc: what
  * loading it gave). */
 static json_t *pair_entry(const struct pairing *p, const struct moe_candidate *twin,
@@ -537,7 +527,7 @@ static json_t *pair_entry(const struct pairing *p, const struct moe_candidate *t
 {
     const struct moe_candidate *sib = by_id(p->st, twin->twin_of);
     struct moe_profile_side side;
-    char dir[4400], *label = sib ? label_of(sib) : NULL;
+    char dir[4400], *label = sib ? moe_candidate_label(sib) : NULL;
     long wf, wl;
     int rc = 0;
     json_t *o;

@@ -143,6 +143,11 @@ bool moe_candidate_id_is_hash(const char *id);
  * compact JSON.  malloc'd; NULL when out of memory. */
 char *moe_value_text(const json_t *value);
 
+/* A candidate as reports and the winners' combination name it:
+ * "variable=value" ("?" for what it lacks).  malloc'd; NULL when out of
+ * memory. */
+char *moe_candidate_label(const struct moe_candidate *c);
+
 /* The manifest's entry of one stage, its chunks alone (the scripts'
  * templates read them too), and the whole document. */
 json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st);

@@ -106,6 +106,16 @@ char *moe_value_text(const json_t *value)
     return json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
+char *moe_candidate_label(const struct moe_candidate *c)
+{
+    char *text = moe_value_text(c->value), *out = NULL;
+
+    if (asprintf(&out, "%s=%s", c->variable ? c->variable : "?", text ? text : "?") < 0)
+        out = NULL;
+    free(text);
+    return out;
+}
+
 static json_t *chunk_json(const struct moe_chunk *k, const struct moe_manifest_stage *st)
 {
     const char *first = (size_t)k->offset < st->n ? st->cands[k->offset].id : NULL;

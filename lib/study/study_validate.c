@@ -308,17 +308,6 @@ static int merge_contract(json_t *combo, const json_t *base, const json_t *cand,
     return 0;
 }
 
-/* "variable=value", as the combination names its winners. */
-static char *label(const struct moe_candidate *c)
-{
-    char *text = moe_value_text(c->value), *out = NULL;
-
-    if (asprintf(&out, "%s=%s", c->variable ? c->variable : "", text ? text : "?") < 0)
-        out = NULL;
-    free(text);
-    return out;
-}
-
 /* The validate candidate of one recorded winner: the retune run that
  * sealed its contract, run alone with the baseline's iterations. */
 static int winner_alone(const struct moe_manifest *m, const json_t *winner,
@@ -361,7 +350,7 @@ static int add_winner(const struct moe_manifest *m, const json_t *w,
         moe_candidate_free(&c);
         return -1;
     }
-    name = label(&c);
+    name = moe_candidate_label(&c);
     rc = !name || moe_strv_push(names, name) < 0 || moe_stage_plan_add(alone, &c) < 0 ? -1 : 0;
     json_array_append(digests, json_object_get(w, "digest"));
     if (rc < 0)
