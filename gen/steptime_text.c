@@ -58,8 +58,9 @@ void steptime_confidence(FILE *out, const struct moe_perf *p)
         return;
     if (t->steptime_rows == 0)
         fprintf(out, "  modeled, not calibrated: no published or measured step time on %s "
-                     "checks it; where it disagrees with the seed's rules (fit, then the most "
-                     "DP, CP only for long context), prefer the rules\n", t->name);
+                     "checks it, so the seed's rules rank first (fit, then the most DP, "
+                     "NVLink, EP over ETP, PP across nodes, CP only for long context) and the "
+                     "predicted step only breaks their ties\n", t->name);
     else
         fprintf(out, "  modeled: within +-25%% of %d of %d published or measured step times on "
                      "%s (tests/calibration/steptime-table.tsv)\n", t->steptime_within,

@@ -218,17 +218,17 @@ struct layer_memo {
 };
 
 static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
-                            const struct moe_train *steps);
+                            const struct moe_layout_set *set);
 
 /* Max-heap on the ranking: the worst kept entry sits at the root. */
 static void sift_down(struct moe_layout_entry *h, size_t n, size_t i,
-                      const struct moe_train *steps)
+                      const struct moe_layout_set *set)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, w = i;
-        if (l < n && cmp_entries_with(&h[l], &h[w], steps) > 0)
+        if (l < n && cmp_entries_with(&h[l], &h[w], set) > 0)
             w = l;
-        if (r < n && cmp_entries_with(&h[r], &h[w], steps) > 0)
+        if (r < n && cmp_entries_with(&h[r], &h[w], set) > 0)
             w = r;
         if (w == i)
             return;
@@ -238,11 +238,11 @@ static void sift_down(struct moe_layout_entry *h, size_t n, size_t i,
     }
 }
 
-static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_train *steps)
+static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_layout_set *set)
 {
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (cmp_entries_with(&h[i], &h[p], steps) <= 0)
+        if (cmp_entries_with(&h[i], &h[p], set) <= 0)
             return;
         struct moe_layout_entry tmp = h[i];
         h[i] = h[p], h[p] = tmp;
@@ -278,7 +278,7 @@ static void add_alt(struct moe_layout_entry *grid, int stored, const struct moe_
 /* The VPP values of one grid arrive one after another: the best by the
  * ranking stands for the grid, the others are listed under it. */
 static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout_entry *e,
-                          const struct moe_train *steps)
+                          const struct moe_layout_set *set)
 {
     int n = best->n_vpp, stored = n - 1 < MOE_VPP_ALT_MAX ? n - 1 : MOE_VPP_ALT_MAX;
 
@@ -287,7 +287,7 @@ static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout
         best->n_vpp = 1;
         return;
     }
-    if (cmp_entries_with(e, best, steps) >= 0) {
+    if (cmp_entries_with(e, best, set) >= 0) {
         add_alt(best, stored, e);
     } else {
         struct moe_layout_entry old = *best;
@@ -305,10 +305,10 @@ static int push_valid(struct builder *b, const struct moe_layout_entry *e)
     s->n_grids++;
     if (b->top > 0 && s->n_ranked == b->top + 1) {
         /* keep top + 1: the last kept one names the rule of the top-th */
-        if (cmp_entries_with(e, &s->valid[0], b->steps) >= 0)
+        if (cmp_entries_with(e, &s->valid[0], s) >= 0)
             return 0;
         s->valid[0] = *e;
-        sift_down(s->valid, s->n_ranked, 0, b->steps);
+        sift_down(s->valid, s->n_ranked, 0, s);
         return 0;
     }
     if (s->n_ranked == b->cap_valid) {
@@ -320,7 +320,7 @@ static int push_valid(struct builder *b, const struct moe_layout_entry *e)
     }
     s->valid[s->n_ranked++] = *e;
     if (b->top > 0)
-        sift_up(s->valid, s->n_ranked - 1, b->steps);
+        sift_up(s->valid, s->n_ranked - 1, s);
     return 0;
 }
 
@@ -533,7 +533,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                                  &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &e.time);
                 b->s->considered++;
                 count_valid(b->s, &e);
-                keep_best_vpp(&best, &e, b->steps);
+                keep_best_vpp(&best, &e, b->s);
             }
             if (best.n_vpp > 0 && push_valid(b, &best) < 0)
                 goto out;
@@ -571,13 +571,24 @@ static long step_bucket(const struct moe_layout_entry *e)
     return lround(floor(log(ms) / log1p(MOE_NEAR_TIE)));
 }
 
+/* No published or measured step time checks the model on this GPU type
+ * (the calibration record's count in fit/gpu.h): its small differences
+ * must not override the seed's rules there. */
+static bool uncalibrated(enum moe_gpu gpu)
+{
+    const struct moe_gpu_type *t = moe_gpu_type(gpu);
+
+    return t && t->steptime_rows == 0;
+}
+
 /* The one ranking: fitting first (by the workflow's order of remedies),
  * then the predicted step time, and inside a near-tie the seed's rules;
  * last the layout itself, so that the order is total and `--top K` is
  * exactly the first K of the full ranking. */
 static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
-                            const struct moe_train *steps)
+                            const struct moe_layout_set *set)
 {
+    const struct moe_train *steps = set->steps;
     const struct moe_layout *x = &a->layout, *y = &b->layout;
 
 #define KEY(expr_a, expr_b) \
@@ -586,7 +597,8 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
             return (expr_a) < (expr_b) ? -1 : 1; \
     } while (0)
     KEY(fit_class(a, steps), fit_class(b, steps));
-    KEY(step_bucket(a), step_bucket(b));
+    if (!set->rules_first)
+        KEY(step_bucket(a), step_bucket(b));
     KEY(-x->dp, -y->dp);
     KEY(!a->nvlink_ok, !b->nvlink_ok);
     KEY(x->etp, y->etp);
@@ -607,7 +619,7 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
 /* What the index comparator sorts by. */
 struct rank_ctx {
     const struct moe_layout_entry *valid;
-    const struct moe_train *steps;
+    const struct moe_layout_set *set;
 };
 
 static int cmp_index(const void *pa, const void *pb, void *ctx)
@@ -615,14 +627,14 @@ static int cmp_index(const void *pa, const void *pb, void *ctx)
     const struct rank_ctx *r = ctx;
 
     return cmp_entries_with(&r->valid[*(const size_t *)pa], &r->valid[*(const size_t *)pb],
-                            r->steps);
+                            r->set);
 }
 
 /* Sorts indices, not the entries: entries are large and there can be
  * 10^5 of them. */
 static int rank_entries(struct moe_layout_set *s)
 {
-    struct rank_ctx ctx = { s->valid, s->steps };
+    struct rank_ctx ctx = { s->valid, s };
     size_t *order;
     struct moe_layout_entry *sorted;
 
@@ -649,11 +661,13 @@ static int rank_entries(struct moe_layout_set *s)
 /* The first rule on which a beats b, in the comparator's order. */
 static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
                                     const struct moe_layout_entry *b,
-                                    const struct moe_train *steps)
+                                    const struct moe_layout_set *set)
 {
+    const struct moe_train *steps = set->steps;
+
     if (fit_class(a, steps) != fit_class(b, steps))
         return MOE_SCALE_FITS;
-    if (step_bucket(a) != step_bucket(b))
+    if (!set->rules_first && step_bucket(a) != step_bucket(b))
         return MOE_SCALE_STEP_TIME;
     if (a->layout.dp != b->layout.dp)
         return MOE_SCALE_DP;
@@ -687,6 +701,7 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
     b.n_steps = moe_fit_ladder(m, t, b.steps, MOE_FIT_MAX_STEPS);
     memcpy(out->steps, b.steps, sizeof(b.steps));
     out->n_steps = b.n_steps;
+    out->rules_first = uncalibrated(c->perf.gpu);
     b.memo_nv = 128, b.memo_ne = nd;
     b.memo = calloc((size_t)b.memo_nv * nd * MOE_FIT_MAX_STEPS * MOE_PP_BUSY_MAX,
                     sizeof(*b.memo));
@@ -719,7 +734,7 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         goto oom;
     for (size_t i = 0; i < out->n_ranked; i++)
         out->valid[i].decided_by = i + 1 < out->n_ranked
-                                       ? deciding(&out->valid[i], &out->valid[i + 1], out->steps)
+                                       ? deciding(&out->valid[i], &out->valid[i + 1], out)
                                        : MOE_SCALE_NONE;
     if (top > 0 && out->n_ranked > top)
         out->n_ranked = top;

@@ -47,7 +47,9 @@ enum moe_rule moe_layout_check(const struct moe_model *m, struct moe_layout *l,
 
 /* The rules that rank valid layouts, in priority order.  Step times
  * within MOE_NEAR_TIE of each other count as one (a bucket on a log
- * scale, so the order stays total); the seed's rules decide among them. */
+ * scale, so the order stays total); the seed's rules decide among them.
+ * On a GPU type the model has no calibration for, MOE_SCALE_STEP_TIME is
+ * skipped: the seed's rules come first (moe_layout_set.rules_first). */
 enum moe_scale_rule {
     MOE_SCALE_NONE = 0,
     MOE_SCALE_FITS,       /* 1 it fits in memory */
@@ -105,6 +107,9 @@ struct moe_layout_set {
     size_t n_rejected;
     struct moe_train steps[MOE_FIT_MAX_STEPS]; /* the fit ladder the entries refer to */
     int n_steps;
+    bool rules_first;               /* no step time on this GPU type checks the model
+                                       (fit/gpu.h): the seed's rules rank before it,
+                                       and predicted step time only breaks their ties */
 };
 
 /* The entry as a moe_fit (settings of its ladder step included). */

@@ -352,6 +352,45 @@ static void ranking_names_the_deciding_rule(void **state)
     moe_layout_set_free(&s);
 }
 
+/* On a GPU type no published or measured step time calibrates (A100),
+ * the seed's rules rank first: the most DP among layouts that fit alike,
+ * the predicted step only breaking ties; on H100 the model may put a
+ * smaller DP first (Mixtral on 16 GPUs: CP2 x DP4).  --top K stays the
+ * head of the full ranking. */
+static void uncalibrated_gpu_ranks_by_the_rules(void **state)
+{
+    const struct moe_model *m = moe_preset_find("mixtral-8x7b");
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 256 };
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_layout_set s, head, h100;
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_machine_defaults(&c);
+    c.gpus = 16;
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &h100, NULL), 0);
+    assert_false(h100.rules_first);
+    assert_true(h100.valid[0].layout.dp < 16);
+    assert_int_equal(moe_perf_defaults(MOE_GPU_A100, MOE_IMPL_TE, &c.perf), 0);
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 0, false, &s, NULL), 0);
+    assert_true(s.rules_first);
+    assert_int_equal(s.valid[0].layout.dp, 16);
+    for (size_t i = 1; i < s.n_ranked && s.valid[i].fits; i++) {
+        const struct moe_layout_entry *a = &s.valid[i - 1], *b = &s.valid[i];
+
+        assert_int_not_equal(a->decided_by, MOE_SCALE_STEP_TIME);
+        if (a->step == b->step)
+            assert_true(a->layout.dp >= b->layout.dp);
+    }
+    assert_int_equal(moe_layouts_enumerate(m, &w, &t, &c, 3, false, &head, NULL), 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_memory_equal(&head.valid[i].layout, &s.valid[i].layout, sizeof(struct moe_layout));
+    moe_layout_set_free(&head);
+    moe_layout_set_free(&s);
+    moe_layout_set_free(&h100);
+}
+
 /* One entry per grid (TP, CP, PP, EP, ETP): the best VPP stands for it
  * and the others are listed under it, fastest first. */
 static void one_entry_per_grid(void **state)
@@ -504,6 +543,7 @@ int main(void)
         cmocka_unit_test(enumeration_counts_add_up),
         cmocka_unit_test(ranking_names_the_deciding_rule),
         cmocka_unit_test(one_entry_per_grid),
+        cmocka_unit_test(uncalibrated_gpu_ranks_by_the_rules),
         cmocka_unit_test(top_k_is_the_head_of_the_full_ranking),
         cmocka_unit_test(nothing_fits_explains),
         cmocka_unit_test(grid_notation),
