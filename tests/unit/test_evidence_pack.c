@@ -39,8 +39,9 @@ static const char *lane_study(const char *name)
     const char *src = getenv("MOEFLOW_SRCDIR");
 
     snprintf(study, sizeof(study), "%s/%s/lane-core-0.19", moe_unit_dir, name);
-    snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s && tar -xJf %s/tests/data/gpu/lane-core-0.19.tar.xz "
-             "-C %s/%s", moe_unit_dir, name, src ? src : "..", moe_unit_dir, name);
+    /* quoted: the tree may be cloned under a path with a blank */
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s' && tar -xJf '%s/tests/data/gpu/lane-core-0.19.tar.xz' "
+             "-C '%s/%s'", moe_unit_dir, name, src ? src : "..", moe_unit_dir, name);
     assert_int_equal(system(cmd), 0);
     return study;
 }
@@ -173,7 +174,7 @@ static void stage_not_run(void **state)
     json_t *pack;
 
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf %s/results/validate", study);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/results/validate'", study);
     assert_int_equal(system(cmd), 0);
     assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
     assert_string_equal(s_at(pack, "validate", "status"), "not run");

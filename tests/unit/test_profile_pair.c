@@ -309,7 +309,7 @@ static void side_from_folder(void **state)
     moe_error_clear(&e);
     moe_profile_side_init(&s);
     assert_int_equal(moe_profile_side_load(&s, moe_unit_path("nothing"), 1, 3, &e), 1);
-    snprintf(cmd, sizeof(cmd), "mkdir -p %s/torch_profile && cp %s %s %s/torch_profile/",
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/torch_profile' && cp '%s' '%s' '%s/torch_profile/'",
              moe_unit_path("twin"), srcpath(A2A_RANK0), srcpath(A2A_RANK1),
              moe_unit_path("twin"));
     assert_int_equal(system(cmd), 0);
