@@ -259,18 +259,11 @@ static int read_stage(const char *study, struct stage_runs *s, char *why, size_t
     return 1;
 }
 
-/* A run whose step time measures its configuration: not a profiling twin
- * (its profile is in the matched A/B section) nor validation.checkpoint's
- * run (its verdict has a section of its own). */
-static bool timed(const struct moe_candidate *c)
-{
-    return !c->twin_of && !(c->variable && strcmp(c->variable, MOE_CANDIDATE_CHECKPOINT) == 0);
-}
-
 static const struct moe_candidate *baseline_of(const struct moe_manifest_stage *st)
 {
     for (size_t i = 0; i < st->n; i++)
-        if (timed(&st->cands[i]) && strcmp(role_of(&st->cands[i]), "baseline") == 0)
+        if (moe_candidate_is_timed(&st->cands[i]) &&
+            strcmp(role_of(&st->cands[i]), "baseline") == 0)
             return &st->cands[i];
     return NULL;
 }
@@ -295,7 +288,7 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
     }
     runs = json_array();
     for (size_t i = 0; runs && i < st->n; i++)
-        if (timed(&st->cands[i]))
+        if (moe_candidate_is_timed(&st->cands[i]))
             json_array_append_new(runs, run_entry(&s, &st->cands[i], base, study_json, opts));
     out = json_pack("{s:s, s:[I,I], s:s, s:o}", "status", "ran", "window",
                     (json_int_t)s.view.first, (json_int_t)s.view.last, "window_source",

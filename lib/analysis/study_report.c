@@ -119,7 +119,7 @@ static const struct moe_candidate *baseline_of(const struct moe_manifest_stage *
     for (size_t i = 0; i < st->n; i++) {
         const char *var = st->cands[i].variable;
 
-        if (var && strcmp(var, "baseline") == 0 && !st->cands[i].twin_of)
+        if (var && strcmp(var, "baseline") == 0 && moe_candidate_is_timed(&st->cands[i]))
             return &st->cands[i];
     }
     return NULL;
@@ -174,14 +174,10 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
         moe_error_set(err, "out of memory");
         return -1;
     }
-    /* validation.checkpoint's run saves and runs deterministically, and a
-     * profiling twin's steps run under a profiler: neither's step times
-     * measure a configuration (the checkpoint's own verdict compares it,
-     * checkpoint_verdict.h; the twins' profiles, profile_pair.h) */
+    /* twins and the checkpoint run are reported apart (profile_pair.h,
+     * checkpoint_verdict.h) */
     for (size_t i = 0; i < st->n; i++)
-        if (&st->cands[i] != ref && !st->cands[i].twin_of &&
-            !(st->cands[i].variable &&
-              strcmp(st->cands[i].variable, MOE_CANDIDATE_CHECKPOINT) == 0))
+        if (&st->cands[i] != ref && moe_candidate_is_timed(&st->cands[i]))
             cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n++]);
     return 0;
 }

@@ -143,6 +143,12 @@ bool moe_candidate_id_is_hash(const char *id);
  * compact JSON.  malloc'd; NULL when out of memory. */
 char *moe_value_text(const json_t *value);
 
+/* Whether c's step time measures its configuration: not a profiling twin
+ * (it runs under a profiler; its profile is the matched A/B's) nor
+ * validation.checkpoint's run (deterministic and saving; its own verdict
+ * compares it).  Timing reports and the evidence pack read only these. */
+bool moe_candidate_is_timed(const struct moe_candidate *c);
+
 /* A candidate as reports and the winners' combination name it:
  * "variable=value" ("?" for what it lacks).  malloc'd; NULL when out of
  * memory. */

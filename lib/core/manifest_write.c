@@ -106,6 +106,11 @@ char *moe_value_text(const json_t *value)
     return json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
+bool moe_candidate_is_timed(const struct moe_candidate *c)
+{
+    return !c->twin_of && !(c->variable && strcmp(c->variable, MOE_CANDIDATE_CHECKPOINT) == 0);
+}
+
 char *moe_candidate_label(const struct moe_candidate *c)
 {
     char *text = moe_value_text(c->value), *out = NULL;
