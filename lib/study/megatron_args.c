@@ -270,7 +270,8 @@ static void training_args(struct moe_strv *a, const struct moe_study *s, const s
     addi(a, "--train-iters", r->train_iters);
     adds(a, "--optimizer", s->optimizer);
     adds(a, "--lr", "1.0e-4");
-    add(a, "--use-distributed-optimizer");
+    if (s->distributed_optimizer)
+        add(a, "--use-distributed-optimizer");
     adds(a, "--tokenizer-type", "NullTokenizer");
     if (s->data_path[0])
         adds(a, "--data-path", s->data_path);

@@ -358,6 +358,7 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     data = get_str(c, "workload.data", "mock");
     copy_str(s->data_path, sizeof(s->data_path), strcmp(data, "mock") == 0 ? "" : data);
     copy_str(s->optimizer, sizeof(s->optimizer), get_str(c, "workload.optimizer", "adam"));
+    s->distributed_optimizer = get_bool(c, "workload.distributed_optimizer", true);
     s->baseline.precision = get_enum(c, "workload.precision", moe_precision_names,
                                      MOE_PREC_BF16);
     return 0;

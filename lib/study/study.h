@@ -118,6 +118,7 @@ struct moe_study {
     struct moe_workload workload;
     char data_path[MOE_STUDY_STR_MAX];       /* empty: mock data */
     char optimizer[MOE_NAME_MAX];
+    bool distributed_optimizer;              /* --use-distributed-optimizer (default) */
     struct moe_software software;
     struct moe_baseline baseline;
     struct moe_measure measure;

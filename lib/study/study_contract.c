@@ -84,6 +84,10 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
 
     if (doc && r->profile)
         json_object_set_new(doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(s));
+    /* only when off, as in the canonical study: default contracts unchanged */
+    if (doc && !s->distributed_optimizer)
+        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD), "distributed_optimizer",
+                            json_false());
     return doc;
 }
 

@@ -66,6 +66,7 @@ static void study_train(const struct moe_study *s, struct moe_train *t)
     else
         moe_train_local_defaults(t);
     t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
+    t->distributed_optimizer = s->distributed_optimizer;
 }
 
 int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct moe_machine *m,

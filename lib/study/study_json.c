@@ -52,12 +52,17 @@ static json_t *cluster_json(const struct moe_cluster *k)
 static json_t *workload_json(const struct moe_study *s)
 {
     const struct moe_workload *w = &s->workload;
+    json_t *j = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", "seq_len", w->seq_len,
+                          "mbs", w->mbs, "gbs", w->gbs, "data",
+                          s->data_path[0] ? s->data_path : "mock", "optimizer", s->optimizer,
+                          "precision", moe_precision_name(s->baseline.precision), "routing",
+                          moe_routing_name(w->routing), "capacity_factor", w->capacity_factor);
 
-    return json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", "seq_len", w->seq_len,
-                     "mbs", w->mbs, "gbs", w->gbs, "data", s->data_path[0] ? s->data_path : "mock",
-                     "optimizer", s->optimizer, "precision",
-                     moe_precision_name(s->baseline.precision), "routing",
-                     moe_routing_name(w->routing), "capacity_factor", w->capacity_factor);
+    /* only when off: a study that leaves the default keeps the hash (and
+     * the ids of its committed evidence) it had before the key existed */
+    if (j && !s->distributed_optimizer)
+        json_object_set_new(j, "distributed_optimizer", json_false());
+    return j;
 }
 
 static json_t *baseline_json(const struct moe_baseline *b)

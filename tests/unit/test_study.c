@@ -247,6 +247,41 @@ static void canonical_hash_is_stable(void **state)
     moe_study_free(&b);
 }
 
+/* workload.distributed_optimizer: true spelled out hashes as the default
+ * (the hash of every study from before the key); false is written, hashes
+ * apart, and drops --use-distributed-optimizer from the jobs. */
+static void distributed_optimizer_off_only_is_written(void **state)
+{
+    static const char *const spelled =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
+        "  gbs: 512\n  distributed_optimizer: true\nsoftware:\n  megatron: core-0.16\n"
+        "baseline:\n  ep: 16\n";
+    static const char *const turned_off =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
+        "  gbs: 512\n  distributed_optimizer: false\nsoftware:\n  megatron: core-0.16\n"
+        "baseline:\n  ep: 16\n";
+    struct moe_study a, on, off;
+    struct moe_error e;
+    char ha[65], hon[65], hoff[65];
+
+    (void)state;
+    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
+    assert_int_equal(moe_study_load_string(&on, "on.yaml", spelled, &e), 0);
+    assert_int_equal(moe_study_load_string(&off, "off.yaml", turned_off, &e), 0);
+    assert_true(a.distributed_optimizer && on.distributed_optimizer && !off.distributed_optimizer);
+    assert_int_equal(moe_json_sha256(a.json, ha), 0);
+    assert_int_equal(moe_json_sha256(on.json, hon), 0);
+    assert_int_equal(moe_json_sha256(off.json, hoff), 0);
+    assert_string_equal(ha, hon);
+    assert_string_not_equal(ha, hoff);
+    assert_null(json_object_get(json_object_get(a.json, "workload"), "distributed_optimizer"));
+    assert_true(json_is_false(json_object_get(json_object_get(off.json, "workload"),
+                                              "distributed_optimizer")));
+    moe_study_free(&a);
+    moe_study_free(&on);
+    moe_study_free(&off);
+}
+
 /* The canonical form sorts keys, is compact, and prints 0.1 as 0.1. */
 static void canonical_form(void **state)
 {
@@ -499,6 +534,9 @@ static void canonical_json_has_the_schema_keys(void **state)
         json_object_del(schema, "model.preset");
         for (const char *const *k = rates; *k; k++)
             json_object_del(schema, *k);
+        /* written only when false, so that a study leaving the default
+         * keeps the hash it had before the key existed (study_json.c) */
+        json_object_del(schema, "workload.distributed_optimizer");
         json_paths(s.json, "", written);
         json_object_del(written, "model.name");
         json_object_del(written, "baseline.dp");
@@ -546,6 +584,7 @@ int main(void)
         cmocka_unit_test(gpu_types_from_one_table),
         cmocka_unit_test(bad_studies_explained),
         cmocka_unit_test(canonical_hash_is_stable),
+        cmocka_unit_test(distributed_optimizer_off_only_is_written),
         cmocka_unit_test(canonical_form),
         cmocka_unit_test(canonical_numbers),
         cmocka_unit_test(preset_override),
