@@ -74,7 +74,7 @@ struct moe_candidate {
 struct moe_skip {
     char variable[64];
     json_t *value;           /* owned; as a candidate's, or null, or a count */
-    char reason[512];
+    char reason[1024];
 };
 
 /* One sbatch submission of a stage: array indices offset .. offset+count-1. */

@@ -51,24 +51,33 @@ static int reserve(void **v, size_t *cap, size_t n, size_t size)
 static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Lists a catalogue entry as skipped, with its reason.  Takes value. */
-static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
+int moe_stage_plan_skip(struct moe_stage_plan *p, const char *variable, json_t *value,
+                        const char *reason)
 {
-    struct moe_stage_plan *p = c->plan;
     struct moe_skip *k;
-    va_list ap;
 
     if (reserve((void **)&p->skipped, &p->cap_skipped, p->n_skipped, sizeof(*k)) < 0) {
         json_decref(value);
-        c->oom = true;
-        return;
+        return -1;
     }
     k = &p->skipped[p->n_skipped++];
     snprintf(k->variable, sizeof(k->variable), "%s", variable);
     k->value = value;
+    snprintf(k->reason, sizeof(k->reason), "%s", reason);
+    return 0;
+}
+
+/* Lists a catalogue entry as skipped, with its reason.  Takes value. */
+static void skip(struct plan_ctx *c, const char *variable, json_t *value, const char *fmt, ...)
+{
+    char reason[sizeof(((struct moe_skip *)0)->reason)];
+    va_list ap;
+
     va_start(ap, fmt);
-    vsnprintf(k->reason, sizeof(k->reason), fmt, ap);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
+    if (moe_stage_plan_skip(c->plan, variable, value, reason) < 0)
+        c->oom = true;
 }
 
 /* Why Megatron would refuse run, into buf; false when it would not. */

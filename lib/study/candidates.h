@@ -34,6 +34,11 @@ int moe_candidates_render(const struct moe_study *study, struct moe_stage_plan *
  * moeflow diagnose names it) and lists the others as skipped. */
 int moe_candidates_keep_bottleneck(struct moe_stage_plan *plan, const char *bottleneck);
 
+/* Lists variable=value as skipped, with reason.  Takes value; -1 when out
+ * of memory. */
+int moe_stage_plan_skip(struct moe_stage_plan *plan, const char *variable, json_t *value,
+                        const char *reason);
+
 /* Appends a copy of c, rendered, with no run; -1 when out of memory. */
 int moe_stage_plan_add(struct moe_stage_plan *plan, const struct moe_candidate *c);
 

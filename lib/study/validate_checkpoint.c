@@ -10,6 +10,7 @@
 #define CHECKPOINTING "megatron/training/checkpointing.py:"
 #define ARGS "megatron/training/arguments.py:"
 #define DETERMINISM "megatron/training/determinism.py:"
+#define DISTRIB_OPTIMIZER "megatron/core/optimizer/distrib_optimizer.py:"
 
 /* Lines read in the three trees of ../shared/megatron (core_v0.16.0,
  * core_v0.19.0, 2a75ac12), in enum moe_dialect's order. */
@@ -21,6 +22,20 @@ static const struct moe_megatron_rule citations[] = {
     { "checkpoint_ckpt_step",
       "--ckpt-step picks the iteration loaded, whatever the tracker names",
       { CHECKPOINTING "1188", CHECKPOINTING "1664", CHECKPOINTING "1823" }, NULL },
+    /* Found on the GPU lane (2026-12-01, 1x H200, no TE; tests/gpu/autopilot/
+     * README.md): the distributed optimizer on torch's Adam saves but cannot
+     * resume.  torch_dist: sharded_state_dict (line 1532 in core 0.19 and
+     * 2a75ac12, 1246 in 0.16) calls state_dict() before Adam has any state,
+     * and it asserts one 'step'.  torch: load_state_dict gives each
+     * parameter a 'step', which the saved parameter state lacks. */
+    { "checkpoint_torch_adam_torch_dist",
+      "the distributed optimizer on torch's Adam cannot load a torch_dist checkpoint: "
+      "state_dict() asserts one Adam step before the optimizer has any",
+      { DISTRIB_OPTIMIZER "642", DISTRIB_OPTIMIZER "839", DISTRIB_OPTIMIZER "839" }, NULL },
+    { "checkpoint_torch_adam_torch_format",
+      "the distributed optimizer on torch's Adam cannot load a torch-format checkpoint: "
+      "its parameter state has no 'step' (KeyError)",
+      { DISTRIB_OPTIMIZER "940", DISTRIB_OPTIMIZER "1223", DISTRIB_OPTIMIZER "1223" }, NULL },
     { "deterministic_no_ce_fusion",
       "--deterministic-mode refuses --cross-entropy-loss-fusion",
       { ARGS "1075", NULL, NULL }, NULL },
@@ -40,6 +55,14 @@ const struct moe_megatron_rule *moe_checkpoint_citations(size_t *n)
 {
     *n = sizeof(citations) / sizeof(citations[0]);
     return citations;
+}
+
+static const struct moe_megatron_rule *citation(const char *id)
+{
+    for (size_t i = 0; i < sizeof(citations) / sizeof(citations[0]); i++)
+        if (strcmp(citations[i].id, id) == 0)
+            return &citations[i];
+    return NULL;
 }
 
 /* The values core 0.19 sets by default under --deterministic-mode
@@ -160,15 +183,45 @@ static int build(const struct moe_study *s, const struct moe_candidate *from,
     return moe_candidate_hash(c);
 }
 
+/* Why Megatron could not resume the study's optimizer, into buf; NULL
+ * when it can.  Without Transformer Engine or Apex the distributed
+ * optimizer is torch's Adam (megatron/core/optimizer/__init__.py), which
+ * resumes in neither format. */
+static const char *unresumable(const struct moe_study *s, char *buf, size_t size)
+{
+    char dist[384], torch[384];
+    size_t n;
+
+    if (!s->distributed_optimizer || moe_software_has_te(&s->software) || s->software.apex)
+        return NULL;
+    moe_megatron_rule_describe(citation("checkpoint_torch_adam_torch_dist"), s->software.dialect,
+                               dist, sizeof(dist));
+    moe_megatron_rule_describe(citation("checkpoint_torch_adam_torch_format"),
+                               s->software.dialect, torch, sizeof(torch));
+    n = (size_t)snprintf(buf, size, "no checkpoint/resume run: without Transformer Engine or "
+                         "Apex, ");
+    snprintf(buf + (n < size ? n : size), n < size ? size - n : 0,
+             "%s; %s. Set workload.distributed_optimizer: false, or declare "
+             "software.transformer_engine", dist, torch);
+    return buf;
+}
+
 int moe_validate_add_checkpoint(const struct moe_study *s, struct moe_stage_plan *plan,
                                 struct moe_error *err)
 {
     const struct moe_candidate *from = validated(plan);
     struct moe_candidate c;
+    char why[1024];
     int rc;
 
     if (!from)
         return 0; /* a refused baseline: gen's check of the study says why */
+    if (unresumable(s, why, sizeof(why))) {
+        if (moe_stage_plan_skip(plan, MOE_CHECKPOINT_VARIABLE, json_null(), why) == 0)
+            return 0;
+        moe_error_set(err, "validation.checkpoint: out of memory");
+        return -1;
+    }
     if (moe_checkpoint_step(s) < 1) {
         moe_error_set(err, "validation.checkpoint: no step to save at (validate_steps %d)",
                       s->measure.validate_steps);

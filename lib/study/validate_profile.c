@@ -66,17 +66,10 @@ static bool has_twin(const struct moe_stage_plan *plan, const struct moe_candida
 /* Lists the twins as skipped, with why; -1 when out of memory. */
 static int skip_twins(struct moe_stage_plan *plan, const char *why)
 {
-    struct moe_skip *k = realloc(plan->skipped, (plan->n_skipped + 1) * sizeof(*k));
+    char reason[512];
 
-    if (!k)
-        return -1;
-    plan->skipped = k;
-    plan->cap_skipped = plan->n_skipped + 1;
-    k = &plan->skipped[plan->n_skipped++];
-    snprintf(k->variable, sizeof(k->variable), "profiling_twin");
-    k->value = json_null();
-    snprintf(k->reason, sizeof(k->reason), "no profiling twin: %.480s", why);
-    return 0;
+    snprintf(reason, sizeof(reason), "no profiling twin: %.480s", why);
+    return moe_stage_plan_skip(plan, "profiling_twin", json_null(), reason);
 }
 
 /* Why Megatron would not profile the validate runs (their --train-iters

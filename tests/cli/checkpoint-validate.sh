@@ -16,7 +16,7 @@ command -v flock > /dev/null || skip_all "flock not installed (util-linux)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfck.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 47
+tap_plan 52
 
 declare -A DUMP=([core-0.19]=argparse-core_v0.19.0.txt [bridge-pin]=argparse-bridge-pin-2a75ac12.txt)
 
@@ -45,6 +45,8 @@ for d in core-0.19 bridge-pin; do
     argv=$(cand "$S" argv)
     ok "... the uninterrupted run saves at step 45 in the distributed format, every step logged" \
         grep -Eq -- '--log-interval 1 .*--save results/validate/checkpoint/[0-9a-f]{64} --save-interval 45 --ckpt-format torch_dist --deterministic-mode' <<< "$argv"
+    ok "... with Megatron's mixed-precision optimizer (workload.distributed_optimizer: false)" \
+        eval '! grep -q -- "--use-distributed-optimizer" <<< "$argv"'
     ok "... with deterministic mode's environment" \
         grep -q 'CUBLAS_WORKSPACE_CONFIG.*NCCL_ALGO.*Ring' <<< "$(cand "$S" env)"
     resume=$(grep -m1 '^    resume=(' "$S/validate.sbatch")
@@ -139,6 +141,21 @@ sed 's/^  checkpoint: true/  checkpoint: maybe/' "$T/core-0.19.yaml" > "$T/bad.y
 "$M" gen "$T/bad.yaml" -o "$T/bad" > "$T/bad.out" 2>&1
 ok "validation.checkpoint: maybe is refused" test $? -ne 0
 ok "... naming file, line and field" has "$T/bad.out" 'bad\.yaml:[0-9]+:[0-9]+: validation\.checkpoint'
+# The distributed optimizer without Transformer Engine or Apex is torch's
+# Adam, which Megatron cannot resume (the GPU lane, 2026-12-01): gen lists
+# the checkpoint as skipped, naming both rules, and runs none.
+sed '/^  distributed_optimizer: false/d' "$T/core-0.19.yaml" > "$T/dist.yaml"
+"$M" gen "$T/dist.yaml" -o "$T/dist" --stage validate > "$T/dist.out" 2>&1
+ok "the distributed optimizer on torch's Adam: validate is the baseline alone" \
+    test "$(cut -f4 "$T/dist/candidates.tsv" | tail -n +2)" = baseline
+ok "... gen lists the checkpoint as skipped, naming both Megatron rules and the remedy" \
+    has "$T/dist.out" 'skipped checkpoint.*checkpoint_torch_adam_torch_dist \(megatron/core/optimizer/distrib_optimizer\.py:839 in core-0\.19\).*checkpoint_torch_adam_torch_format \(megatron/core/optimizer/distrib_optimizer\.py:1223 in core-0\.19\).*workload\.distributed_optimizer: false'
+# With Transformer Engine (its FusedAdam resumes): the distributed optimizer and format.
+sed -e '/^  distributed_optimizer: false/d' \
+    -e 's/^  transformer_engine: .*/  transformer_engine: "2.8"/' "$T/core-0.19.yaml" > "$T/te.yaml"
+"$M" gen "$T/te.yaml" -o "$T/te" --stage validate > /dev/null 2>&1
+ok "with Transformer Engine: the checkpoint run, distributed optimizer, torch_dist format" \
+    grep -q -- '--use-distributed-optimizer.*--ckpt-format torch_dist --deterministic-mode' <<< "$(cand "$T/te" argv)"
 # Off (the default): no checkpoint candidate.
 sed '/^validation:/,$d' "$T/core-0.19.yaml" > "$T/off.yaml"
 "$M" gen "$T/off.yaml" -o "$T/off" --stage validate > /dev/null 2>&1

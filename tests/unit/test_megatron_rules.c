@@ -358,6 +358,8 @@ static const struct cite_token tokens[] = {
     /* validation.checkpoint's arguments (study/validate_checkpoint.c) */
     { "checkpoint_final_save", false, "save_interval != 0" },
     { "checkpoint_ckpt_step", false, "ckpt_step" },
+    { "checkpoint_torch_adam_torch_dist", false, "len(steps) == 1" },
+    { "checkpoint_torch_adam_torch_format", true, "tensors[key]" },
     { "deterministic_no_ce_fusion", false, "Cross Entropy Fusion is currently not deterministic" },
     { "deterministic_needs_nccl_algo", false, "NCCL_ALGO must be one of" },
     { "deterministic_required_args", true,
