@@ -91,7 +91,11 @@ static bool collect(const struct moe_log *a, const struct moe_log *b, struct moe
                     "step %ld", k);
             return false;
         }
-        *s = (struct moe_ckpt_step){ k, x->loss, y->loss, x->lr, y->lr };
+        *s = (struct moe_ckpt_step){ k, x->loss, y->loss, x->lr, y->lr, false };
+        if (k == v->spec.save_step + 2 && v->n == 1) {
+            s->loss_uninterrupted = (v->steps[0].loss_uninterrupted + x->loss) / 2;
+            s->mean_of_two = true;
+        }
         v->skipped += x->skipped + y->skipped;
         v->nan_iters += x->nan_iters + y->nan_iters;
         v->n++;
@@ -107,6 +111,8 @@ static void compare(struct moe_ckpt_verdict *v)
         const struct moe_ckpt_step *s = &v->steps[i];
         double dl = fabs(s->loss_resumed - s->loss_uninterrupted);
         double dr = fabs(s->lr_resumed - s->lr_uninterrupted);
+        double allowed = s->mean_of_two ? fmax(v->tolerance, MOE_CKPT_PRINT_ROUNDING)
+                                        : v->tolerance;
 
         if (!has(s->loss_resumed) || !has(s->loss_uninterrupted)) {
             verdict(v, MOE_CKPT_FAIL, "step %ld: the loss is NaN", s->iter);
@@ -117,10 +123,12 @@ static void compare(struct moe_ckpt_verdict *v)
         if (dr > MOE_CKPT_LR_TOLERANCE * fabs(s->lr_uninterrupted))
             verdict(v, MOE_CKPT_FAIL, "step %ld: learning rate %.6e resumed, %.6e uninterrupted: "
                     "the schedule was not restored", s->iter, s->lr_resumed, s->lr_uninterrupted);
-        if (dl > v->tolerance * fabs(s->loss_uninterrupted))
-            verdict(v, MOE_CKPT_FAIL, "step %ld: loss %.6e resumed, %.6e uninterrupted "
+        if (dl > allowed * fabs(s->loss_uninterrupted))
+            verdict(v, MOE_CKPT_FAIL, "step %ld: loss %.6e resumed, %.6e uninterrupted%s "
                     "(|difference| %.3e, allowed %s)", s->iter, s->loss_resumed,
-                    s->loss_uninterrupted, dl, v->tolerance > 0 ? "1e-3 relative" : "0");
+                    s->loss_uninterrupted, s->mean_of_two ? " (mean of two steps)" : "", dl,
+                    allowed == 0 ? "0" : allowed == MOE_CKPT_TOLERANCE ? "1e-3 relative"
+                                                                    : "1e-6 relative");
     }
 }
 
@@ -353,12 +361,13 @@ json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *cand
     for (size_t i = 0; i < v->n; i++) {
         const struct moe_ckpt_step *s = &v->steps[i];
 
-        json_array_append_new(steps, json_pack("{s:I, s:o, s:o, s:o, s:o}", "iteration",
+        json_array_append_new(steps, json_pack("{s:I, s:o, s:o, s:o, s:o, s:b}", "iteration",
                                                (json_int_t)s->iter, "loss_uninterrupted",
                                                num(s->loss_uninterrupted), "loss_resumed",
                                                num(s->loss_resumed), "lr_uninterrupted",
                                                num(s->lr_uninterrupted), "lr_resumed",
-                                               num(s->lr_resumed)));
+                                               num(s->lr_resumed), "loss_is_mean_of_two",
+                                               s->mean_of_two));
     }
     return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:f, s:I, s:o, s:o, s:o, s:f, s:I,"
                      " s:I, s:o, s:s, s:o}",
@@ -393,9 +402,14 @@ void moe_ckpt_verdict_print(FILE *out, const struct moe_ckpt_verdict *v, const c
     fprintf(out, "  %6s %14s %14s %13s %13s  (measured, from the two logs)\n", "step", "loss",
             "loss_resumed", "lr", "lr_resumed");
     for (size_t i = 0; i < v->n; i++)
-        fprintf(out, "  %6ld %14.6e %14.6e %13.6e %13.6e\n", v->steps[i].iter,
+        fprintf(out, "  %6ld %14.6e %14.6e %13.6e %13.6e%s\n", v->steps[i].iter,
                 v->steps[i].loss_uninterrupted, v->steps[i].loss_resumed,
-                v->steps[i].lr_uninterrupted, v->steps[i].lr_resumed);
+                v->steps[i].lr_uninterrupted, v->steps[i].lr_resumed,
+                v->steps[i].mean_of_two ? "  *" : "");
+    if (v->n > 1 && v->steps[1].mean_of_two)
+        fprintf(out, "  * the mean of steps %ld and %ld in both columns: Megatron logs a "
+                "process's first step without resetting its loss sums, so the resumed run "
+                "prints that mean there\n", v->steps[0].iter, v->steps[1].iter);
     if (!v->n)
         fprintf(out, "  no step compared\n");
     else

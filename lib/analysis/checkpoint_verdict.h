@@ -28,6 +28,9 @@
 /* Megatron prints the learning rate with 7 significant digits: equal
  * schedules print equal numbers; this only absorbs the decimal reading. */
 #define MOE_CKPT_LR_TOLERANCE 1e-6
+/* Relative: two losses Megatron printed with 7 significant digits (%.6E),
+ * averaged here, against the average it printed itself. */
+#define MOE_CKPT_PRINT_ROUNDING 1e-6
 #define MOE_CKPT_STEPS_MAX 1024
 
 enum moe_ckpt_outcome { MOE_CKPT_PASS, MOE_CKPT_FAIL, MOE_CKPT_MISSING };
@@ -42,6 +45,12 @@ struct moe_ckpt_spec {
 struct moe_ckpt_step {
     long iter;
     double loss_uninterrupted, loss_resumed, lr_uninterrupted, lr_resumed;
+    /* Step N+2: Megatron logs a process's first iteration without resetting
+     * its loss accumulators (training.py:2594 in core 0.19, 2709 in
+     * 2a75ac12, 1797 in core 0.16), so under --log-interval 1 the resumed
+     * run prints the mean of steps N+1 and N+2 there; loss_uninterrupted is
+     * then that mean of the uninterrupted run's two steps. */
+    bool mean_of_two;
 };
 
 struct moe_ckpt_verdict {

@@ -2,10 +2,12 @@
  * uninterrupted run is tests/data/logs/h200x2-moe-ep2-alltoall-60it.log
  * (a real 60-step MoE run on 2x H200, log interval 1; its provenance is in
  * tests/data/logs/PROVENANCE.md), read whole.  A perfect resume at step 40
- * logs exactly that run's lines of steps 41..50, so the "resumed" log is
- * those lines of the same file; each failure case changes one field of one
- * real line (a loss, a learning rate, a NaN count) or starts elsewhere, as
- * a broken resume would. */
+ * logs exactly that run's lines of steps 41..50, but for step 42's loss,
+ * which a fresh Megatron process prints as the mean of its first two steps
+ * (training.py:2594 in core 0.19: its first log resets no sums), so the
+ * "resumed" log is those lines of the same file with that mean; each
+ * failure case changes one field of one real line (a loss, a learning
+ * rate, a NaN count) or starts elsewhere, as a broken resume would. */
 #include "config.h"
 
 #include <math.h>
@@ -60,11 +62,21 @@ struct edit {
     const char *key, *value;
 };
 
-/* The resumed log: the real lines of steps first..last, one edited. */
+/* The lm loss a line prints; NAN when none. */
+static double line_loss(const char *line)
+{
+    const char *p = strstr(line, "lm loss:");
+
+    return p ? strtod(p + strlen("lm loss:"), NULL) : NAN;
+}
+
+/* The resumed log: the real lines of steps first..last, step first+1's
+ * loss the mean Megatron prints there, one line edited. */
 static void resumed(struct moe_log *log, long first, long last, const struct edit *e)
 {
     FILE *f = fopen(srcpath(LOG), "r");
-    char line[8192];
+    char line[8192], mean[32];
+    double first_loss = NAN;
     int n = 0;
 
     assert_non_null(f);
@@ -75,6 +87,12 @@ static void resumed(struct moe_log *log, long first, long last, const struct edi
         n++;
         if (it < first || it > last)
             continue;
+        if (it == first)
+            first_loss = line_loss(line);
+        if (it == first + 1) {
+            snprintf(mean, sizeof(mean), "%.6E", (first_loss + line_loss(line)) / 2);
+            set_field(line, "lm loss:", mean);
+        }
         if (e && it == e->iter)
             set_field(line, e->key, e->value);
         assert_int_equal(moe_log_feed_line(log, line, n), 0);
@@ -120,7 +138,10 @@ static void exact_resume_passes(void **state)
     assert_string_equal(v->reason, "");
     assert_int_equal(v->resumed_first, 41);
     assert_int_equal(v->n, 10);
-    assert_true(v->max_loss_diff == 0 && v->max_lr_diff == 0);
+    /* step 42: the mean printed with 7 digits against the mean of two
+     * printed losses; every other step exactly equal */
+    assert_true(v->max_loss_diff < 5e-6 && v->max_lr_diff == 0);
+    assert_true(v->steps[1].mean_of_two && !v->steps[0].mean_of_two && !v->steps[2].mean_of_two);
     /* step 41 of the log: "learning rate: 3.049124E-05 | ... | lm loss: 4.274879E+00" */
     assert_int_equal(v->steps[0].iter, 41);
     assert_true(fabs(v->steps[0].loss_uninterrupted - 4.274879) < 1e-9);
@@ -136,6 +157,27 @@ static void exact_resume_passes(void **state)
     assert_int_equal(json_integer_value(json_object_get(j, "checkpoint_bytes")), 123456);
     assert_int_equal(json_array_size(json_object_get(j, "steps")), 10);
     json_decref(j);
+}
+
+/* A resumed run that printed step 42's own loss did not log as Megatron
+ * does after a restart: under deterministic mode that is a mismatch. */
+static void second_step_own_loss_fails(void **state)
+{
+    FILE *f = fopen(srcpath(LOG), "r");
+    char line[8192], own[32] = "";
+    struct moe_ckpt_verdict *v;
+    struct edit e = { 42, "lm loss:", own };
+
+    (void)state;
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f))
+        if (line_iter(line) == 42)
+            snprintf(own, sizeof(own), "%.6E", line_loss(line));
+    fclose(f);
+    v = judge(41, 50, &e, &at_40);
+    assert_int_equal(v->outcome, MOE_CKPT_FAIL);
+    assert_non_null(strstr(v->reason, "step 42: "));
+    assert_non_null(strstr(v->reason, "(mean of two steps)"));
 }
 
 static void loss_mismatch_fails(void **state)
@@ -288,6 +330,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_resume_passes),
         cmocka_unit_test(loss_mismatch_fails),
+        cmocka_unit_test(second_step_own_loss_fails),
         cmocka_unit_test(tolerance_when_not_deterministic),
         cmocka_unit_test(iteration_not_restored_fails),
         cmocka_unit_test(lr_mismatch_fails),
