@@ -71,10 +71,8 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
     }
 }
 
-/* Per-microbatch terms of one stage; all in ms. */
-struct mb_cost {
-    double compute, route, tp, cp, ep, etp, pp, host, sync;
-};
+/* Per-microbatch terms of one stage (steptime.h); all in ms. */
+#define mb_cost moe_mb_cost
 
 static double mb_gpu(const struct mb_cost *c)
 {
@@ -171,9 +169,10 @@ static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
              ring_ms(routed * l->etp, (struct group){ l->etp, 1 }, p, domain);
     if (p->ep_overlap) /* hidden behind another microbatch's compute */
         c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
-    /* activations to the next stage and gradients back, per virtual chunk */
+    /* activations to the next stage and gradients back, per virtual chunk
+     * (the caller multiplies by VPP) */
     int world = l->tp * l->cp * l->dp * l->pp;
-    c->pp = l->pp > 1 ? 2.0 * l->vpp * tok_gpu * h * BF16 /
+    c->pp = l->pp > 1 ? 2.0 * tok_gpu * h * BF16 /
                             (link_gbps(p, (struct group){ 2, world / l->pp }, domain) * 1e6)
                       : 0;
 }
@@ -223,6 +222,54 @@ void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
     moe_step_time_at(m, l, w, t, p, domain, params_dense, params_expert, st, n, out);
 }
 
+/* The stage's terms from the cache, or computed and filed there. */
+static void cached_stage_cost(const struct moe_model *m, const struct moe_layout *l,
+                              const struct moe_workload *w, const struct moe_train *t,
+                              const struct moe_perf *p, int domain, const struct moe_flops *hw,
+                              const struct moe_pp_stage *st, struct moe_step_cache *cache,
+                              struct mb_cost *c)
+{
+    bool last = st->rank == l->pp - 1;
+    int vpp = l->vpp > 0 ? l->vpp : 1;
+
+    for (int i = 0; cache && i < cache->n; i++) {
+        if (cache->e[i].t == t && cache->e[i].dense_layers == st->dense_layers &&
+            cache->e[i].moe_layers == st->moe_layers && cache->e[i].last == last) {
+            *c = cache->e[i].cost;
+            c->pp *= vpp;
+            return;
+        }
+    }
+    stage_cost(m, l, w, p, domain, hw, st, c);
+    if (cache && cache->n < MOE_STEP_CACHE_MAX) {
+        cache->e[cache->n].t = t;
+        cache->e[cache->n].dense_layers = st->dense_layers;
+        cache->e[cache->n].moe_layers = st->moe_layers;
+        cache->e[cache->n].last = last;
+        cache->e[cache->n++].cost = *c;
+    }
+    c->pp *= vpp;
+}
+
+/* The slowest of the candidate stages, whose pace the pipeline runs at. */
+static void slowest_stage(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_perf *p, int domain, const struct moe_flops *f,
+                          const struct moe_pp_stage *stages, int n_stages,
+                          struct moe_step_cache *cache, struct mb_cost *c)
+{
+    struct moe_flops hw;
+    struct mb_cost other;
+
+    hardware_flops(f, t, &hw);
+    cached_stage_cost(m, l, w, t, p, domain, &hw, &stages[0], cache, c);
+    for (int i = 1; i < n_stages; i++) {
+        cached_stage_cost(m, l, w, t, p, domain, &hw, &stages[i], cache, &other);
+        if (mb_total(&other) > mb_total(c))
+            *c = other;
+    }
+}
+
 /* The pipeline runs at the pace of its slowest stage. */
 void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
                       const struct moe_workload *w, const struct moe_train *t,
@@ -230,18 +277,26 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
                       double params_expert, const struct moe_pp_stage *stages, int n_stages,
                       struct moe_step *out)
 {
-    struct moe_flops f, hw;
-    struct mb_cost c, other;
+    moe_step_time_cached(m, l, w, t, p, domain, params_dense, params_expert, stages, n_stages,
+                         NULL, out);
+}
+
+void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_perf *p, int domain, double params_dense,
+                          double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                          struct moe_step_cache *cache, struct moe_step *out)
+{
+    struct moe_flops own, *f = cache ? &cache->flops : &own;
+    struct mb_cost c;
     int world = l->tp * l->cp * l->dp * l->pp, vpp = l->vpp > 0 ? l->vpp : 1;
 
-    moe_flops_per_token(m, w->seq_len, moe_padded_vocab(m->vocab, l->tp), &f);
-    hardware_flops(&f, t, &hw);
-    stage_cost(m, l, w, p, domain, &hw, &stages[0], &c);
-    for (int i = 1; i < n_stages; i++) {
-        stage_cost(m, l, w, p, domain, &hw, &stages[i], &other);
-        if (mb_total(&other) > mb_total(&c))
-            c = other;
+    if (!cache || !cache->have_flops) {
+        moe_flops_per_token(m, w->seq_len, moe_padded_vocab(m->vocab, l->tp), f);
+        if (cache)
+            cache->have_flops = true;
     }
+    slowest_stage(m, l, w, t, p, domain, f, stages, n_stages, cache, &c);
     double mbs = (double)w->gbs / ((double)w->mbs * l->dp), t_mb = mb_total(&c);
     double g = mb_gpu(&c);
     int layers = 0;
@@ -263,6 +318,6 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
     out->bubble_ms = (l->pp - 1) * t_mb / vpp;
     out->dp_ms = dp_exposed(l, t, p, domain, params_dense, params_expert, c.compute);
     out->step_ms = mbs * t_mb + out->bubble_ms + out->dp_ms + out->step_host_ms;
-    out->model_tflop = moe_flops_model_per_token(m, &f) * w->gbs * w->seq_len / 1e12;
+    out->model_tflop = moe_flops_model_per_token(m, f) * w->gbs * w->seq_len / 1e12;
     out->tflops_per_gpu = out->step_ms > 0 ? out->model_tflop / (out->step_ms / 1e3) / world : 0;
 }
