@@ -62,7 +62,8 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
 
     *hw = *f;
     if (r->granularity == MOE_RC_FULL) {
-        hw->attn *= 4.0 / 3, hw->dense_mlp *= 4.0 / 3, hw->moe_mlp *= 4.0 / 3;
+        hw->attn *= 4.0 / 3, hw->attn_core *= 4.0 / 3;
+        hw->dense_mlp *= 4.0 / 3, hw->moe_mlp *= 4.0 / 3;
     } else if (r->granularity == MOE_RC_SELECTIVE) {
         if (r->modules & MOE_RC_MOE)
             hw->moe_mlp *= 4.0 / 3;
@@ -111,14 +112,18 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                           double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
 {
     double rate = (p->fp8 ? p->tflops_fp8 : p->tflops_bf16) * 1e9; /* FLOP per ms */
-    double per_tok = (st->dense_layers + st->moe_layers) * hw->attn +
-                     st->dense_layers * hw->dense_mlp +
+    int layers = st->dense_layers + st->moe_layers;
+    double per_tok = layers * (hw->attn - hw->attn_core) + st->dense_layers * hw->dense_mlp +
                      st->moe_layers * (hw->moe_mlp - hw->moe_routed) + (last ? hw->head : 0);
     double routed = st->moe_layers * hw->moe_routed / expert_efficiency(m, l, tok_gpu);
 
     /* every GPU of the TP x CP group (and, on average, of the EP x ETP
-     * group) runs an equal share of its microbatch */
-    c->compute = tok_gpu * (per_tok + routed) / rate;
+     * group) runs an equal share of its microbatch; the core attention
+     * stays BF16 under an FP8 recipe (Megatron-LM core 0.19
+     * transformer_config.py:619 fp8_dot_product_attention = False, passed
+     * to TE as fp8_dpa in extensions/transformer_engine.py:3239) */
+    c->compute = tok_gpu * ((per_tok + routed) / rate +
+                            layers * hw->attn_core / (p->tflops_bf16 * 1e9));
     c->host = 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
                       st->moe_layers * (p->host_expert_us * local_experts(m, l) +
                                         (l->etp > 1 ? p->host_etp_us : 0)));
