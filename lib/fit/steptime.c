@@ -95,9 +95,9 @@ static double mb_total(const struct mb_cost *c)
  * the large-GEMM rate at EXPERT_ROWS_HALF rows. */
 #define EXPERT_ROWS_HALF 512.0
 static double expert_efficiency(const struct moe_model *m, const struct moe_layout *l,
-                                double tok_gpu)
+                                double copies_gpu)
 {
-    double rows = tok_gpu * l->ep * l->etp * m->topk / (m->num_experts > 0 ? m->num_experts : 1);
+    double rows = copies_gpu * l->ep * l->etp / (m->num_experts > 0 ? m->num_experts : 1);
 
     return rows / (rows + EXPERT_ROWS_HALF);
 }
@@ -107,15 +107,29 @@ static double local_experts(const struct moe_model *m, const struct moe_layout *
     return m->num_experts > 0 && l->ep > 0 ? (double)m->num_experts / l->ep : 0;
 }
 
+/* Rows the experts, the permutation and the all-to-all handle per routed
+ * token copy: 1 dropless; with drop-and-pad every expert's input is
+ * padded to its capacity, capacity_factor times the even share
+ * (Megatron-LM core 0.19 token_dispatcher.py:511-534, get_capacity). */
+static double capacity(const struct moe_workload *w)
+{
+    if (w->routing != MOE_ROUTING_DROP_AND_PAD)
+        return 1.0;
+    return w->capacity_factor > 0 ? w->capacity_factor : 1.0;
+}
+
 static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
-                          const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
-                          double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+                          const struct moe_workload *w, const struct moe_flops *hw,
+                          const struct moe_pp_stage *st, bool last, double tok_gpu,
+                          const struct moe_perf *p, struct mb_cost *c)
 {
     double rate = (p->fp8 ? p->tflops_fp8 : p->tflops_bf16) * 1e9; /* FLOP per ms */
     int layers = st->dense_layers + st->moe_layers;
     double per_tok = layers * (hw->attn - hw->attn_core) + st->dense_layers * hw->dense_mlp +
                      st->moe_layers * (hw->moe_mlp - hw->moe_routed) + (last ? hw->head : 0);
-    double routed = st->moe_layers * hw->moe_routed / expert_efficiency(m, l, tok_gpu);
+    double cap = capacity(w);
+    double routed = st->moe_layers * hw->moe_routed * cap /
+                    expert_efficiency(m, l, tok_gpu * m->topk * cap);
 
     /* every GPU of the TP x CP group (and, on average, of the EP x ETP
      * group) runs an equal share of its microbatch; the core attention
@@ -128,15 +142,22 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                       st->moe_layers * (p->host_expert_us * local_experts(m, l) +
                                         (l->etp > 1 ? p->host_etp_us : 0)));
     c->sync = 1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
+    /* drop-and-pad knows every split size on the host (the capacity): the
+     * dispatcher and the experts never wait for the GPU (token_dispatcher.py
+     * :511-534 returns before the syncs of 546-599), so the launches the
+     * GPU idled for join the host stream, which the GPU's work can hide */
+    if (w->routing == MOE_ROUTING_DROP_AND_PAD)
+        c->host += c->sync, c->sync = 0;
 }
 
 /* The router, the top-k and the permutation before and after the experts
  * are many small kernels whose time follows the number of token copies,
  * not the hidden size; with SP each GPU handles its share of tokens. */
-static void stage_route(const struct moe_model *m, const struct moe_pp_stage *st,
-                        double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+static void stage_route(const struct moe_model *m, const struct moe_workload *w,
+                        const struct moe_pp_stage *st, double tok_gpu, const struct moe_perf *p,
+                        struct mb_cost *c)
 {
-    c->route = st->moe_layers * tok_gpu * m->topk * p->route_ns * 1e-6;
+    c->route = st->moe_layers * tok_gpu * m->topk * capacity(w) * p->route_ns * 1e-6;
 }
 
 /* Bytes of one K/V token row that the CP ring passes on, per GPU. */
@@ -148,8 +169,8 @@ static double kv_row(const struct moe_model *m, int tp)
 }
 
 static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
-                       const struct moe_pp_stage *st, double tok, const struct moe_perf *p,
-                       int domain, struct mb_cost *c)
+                       const struct moe_pp_stage *st, double tok, double cap,
+                       const struct moe_perf *p, int domain, struct mb_cost *c)
 {
     double h = m->hidden, tok_gpu = tok / ((double)l->tp * l->cp);
     int layers = st->dense_layers + st->moe_layers;
@@ -167,7 +188,7 @@ static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
                             (link_gbps(p, (struct group){ l->cp, l->tp }, domain) * 1e6)
                       : 0;
     /* dispatch + combine, forward and backward, top-k copies of each token */
-    double routed = tok_gpu * m->topk * h * BF16;
+    double routed = tok_gpu * m->topk * cap * h * BF16;
     c->ep = 4.0 * st->moe_layers *
             alltoall_ms(routed, (struct group){ l->ep, l->etp }, p, domain);
     c->etp = 4.0 * st->moe_layers *
@@ -211,9 +232,9 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
 
-    stage_compute(m, l, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
-    stage_route(m, &st, tok / ((double)l->tp * l->cp), p, c);
-    stage_comm(m, l, &st, tok, p, domain, c);
+    stage_compute(m, l, w, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
+    stage_route(m, w, &st, tok / ((double)l->tp * l->cp), p, c);
+    stage_comm(m, l, &st, tok, capacity(w), p, domain, c);
 }
 
 void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
