@@ -72,17 +72,15 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
     }
 }
 
-/* Per-microbatch terms of one stage (steptime.h); all in ms. */
-#define mb_cost moe_mb_cost
-
-static double mb_gpu(const struct mb_cost *c)
+/* The per-microbatch terms (struct moe_mb_cost, steptime.h) are in ms. */
+static double mb_gpu(const struct moe_mb_cost *c)
 {
     return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp;
 }
 
 /* The host stream hides behind the GPU's until a sync point; the stalls
  * there add to the slower stream. */
-static double mb_total(const struct mb_cost *c)
+static double mb_total(const struct moe_mb_cost *c)
 {
     double g = mb_gpu(c);
 
@@ -121,7 +119,7 @@ static double capacity(const struct moe_workload *w)
 static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_flops *hw,
                           const struct moe_pp_stage *st, bool last, double tok_gpu,
-                          const struct moe_perf *p, struct mb_cost *c)
+                          const struct moe_perf *p, struct moe_mb_cost *c)
 {
     double rate = (p->fp8 ? p->tflops_fp8 : p->tflops_bf16) * 1e9; /* FLOP per ms */
     int layers = st->dense_layers + st->moe_layers;
@@ -155,7 +153,7 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
  * not the hidden size; with SP each GPU handles its share of tokens. */
 static void stage_route(const struct moe_model *m, const struct moe_workload *w,
                         const struct moe_pp_stage *st, double tok_gpu, const struct moe_perf *p,
-                        struct mb_cost *c)
+                        struct moe_mb_cost *c)
 {
     c->route = st->moe_layers * tok_gpu * m->topk * capacity(w) * p->route_ns * 1e-6;
 }
@@ -170,7 +168,7 @@ static double kv_row(const struct moe_model *m, int tp)
 
 static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_pp_stage *st, double tok, double cap,
-                       const struct moe_perf *p, int domain, struct mb_cost *c)
+                       const struct moe_perf *p, int domain, struct moe_mb_cost *c)
 {
     double h = m->hidden, tok_gpu = tok / ((double)l->tp * l->cp);
     int layers = st->dense_layers + st->moe_layers;
@@ -227,7 +225,7 @@ static double dp_exposed(const struct moe_layout *l, const struct moe_train *t,
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_workload *w, const struct moe_perf *p, int domain,
                        const struct moe_flops *hw, const struct moe_pp_stage *stage,
-                       struct mb_cost *c)
+                       struct moe_mb_cost *c)
 {
     struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
@@ -253,7 +251,7 @@ static void cached_stage_cost(const struct moe_model *m, const struct moe_layout
                               const struct moe_workload *w, const struct moe_train *t,
                               const struct moe_perf *p, int domain, const struct moe_flops *hw,
                               const struct moe_pp_stage *st, struct moe_step_cache *cache,
-                              struct mb_cost *c)
+                              struct moe_mb_cost *c)
 {
     bool last = st->rank == l->pp - 1;
     int vpp = l->vpp > 0 ? l->vpp : 1;
@@ -282,10 +280,10 @@ static void slowest_stage(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_train *t,
                           const struct moe_perf *p, int domain, const struct moe_flops *f,
                           const struct moe_pp_stage *stages, int n_stages,
-                          struct moe_step_cache *cache, struct mb_cost *c)
+                          struct moe_step_cache *cache, struct moe_mb_cost *c)
 {
     struct moe_flops hw;
-    struct mb_cost other;
+    struct moe_mb_cost other;
 
     hardware_flops(f, t, &hw);
     cached_stage_cost(m, l, w, t, p, domain, &hw, &stages[0], cache, c);
@@ -314,7 +312,7 @@ void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
                           struct moe_step_cache *cache, struct moe_step *out)
 {
     struct moe_flops own, *f = cache ? &cache->flops : &own;
-    struct mb_cost c;
+    struct moe_mb_cost c;
     int world = l->tp * l->cp * l->dp * l->pp, vpp = l->vpp > 0 ? l->vpp : 1;
 
     if (!cache || !cache->have_flops) {
