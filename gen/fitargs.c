@@ -183,6 +183,24 @@ static int set_mtp(void *args, const struct moe_opt *o, char *value)
     return rc;
 }
 
+/* --routing: drop-and-pad pads every expert to the even share (capacity
+ * factor 1, as a study's default), unless a study gave its own factor. */
+static int set_routing(void *args, const struct moe_opt *o, char *arg)
+{
+    struct moe_workload *w = &((struct fit_args *)args)->w;
+    int r = moe_enum_parse(moe_routing_names, arg);
+
+    (void)o;
+    if (r < 0)
+        return bad("--routing", arg, "expected dropless, drop-and-pad or force-balance");
+    w->routing = (enum moe_routing)r;
+    if (w->routing != MOE_ROUTING_DROP_AND_PAD)
+        w->capacity_factor = 0;
+    else if (w->capacity_factor <= 0)
+        w->capacity_factor = 1.0;
+    return MOE_CLI_RUN;
+}
+
 static int set_impl(void *args, const struct moe_opt *o, char *arg)
 {
     struct fit_args *a = args;
@@ -288,6 +306,7 @@ static const struct moe_opt fit_opts[] = {
     { "recompute", required_argument, 0, "WHAT", NULL, .set = set_recompute },
     { "pipeline-layout", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(t.uneven_pp) },
     { "mtp-layers", required_argument, 0, "N", NULL, .set = set_mtp },
+    { "routing", required_argument, 0, "R", NULL, .set = set_routing },
     { "no-distributed-optimizer", no_argument, 0, NULL, NULL, .set = no_distopt },
     { "optimizer-offload", required_argument, 0, "F", NULL, .set = set_offload },
     { "tp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.tp) },
@@ -311,6 +330,8 @@ static const struct moe_opt fit_opts[] = {
     "options: --gpu-mem-gib G  --headroom F (0.10)  --nvlink-domain N\n" \
     "         --transformer-impl te|local  --recompute none|full[:N]|MODULE,...\n" \
     "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n" \
+    "         --routing dropless|drop-and-pad|force-balance (step time: drop-and-pad\n" \
+    "               has no device-to-host syncs)\n" \
     "         --optimizer-offload F  --no-distributed-optimizer\n" \
     "         --gpu %s (its memory, NVLink domain and\n" \
     "               rates for the step time; default h100: %d GiB, domain %d)\n" \

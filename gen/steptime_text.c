@@ -11,8 +11,11 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
                  "%d microbatches per pipeline)\n", st->step_ms, st->tflops_per_gpu,
             st->model_tflop, st->microbatches);
     fprintf(out, "  compute      %10.1f ms  model FLOPs (+ recompute) of the busiest stage at "
-                 "%.0f TFLOP/s (%s)\n", st->compute_ms, p->fp8 ? p->tflops_fp8 : p->tflops_bf16,
+                 "%.0f TFLOP/s (%s", st->compute_ms, p->fp8 ? p->tflops_fp8 : p->tflops_bf16,
             p->fp8 ? "FP8" : "BF16");
+    if (p->fp8) /* Megatron keeps the core attention in BF16 */
+        fprintf(out, "; core attention at %.0f TFLOP/s BF16", p->tflops_bf16);
+    fputs(")\n", out);
     fprintf(out, "  MoE routing  %10.1f ms  router, top-k and token permutation, %.0f ns per "
                  "routed token copy\n", st->route_ms, p->route_ns);
     fprintf(out, "  TP comm      %10.1f ms  all-gather/reduce-scatter of TP%d around attention "

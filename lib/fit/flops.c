@@ -22,7 +22,7 @@ static double mla_linear(const struct moe_model *m)
 
 /* Per layer and token; the core part grows with the sequence (the causal
  * mask halves it, FMA doubles it: training.py:668-678 and 704-710). */
-static double attention(const struct moe_model *m, int seq)
+static double attention(const struct moe_model *m, int seq, double *core_flops)
 {
     double h = m->hidden, linear, core;
 
@@ -35,6 +35,7 @@ static double attention(const struct moe_model *m, int seq)
         linear = h * (q + 2 * kv) + q * h;
         core = q; /* q/2 (causal) * 2 (QK^T and PV) */
     }
+    *core_flops = FWD_BWD_FMA * core * seq;
     return FWD_BWD_FMA * (linear + core * seq);
 }
 
@@ -43,7 +44,7 @@ void moe_flops_per_token(const struct moe_model *m, int seq_len, long padded_voc
 {
     double h = m->hidden, gate = m->swiglu ? 3 : 2; /* ffn_expansion_factor, training.py:610 */
 
-    out->attn = attention(m, seq_len);
+    out->attn = attention(m, seq_len, &out->attn_core);
     out->dense_mlp = FWD_BWD_FMA * h * m->ffn_hidden * gate;
     /* routed experts (top-k of them) plus the shared expert (training.py:797-819) */
     out->moe_mlp = FWD_BWD_FMA * h * gate *

@@ -12,6 +12,7 @@
  * expert), and the output layer (with the MTP heads). */
 struct moe_flops {
     double attn;      /* per layer */
+    double attn_core; /* ... of which the core (QK^T, softmax, PV) */
     double dense_mlp; /* per dense layer */
     double moe_mlp;   /* per MoE layer */
     double moe_routed;/* ... of which the routed experts */

@@ -31,7 +31,7 @@ enum moe_gpu_arch { MOE_ARCH_AMPERE, MOE_ARCH_HOPPER, MOE_ARCH_BLACKWELL };
  * out-of-sample alike; tests/cli/steptime-calibration.sh fails when they
  * no longer match the table.  A100 has none. */
 #define MOE_GPU_LIST(X) \
-    X(MOE_GPU_H100, "h100", 80, 8, 8, MOE_ARCH_HOPPER, 989, 1979, 450, 50, 3.35, 6, 7) \
+    X(MOE_GPU_H100, "h100", 80, 8, 8, MOE_ARCH_HOPPER, 989, 1979, 450, 50, 3.35, 5, 7) \
     X(MOE_GPU_H200, "h200", 141, 8, 8, MOE_ARCH_HOPPER, 989, 1979, 450, 50, 4.8, 21, 25) \
     X(MOE_GPU_B200, "b200", 180, 8, 8, MOE_ARCH_BLACKWELL, 2250, 4500, 900, 50, 8.0, 6, 6) \
     X(MOE_GPU_GB200, "gb200", 186, 4, 72, MOE_ARCH_BLACKWELL, 2500, 5000, 900, 50, 8.0, 5, 7) \

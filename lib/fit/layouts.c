@@ -219,6 +219,7 @@ struct layer_memo {
 
 static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
                             const struct moe_layout_set *set);
+static long step_bucket_of(double step_ms);
 
 /* Max-heap on the ranking: the worst kept entry sits at the root. */
 static void sift_down(struct moe_layout_entry *h, size_t n, size_t i,
@@ -508,6 +509,8 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                                               : check_expert(m, &l, t, c->gpus, NULL, 0);
             }
             struct moe_layout_entry best;
+            struct moe_step_cache cache; /* only these two need a value */
+            cache.have_flops = false, cache.n = 0;
             best.n_vpp = 0;
             for (int v = 0; v < nv; v++) {
                 l.vpp = vpps[v];
@@ -522,15 +525,19 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                         goto out;
                     continue;
                 }
+                /* every field is set below (fit_cached, judge, the step
+                 * time); alt is read only up to n_vpp - 1 */
                 struct moe_layout_entry e;
-                memset(&e, 0, sizeof(e));
                 e.layout = l;
+                e.decided_by = MOE_SCALE_NONE, e.n_vpp = 0;
                 fit_cached(m, &l, w, c, b, stamp, v, (int)(j / (size_t)nd), &e);
                 judge(&e, c);
-                moe_step_time_at(m, &e.layout, w, &b->steps[e.step], &c->perf,
-                                 c->gpus_per_domain > 0 ? c->gpus_per_domain : 8,
-                                 e.mem.params_dense, e.mem.params_expert,
-                                 &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &e.time);
+                moe_step_time_cached(m, &e.layout, w, &b->steps[e.step], &c->perf,
+                                     c->gpus_per_domain > 0 ? c->gpus_per_domain : 8,
+                                     e.mem.params_dense, e.mem.params_expert,
+                                     &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &cache,
+                                     &e.time);
+                e.step_bucket = step_bucket_of(e.time.step_ms);
                 b->s->considered++;
                 count_valid(b->s, &e);
                 keep_best_vpp(&best, &e, b->s);
@@ -564,9 +571,9 @@ static int fit_class(const struct moe_layout_entry *e, const struct moe_train *s
 /* Step times within MOE_NEAR_TIE of each other share a bucket: a log
  * scale keeps the buckets the same relative width at every speed, and
  * comparing buckets (not differences) keeps the order transitive. */
-static long step_bucket(const struct moe_layout_entry *e)
+static long step_bucket_of(double step_ms)
 {
-    double ms = e->time.step_ms > 1e-9 ? e->time.step_ms : 1e-9;
+    double ms = step_ms > 1e-9 ? step_ms : 1e-9;
 
     return lround(floor(log(ms) / log1p(MOE_NEAR_TIE)));
 }
@@ -598,7 +605,7 @@ static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_l
     } while (0)
     KEY(fit_class(a, steps), fit_class(b, steps));
     if (!set->rules_first)
-        KEY(step_bucket(a), step_bucket(b));
+        KEY(a->step_bucket, b->step_bucket);
     KEY(-x->dp, -y->dp);
     KEY(!a->nvlink_ok, !b->nvlink_ok);
     KEY(x->etp, y->etp);
@@ -667,7 +674,7 @@ static enum moe_scale_rule deciding(const struct moe_layout_entry *a,
 
     if (fit_class(a, steps) != fit_class(b, steps))
         return MOE_SCALE_FITS;
-    if (!set->rules_first && step_bucket(a) != step_bucket(b))
+    if (!set->rules_first && a->step_bucket != b->step_bucket)
         return MOE_SCALE_STEP_TIME;
     if (a->layout.dp != b->layout.dp)
         return MOE_SCALE_DP;

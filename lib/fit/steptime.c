@@ -62,7 +62,8 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
 
     *hw = *f;
     if (r->granularity == MOE_RC_FULL) {
-        hw->attn *= 4.0 / 3, hw->dense_mlp *= 4.0 / 3, hw->moe_mlp *= 4.0 / 3;
+        hw->attn *= 4.0 / 3, hw->attn_core *= 4.0 / 3;
+        hw->dense_mlp *= 4.0 / 3, hw->moe_mlp *= 4.0 / 3;
     } else if (r->granularity == MOE_RC_SELECTIVE) {
         if (r->modules & MOE_RC_MOE)
             hw->moe_mlp *= 4.0 / 3;
@@ -71,19 +72,15 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
     }
 }
 
-/* Per-microbatch terms of one stage; all in ms. */
-struct mb_cost {
-    double compute, route, tp, cp, ep, etp, pp, host, sync;
-};
-
-static double mb_gpu(const struct mb_cost *c)
+/* The per-microbatch terms (struct moe_mb_cost, steptime.h) are in ms. */
+static double mb_gpu(const struct moe_mb_cost *c)
 {
     return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp;
 }
 
 /* The host stream hides behind the GPU's until a sync point; the stalls
  * there add to the slower stream. */
-static double mb_total(const struct mb_cost *c)
+static double mb_total(const struct moe_mb_cost *c)
 {
     double g = mb_gpu(c);
 
@@ -96,9 +93,9 @@ static double mb_total(const struct mb_cost *c)
  * the large-GEMM rate at EXPERT_ROWS_HALF rows. */
 #define EXPERT_ROWS_HALF 512.0
 static double expert_efficiency(const struct moe_model *m, const struct moe_layout *l,
-                                double tok_gpu)
+                                double copies_gpu)
 {
-    double rows = tok_gpu * l->ep * l->etp * m->topk / (m->num_experts > 0 ? m->num_experts : 1);
+    double rows = copies_gpu * l->ep * l->etp / (m->num_experts > 0 ? m->num_experts : 1);
 
     return rows / (rows + EXPERT_ROWS_HALF);
 }
@@ -108,32 +105,57 @@ static double local_experts(const struct moe_model *m, const struct moe_layout *
     return m->num_experts > 0 && l->ep > 0 ? (double)m->num_experts / l->ep : 0;
 }
 
+/* Rows the experts, the permutation and the all-to-all handle per routed
+ * token copy: 1 dropless; with drop-and-pad every expert's input is
+ * padded to its capacity, capacity_factor times the even share
+ * (Megatron-LM core 0.19 token_dispatcher.py:511-534, get_capacity). */
+static double capacity(const struct moe_workload *w)
+{
+    if (w->routing != MOE_ROUTING_DROP_AND_PAD)
+        return 1.0;
+    return w->capacity_factor > 0 ? w->capacity_factor : 1.0;
+}
+
 static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
-                          const struct moe_flops *hw, const struct moe_pp_stage *st, bool last,
-                          double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+                          const struct moe_workload *w, const struct moe_flops *hw,
+                          const struct moe_pp_stage *st, bool last, double tok_gpu,
+                          const struct moe_perf *p, struct moe_mb_cost *c)
 {
     double rate = (p->fp8 ? p->tflops_fp8 : p->tflops_bf16) * 1e9; /* FLOP per ms */
-    double per_tok = (st->dense_layers + st->moe_layers) * hw->attn +
-                     st->dense_layers * hw->dense_mlp +
+    int layers = st->dense_layers + st->moe_layers;
+    double per_tok = layers * (hw->attn - hw->attn_core) + st->dense_layers * hw->dense_mlp +
                      st->moe_layers * (hw->moe_mlp - hw->moe_routed) + (last ? hw->head : 0);
-    double routed = st->moe_layers * hw->moe_routed / expert_efficiency(m, l, tok_gpu);
+    double cap = capacity(w);
+    double routed = st->moe_layers * hw->moe_routed * cap /
+                    expert_efficiency(m, l, tok_gpu * m->topk * cap);
 
     /* every GPU of the TP x CP group (and, on average, of the EP x ETP
-     * group) runs an equal share of its microbatch */
-    c->compute = tok_gpu * (per_tok + routed) / rate;
+     * group) runs an equal share of its microbatch; the core attention
+     * stays BF16 under an FP8 recipe (Megatron-LM core 0.19
+     * transformer_config.py:619 fp8_dot_product_attention = False, passed
+     * to TE as fp8_dpa in extensions/transformer_engine.py:3239) */
+    c->compute = tok_gpu * ((per_tok + routed) / rate +
+                            layers * hw->attn_core / (p->tflops_bf16 * 1e9));
     c->host = 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
                       st->moe_layers * (p->host_expert_us * local_experts(m, l) +
                                         (l->etp > 1 ? p->host_etp_us : 0)));
     c->sync = 1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
+    /* drop-and-pad knows every split size on the host (the capacity): the
+     * dispatcher and the experts never wait for the GPU (token_dispatcher.py
+     * :511-534 returns before the syncs of 546-599), so the launches the
+     * GPU idled for join the host stream, which the GPU's work can hide */
+    if (w->routing == MOE_ROUTING_DROP_AND_PAD)
+        c->host += c->sync, c->sync = 0;
 }
 
 /* The router, the top-k and the permutation before and after the experts
  * are many small kernels whose time follows the number of token copies,
  * not the hidden size; with SP each GPU handles its share of tokens. */
-static void stage_route(const struct moe_model *m, const struct moe_pp_stage *st,
-                        double tok_gpu, const struct moe_perf *p, struct mb_cost *c)
+static void stage_route(const struct moe_model *m, const struct moe_workload *w,
+                        const struct moe_pp_stage *st, double tok_gpu, const struct moe_perf *p,
+                        struct moe_mb_cost *c)
 {
-    c->route = st->moe_layers * tok_gpu * m->topk * p->route_ns * 1e-6;
+    c->route = st->moe_layers * tok_gpu * m->topk * capacity(w) * p->route_ns * 1e-6;
 }
 
 /* Bytes of one K/V token row that the CP ring passes on, per GPU. */
@@ -145,8 +167,8 @@ static double kv_row(const struct moe_model *m, int tp)
 }
 
 static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
-                       const struct moe_pp_stage *st, double tok, const struct moe_perf *p,
-                       int domain, struct mb_cost *c)
+                       const struct moe_pp_stage *st, double tok, double cap,
+                       const struct moe_perf *p, int domain, struct moe_mb_cost *c)
 {
     double h = m->hidden, tok_gpu = tok / ((double)l->tp * l->cp);
     int layers = st->dense_layers + st->moe_layers;
@@ -164,16 +186,17 @@ static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
                             (link_gbps(p, (struct group){ l->cp, l->tp }, domain) * 1e6)
                       : 0;
     /* dispatch + combine, forward and backward, top-k copies of each token */
-    double routed = tok_gpu * m->topk * h * BF16;
+    double routed = tok_gpu * m->topk * cap * h * BF16;
     c->ep = 4.0 * st->moe_layers *
             alltoall_ms(routed, (struct group){ l->ep, l->etp }, p, domain);
     c->etp = 4.0 * st->moe_layers *
              ring_ms(routed * l->etp, (struct group){ l->etp, 1 }, p, domain);
     if (p->ep_overlap) /* hidden behind another microbatch's compute */
         c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
-    /* activations to the next stage and gradients back, per virtual chunk */
+    /* activations to the next stage and gradients back, per virtual chunk
+     * (the caller multiplies by VPP) */
     int world = l->tp * l->cp * l->dp * l->pp;
-    c->pp = l->pp > 1 ? 2.0 * l->vpp * tok_gpu * h * BF16 /
+    c->pp = l->pp > 1 ? 2.0 * tok_gpu * h * BF16 /
                             (link_gbps(p, (struct group){ 2, world / l->pp }, domain) * 1e6)
                       : 0;
 }
@@ -202,14 +225,14 @@ static double dp_exposed(const struct moe_layout *l, const struct moe_train *t,
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_workload *w, const struct moe_perf *p, int domain,
                        const struct moe_flops *hw, const struct moe_pp_stage *stage,
-                       struct mb_cost *c)
+                       struct moe_mb_cost *c)
 {
     struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
 
-    stage_compute(m, l, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
-    stage_route(m, &st, tok / ((double)l->tp * l->cp), p, c);
-    stage_comm(m, l, &st, tok, p, domain, c);
+    stage_compute(m, l, w, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
+    stage_route(m, w, &st, tok / ((double)l->tp * l->cp), p, c);
+    stage_comm(m, l, &st, tok, capacity(w), p, domain, c);
 }
 
 void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
@@ -223,6 +246,54 @@ void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
     moe_step_time_at(m, l, w, t, p, domain, params_dense, params_expert, st, n, out);
 }
 
+/* The stage's terms from the cache, or computed and filed there. */
+static void cached_stage_cost(const struct moe_model *m, const struct moe_layout *l,
+                              const struct moe_workload *w, const struct moe_train *t,
+                              const struct moe_perf *p, int domain, const struct moe_flops *hw,
+                              const struct moe_pp_stage *st, struct moe_step_cache *cache,
+                              struct moe_mb_cost *c)
+{
+    bool last = st->rank == l->pp - 1;
+    int vpp = l->vpp > 0 ? l->vpp : 1;
+
+    for (int i = 0; cache && i < cache->n; i++) {
+        if (cache->e[i].t == t && cache->e[i].dense_layers == st->dense_layers &&
+            cache->e[i].moe_layers == st->moe_layers && cache->e[i].last == last) {
+            *c = cache->e[i].cost;
+            c->pp *= vpp;
+            return;
+        }
+    }
+    stage_cost(m, l, w, p, domain, hw, st, c);
+    if (cache && cache->n < MOE_STEP_CACHE_MAX) {
+        cache->e[cache->n].t = t;
+        cache->e[cache->n].dense_layers = st->dense_layers;
+        cache->e[cache->n].moe_layers = st->moe_layers;
+        cache->e[cache->n].last = last;
+        cache->e[cache->n++].cost = *c;
+    }
+    c->pp *= vpp;
+}
+
+/* The slowest of the candidate stages, whose pace the pipeline runs at. */
+static void slowest_stage(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_perf *p, int domain, const struct moe_flops *f,
+                          const struct moe_pp_stage *stages, int n_stages,
+                          struct moe_step_cache *cache, struct moe_mb_cost *c)
+{
+    struct moe_flops hw;
+    struct moe_mb_cost other;
+
+    hardware_flops(f, t, &hw);
+    cached_stage_cost(m, l, w, t, p, domain, &hw, &stages[0], cache, c);
+    for (int i = 1; i < n_stages; i++) {
+        cached_stage_cost(m, l, w, t, p, domain, &hw, &stages[i], cache, &other);
+        if (mb_total(&other) > mb_total(c))
+            *c = other;
+    }
+}
+
 /* The pipeline runs at the pace of its slowest stage. */
 void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
                       const struct moe_workload *w, const struct moe_train *t,
@@ -230,18 +301,26 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
                       double params_expert, const struct moe_pp_stage *stages, int n_stages,
                       struct moe_step *out)
 {
-    struct moe_flops f, hw;
-    struct mb_cost c, other;
+    moe_step_time_cached(m, l, w, t, p, domain, params_dense, params_expert, stages, n_stages,
+                         NULL, out);
+}
+
+void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_perf *p, int domain, double params_dense,
+                          double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                          struct moe_step_cache *cache, struct moe_step *out)
+{
+    struct moe_flops own, *f = cache ? &cache->flops : &own;
+    struct moe_mb_cost c;
     int world = l->tp * l->cp * l->dp * l->pp, vpp = l->vpp > 0 ? l->vpp : 1;
 
-    moe_flops_per_token(m, w->seq_len, moe_padded_vocab(m->vocab, l->tp), &f);
-    hardware_flops(&f, t, &hw);
-    stage_cost(m, l, w, p, domain, &hw, &stages[0], &c);
-    for (int i = 1; i < n_stages; i++) {
-        stage_cost(m, l, w, p, domain, &hw, &stages[i], &other);
-        if (mb_total(&other) > mb_total(&c))
-            c = other;
+    if (!cache || !cache->have_flops) {
+        moe_flops_per_token(m, w->seq_len, moe_padded_vocab(m->vocab, l->tp), f);
+        if (cache)
+            cache->have_flops = true;
     }
+    slowest_stage(m, l, w, t, p, domain, f, stages, n_stages, cache, &c);
     double mbs = (double)w->gbs / ((double)w->mbs * l->dp), t_mb = mb_total(&c);
     double g = mb_gpu(&c);
     int layers = 0;
@@ -263,6 +342,6 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
     out->bubble_ms = (l->pp - 1) * t_mb / vpp;
     out->dp_ms = dp_exposed(l, t, p, domain, params_dense, params_expert, c.compute);
     out->step_ms = mbs * t_mb + out->bubble_ms + out->dp_ms + out->step_host_ms;
-    out->model_tflop = moe_flops_model_per_token(m, &f) * w->gbs * w->seq_len / 1e12;
+    out->model_tflop = moe_flops_model_per_token(m, f) * w->gbs * w->seq_len / 1e12;
     out->tflops_per_gpu = out->step_ms > 0 ? out->model_tflop / (out->step_ms / 1e3) / world : 0;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "fit/flops.h"
 #include "fit/gpu.h"
 #include "fit/memory.h"
 #include "core/model.h"
@@ -81,5 +82,36 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
                       const struct moe_perf *p, int domain, double params_dense,
                       double params_expert, const struct moe_pp_stage *stages, int n_stages,
                       struct moe_step *out);
+
+/* Per-microbatch terms of one pipeline stage, in ms. */
+struct moe_mb_cost {
+    double compute, route, tp, cp, ep, etp, pp, host, sync;
+};
+
+/* What moe_step_time_cached reuses between calls for one grid (TP, CP, PP,
+ * EP, ETP, DP, EDP) of one model, workload, machine and rates: the FLOPs
+ * per token at that TP, and the per-microbatch terms of each stage
+ * composition met, per fit-ladder settings (the VPP values of a grid
+ * mostly share them; only the PP send term scales with VPP).  Set n = 0
+ * and have_flops = false before the first call for a grid. */
+#define MOE_STEP_CACHE_MAX 16
+struct moe_step_cache {
+    bool have_flops;
+    struct moe_flops flops;
+    int n;
+    struct {
+        const struct moe_train *t;
+        int dense_layers, moe_layers;
+        bool last;
+        struct moe_mb_cost cost; /* its pp term per virtual stage */
+    } e[MOE_STEP_CACHE_MAX];
+};
+
+/* moe_step_time_at with the cache above (NULL: none); the same result. */
+void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
+                          const struct moe_workload *w, const struct moe_train *t,
+                          const struct moe_perf *p, int domain, double params_dense,
+                          double params_expert, const struct moe_pp_stage *stages, int n_stages,
+                          struct moe_step_cache *cache, struct moe_step *out);
 
 #endif

@@ -39,6 +39,8 @@ def common(r):
         a += ["--transformer-impl", r["impl"]]
     if r.get("mtp", "0") != "0":
         a += ["--mtp-layers", r["mtp"]]
+    if r.get("routing"):
+        a += ["--routing", r["routing"]]
     return a
 
 

@@ -79,8 +79,8 @@ ok "fit prints the predicted step and its terms" \
 ok "layouts --explain gives the first grid's step time term by term" \
     grep -qE '^  (compute|EP all-to-all|bubble|DP/EDP) ' "$out/lex.txt"
 "$M" fit $Q --gpus 16 --ep 16 --gpu b200 --precision mxfp8 >"$out/b200.txt" 2>&1
-ok "fit --gpu b200 --precision mxfp8 computes at B200's FP8 rate" \
-    grep -q 'at 2700 TFLOP/s (FP8)' "$out/b200.txt"
+ok "fit --gpu b200 --precision mxfp8 computes at B200's FP8 rate, core attention at BF16" \
+    grep -q 'at 2700 TFLOP/s (FP8; core attention at 1350 TFLOP/s BF16)' "$out/b200.txt"
 "$M" fit $Q --gpus 16 --gpu x100 >/dev/null 2>"$out/gpu.txt"
 [ $? -eq 1 ] && has "$out/gpu.txt" "gb300"
 tap_ok $? "fit --gpu with an unknown type exits 1 and lists the types"

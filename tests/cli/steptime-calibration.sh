@@ -11,6 +11,24 @@
 #   tests/calibration/steptime-table.py _build/gen/moeflow . > tests/calibration/steptime-table.tsv
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 tap_plan 5
+# Why they miss (issue 25), with what the published rows themselves say:
+#  - h100-2511-qwen3-30b (+48%): the model's per-token terms fit this recipe
+#    (its 25.09 token-drop row, no syncs, is +5%), and dropless costs more
+#    per microbatch than the model's sync stall at MBS 2 (241 -> 121 TFLOP/s
+#    published, 1.4x in the model), yet the 26.02 MBS 1 row is as fast per
+#    token as MBS 2, so the dropless overhead on H100 grows with the tokens:
+#    not a per-microbatch stall, and no term of the model grows so.  The
+#    three rows are three releases apart.
+#  - gb300-2511-qwen3-30b (-34%): the per-token terms match (its 26.02 MBS 8
+#    row against this MBS 4 one leaves about 1 ms per layer and microbatch
+#    fixed), but the stall that B200 at MBS 1 and GB200 at MBS 4 need
+#    together (7 ms per layer and microbatch, 16 local experts, the same
+#    chip) is 6 times what GB300 shows; no
+#    published GB300 fact (same FP8 rate, HBM and Grace host as GB200)
+#    accounts for it.
+# A search of the three TE sync and routing constants (SYNC_US 0-1200,
+# SYNC_EXPERT_US 0-500, ROUTE_KB 150-700) finds no setting with fewer than
+# two calibration misses: a constant cannot fix these rows.
 KNOWN_MISSES="h100-2511-qwen3-30b gb300-2511-qwen3-30b"
 out="${TMPDIR:-/tmp}/steptime-table.$$"
 python3 "$MOEFLOW_SRCDIR/tests/calibration/steptime-table.py" "$MOEFLOW_BIN" "$MOEFLOW_SRCDIR" >"$out"

@@ -3,7 +3,9 @@
  * the all-to-all behind a microbatch's compute, full recompute repeats
  * attention too, all-reduce without the distributed optimizer costs two
  * reduce-scatters, a strided group that spans more than an NVLink domain
- * runs at the NICs' rate, and small grouped GEMMs run below the full rate.
+ * runs at the NICs' rate, and small grouped GEMMs run below the full rate;
+ * drop-and-pad has no sync stall; the enumerator's per-grid cache changes
+ * nothing.
  * Relations between two predictions, not pinned figures: the calibration
  * (tests/cli/steptime-calibration.sh) pins the figures. */
 #include "config.h"
@@ -163,6 +165,56 @@ static void small_expert_gemms_run_slower(void **state)
     assert_true(mbs4.compute_ms < mbs1.compute_ms * (1 - 1e-6));
 }
 
+/* Drop-and-pad knows its split sizes on the host: no stall at the
+ * dispatcher's sync, the same launches in the host stream instead; with
+ * capacity factor 2 the experts' GEMMs and the all-to-all handle twice the
+ * rows. */
+static void drop_and_pad_has_no_sync_stall(void **state)
+{
+    struct setup s;
+    struct moe_step dropless, drop, drop2;
+
+    (void)state;
+    base(&s);
+    dropless = step(&s);
+    s.w.routing = MOE_ROUTING_DROP_AND_PAD, s.w.capacity_factor = 1.0;
+    drop = step(&s);
+    assert_true(dropless.sync_ms > 0);
+    assert_true(drop.sync_ms == 0);
+    assert_near(drop.host_stream_ms, dropless.host_stream_ms + dropless.sync_ms);
+    assert_near(drop.ep_ms, dropless.ep_ms);
+    s.w.capacity_factor = 2.0;
+    drop2 = step(&s);
+    assert_near(drop2.ep_ms, 2 * drop.ep_ms);
+    assert_true(drop2.compute_ms > drop.compute_ms * (1 + 1e-6));
+}
+
+/* The cache the layout enumerator keeps per grid gives, VPP after VPP,
+ * exactly what the uncached model gives: PP 2 with a PP send term. */
+static void cache_gives_the_same_step(void **state)
+{
+    struct setup s;
+    struct moe_step_cache cache;
+    struct moe_pp_stage st[MOE_PP_BUSY_MAX];
+
+    (void)state;
+    base(&s);
+    s.l.pp = 2, s.l.dp = 4, s.l.edp = 2;
+    cache.have_flops = false, cache.n = 0;
+    for (int vpp = 1; vpp <= 4; vpp++) {
+        struct moe_step plain, cached;
+        memset(&plain, 0, sizeof(plain)), memset(&cached, 0, sizeof(cached)); /* padding */
+        s.l.vpp = vpp;
+        int n = moe_memory_busy_stages(&s.m, &s.l, st);
+        moe_step_time_at(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n, &plain);
+        moe_step_time_cached(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n, &cache,
+                             &cached);
+        assert_true(plain.pp_ms > 0);
+        assert_memory_equal(&plain, &cached, sizeof(plain));
+    }
+    assert_true(cache.n >= 1 && cache.n <= MOE_STEP_CACHE_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +224,8 @@ int main(void)
         cmocka_unit_test(all_reduce_is_two_reduce_scatters),
         cmocka_unit_test(strided_group_leaves_nvlink),
         cmocka_unit_test(small_expert_gemms_run_slower),
+        cmocka_unit_test(drop_and_pad_has_no_sync_stall),
+        cmocka_unit_test(cache_gives_the_same_step),
     };
 
     return MOE_RUN_TESTS(tests);
