@@ -147,29 +147,49 @@ static int uninterrupted(struct moe_candidate *c, const char *dir, int n)
     return 0;
 }
 
-/* What the candidate checkpoints: the winners' combination, else the
- * plan's first candidate (the baseline). */
+/* What the candidate checkpoints, the configuration that would train: the
+ * winners' combination, else the one recorded winner, else the plan's first
+ * candidate (the baseline). */
 static const struct moe_candidate *validated(const struct moe_stage_plan *plan)
 {
-    for (size_t i = 0; i < plan->n; i++)
-        if (plan->cands[i].variable && strcmp(plan->cands[i].variable, "combination") == 0)
-            return &plan->cands[i];
-    return plan->n ? &plan->cands[0] : NULL;
+    const struct moe_candidate *winner = NULL;
+    size_t winners = 0;
+
+    for (size_t i = 0; i < plan->n; i++) {
+        const struct moe_candidate *c = &plan->cands[i];
+
+        if (c->variable && strcmp(c->variable, "combination") == 0)
+            return c;
+        if (i > 0 && moe_candidate_is_timed(c)) {
+            winner = c;
+            winners++;
+        }
+    }
+    return winners == 1 ? winner : plan->n ? &plan->cands[0] : NULL;
 }
 
 static int build(const struct moe_study *s, const struct moe_candidate *from,
                  struct moe_candidate *c)
 {
-    char dir[512], note[256];
+    char dir[512], note[384], label[128] = "the baseline", *winner;
     int n = moe_checkpoint_step(s), det;
 
+    /* "mbs=4" for one winner; "baseline" and "combination" by name */
+    if (from->variable && (strcmp(from->variable, "baseline") == 0 ||
+                           strcmp(from->variable, "combination") == 0))
+        snprintf(label, sizeof(label), "%s", from->variable);
+    else if (from->variable) {
+        if (!(winner = moe_candidate_label(from)))
+            return -1;
+        snprintf(label, sizeof(label), "%s", winner);
+        free(winner);
+    }
     snprintf(dir, sizeof(dir), MOE_CHECKPOINT_DIR "/%s", from->id);
     if (moe_candidate_copy(c, from) < 0 || uninterrupted(c, dir, n) < 0 ||
         (det = make_deterministic(c)) < 0)
         return -1;
     snprintf(note, sizeof(note), "checkpoint/resume of %s: saves at step %d, a second srun "
-             "resumes it to step %d; %s", from->variable ? from->variable : "the baseline", n,
-             s->measure.validate_steps,
+             "resumes it to step %d; %s", label, n, s->measure.validate_steps,
              det ? "deterministic, losses must match exactly"
                  : "not deterministic (TP communication overlap), losses within 1e-3");
     json_decref(c->value);

@@ -1,6 +1,7 @@
 /* validation.checkpoint: the validate stage's checkpoint/resume candidate.
  * It runs the configuration being validated (the recorded winners'
- * combination when the stage has one, else the baseline) twice, in one
+ * combination when the stage has one, else the one recorded winner, else
+ * the baseline) twice, in one
  * batch job, as two srun steps: "uninterrupted" trains validate_steps
  * (N+M) steps and saves at step N with Megatron's own --save and
  * --save-interval (distributed format); "resumed", a fresh process, loads

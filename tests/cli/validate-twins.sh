@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 51
+tap_plan 52
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -35,6 +35,7 @@ study() {
     local S=$tmp/$1 R d
     bash "$MOEFLOW_SRCDIR/tests/gpu/lane.sh" study "$2" > "$tmp/$1.yaml"
     [ -z "${3:-}" ] || printf '%s\n' "$3" >> "$tmp/$1.yaml"
+    [ -z "${4:-}" ] || sed -i "$4" "$tmp/$1.yaml"
     gen "$tmp/$1.yaml" -o "$S" > "$tmp/gen.out" 2>&1 || { diag < "$tmp/gen.out"; return 1; }
     R=$(awk -F'\t' '$1 == "retune" && $4 == "ep_overlap" { print $3; exit }' "$S/candidates.tsv")
     d=$S/runs/7_0
@@ -149,8 +150,10 @@ ok "... and the contention, none here: no compute ran beside communication" has 
 ok "... nor any extra time to count" has "$tmp/report.txt" \
     "^  contention: its extra compute time, ms +- +- +-$"
 # validation.checkpoint's run comes after the twins, has no twin of its
-# own, and gen's list names every run validate.sbatch holds.
-C=$(study ck core-0.19 $'validation:\n  checkpoint: true') || { echo "Bail out! no checkpoint study"; exit 1; }
+# own, and gen's list names every run validate.sbatch holds.  Without the
+# distributed optimizer: without TE it could not resume (checkpoint-validate.sh).
+C=$(study ck core-0.19 $'validation:\n  checkpoint: true' \
+    's/^  gbs: \(.*\)/  gbs: \1\n  distributed_optimizer: false/') || { echo "Bail out! no checkpoint study"; exit 1; }
 as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$C/study.yaml" --stage validate \
     --winners "$C" > "$tmp/ck.out" 2>&1
 tap_ok $? "with validation.checkpoint: gen --winners"
@@ -158,6 +161,10 @@ ok "... lists 5 runs, the checkpoint run last" has "$tmp/ck.out" "^  4: checkpoi
 ok "... which no twin profiles" field "$C/manifest.json" "(lambda c: c[4]['variable'] == 'checkpoint'
     and 'twin_of' not in c[4] and all(x.get('twin_of') != c[4]['id'] for x in c)
     and [x.get('twin_of') for x in c[2:4]] == [c[0]['id'], c[1]['id']] or sys.exit(1))(
+    [s for s in d['stages'] if s['stage'] == 'validate'][0]['candidates'])"
+ok "... and checkpoints the one winner, the configuration that would train" \
+    field "$C/manifest.json" "(lambda c: c[4]['value'] == c[1]['id']
+    and c[4]['note'].startswith('checkpoint/resume of ep_overlap=true:') or sys.exit(1))(
     [s for s in d['stages'] if s['stage'] == 'validate'][0]['candidates'])"
 
 # A manifest is data: a twin_of that is no candidate id never becomes a path.
