@@ -193,12 +193,15 @@ static void dry_run(const char *dir, const struct moe_gen_output *out)
 
 #define SKIPS_SHOWN 4
 
-/* A skipped entry as one line: "variable=value: reason". */
+/* A skipped entry as one line: "variable=value: reason" ("variable:
+ * reason" when it has no value, as the checkpoint run and the twins). */
 static void print_skip(const struct moe_skip *sk)
 {
-    char *val = json_dumps(sk->value, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *val = json_is_null(sk->value) ? NULL
+                                        : json_dumps(sk->value, JSON_COMPACT | JSON_ENCODE_ANY);
 
-    printf("             skipped %s=%s: %s\n", sk->variable, val ? val : "?", sk->reason);
+    printf("             skipped %s%s%s: %s\n", sk->variable, json_is_null(sk->value) ? "" : "=",
+           json_is_null(sk->value) ? "" : val ? val : "?", sk->reason);
     free(val);
 }
 

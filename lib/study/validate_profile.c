@@ -42,9 +42,9 @@ static int make_twin(const struct moe_study *s, const struct moe_candidate *sibl
     if (moe_candidate_copy(twin, sibling) < 0)
         return -1;
     snprintf(dir, sizeof(dir), MOE_TWIN_PROFILE_DIR_FMT "/tensorboard", sibling->id);
-    snprintf(note, sizeof(note), "profiling twin: %s, profiled over steps %d..%d; never timed",
-             sibling->note ? sibling->note : "", s->measure.profile_first,
-             s->measure.profile_last);
+    snprintf(note, sizeof(note), "profiling twin%s%s, profiled over steps %d..%d; never timed",
+             sibling->note && sibling->note[0] ? ": " : "", sibling->note ? sibling->note : "",
+             s->measure.profile_first, s->measure.profile_last);
     json_decref(twin->contract);
     twin->contract = twin_contract(s, sibling->contract);
     if (!twin->contract || moe_megatron_profile_args(s, dir, &twin->argv) < 0 ||
