@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,6 +526,33 @@ static int profile_pairs(const struct moe_study_view *v, json_t *extra)
     return MOE_EXIT_OK;
 }
 
+/* A run's median step (ms), NAN when it has none. */
+static double median_of(const struct moe_report_run *runs, size_t nruns, const char *name)
+{
+    for (size_t i = 0; name && i < nruns; i++)
+        if (strcmp(runs[i].name, name) == 0)
+            return runs[i].n ? runs[i].step_median : NAN;
+    return NAN;
+}
+
+/* Each matched profile against the timed runs it twins (runs[0]: the
+ * baseline, the stage's reference), over the report's window. */
+static int reconcile_pairs(json_t *extra, const struct moe_report_run *runs, size_t nruns,
+                           long first, long last)
+{
+    json_t *pairs = json_object_get(extra, "profile_pairs"), *p;
+    size_t i;
+
+    json_array_foreach(pairs, i, p) {
+        const char *label = json_string_value(json_object_get(p, "label"));
+
+        if (moe_profile_pair_reconcile(p, runs[0].n ? runs[0].step_median : NAN,
+                                       median_of(runs, nruns, label), first, last) < 0)
+            return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
+    }
+    return MOE_EXIT_OK;
+}
+
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
 static int report_study(const char *study, const char *stage, const struct report_args *a)
@@ -554,6 +582,8 @@ static int report_study(const char *study, const char *stage, const struct repor
         rc = checkpoint_verdict(&v, extra, &ck, ck_id, sizeof(ck_id));
         if (rc == MOE_EXIT_OK)
             rc = profile_pairs(&v, extra);
+        if (rc == MOE_EXIT_OK)
+            rc = reconcile_pairs(extra, runs, nruns, rd.first, rd.last);
         if (rc == MOE_EXIT_OK)
             rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
         if (rc == MOE_EXIT_OK && !a->json) {

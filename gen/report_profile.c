@@ -69,6 +69,47 @@ static void kernels(const json_t *list)
     }
 }
 
+/* A percentage with one decimal, "-" for null. */
+static const char *pct(const json_t *v, char *buf, size_t len)
+{
+    if (!json_is_number(v))
+        return "-";
+    snprintf(buf, len, "%.1f", json_number_value(v));
+    return buf;
+}
+
+/* The twins' busy time against the timed runs' steps. */
+static void reconciled(const json_t *r)
+{
+    const json_t *steps = json_object_get(r, "timed_steps");
+    const char *gap = json_string_value(json_object_get(r, "gap"));
+    const json_t *share;
+    char a[32], b[32], c[32];
+
+    if (!r)
+        return;
+    printf("  reconciled with the timed runs' medians over steps %lld..%lld (measured):\n",
+           (long long)json_integer_value(json_array_get(steps, 0)),
+           (long long)json_integer_value(json_array_get(steps, 1)));
+    printf("    step %.1f -> %.1f ms (%+.1f); GPU busy %s%% -> %s%% of the step\n",
+           json_number_value(json_object_get(r, "baseline_step_ms")),
+           json_number_value(json_object_get(r, "winner_step_ms")),
+           json_number_value(json_object_get(r, "step_change_ms")),
+           pct(json_object_get(r, "baseline_gpu_busy_pct"), a, sizeof(a)),
+           pct(json_object_get(r, "winner_gpu_busy_pct"), b, sizeof(b)));
+    share = json_object_get(r, "busy_share_of_step_change_pct");
+    if (json_is_number(share) && json_number_value(share) >= 0 && json_number_value(share) <= 100)
+        printf("    the GPU busy time's change (%+.1f ms) is %s%% of the step's: the rest is "
+               "time outside GPU kernels (host launches, synchronisation)\n",
+               json_number_value(json_object_get(r, "busy_change_ms")), pct(share, c, sizeof(c)));
+    else if (json_is_number(share))
+        printf("    the GPU busy time's change (%+.1f ms) is %s%% of the step's: time outside "
+               "GPU kernels moved the other way\n",
+               json_number_value(json_object_get(r, "busy_change_ms")), pct(share, c, sizeof(c)));
+    if (gap)
+        printf("    GAP: %s\n", gap);
+}
+
 static void pair(const json_t *p)
 {
     const json_t *steps = json_object_get(p, "steps");
@@ -94,6 +135,7 @@ static void pair(const json_t *p)
     row("contention: compute beside comm, % slower", p, "slowdown_pct", true);
     row("contention: its extra compute time, ms", p, "extra_ms_per_gpu_step", true);
     kernels(json_object_get(p, "kernels"));
+    reconciled(json_object_get(p, "reconciled"));
 }
 
 void moe_report_print_profile_pairs(const json_t *pairs)

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,6 +449,53 @@ json_t *moe_profile_pair_json(const struct moe_profile_side *baseline,
     return json_pack("{s:s, s:o, s:o, s:o, s:o}", "source", "measured", "baseline", b, "winner",
                      w, "winner_minus_baseline", delta, "kernels",
                      shared_kernels(baseline, winner, top));
+}
+
+/* A side's GPU busy time per step: compute kernels, and communication
+ * that none hid (ms). */
+static double busy_ms(const json_t *side)
+{
+    const json_t *exposed = json_object_get(side, "exposed_comm_ms_per_gpu_step");
+
+    return field(side, "compute_busy_ms_per_gpu_step") +
+           (json_is_number(exposed) ? json_number_value(exposed) : 0);
+}
+
+static json_t *pct_or_null(double part, double whole)
+{
+    return isfinite(part) && isfinite(whole) && whole != 0 ? json_real(100 * part / whole)
+                                                           : json_null();
+}
+
+int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double winner_step_ms,
+                               long first, long last)
+{
+    const char *status = json_string_value(json_object_get(pair, "status"));
+    double bb, wb, dstep = winner_step_ms - baseline_step_ms;
+    json_t *r;
+
+    if (!status || strcmp(status, "paired") != 0 || !isfinite(baseline_step_ms) ||
+        !isfinite(winner_step_ms))
+        return 0;
+    bb = busy_ms(json_object_get(pair, "baseline"));
+    wb = busy_ms(json_object_get(pair, "winner"));
+    r = json_pack("{s:s, s:[I,I], s:f, s:f, s:o, s:o, s:f, s:f, s:o}", "source",
+                  "measured: busy time from the twins' traces, step times from the timed runs' "
+                  "medians", "timed_steps", (json_int_t)first, (json_int_t)last,
+                  "baseline_step_ms", baseline_step_ms, "winner_step_ms", winner_step_ms,
+                  "baseline_gpu_busy_pct", pct_or_null(bb, baseline_step_ms),
+                  "winner_gpu_busy_pct", pct_or_null(wb, winner_step_ms), "step_change_ms",
+                  dstep, "busy_change_ms", wb - bb, "busy_share_of_step_change_pct",
+                  pct_or_null(wb - bb, dstep));
+    if (!r)
+        return -1;
+    json_object_set_new(r, "gap", bb > baseline_step_ms || wb > winner_step_ms
+                                      ? json_string("a twin's GPU busy time exceeds its run's "
+                                                    "timed step: the profiled steps ran in "
+                                                    "another regime, or the profiler slowed "
+                                                    "them")
+                                      : json_null());
+    return json_object_set_new(pair, "reconciled", r) < 0 ? -1 : 0;
 }
 
 /* The validate stage's candidates, as the manifest lists them. */

@@ -67,6 +67,18 @@ json_t *moe_profile_side_json(const struct moe_profile_side *s, long steps, size
 json_t *moe_profile_pair_json(const struct moe_profile_side *baseline,
                               const struct moe_profile_side *winner, long steps, size_t top);
 
+/* Reconciles a paired entry of moe_profile_pairs_of_study with the step
+ * times of the timed runs it twins (medians over steps first..last, ms;
+ * NAN when a run has none): adds "reconciled": each side's GPU busy time
+ * (compute kernels plus exposed communication, from the twin) as a share
+ * of its timed step, and how much of the step's change the kernels'
+ * change explains; "gap" names what does not add up (a twin busier than
+ * its timed step).  Both inputs are measured; the twins profile other
+ * steps than the timed window, which the entry says.  Entries that are not
+ * paired are left alone.  -1 when out of memory. */
+int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double winner_step_ms,
+                               long first, long last);
+
 /* The "profile_pairs" of a generated study's validate stage: one entry per
  * winner twin (and the combination's), paired with the baseline's twin, or
  * saying what is missing.  An empty array when the stage has no twins

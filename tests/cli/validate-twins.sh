@@ -19,7 +19,7 @@
 require_root
 M=$MOEFLOW_BIN
 U=nobody
-tap_plan 52
+tap_plan 54
 tmp=$(mktemp -d /tmp/mfvt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
@@ -136,6 +136,16 @@ ok "... the exposed communication per GPU and step is overlap's, on each side" \
 ok "... names the winner and both twins" field "$tmp/report.json" \
     "(lambda p: p['label'] == 'ep_overlap=true' and p['winner_id'] == '$2'
       and p['baseline_twin'] != p['twin'])(d['profile_pairs'][0]) or sys.exit(1)"
+# Reconciled with the timed runs (both logs here are the same run): each
+# side's GPU busy time as a share of its timed median step, and no share
+# of a step change that is zero.
+ok "... reconciled with the timed runs' median steps, the busy share measured" \
+    field "$tmp/report.json" "(lambda p, r: r['baseline_step_ms'] == [x for x in d['runs'] if x['name'] == 'baseline'][0]['step_ms_median']
+      and r['winner_step_ms'] == r['baseline_step_ms'] and r['timed_steps'] == [41, 50]
+      and abs(r['baseline_gpu_busy_pct'] - 100 * (p['baseline']['compute_busy_ms_per_gpu_step']
+          + p['baseline']['exposed_comm_ms_per_gpu_step']) / r['baseline_step_ms']) < 1e-9
+      and r['step_change_ms'] == 0 and r['busy_share_of_step_change_pct'] is None
+      and r['source'].startswith('measured'))(d['profile_pairs'][0], d['profile_pairs'][0]['reconciled']) or sys.exit(1)"
 "$M" report "$S" --stage validate -o "$tmp/report-out" > /dev/null 2>&1
 ok "... and report -o keeps them in its report.json" field "$tmp/report-out/report.json" \
     "d['profile_pairs'][0]['status'] == 'paired' or sys.exit(1)"
@@ -147,6 +157,8 @@ ok "... with hidden communication" has "$tmp/report.txt" \
     "^  hidden communication, % of comm +0\.000 +0\.000 +\+0\.000$"
 ok "... and the contention, none here: no compute ran beside communication" has "$tmp/report.txt" \
     "^  contention: compute beside comm, % slower +- +- +-$"
+ok "... and reconciles them with the timed runs" has "$tmp/report.txt" \
+    "^  reconciled with the timed runs' medians over steps 41\.\.50 \(measured\):$"
 ok "... nor any extra time to count" has "$tmp/report.txt" \
     "^  contention: its extra compute time, ms +- +- +-$"
 # validation.checkpoint's run comes after the twins, has no twin of its
