@@ -31,12 +31,12 @@ static void row(const char *what, const json_t *pair, const char *key, bool cont
     printf("  %-44s %12s %12s %12s\n", what, bs, ws, ds);
 }
 
-/* A mean in us, "-" for none. */
-static const char *us(const json_t *v, char *buf, size_t len)
+/* A number with that many decimals, "-" for none. */
+static const char *fixed(const json_t *v, int decimals, char *buf, size_t len)
 {
     if (!json_is_number(v))
         return "-";
-    snprintf(buf, len, "%.3f", json_number_value(v));
+    snprintf(buf, len, "%.*f", decimals, json_number_value(v));
     return buf;
 }
 
@@ -64,18 +64,9 @@ static void kernels(const json_t *list)
         printf("  %12.3f %12.3f %9s %12s %12s  %.100s\n",
                json_number_value(json_object_get(k, "baseline_mean_us")),
                json_number_value(json_object_get(k, "winner_mean_us")), change,
-               us(json_object_get(k, "winner_alone_mean_us"), a, sizeof(a)),
-               us(json_object_get(k, "winner_concurrent_mean_us"), b, sizeof(b)), name);
+               fixed(json_object_get(k, "winner_alone_mean_us"), 3, a, sizeof(a)),
+               fixed(json_object_get(k, "winner_concurrent_mean_us"), 3, b, sizeof(b)), name);
     }
-}
-
-/* A percentage with one decimal, "-" for null. */
-static const char *pct(const json_t *v, char *buf, size_t len)
-{
-    if (!json_is_number(v))
-        return "-";
-    snprintf(buf, len, "%.1f", json_number_value(v));
-    return buf;
 }
 
 /* The twins' busy time against the timed runs' steps. */
@@ -95,17 +86,17 @@ static void reconciled(const json_t *r)
            json_number_value(json_object_get(r, "baseline_step_ms")),
            json_number_value(json_object_get(r, "winner_step_ms")),
            json_number_value(json_object_get(r, "step_change_ms")),
-           pct(json_object_get(r, "baseline_gpu_busy_pct"), a, sizeof(a)),
-           pct(json_object_get(r, "winner_gpu_busy_pct"), b, sizeof(b)));
+           fixed(json_object_get(r, "baseline_gpu_busy_pct"), 1, a, sizeof(a)),
+           fixed(json_object_get(r, "winner_gpu_busy_pct"), 1, b, sizeof(b)));
     share = json_object_get(r, "busy_share_of_step_change_pct");
     if (json_is_number(share) && json_number_value(share) >= 0 && json_number_value(share) <= 100)
         printf("    the GPU busy time's change (%+.1f ms) is %s%% of the step's: the rest is "
                "time outside GPU kernels (host launches, synchronisation)\n",
-               json_number_value(json_object_get(r, "busy_change_ms")), pct(share, c, sizeof(c)));
+               json_number_value(json_object_get(r, "busy_change_ms")), fixed(share, 1, c, sizeof(c)));
     else if (json_is_number(share))
         printf("    the GPU busy time's change (%+.1f ms) is %s%% of the step's: time outside "
                "GPU kernels moved the other way\n",
-               json_number_value(json_object_get(r, "busy_change_ms")), pct(share, c, sizeof(c)));
+               json_number_value(json_object_get(r, "busy_change_ms")), fixed(share, 1, c, sizeof(c)));
     if (gap)
         printf("    GAP: %s\n", gap);
 }
