@@ -219,37 +219,6 @@ struct layer_memo {
 
 static int cmp_entries_with(const struct moe_layout_entry *a, const struct moe_layout_entry *b,
                             const struct moe_layout_set *set);
-static long step_bucket_of(double step_ms);
-
-/* Max-heap on the ranking: the worst kept entry sits at the root. */
-static void sift_down(struct moe_layout_entry *h, size_t n, size_t i,
-                      const struct moe_layout_set *set)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, w = i;
-        if (l < n && cmp_entries_with(&h[l], &h[w], set) > 0)
-            w = l;
-        if (r < n && cmp_entries_with(&h[r], &h[w], set) > 0)
-            w = r;
-        if (w == i)
-            return;
-        struct moe_layout_entry tmp = h[i];
-        h[i] = h[w], h[w] = tmp;
-        i = w;
-    }
-}
-
-static void sift_up(struct moe_layout_entry *h, size_t i, const struct moe_layout_set *set)
-{
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (cmp_entries_with(&h[i], &h[p], set) <= 0)
-            return;
-        struct moe_layout_entry tmp = h[i];
-        h[i] = h[p], h[p] = tmp;
-        i = p;
-    }
-}
 
 static void count_valid(struct moe_layout_set *s, const struct moe_layout_entry *e)
 {
@@ -299,19 +268,14 @@ static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout
     best->n_vpp = n + 1;
 }
 
+/* Every grid is kept until the ranking: a near-tie group is led by the
+ * fastest grid of all, known only at the end (a few MB: 6,000 grids of
+ * DeepSeek-V3 on 4096 GPUs). */
 static int push_valid(struct builder *b, const struct moe_layout_entry *e)
 {
     struct moe_layout_set *s = b->s;
 
     s->n_grids++;
-    if (b->top > 0 && s->n_ranked == b->top + 1) {
-        /* keep top + 1: the last kept one names the rule of the top-th */
-        if (cmp_entries_with(e, &s->valid[0], s) >= 0)
-            return 0;
-        s->valid[0] = *e;
-        sift_down(s->valid, s->n_ranked, 0, s);
-        return 0;
-    }
     if (s->n_ranked == b->cap_valid) {
         size_t cap = b->cap_valid ? 2 * b->cap_valid : 256;
         void *p = realloc(s->valid, cap * sizeof(*e));
@@ -320,8 +284,6 @@ static int push_valid(struct builder *b, const struct moe_layout_entry *e)
         s->valid = p, b->cap_valid = cap;
     }
     s->valid[s->n_ranked++] = *e;
-    if (b->top > 0)
-        sift_up(s->valid, s->n_ranked - 1, s);
     return 0;
 }
 
@@ -537,7 +499,7 @@ static int enumerate_pp(const struct moe_model *m, const struct moe_workload *w,
                                      e.mem.params_dense, e.mem.params_expert,
                                      &b->stages[MOE_PP_BUSY_MAX * v], b->n_stages[v], &cache,
                                      &e.time);
-                e.step_bucket = step_bucket_of(e.time.step_ms);
+                e.step_bucket = 0; /* its near-tie group, set when ranking */
                 b->s->considered++;
                 count_valid(b->s, &e);
                 keep_best_vpp(&best, &e, b->s);
@@ -568,15 +530,6 @@ static int fit_class(const struct moe_layout_entry *e, const struct moe_train *s
     return t->recompute.granularity == MOE_RC_FULL ? 1 : 0;
 }
 
-/* Step times within MOE_NEAR_TIE of each other share a bucket: a log
- * scale keeps the buckets the same relative width at every speed, and
- * comparing buckets (not differences) keeps the order transitive. */
-static long step_bucket_of(double step_ms)
-{
-    double ms = step_ms > 1e-9 ? step_ms : 1e-9;
-
-    return lround(floor(log(ms) / log1p(MOE_NEAR_TIE)));
-}
 
 /* No published or measured step time checks the model on this GPU type
  * (the calibration record's count in fit/gpu.h): its small differences
@@ -637,6 +590,46 @@ static int cmp_index(const void *pa, const void *pb, void *ctx)
                             r->set);
 }
 
+static int cmp_index_by_step(const void *pa, const void *pb, void *ctx)
+{
+    const struct rank_ctx *r = ctx;
+    const struct moe_layout_entry *a = &r->valid[*(const size_t *)pa];
+    const struct moe_layout_entry *b = &r->valid[*(const size_t *)pb];
+    int fa = fit_class(a, r->set->steps), fb = fit_class(b, r->set->steps);
+
+    if (fa != fb)
+        return fa < fb ? -1 : 1;
+    return a->time.step_ms < b->time.step_ms ? -1 : a->time.step_ms > b->time.step_ms;
+}
+
+/* Near-ties as groups: from the fastest grid of a fit class up, a group
+ * holds every grid within MOE_NEAR_TIE of its own fastest, the next group
+ * starts at the first grid beyond.  Led by real grids, not by a fixed
+ * scale, so that two grids 1% apart never fall on two sides of a bucket's
+ * edge (Mixtral on 16 H100s ranked CP2 above CP1 so, issue 25); and a
+ * group number per grid keeps the ranking's order transitive. */
+static void group_near_ties(struct moe_layout_set *s, size_t *order, struct rank_ctx *ctx)
+{
+    double lead = 0;
+    long group = 0;
+    int cls = -1;
+
+    for (size_t i = 0; i < s->n_ranked; i++)
+        order[i] = i;
+    qsort_r(order, s->n_ranked, sizeof(*order), cmp_index_by_step, ctx);
+    for (size_t i = 0; i < s->n_ranked; i++) {
+        struct moe_layout_entry *e = &s->valid[order[i]];
+        int c = fit_class(e, s->steps);
+
+        if (c != cls || e->time.step_ms > lead * (1 + MOE_NEAR_TIE)) {
+            group++;
+            lead = e->time.step_ms;
+            cls = c;
+        }
+        e->step_bucket = group;
+    }
+}
+
 /* Sorts indices, not the entries: entries are large and there can be
  * 10^5 of them. */
 static int rank_entries(struct moe_layout_set *s)
@@ -654,6 +647,7 @@ static int rank_entries(struct moe_layout_set *s)
         free(sorted);
         return -1;
     }
+    group_near_ties(s, order, &ctx);
     for (size_t i = 0; i < s->n_ranked; i++)
         order[i] = i;
     qsort_r(order, s->n_ranked, sizeof(*order), cmp_index, &ctx);

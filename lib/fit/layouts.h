@@ -85,7 +85,7 @@ struct moe_layout_entry {
     bool nvlink_ok, pp_ok, cp_ok;
     enum moe_scale_rule decided_by; /* why it ranks above the next one */
     struct moe_step time;   /* predicted step time at that ladder step */
-    long step_bucket;       /* its near-tie bucket (MOE_NEAR_TIE), set with time */
+    long step_bucket;       /* its near-tie group (MOE_NEAR_TIE), set when ranking */
     int n_vpp;              /* valid VPP values of this grid, this one included */
     struct moe_vpp_alt alt[MOE_VPP_ALT_MAX]; /* the others, min(n_vpp-1, MAX) */
 };
