@@ -210,7 +210,6 @@ static int build(const struct moe_study *s, const struct moe_candidate *from,
 static const char *unresumable(const struct moe_study *s, char *buf, size_t size)
 {
     char dist[384], torch[384];
-    size_t n;
 
     if (!s->distributed_optimizer || moe_software_has_te(&s->software) || s->software.apex)
         return NULL;
@@ -218,11 +217,9 @@ static const char *unresumable(const struct moe_study *s, char *buf, size_t size
                                dist, sizeof(dist));
     moe_megatron_rule_describe(citation("checkpoint_torch_adam_torch_format"),
                                s->software.dialect, torch, sizeof(torch));
-    n = (size_t)snprintf(buf, size, "no checkpoint/resume run: without Transformer Engine or "
-                         "Apex, ");
-    snprintf(buf + (n < size ? n : size), n < size ? size - n : 0,
-             "%s; %s. Set workload.distributed_optimizer: false, or declare "
-             "software.transformer_engine", dist, torch);
+    snprintf(buf, size, "no checkpoint/resume run: without Transformer Engine or Apex, %s; %s. "
+             "Set workload.distributed_optimizer: false, or declare software.transformer_engine",
+             dist, torch);
     return buf;
 }
 
