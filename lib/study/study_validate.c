@@ -417,9 +417,67 @@ static int name_combination(struct moe_candidate *combo, const struct opts *args
     return 0;
 }
 
+/* The entry of entry's NAME ("NAME=value") in env, or -1. */
+static long env_at(const struct moe_strv *env, const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+
+    for (size_t i = 0; i < env->n; i++)
+        if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=')
+            return (long)i;
+    return -1;
+}
+
+/* Claims one variable's change by who (entry NULL: dropped; name_of: the
+ * entry naming it) and applies it to env. */
+static int env_change(struct moe_strv *env, const char *name_of, const char *entry,
+                      struct claims *claims, const char *who, struct moe_error *err)
+{
+    struct moe_strv words = { 0 };
+    char key[192];
+    long i = env_at(env, name_of);
+    int rc;
+
+    snprintf(key, sizeof(key), "environment variable %.*s", (int)strcspn(name_of, "="), name_of);
+    if (entry)
+        moe_strv_push(&words, entry);
+    rc = words.oom ? -1 : claim(claims, key, entry ? &words : NULL, who, err);
+    moe_strv_free(&words);
+    if (rc < 0)
+        return -1;
+    if (!entry) {
+        if (i >= 0)
+            moe_strv_remove(env, (size_t)i);
+        return 0;
+    }
+    return i >= 0 ? moe_strv_set(env, (size_t)i, entry) : moe_strv_push(env, entry);
+}
+
+/* One winner's changes of the baseline's environment (a variable set,
+ * changed or dropped) into the combination's: it runs as each winner did
+ * (ep_overlap's CUDA_DEVICE_MAX_CONNECTIONS, CUDA graphs'
+ * NCCL_GRAPH_REGISTER=0); two winners changing one variable differently
+ * cannot be combined. */
+static int merge_env(struct moe_strv *combo, const struct moe_strv *base,
+                     const struct moe_strv *winner, struct claims *claims, const char *who,
+                     struct moe_error *err)
+{
+    for (size_t i = 0; i < winner->n; i++) {
+        long b = env_at(base, winner->v[i]);
+
+        if ((b < 0 || strcmp(base->v[b], winner->v[i]) != 0) &&
+            env_change(combo, winner->v[i], winner->v[i], claims, who, err) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < base->n; i++)
+        if (env_at(winner, base->v[i]) < 0 &&
+            env_change(combo, base->v[i], NULL, claims, who, err) < 0)
+            return -1;
+    return 0;
+}
+
 /* The winners together as one run: each one's changes to the baseline's
- * options and contract, refused where two disagree.  The environment stays
- * the baseline's (study_validate.h). */
+ * options, environment and contract, refused where two disagree. */
 static int combination(const struct moe_candidate *baseline, const struct moe_stage_plan *alone,
                        const struct moe_strv *names, json_t *digests,
                        struct moe_candidate *combo, struct moe_error *err)
@@ -437,6 +495,8 @@ static int combination(const struct moe_candidate *baseline, const struct moe_st
 
         if ((rc = opts_of(&w->argv, &wopts)) == 0)
             rc = merge_args(&copts, &bopts, &wopts, &args, names->v[i], err);
+        if (rc == 0)
+            rc = merge_env(&combo->env, &baseline->env, &w->env, &args, names->v[i], err);
         if (rc == 0)
             rc = merge_contract(contract, baseline->contract, w->contract, cch, names->v[i], err);
         opts_free(&wopts);

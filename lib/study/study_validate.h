@@ -9,14 +9,17 @@
  * digest).  Alone, a winner runs its retune candidate's arguments and
  * environment over the validate steps (same declared contract, same id).
  * The combination applies every winner's changes of the arguments,
- * relative to the baseline, to the validate baseline, and runs in the
- * baseline's environment (a winner's own environment, such as a
- * CUDA_DEVICE_MAX_CONNECTIONS that differs, is not carried over: it never
- * was, the old merge read the environment object as a list); its
+ * relative to the baseline, to the validate baseline, and so every
+ * winner's changes of the baseline's environment (ep_overlap's
+ * CUDA_DEVICE_MAX_CONNECTIONS, CUDA graphs' NCCL_GRAPH_REGISTER=0): it
+ * runs as each winner ran alone (until 2026-12 it ran in the baseline's
+ * environment, so a gain measured with a winner's variable was validated
+ * without it); its
  * declared contract is the baseline's with every winner's changed fields,
  * plus "validation": {"combination": [winner digests]}, which the plugin's
  * validate-combination rule checks.  Two winners that change the same
- * argument differently cannot be combined: an error says which. */
+ * argument or environment variable differently cannot be combined: an
+ * error says which. */
 #ifndef MOEFLOW_STUDY_VALIDATE_H
 #define MOEFLOW_STUDY_VALIDATE_H
 

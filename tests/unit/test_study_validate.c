@@ -146,9 +146,11 @@ static void winners_alone_and_combined(void **state)
     static const char *const ovl[] = { "--overlap-moe-expert-parallel-comm", NULL };
     static const char *const fp8[] = { "--fp8-format", "hybrid", NULL };
     static const char *const fp8b[] = { "--fp8-format", "e4m3", NULL };
+    static const char *const gc[] = { "--manual-gc", NULL };
     json_t *a = candidate("aaaa", "ep_overlap", "true", "ep_overlap", json_true(), ovl);
     json_t *b = candidate("bbbb", "precision", "fp8-delayed", "precision", json_string("fp8"), fp8);
     json_t *d = candidate("dddd", "precision", "fp8-e4m3", "precision", json_string("e4m3"), fp8b);
+    json_t *g = candidate("gggg", "manual_gc", "true", "manual_gc", json_true(), gc);
     json_t *manifest;
     struct moe_candidate base;
     struct moe_stage_plan out;
@@ -157,14 +159,15 @@ static void winners_alone_and_combined(void **state)
     char path[256], *dump;
 
     (void)state;
+    json_object_set_new(json_object_get(g, "env"), "B", json_string("3"));
     snprintf(study, sizeof(study), "/tmp/moe-validate.XXXXXX");
     assert_non_null(mkdtemp(study));
     snprintf(path, sizeof(path), "%s/runs", study);
     mkdir(path, 0755);
     snprintf(path, sizeof(path), "%s/winners", study);
     mkdir(path, 0755);
-    manifest = json_pack("{s:[{s:s,s:[O,O,O]}]}", "stages", "stage", "retune", "candidates", a, b,
-                         d);
+    manifest = json_pack("{s:[{s:s,s:[O,O,O,O]}]}", "stages", "stage", "retune", "candidates", a,
+                         b, d, g);
     snprintf(path, sizeof(path), "%s/manifest.json", study);
     assert_int_equal(json_dump_file(manifest, path, 0), 0);
     baseline(&base);
@@ -197,9 +200,15 @@ static void winners_alone_and_combined(void **state)
                               "\"--overlap-moe-expert-parallel-comm\",\"--fp8-format\","
                               "\"hybrid\"]");
     free(dump);
-    /* the combination runs in the baseline's environment */
+    /* the combination runs as each winner ran: the baseline's environment
+     * with every winner's changes (ep_overlap's CUDA_DEVICE_MAX_CONNECTIONS,
+     * the other's B) */
     dump = words(&combo->env);
-    assert_string_equal(dump, "[\"A=1\"]");
+    print_message("# combination env %s\n", dump);
+    assert_non_null(strstr(dump, "\"A=1\""));
+    assert_non_null(strstr(dump, "\"CUDA_DEVICE_MAX_CONNECTIONS=32\""));
+    assert_non_null(strstr(dump, "\"B=2\""));
+    assert_int_equal(combo->env.n, 3);
     free(dump);
     {
         const json_t *c = combo->contract;
@@ -223,6 +232,17 @@ static void winners_alone_and_combined(void **state)
     assert_non_null(strstr(e.text, "--fp8-format"));
     moe_stage_plan_free(&out);
 
+    /* two winners that set one environment variable differently */
+    snprintf(path, sizeof(path), "rm -rf %s/winners/* %s/runs/*", study, study);
+    assert_int_equal(system(path), 0);
+    record("7_0", b);
+    record("7_3", g);
+    assert_int_equal(winners(&base, &out, &e), -1);
+    print_message("# %s\n", e.text);
+    assert_non_null(strstr(e.text, "cannot be combined"));
+    assert_non_null(strstr(e.text, "environment variable B"));
+    moe_stage_plan_free(&out);
+
     /* a winner whose contract no sealed run record has: refused, by name */
     snprintf(path, sizeof(path), "rm -f %s/winners/*", study);
     assert_int_equal(system(path), 0);
@@ -240,6 +260,7 @@ static void winners_alone_and_combined(void **state)
     json_decref(a);
     json_decref(b);
     json_decref(d);
+    json_decref(g);
     moe_candidate_free(&base);
     json_decref(manifest);
 }
