@@ -106,6 +106,23 @@ long moe_strv_find(const struct moe_strv *l, const char *s)
     return -1;
 }
 
+long moe_strv_env_find(const struct moe_strv *env, const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+
+    for (size_t i = 0; i < env->n; i++)
+        if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=')
+            return (long)i;
+    return -1;
+}
+
+int moe_strv_env_set(struct moe_strv *env, const char *entry)
+{
+    long i = moe_strv_env_find(env, entry);
+
+    return i >= 0 ? moe_strv_set(env, (size_t)i, entry) : moe_strv_push(env, entry);
+}
+
 void moe_strv_free(struct moe_strv *l)
 {
     for (size_t i = 0; i < l->n; i++)

@@ -35,6 +35,14 @@ bool moe_strv_equal(const struct moe_strv *a, const struct moe_strv *b);
 /* Index of the first entry equal to s, or -1. */
 long moe_strv_find(const struct moe_strv *l, const char *s);
 
+/* An environment (NAME=value entries): the index of the entry naming the
+ * same variable as entry (its NAME), or -1. */
+long moe_strv_env_find(const struct moe_strv *env, const char *entry);
+
+/* Sets entry's NAME to its value: replaces that variable's entry, else
+ * appends; -1 when out of memory. */
+int moe_strv_env_set(struct moe_strv *env, const char *entry);
+
 void moe_strv_free(struct moe_strv *l);
 
 #endif

@@ -417,17 +417,6 @@ static int name_combination(struct moe_candidate *combo, const struct opts *args
     return 0;
 }
 
-/* The entry of entry's NAME ("NAME=value") in env, or -1. */
-static long env_at(const struct moe_strv *env, const char *entry)
-{
-    size_t n = strcspn(entry, "=");
-
-    for (size_t i = 0; i < env->n; i++)
-        if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=')
-            return (long)i;
-    return -1;
-}
-
 /* Claims one variable's change by who (entry NULL: dropped; name_of: the
  * entry naming it) and applies it to env. */
 static int env_change(struct moe_strv *env, const char *name_of, const char *entry,
@@ -435,7 +424,7 @@ static int env_change(struct moe_strv *env, const char *name_of, const char *ent
 {
     struct moe_strv words = { 0 };
     char key[192];
-    long i = env_at(env, name_of);
+    long i;
     int rc;
 
     snprintf(key, sizeof(key), "environment variable %.*s", (int)strcspn(name_of, "="), name_of);
@@ -445,12 +434,11 @@ static int env_change(struct moe_strv *env, const char *name_of, const char *ent
     moe_strv_free(&words);
     if (rc < 0)
         return -1;
-    if (!entry) {
-        if (i >= 0)
-            moe_strv_remove(env, (size_t)i);
-        return 0;
-    }
-    return i >= 0 ? moe_strv_set(env, (size_t)i, entry) : moe_strv_push(env, entry);
+    if (entry)
+        return moe_strv_env_set(env, entry);
+    if ((i = moe_strv_env_find(env, name_of)) >= 0)
+        moe_strv_remove(env, (size_t)i);
+    return 0;
 }
 
 /* One winner's changes of the baseline's environment (a variable set,
@@ -463,14 +451,14 @@ static int merge_env(struct moe_strv *combo, const struct moe_strv *base,
                      struct moe_error *err)
 {
     for (size_t i = 0; i < winner->n; i++) {
-        long b = env_at(base, winner->v[i]);
+        long b = moe_strv_env_find(base, winner->v[i]);
 
         if ((b < 0 || strcmp(base->v[b], winner->v[i]) != 0) &&
             env_change(combo, winner->v[i], winner->v[i], claims, who, err) < 0)
             return -1;
     }
     for (size_t i = 0; i < base->n; i++)
-        if (env_at(winner, base->v[i]) < 0 &&
+        if (moe_strv_env_find(winner, base->v[i]) < 0 &&
             env_change(combo, base->v[i], NULL, claims, who, err) < 0)
             return -1;
     return 0;

@@ -105,17 +105,6 @@ static void drop_switch(struct moe_strv *argv, const char *flag)
         moe_strv_remove(argv, (size_t)i);
 }
 
-/* Sets NAME=value in env, replacing an entry of that name. */
-static int set_env(struct moe_strv *env, const char *entry)
-{
-    size_t name = strcspn(entry, "=") + 1;
-
-    for (size_t i = 0; i < env->n; i++)
-        if (strncmp(env->v[i], entry, name) == 0)
-            return moe_strv_set(env, i, entry);
-    return moe_strv_push(env, entry);
-}
-
 /* Deterministic mode where the configuration allows it: not with TP
  * communication overlap (deterministic_required_args); the cross-entropy
  * fusion, which every dialect refuses there, is dropped.  Returns whether
@@ -128,7 +117,7 @@ static int make_deterministic(struct moe_candidate *c)
     if (moe_strv_push(&c->argv, "--deterministic-mode") < 0)
         return -1;
     for (size_t i = 0; i < sizeof(deterministic_env) / sizeof(deterministic_env[0]); i++)
-        if (set_env(&c->env, deterministic_env[i]) < 0)
+        if (moe_strv_env_set(&c->env, deterministic_env[i]) < 0)
             return -1;
     return 1;
 }

@@ -149,6 +149,26 @@ static void environment_reads_back(void **state)
 
 /* Safe strings stay as they are (the scripts stay readable); the empty
  * string is '' (an argument, not nothing). */
+/* An environment's entries are found and set by NAME: A=x is not AB=2. */
+static void environment_entries_by_name(void **state)
+{
+    struct moe_strv env = { 0 };
+
+    (void)state;
+    moe_strv_push(&env, "AB=2");
+    moe_strv_push(&env, "A=1");
+    assert_int_equal(moe_strv_env_find(&env, "A=x"), 1);
+    assert_int_equal(moe_strv_env_find(&env, "AB"), 0);
+    assert_int_equal(moe_strv_env_find(&env, "B=1"), -1);
+    assert_int_equal(moe_strv_env_set(&env, "A=3"), 0);
+    assert_int_equal(moe_strv_env_set(&env, "C=4"), 0);
+    assert_int_equal(env.n, 3);
+    assert_string_equal(env.v[0], "AB=2");
+    assert_string_equal(env.v[1], "A=3");
+    assert_string_equal(env.v[2], "C=4");
+    moe_strv_free(&env);
+}
+
 static void only_what_needs_quotes_is_quoted(void **state)
 {
     const char *const safe[] = { "plain", "--flag=v", "/a/b.c", "x@y:1,2+3%4_5", NULL };
@@ -250,6 +270,7 @@ int main(void)
         cmocka_unit_test(bash_reads_back_every_string),
         cmocka_unit_test(eval_reads_back_every_string),
         cmocka_unit_test(environment_reads_back),
+        cmocka_unit_test(environment_entries_by_name),
         cmocka_unit_test(only_what_needs_quotes_is_quoted),
         cmocka_unit_test(shsplit_agrees_with_bash),
         cmocka_unit_test(sbatch_reads_back_every_value),
