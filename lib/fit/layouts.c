@@ -193,7 +193,6 @@ struct builder {
     struct moe_layout_set *s;
     size_t cap_valid, cap_rej;
     bool keep;
-    size_t top;                                /* 0 = rank every layout */
     struct moe_train steps[MOE_FIT_MAX_STEPS]; /* the fit ladder */
     int n_steps;
     struct memo *memo;                         /* [vpp][etp][step][stage] */
@@ -691,7 +690,7 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
                           struct moe_error *err)
 {
     int divs[512], nd;
-    struct builder b = { .s = out, .keep = keep_rejected, .top = top };
+    struct builder b = { .s = out, .keep = keep_rejected };
 
     memset(out, 0, sizeof(*out));
     if (c->gpus < 1) {
