@@ -201,6 +201,17 @@ static int set_routing(void *args, const struct moe_opt *o, char *arg)
     return MOE_CLI_RUN;
 }
 
+/* --grad-reduce-in-bf16: Megatron's flag of that name keeps the main
+ * grads and their reduction in bf16 (core 0.19 arguments.py:1190-1191,
+ * training.py:1988 grad_reduce_in_fp32); Megatron-Bridge's performance
+ * recipes run so (ddp.grad_reduce_in_fp32 = False). */
+static int grads_bf16(void *args, const struct moe_opt *o, char *value)
+{
+    (void)o, (void)value;
+    ((struct fit_args *)args)->t.grads_fp32 = false;
+    return MOE_CLI_RUN;
+}
+
 static int set_impl(void *args, const struct moe_opt *o, char *arg)
 {
     struct fit_args *a = args;
@@ -308,6 +319,9 @@ static const struct moe_opt fit_opts[] = {
     { "mtp-layers", required_argument, 0, "N", NULL, .set = set_mtp },
     { "routing", required_argument, 0, "R", NULL, .set = set_routing },
     { "no-distributed-optimizer", no_argument, 0, NULL, NULL, .set = no_distopt },
+    { "fixed-recompute", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(t.recompute_fixed) },
+    { "grad-reduce-in-bf16", no_argument, 0, NULL, NULL, .set = grads_bf16 },
+    { "ep-overlap", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(c.perf.ep_overlap) },
     { "optimizer-offload", required_argument, 0, "F", NULL, .set = set_offload },
     { "tp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.tp) },
     { "cp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.cp) },
@@ -332,7 +346,9 @@ static const struct moe_opt fit_opts[] = {
     "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n" \
     "         --routing dropless|drop-and-pad|force-balance (step time: drop-and-pad\n" \
     "               has no device-to-host syncs)\n" \
-    "         --optimizer-offload F  --no-distributed-optimizer\n" \
+    "         --optimizer-offload F  --no-distributed-optimizer  --grad-reduce-in-bf16\n" \
+    "         --fixed-recompute (the --recompute given, never more: a recipe's own)\n" \
+    "         --ep-overlap (step time: EP all-to-all hidden behind another microbatch)\n" \
     "         --gpu %s (its memory, NVLink domain and\n" \
     "               rates for the step time; default h100: %d GiB, domain %d)\n" \
     "         --precision bf16|fp8-tensorwise|fp8-delayed|fp8-blockwise|mxfp8|nvfp4\n" \
@@ -409,7 +425,7 @@ static void apply_perf(struct fit_args *a)
         a->c.perf.ep_overlap = keep.ep_overlap;
     }
     if (a->precision_given)
-        a->c.perf.fp8 = a->fp8;
+        a->c.perf.fp8 = a->t.fp8_inputs = a->fp8;
 }
 
 /* A STUDY argument sets everything the options can; options given as well

@@ -23,7 +23,7 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
     fprintf(out, "  CP comm      %10.1f ms  ring K/V exchange of CP%d, mostly hidden by "
                  "attention\n", st->cp_ms, l->cp);
     fprintf(out, "  EP all-to-all%10.1f ms  dispatch + combine of top-k tokens in EP%d%s\n",
-            st->ep_ms, l->ep, p->ep_overlap ? " (overlapped)" : "");
+            st->ep_ms, l->ep, st->ep_overlapped ? " (overlapped)" : "");
     fprintf(out, "  ETP comm     %10.1f ms  all-gather/reduce-scatter of routed tokens in "
                  "ETP%d\n", st->etp_ms, l->etp);
     fprintf(out, "  PP send/recv %10.1f ms  activations and gradients between stages\n",

@@ -121,6 +121,10 @@ int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
 {
     int n = 0;
 
+    if (base->recompute_fixed && max > 0) {
+        steps[0] = *base;
+        return 1;
+    }
     while (n < max && ladder_step(m, base, n, &steps[n]))
         n++;
     return n;

@@ -118,6 +118,21 @@ static void stage_params(const struct moe_model *m, const struct moe_layout *l,
     }
 }
 
+/* Bytes per element of a GEMM input saved for backward.  Under an FP8 or
+ * FP4 recipe TE's linear layers save the input they quantized for the
+ * forward GEMM, not the BF16 one (TE 2.x transformer_engine/pytorch/module/
+ * linear.py, _Linear.forward, "Cached input tensor": saved_inputmat =
+ * inputmat, the quantized input with only its column-wise data kept for
+ * the weight gradient); the block scales of MXFP8 (one byte per 32) are
+ * left out.  What is not a GEMM's input (norm inputs, Q/K/V for BF16
+ * attention, the router's BF16 input, SwiGLU's input, the combine buffer)
+ * stays in BF16.  Measured only through the published grids that ran
+ * (tests/cli/steptime-calibration.sh: each within its GPU's memory). */
+static double gemm_input_bytes(const struct moe_train *t)
+{
+    return t->fp8_inputs && t->impl == MOE_IMPL_TE ? 1.0 : 2.0;
+}
+
 /* Bytes one layer saves for backward for one microbatch, per rank.
  * attn/ffn get the attention and the MLP/MoE parts; full = the layer's
  * input alone (what full recompute keeps). */
@@ -125,10 +140,10 @@ static double attention_saved(const struct moe_model *m, const struct moe_layout
                               const struct moe_workload *w, const struct moe_train *t,
                               unsigned rc, double tok, double sp)
 {
-    double h = m->hidden, a = m->num_heads, tp = l->tp;
+    double h = m->hidden, a = m->num_heads, tp = l->tp, q = gemm_input_bytes(t);
     double s = (double)w->seq_len / l->cp, b = w->mbs;
     double x = 2 * tok * h / sp;                       /* input of the layer norm */
-    double ln_out = (rc & MOE_RC_LAYERNORM) ? 0 : 2 * tok * h / sp;
+    double ln_out = (rc & MOE_RC_LAYERNORM) ? 0 : q * tok * h / sp; /* QKV GEMM's input */
     double qkv, ctx, core;
 
     if (m->attention == MOE_ATTN_MLA) {
@@ -137,12 +152,12 @@ static double attention_saved(const struct moe_model *m, const struct moe_layout
                                 m->qk_pos_head_dim) / sp;
         double up = 2 * tok * a * (2 * qk + m->v_head_dim) / tp;
         qkv = lat + ((rc & MOE_RC_MLA_UP_PROJ) ? 0 : up);
-        ctx = 2 * tok * a * m->v_head_dim / tp;
+        ctx = q * tok * a * m->v_head_dim / tp;
     } else {
         double g = m->num_query_groups / tp < 1 ? 1 : m->num_query_groups / tp;
         double kvh = t->impl == MOE_IMPL_LOCAL ? a / tp : g; /* local repeats K/V */
         qkv = 2 * tok * m->head_dim * (a / tp + 2 * kvh);
-        ctx = 2 * tok * a * m->head_dim / tp;
+        ctx = q * tok * a * m->head_dim / tp;
     }
     if (t->impl == MOE_IMPL_LOCAL) {
         /* softmax output; dropout keeps its mask and output too */
@@ -161,28 +176,30 @@ static double ffn_saved(const struct moe_model *m, const struct moe_layout *l,
                         const struct moe_workload *w, const struct moe_train *t, unsigned rc,
                         double tok, double sp, bool moe)
 {
-    double h = m->hidden, glu = m->swiglu ? 2 : 1;
-    double ln_out = (rc & MOE_RC_LAYERNORM) ? 0 : 2 * tok * h / sp;
+    double h = m->hidden, glu = m->swiglu ? 2 : 1, q = gemm_input_bytes(t);
     double mask = t->hidden_dropout > 0 ? tok * h / sp : 0;
 
     if (!moe) {
         double f = m->ffn_hidden / (double)l->tp;
-        double mlp = (rc & MOE_RC_MLP) ? 0 : 2 * tok * f * (glu + 1);
+        double ln_out = (rc & MOE_RC_LAYERNORM) ? 0 : q * tok * h / sp; /* FC1's input */
+        double mlp = (rc & MOE_RC_MLP) ? 0 : 2 * tok * f * glu + q * tok * f;
         return ln_out + mlp + mask;
     }
+    /* the router's input: its GEMM stays in BF16 */
+    double ln_out = (rc & MOE_RC_LAYERNORM) ? 0 : 2 * tok * h / sp;
     double local = tok / sp;
     double cf = (w->routing == MOE_ROUTING_DROP_AND_PAD && w->capacity_factor > 0)
                     ? w->capacity_factor : 1.0;
     double n = local * m->topk * cf * l->etp; /* token copies this rank's experts see */
     double f = m->moe_ffn_hidden / (double)l->etp;
     double router = 8 * local * m->num_experts;       /* fp32 logits and scores */
-    double experts = 2 * n * h                          /* dispatched input */
+    double experts = q * n * h                          /* dispatched input: FC1's */
                      + 2 * n * f * glu                  /* fc1 output */
-                     + ((rc & MOE_RC_MOE_ACT) ? 0 : 2 * n * f) /* activation output */
+                     + ((rc & MOE_RC_MOE_ACT) ? 0 : q * n * f) /* activation output: FC2's */
                      + 2 * n * h;                       /* combine buffer */
     double shared = 0;
     if (m->shared_expert_ffn > 0 && !(rc & MOE_RC_SHARED_EXPERTS))
-        shared = 2 * tok * (m->shared_expert_ffn / (double)l->tp) * (glu + 1);
+        shared = tok * (m->shared_expert_ffn / (double)l->tp) * (2 * glu + q);
     if (rc & MOE_RC_MOE)
         router = experts = shared = 0; /* only the MoE input is kept */
     return ln_out + router + experts + shared + mask;

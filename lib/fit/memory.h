@@ -46,9 +46,11 @@ struct moe_train {
     bool distributed_optimizer;  /* --use-distributed-optimizer */
     bool grads_fp32;             /* main grads in fp32 (Megatron's bf16 default) */
     bool sequence_parallel;      /* applied when TP > 1 */
+    bool fp8_inputs;             /* TE with an FP8/FP4 recipe saves its GEMMs' inputs quantized */
     double hidden_dropout;
     double attention_dropout;
     struct moe_recompute_plan recompute;
+    bool recompute_fixed;        /* the run's recompute as given: fit never adds more */
     double optimizer_offload;    /* fraction of the optimizer state kept on the host */
     int offload_layers;          /* activation offload: layers per stage whose activations go to host */
     bool uneven_pp;              /* an explicit pipeline layout allows L % (PP*VPP) != 0 */

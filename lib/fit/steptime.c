@@ -191,8 +191,6 @@ static void stage_comm(const struct moe_model *m, const struct moe_layout *l,
             alltoall_ms(routed, (struct group){ l->ep, l->etp }, p, domain);
     c->etp = 4.0 * st->moe_layers *
              ring_ms(routed * l->etp, (struct group){ l->etp, 1 }, p, domain);
-    if (p->ep_overlap) /* hidden behind another microbatch's compute */
-        c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
     /* activations to the next stage and gradients back, per virtual chunk
      * (the caller multiplies by VPP) */
     int world = l->tp * l->cp * l->dp * l->pp;
@@ -222,10 +220,42 @@ static double dp_exposed(const struct moe_layout *l, const struct moe_train *t,
     return rs + ag;
 }
 
+/* Whether backward runs the MoE layer's forward again: the MoE module of
+ * selective recompute checkpoints the whole layer (core 0.19
+ * moe_layer.py:694-709, te_checkpoint / tensor_parallel.checkpoint around
+ * custom_forward: router, dispatch with its token-count sync, experts,
+ * combine), and full recompute reruns every layer's forward. */
+static bool moe_forward_again(const struct moe_train *t)
+{
+    const struct moe_recompute_plan *r = &t->recompute;
+
+    return r->granularity == MOE_RC_FULL ||
+           (r->granularity == MOE_RC_SELECTIVE && (r->modules & MOE_RC_MOE));
+}
+
+/* The rerun forward repeats one sync, the forward's two all-to-alls (of
+ * four) and, by the same share, the forward half of the routing and the
+ * ETP gathers; its FLOPs are in hardware_flops. */
+static void charge_moe_rerun(struct moe_mb_cost *c)
+{
+    c->sync *= 2;
+    c->route *= 1.5, c->ep *= 1.5, c->etp *= 1.5;
+}
+
+/* Megatron runs the EP all-to-all overlap only with EP > 1, VPP when PP > 1,
+ * and neither full recompute nor the MoE module recomputed (core 0.19
+ * transformer_config.py:2674-2699); elsewhere the switch is refused, so
+ * the grid runs without it. */
+bool moe_ep_overlap_applies(const struct moe_layout *l, const struct moe_train *t,
+                            const struct moe_perf *p)
+{
+    return p->ep_overlap && l->ep > 1 && (l->pp == 1 || l->vpp > 1) && !moe_forward_again(t);
+}
+
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
-                       const struct moe_workload *w, const struct moe_perf *p, int domain,
-                       const struct moe_flops *hw, const struct moe_pp_stage *stage,
-                       struct moe_mb_cost *c)
+                       const struct moe_workload *w, const struct moe_train *t,
+                       const struct moe_perf *p, int domain, const struct moe_flops *hw,
+                       const struct moe_pp_stage *stage, struct moe_mb_cost *c)
 {
     struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
@@ -233,6 +263,10 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     stage_compute(m, l, w, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
     stage_route(m, w, &st, tok / ((double)l->tp * l->cp), p, c);
     stage_comm(m, l, &st, tok, capacity(w), p, domain, c);
+    if (moe_forward_again(t))
+        charge_moe_rerun(c);
+    if (moe_ep_overlap_applies(l, t, p)) /* hidden behind another microbatch's compute */
+        c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
 }
 
 void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
@@ -253,23 +287,25 @@ static void cached_stage_cost(const struct moe_model *m, const struct moe_layout
                               const struct moe_pp_stage *st, struct moe_step_cache *cache,
                               struct moe_mb_cost *c)
 {
-    bool last = st->rank == l->pp - 1;
+    bool last = st->rank == l->pp - 1, overlap = moe_ep_overlap_applies(l, t, p);
     int vpp = l->vpp > 0 ? l->vpp : 1;
 
     for (int i = 0; cache && i < cache->n; i++) {
         if (cache->e[i].t == t && cache->e[i].dense_layers == st->dense_layers &&
-            cache->e[i].moe_layers == st->moe_layers && cache->e[i].last == last) {
+            cache->e[i].moe_layers == st->moe_layers && cache->e[i].last == last &&
+            cache->e[i].ep_overlap == overlap) {
             *c = cache->e[i].cost;
             c->pp *= vpp;
             return;
         }
     }
-    stage_cost(m, l, w, p, domain, hw, st, c);
+    stage_cost(m, l, w, t, p, domain, hw, st, c);
     if (cache && cache->n < MOE_STEP_CACHE_MAX) {
         cache->e[cache->n].t = t;
         cache->e[cache->n].dense_layers = st->dense_layers;
         cache->e[cache->n].moe_layers = st->moe_layers;
         cache->e[cache->n].last = last;
+        cache->e[cache->n].ep_overlap = overlap;
         cache->e[cache->n++].cost = *c;
     }
     c->pp *= vpp;
@@ -328,6 +364,7 @@ void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
         if (stages[i].dense_layers + stages[i].moe_layers > layers)
             layers = stages[i].dense_layers + stages[i].moe_layers;
     out->microbatches = (int)mbs;
+    out->ep_overlapped = moe_ep_overlap_applies(l, t, p);
     out->compute_ms = mbs * c.compute;
     out->route_ms = mbs * c.route;
     out->tp_ms = mbs * c.tp, out->cp_ms = mbs * c.cp;

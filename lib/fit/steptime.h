@@ -65,7 +65,13 @@ struct moe_step {
     double model_tflop;   /* Megatron's model FLOPs of one step, in TFLOP */
     double tflops_per_gpu;/* model TFLOP/s per GPU at step_ms */
     int microbatches;     /* per pipeline, per step */
+    bool ep_overlapped;   /* ep_ms is what the EP overlap leaves (moe_ep_overlap_applies) */
 };
+
+/* Whether --ep-overlap hides this grid's all-to-alls: Megatron allows the
+ * overlap only with EP > 1, VPP when PP > 1, and no MoE-layer recompute. */
+bool moe_ep_overlap_applies(const struct moe_layout *l, const struct moe_train *t,
+                            const struct moe_perf *p);
 
 /* Predicts one step.  l->dp and l->edp must be set; params_dense and
  * params_expert are the parameters on the busiest rank (as the memory
@@ -103,6 +109,7 @@ struct moe_step_cache {
         const struct moe_train *t;
         int dense_layers, moe_layers;
         bool last;
+        bool ep_overlap;         /* moe_ep_overlap_applies, which VPP 1 at PP > 1 turns off */
         struct moe_mb_cost cost; /* its pp term per virtual stage */
     } e[MOE_STEP_CACHE_MAX];
 };

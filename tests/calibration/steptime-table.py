@@ -9,7 +9,9 @@ issue 25 (steptime-before.tsv, frozen: the landed model at 1c57971) and
 now, the error, the rank of the published grid among `moeflow layouts`
 for that model, GPU count and precision, and whether the row was fitted
 on (calibrate) or is out of sample (check: the 26.02 B200/GB200/GB300
-rows; report: token-dropping H100 rows and warming-up 2xH200 windows).
+rows; report: token-dropping H100 rows and warming-up 2xH200 windows);
+then the memory model's peak for the row's grid and, for a published
+grid (which ran), the GPU's whole memory it must fit in.
 
 Usage: steptime-table.py MOEFLOW SRCDIR > table.tsv   (tests/cli/steptime-calibration.sh
 compares it with the committed tests/calibration/steptime-table.tsv).
@@ -41,6 +43,21 @@ def common(r):
         a += ["--mtp-layers", r["mtp"]]
     if r.get("routing"):
         a += ["--routing", r["routing"]]
+    return a + recipe(r)
+
+
+def recipe(r):
+    """The published recipe's own settings (columns recompute, ep_overlap,
+    grads of bridge-performance-summary.tsv; PROVENANCE cites them).  Its
+    grid ran, so it is ranked at the GPU's whole memory: moeflow's 10%
+    planning headroom is the user's margin, not the recipe's."""
+    if not r.get("published_tflops"):
+        return []
+    a = ["--recompute", r["recompute"], "--fixed-recompute", "--headroom", "0"]
+    if r["grads"] == "bf16":
+        a += ["--grad-reduce-in-bf16"]
+    if r["ep_overlap"] == "1":
+        a += ["--ep-overlap"]
     return a
 
 
@@ -61,9 +78,10 @@ def predict(r):
     else:
         layout = sum((["--" + k, r[k]] for k in ("tp", "cp", "pp", "vpp", "ep", "etp")), [])
         d = run(["fit"] + common(r) + layout + ["--json"])
+    mem = d["memory"]["ours_gib"]["total"], d["memory"]["usable_gib"]
     if r.get("step_ms"):
-        return float(r["step_ms"]), d["step_ms"], "ms"
-    return float(r["published_tflops"]), d["tflops_per_gpu"], "TFLOP/s"
+        return float(r["step_ms"]), d["step_ms"], "ms", mem
+    return float(r["published_tflops"]), d["tflops_per_gpu"], "TFLOP/s", mem
 
 
 before = {}
@@ -76,12 +94,12 @@ for name in ("h200x1-steady.tsv",):
             before[r["id"]] = {"before": r["before_ms"], "before_rank": "-"}
 
 cols = ["id", "gpu", "use", "measured", "unit", "before", "before_err%", "before_rank",
-        "predicted", "err%", "rank", "within25", "note"]
+        "predicted", "err%", "rank", "within25", "peak_gib", "gpu_gib", "note"]
 print("\t".join(cols))
 for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summary.tsv"):
     with open(os.path.join(CAL, name)) as f:
         for r in csv.DictReader(f, delimiter="\t"):
-            ref, pred, unit = predict(r)
+            ref, pred, unit, (peak, usable) = predict(r)
             err = 100.0 * (pred - ref) / ref
             b = before.get(r["id"], {"before": "", "before_rank": "-"})
             berr = "%+.1f" % (100.0 * (float(b["before"]) - ref) / ref) if b["before"] else "-"
@@ -89,4 +107,5 @@ for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summar
             use = {"check": "out-of-sample"}.get(r["use"], r["use"])
             print("\t".join([r["id"], r["system"], use, "%.1f" % ref, unit, b["before"] or "-", berr,
                              b["before_rank"], "%.1f" % pred, "%+.1f" % err, rk.split("/")[0] if rk != "-" else "-",
-                             "yes" if abs(err) <= LIMIT else "no", r["note"]]))
+                             "yes" if abs(err) <= LIMIT else "no", "%.1f" % peak,
+                             "%.1f" % usable if r.get("published_tflops") else "-", r["note"]]))

@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 27
+tap_plan 32
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -22,7 +22,7 @@ tap_ok $? "fit --json carries our total and Megatron's"
 tap_ok $? "a layout breaking a rule exits 2 and names the rule"
 "$M" layouts $Q --gpus 16 --top 3 >"$out/lay.txt" &&
     [ "$(grep -c 'Attention: ' "$out/lay.txt")" -eq 3 ] &&
-    [ "$(grep -cE 'GiB +(none|selective|full|no fit) +[0-9.]+ +[0-9.]+  [a-z]' "$out/lay.txt")" -eq 3 ]
+    [ "$(grep -cE 'GiB +(none|selective|full|no fit) +[0-9.]+ +[0-9.]+  [A-Za-z]' "$out/lay.txt")" -eq 3 ]
 tap_ok $? "layouts prints the top 3 with step time, TFLOP/s and the rule that decided each place"
 "$M" layouts $Q --gpus 16 --top 2 --json >"$out/lay.json" &&
     json_ok "$out/lay.json" 'len(d["layouts"]) == 2 and 0 < d["valid"] < d["considered"]'
@@ -108,4 +108,34 @@ tap_ok $? "a negative host_etp_us is refused, naming the key"
 ok "Mixtral, 16 H100s, sequence 4096: CP1 first, above CP2 by the rule, not by 1.2%" \
     has "$out/mixtral.txt" '^  1  Attention: TP2×CP1×DP4×PP2 .* CP only for long context$'
 ok "... CP2, the faster predicted step, second" has "$out/mixtral.txt" '^  2  Attention: TP1×CP2×DP4×PP2 '
+# A published recipe's own settings: its recompute, never more; bf16 main
+# grads; the EP overlap where Megatron runs it.  Qwen3-30B-A3B on 16 H100s at
+# MBS 2 (Megatron-Bridge 25.11: TP1 PP2 VPP24 EP8, no recompute).
+R="--preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 2 --gbs 512 --gpu h100 --pipeline-layout
+   --precision fp8-tensorwise --tp 1 --pp 2 --vpp 24 --ep 8"
+"$M" fit $R --json > "$out/ladder.json"
+"$M" fit $R --recompute none --fixed-recompute --json > "$out/fixed.json"
+rc=$?
+[ $rc -eq 3 ] && json_ok "$out/ladder.json" 'd["memory"]["recompute"] != "none"' &&
+    json_ok "$out/fixed.json" 'd["memory"]["recompute"] == "none" and not d["memory"]["fits"]'
+tap_ok $? "--fixed-recompute keeps the recipe's recompute (none, exit 3 at 10% headroom) where fit would add some"
+"$M" fit $R --recompute none --fixed-recompute --grad-reduce-in-bf16 --headroom 0 --json \
+    > "$out/fixed0.json"
+tap_ok $? "... and with the recipe's bf16 grads, at the GPU's whole memory, the grid it ran fits (exit 0)"
+"$M" fit $R --recompute none --fixed-recompute --grad-reduce-in-bf16 --json > "$out/bf16.json" ||
+    [ $? -eq 3 ]
+python3 -c "import json; a = json.load(open('$out/fixed.json'))['memory']['ours_gib']
+b = json.load(open('$out/bf16.json'))['memory']['ours_gib']
+exit(0 if abs(b['grads'] - a['grads'] / 2) < 1e-3 and b['weights'] == a['weights'] else 1)"
+tap_ok $? "--grad-reduce-in-bf16 halves the main grads (Megatron's --grad-reduce-in-bf16)"
+G="--recompute none --fixed-recompute --grad-reduce-in-bf16 --headroom 0"
+"$M" fit $R $G --ep-overlap > "$out/ov.txt"
+has "$out/ov.txt" 'EP all-to-all .* in EP8 \(overlapped\)$' && {
+    "$M" fit $R --vpp 1 $G --ep-overlap ||
+        [ $? -eq 3 ]; } > "$out/ov1.txt" && has "$out/ov1.txt" 'EP all-to-all .* in EP8$'
+tap_ok $? "--ep-overlap hides the all-to-all at VPP 24, not at VPP 1 with PP 2 (Megatron refuses it there)"
+"$M" fit $R --recompute moe --fixed-recompute --grad-reduce-in-bf16 --headroom 0 --ep-overlap \
+    > "$out/ovmoe.txt"
+has "$out/ovmoe.txt" 'EP all-to-all .* in EP8$'
+tap_ok $? "... nor with the MoE layer recomputed"
 tap_done

@@ -257,6 +257,37 @@ static void moe_activations_grow_with_topk_and_shared_expert(void **state)
     assert_true(shared.moe.ffn > k8.moe.ffn);
 }
 
+/* Under an FP8 recipe TE saves the GEMMs' inputs in one byte: per routed
+ * token copy the experts' FC1 input (h) and FC2 input (f) halve, while the
+ * FC1 output (SwiGLU's input) and the combine buffer stay BF16; the
+ * router's input stays BF16 too.  The local implementation has no FP8. */
+static void fp8_saves_gemm_inputs_in_one_byte(void **state)
+{
+    const struct moe_model *m = moe_preset_find("qwen3-30b-a3b");
+    struct moe_layout l = { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 8, .etp = 1,
+                            .dp = 8, .edp = 1 };
+    struct moe_workload w = { .seq_len = 4096, .mbs = 1, .gbs = 64 };
+    struct moe_train t;
+    struct moe_layer_acts bf16, fp8, local_bf16, local_fp8;
+    double tok = 4096, h = m->hidden, f = m->moe_ffn_hidden, copies = tok * m->topk;
+
+    (void)state;
+    moe_train_defaults(&t);
+    moe_memory_layer_acts(m, &l, &w, &t, &bf16);
+    t.fp8_inputs = true;
+    moe_memory_layer_acts(m, &l, &w, &t, &fp8);
+    assert_true(fabs((bf16.moe.ffn - fp8.moe.ffn) - copies * (h + f)) < 1);
+    /* attention: the QKV GEMM's input (the norm's output) and the
+     * projection's input (the context) */
+    double ctx = (double)m->num_heads * m->head_dim;
+    assert_true(fabs((bf16.moe.attn - fp8.moe.attn) - tok * (h + ctx)) < 1);
+    moe_train_local_defaults(&t);
+    moe_memory_layer_acts(m, &l, &w, &t, &local_bf16);
+    t.fp8_inputs = true;
+    moe_memory_layer_acts(m, &l, &w, &t, &local_fp8);
+    assert_true(local_fp8.moe.ffn == local_bf16.moe.ffn);
+}
+
 /* Module lists round-trip; an unknown module is named in the error. */
 static void recompute_module_names(void **state)
 {
@@ -328,6 +359,7 @@ int main(void)
         cmocka_unit_test(recompute_and_sharding_order),
         cmocka_unit_test(model_state_terms),
         cmocka_unit_test(moe_activations_grow_with_topk_and_shared_expert),
+        cmocka_unit_test(fp8_saves_gemm_inputs_in_one_byte),
         cmocka_unit_test(recompute_module_names),
         cmocka_unit_test(gpu_lane_rows_within_ten_percent),
     };

@@ -1,7 +1,8 @@
 /* The step-time model's switches, each against what it claims to do
  * (lib/fit/steptime.c): TP comm overlap leaves a quarter, EP overlap hides
  * the all-to-all behind a microbatch's compute, full recompute repeats
- * attention too, all-reduce without the distributed optimizer costs two
+ * attention too, recomputing the MoE module reruns its dispatch, the EP
+ * overlap runs only where Megatron allows it, all-reduce without the distributed optimizer costs two
  * reduce-scatters, a strided group that spans more than an NVLink domain
  * runs at the NICs' rate, and small grouped GEMMs run below the full rate;
  * drop-and-pad has no sync stall; the enumerator's per-grid cache changes
@@ -107,6 +108,59 @@ static void full_recompute_repeats_attention(void **state)
     assert_true(full.compute_ms < none.compute_ms * 4.0 / 3); /* the head is not repeated */
 }
 
+/* Recomputing the MoE module reruns the layer's forward whole (router,
+ * dispatch and its sync, experts, combine): one more sync stall, half as
+ * much all-to-all and routing again; recomputing the MoE activation alone
+ * reruns none of it. */
+static void moe_recompute_reruns_the_dispatch(void **state)
+{
+    struct setup s;
+    struct moe_step none, act, moe;
+
+    (void)state;
+    base(&s);
+    none = step(&s);
+    s.t.recompute.granularity = MOE_RC_SELECTIVE;
+    s.t.recompute.modules = MOE_RC_MOE_ACT;
+    act = step(&s);
+    s.t.recompute.modules = MOE_RC_MOE;
+    moe = step(&s);
+    assert_true(none.sync_ms > 0 && none.ep_ms > 0 && none.route_ms > 0);
+    assert_near(act.sync_ms, none.sync_ms);
+    assert_near(act.ep_ms, none.ep_ms);
+    assert_near(moe.sync_ms, 2 * none.sync_ms);
+    assert_near(moe.ep_ms, 1.5 * none.ep_ms);
+    assert_near(moe.route_ms, 1.5 * none.route_ms);
+}
+
+/* Megatron refuses the EP overlap at PP > 1 without VPP, with EP 1 and
+ * with the MoE layer recomputed; there the switch hides nothing. */
+static void ep_overlap_only_where_megatron_runs_it(void **state)
+{
+    struct setup s;
+    struct moe_step off, on;
+
+    (void)state;
+    base(&s);
+    s.p.ep_overlap = true;
+    assert_true(moe_ep_overlap_applies(&s.l, &s.t, &s.p));
+    s.l.pp = 2, s.l.dp = 4, s.l.edp = 2;
+    assert_false(moe_ep_overlap_applies(&s.l, &s.t, &s.p));
+    s.p.ep_overlap = false;
+    off = step(&s);
+    s.p.ep_overlap = true;
+    on = step(&s);
+    assert_near(on.ep_ms, off.ep_ms);
+    assert_false(on.ep_overlapped);
+    s.l.vpp = 2;
+    assert_true(moe_ep_overlap_applies(&s.l, &s.t, &s.p));
+    assert_true(step(&s).ep_overlapped);
+    s.t.recompute.granularity = MOE_RC_SELECTIVE, s.t.recompute.modules = MOE_RC_MOE;
+    assert_false(moe_ep_overlap_applies(&s.l, &s.t, &s.p));
+    s.t.recompute.granularity = MOE_RC_NONE, s.l.ep = 1;
+    assert_false(moe_ep_overlap_applies(&s.l, &s.t, &s.p));
+}
+
 /* Without the distributed optimizer the gradients are all-reduced (a
  * reduce-scatter and an all-gather of the gradients) and no parameters are
  * gathered: with BF16 gradients as much as with it, with FP32 gradients
@@ -190,7 +244,9 @@ static void drop_and_pad_has_no_sync_stall(void **state)
 }
 
 /* The cache the layout enumerator keeps per grid gives, VPP after VPP,
- * exactly what the uncached model gives: PP 2 with a PP send term. */
+ * exactly what the uncached model gives: PP 2 with a PP send term, and
+ * with the EP overlap, which VPP 1 turns off and VPP 2 on for the same
+ * stage layers. */
 static void cache_gives_the_same_step(void **state)
 {
     struct setup s;
@@ -200,19 +256,22 @@ static void cache_gives_the_same_step(void **state)
     (void)state;
     base(&s);
     s.l.pp = 2, s.l.dp = 4, s.l.edp = 2;
-    cache.have_flops = false, cache.n = 0;
-    for (int vpp = 1; vpp <= 4; vpp++) {
-        struct moe_step plain, cached;
-        memset(&plain, 0, sizeof(plain)), memset(&cached, 0, sizeof(cached)); /* padding */
-        s.l.vpp = vpp;
-        int n = moe_memory_busy_stages(&s.m, &s.l, st);
-        moe_step_time_at(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n, &plain);
-        moe_step_time_cached(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n, &cache,
-                             &cached);
-        assert_true(plain.pp_ms > 0);
-        assert_memory_equal(&plain, &cached, sizeof(plain));
+    for (int overlap = 0; overlap < 2; overlap++) {
+        s.p.ep_overlap = overlap;
+        cache.have_flops = false, cache.n = 0;
+        for (int vpp = 1; vpp <= 4; vpp++) {
+            struct moe_step plain, cached;
+            memset(&plain, 0, sizeof(plain)), memset(&cached, 0, sizeof(cached)); /* padding */
+            s.l.vpp = vpp;
+            int n = moe_memory_busy_stages(&s.m, &s.l, st);
+            moe_step_time_at(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n, &plain);
+            moe_step_time_cached(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n,
+                                 &cache, &cached);
+            assert_true(plain.pp_ms > 0);
+            assert_memory_equal(&plain, &cached, sizeof(plain));
+        }
+        assert_true(cache.n >= 1 && cache.n <= MOE_STEP_CACHE_MAX);
     }
-    assert_true(cache.n >= 1 && cache.n <= MOE_STEP_CACHE_MAX);
 }
 
 int main(void)
@@ -221,6 +280,8 @@ int main(void)
         cmocka_unit_test(tp_comm_overlap_leaves_a_quarter),
         cmocka_unit_test(ep_overlap_hides_behind_compute),
         cmocka_unit_test(full_recompute_repeats_attention),
+        cmocka_unit_test(moe_recompute_reruns_the_dispatch),
+        cmocka_unit_test(ep_overlap_only_where_megatron_runs_it),
         cmocka_unit_test(all_reduce_is_two_reduce_scatters),
         cmocka_unit_test(strided_group_leaves_nvlink),
         cmocka_unit_test(small_expert_gemms_run_slower),
