@@ -272,6 +272,10 @@ static void training_args(struct moe_strv *a, const struct moe_study *s, const s
     adds(a, "--lr", "1.0e-4");
     if (s->distributed_optimizer)
         add(a, "--use-distributed-optimizer");
+    /* Megatron's default for bf16 accumulates and reduces the main grads in
+     * fp32 (core 0.19 arguments.py:1192-1193); this keeps them bf16 (:1190) */
+    if (s->grad_reduce_in_bf16)
+        add(a, "--grad-reduce-in-bf16");
     adds(a, "--tokenizer-type", "NullTokenizer");
     if (s->data_path[0])
         adds(a, "--data-path", s->data_path);

@@ -359,6 +359,7 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     copy_str(s->data_path, sizeof(s->data_path), strcmp(data, "mock") == 0 ? "" : data);
     copy_str(s->optimizer, sizeof(s->optimizer), get_str(c, "workload.optimizer", "adam"));
     s->distributed_optimizer = get_bool(c, "workload.distributed_optimizer", true);
+    s->grad_reduce_in_bf16 = get_bool(c, "workload.grad_reduce_in_bf16", false);
     s->baseline.precision = get_enum(c, "workload.precision", moe_precision_names,
                                      MOE_PREC_BF16);
     return 0;

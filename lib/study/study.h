@@ -119,6 +119,7 @@ struct moe_study {
     char data_path[MOE_STUDY_STR_MAX];       /* empty: mock data */
     char optimizer[MOE_NAME_MAX];
     bool distributed_optimizer;              /* --use-distributed-optimizer (default) */
+    bool grad_reduce_in_bf16;                /* --grad-reduce-in-bf16: main grads in bf16 */
     struct moe_software software;
     struct moe_baseline baseline;
     struct moe_measure measure;

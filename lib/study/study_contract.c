@@ -88,6 +88,9 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
     if (doc && !s->distributed_optimizer)
         json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD), "distributed_optimizer",
                             json_false());
+    if (doc && s->grad_reduce_in_bf16)
+        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD), "grad_reduce_in_bf16",
+                            json_true());
     return doc;
 }
 

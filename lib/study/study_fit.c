@@ -67,6 +67,7 @@ static void study_train(const struct moe_study *s, struct moe_train *t)
         moe_train_local_defaults(t);
     t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
     t->distributed_optimizer = s->distributed_optimizer;
+    t->grads_fp32 = !s->grad_reduce_in_bf16;
     t->fp8_inputs = s->baseline.precision != MOE_PREC_BF16;
 }
 

@@ -62,6 +62,8 @@ static json_t *workload_json(const struct moe_study *s)
      * the ids of its committed evidence) it had before the key existed */
     if (j && !s->distributed_optimizer)
         json_object_set_new(j, "distributed_optimizer", json_false());
+    if (j && s->grad_reduce_in_bf16) /* only when on, for the same reason */
+        json_object_set_new(j, "grad_reduce_in_bf16", json_true());
     return j;
 }
 

@@ -74,7 +74,7 @@ static const struct moe_field cluster_keys[] = {
 static const struct moe_field workload_keys[] = {
     INT("seq_len", 1, 1 << 24), INT("mbs", 1, 1 << 16), INT("gbs", 1, 1 << 26), STR("data"),
     ENUM("optimizer", optimizers), ENUM("precision", moe_precision_names), ENUM("routing", moe_routing_names),
-    NUM("capacity_factor"), BOOL("distributed_optimizer"),
+    NUM("capacity_factor"), BOOL("distributed_optimizer"), BOOL("grad_reduce_in_bf16"),
     END
 };
 

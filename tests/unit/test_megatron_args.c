@@ -323,6 +323,11 @@ static void top1(struct moe_study *s, struct moe_run *r)
     (void)r;
     s->model.topk = 1;
 }
+static void optimizer_plain_bf16_grads(struct moe_study *s, struct moe_run *r)
+{
+    (void)r;
+    s->distributed_optimizer = false, s->grad_reduce_in_bf16 = true;
+}
 static void mbs4_iters7(struct moe_study *s, struct moe_run *r)
 {
     (void)s;
@@ -465,6 +470,10 @@ static const struct moe_case cases[] = {
       { "--data-path" }, { NULL } },
     { "a data path", TINY, NULL, data_path, { "--data-path /data/corpus_text_document" },
       { "--mock-data" }, { NULL } },
+    { "distributed optimizer, fp32 grads", TINY, NULL, none, { "--use-distributed-optimizer" },
+      { "--grad-reduce-in-bf16" }, { NULL } },
+    { "mixed-precision optimizer, bf16 grads", TINY, NULL, optimizer_plain_bf16_grads,
+      { "--grad-reduce-in-bf16" }, { "--use-distributed-optimizer" }, { NULL } },
     { "MBS and iterations", TINY, NULL, mbs4_iters7,
       { "--micro-batch-size 4 --global-batch-size 8 --train-iters 7", "--eval-iters 0 --eval-interval 7" },
       { NULL }, { NULL } },

@@ -282,6 +282,47 @@ static void distributed_optimizer_off_only_is_written(void **state)
     moe_study_free(&off);
 }
 
+/* workload.grad_reduce_in_bf16: false spelled out hashes as the default;
+ * true is written, hashes apart, adds --grad-reduce-in-bf16 to the jobs
+ * and halves the memory model's main grads. */
+static void grad_reduce_in_bf16_on_only_is_written(void **state)
+{
+    static const char *const spelled =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
+        "  gbs: 512\n  grad_reduce_in_bf16: false\nsoftware:\n  megatron: core-0.16\n"
+        "baseline:\n  ep: 16\n";
+    static const char *const turned_on =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
+        "  gbs: 512\n  grad_reduce_in_bf16: true\nsoftware:\n  megatron: core-0.16\n"
+        "baseline:\n  ep: 16\n";
+    struct moe_study a, off, on;
+    struct moe_error e;
+    struct moe_train t;
+    struct moe_machine c;
+    char ha[65], hoff[65], hon[65];
+
+    (void)state;
+    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
+    assert_int_equal(moe_study_load_string(&off, "off.yaml", spelled, &e), 0);
+    assert_int_equal(moe_study_load_string(&on, "on.yaml", turned_on, &e), 0);
+    assert_true(!a.grad_reduce_in_bf16 && !off.grad_reduce_in_bf16 && on.grad_reduce_in_bf16);
+    assert_int_equal(moe_json_sha256(a.json, ha), 0);
+    assert_int_equal(moe_json_sha256(off.json, hoff), 0);
+    assert_int_equal(moe_json_sha256(on.json, hon), 0);
+    assert_string_equal(ha, hoff);
+    assert_string_not_equal(ha, hon);
+    assert_null(json_object_get(json_object_get(a.json, "workload"), "grad_reduce_in_bf16"));
+    assert_true(json_is_true(json_object_get(json_object_get(on.json, "workload"),
+                                             "grad_reduce_in_bf16")));
+    assert_int_equal(moe_study_fit_inputs(&off, &t, &c, &e), 0);
+    assert_true(t.grads_fp32);
+    assert_int_equal(moe_study_fit_inputs(&on, &t, &c, &e), 0);
+    assert_false(t.grads_fp32);
+    moe_study_free(&a);
+    moe_study_free(&off);
+    moe_study_free(&on);
+}
+
 /* The canonical form sorts keys, is compact, and prints 0.1 as 0.1. */
 static void canonical_form(void **state)
 {
@@ -537,6 +578,7 @@ static void canonical_json_has_the_schema_keys(void **state)
         /* written only when false, so that a study leaving the default
          * keeps the hash it had before the key existed (study_json.c) */
         json_object_del(schema, "workload.distributed_optimizer");
+        json_object_del(schema, "workload.grad_reduce_in_bf16"); /* only when true */
         json_paths(s.json, "", written);
         json_object_del(written, "model.name");
         json_object_del(written, "baseline.dp");
@@ -585,6 +627,7 @@ int main(void)
         cmocka_unit_test(bad_studies_explained),
         cmocka_unit_test(canonical_hash_is_stable),
         cmocka_unit_test(distributed_optimizer_off_only_is_written),
+        cmocka_unit_test(grad_reduce_in_bf16_on_only_is_written),
         cmocka_unit_test(canonical_form),
         cmocka_unit_test(canonical_numbers),
         cmocka_unit_test(preset_override),
