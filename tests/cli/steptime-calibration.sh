@@ -10,7 +10,7 @@
 # To regenerate after a reviewed model change:
 #   tests/calibration/steptime-table.py _build/gen/moeflow . > tests/calibration/steptime-table.tsv
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
-tap_plan 6
+tap_plan 7
 # Why they miss (issue 25), with what the published rows themselves say:
 #  - h100-2511-qwen3-30b (+51%): the model's per-token terms fit this recipe
 #    (its 25.09 token-drop row, no syncs, is +9%), and dropless costs more
@@ -68,10 +68,18 @@ over=$(awk -F'\t' 'NR > 1 && $14 != "-" && $13 + 0 > $14 + 0 { print $1 " " $13 
 n=$(awk -F'\t' 'NR > 1 && $14 != "-"' "$out" | wc -l)
 [ -z "$over" ] && [ "$n" -ge 27 ]
 tap_ok $? "the memory model places each of the $n published grids within its GPU's memory${over:+; over: $over}"
-steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]-/ && $12 != "yes" { print $1 }' "$out")
-n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]-/' "$out" | wc -l)
-[ -z "$steady" ] && [ "$n" -ge 6 ]
-tap_ok $? "the $n steady 1-GPU runs (three model sizes) within +-25%${steady:+; outside: $steady}"
+steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $12 != "yes" { print $1 }' "$out")
+n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/' "$out" | wc -l)
+[ -z "$steady" ] && [ "$n" -ge 10 ]
+tap_ok $? "the $n steady 1-GPU runs (three model sizes, the MoE module recomputed or not) within +-25%${steady:+; outside: $steady}"
+# Their memory too: the model's peak against the largest max allocated
+# Megatron logged (tests/gpu/steady-1gpu.tsv).
+far=$(awk -F'\t' 'NR == FNR { if (FNR > 1) mib[$1] = $6; next }
+    FNR > 1 && ($1 in mib) { n++; err = $13 * 1024 / mib[$1] - 1
+        if (err > 0.10 || err < -0.10) print $1 " " $13 " GiB against " mib[$1] " MiB" }
+    END { if (n < 10) print "only " n " runs" }' "$MOEFLOW_SRCDIR/tests/gpu/steady-1gpu.tsv" "$out")
+[ -z "$far" ]
+tap_ok $? "the memory model within 10% of each steady run's max allocated${far:+; $far}"
 # fit/gpu.h's count per GPU type (what fit and layouts print) is the table's.
 counts=$(awk -F'\t' 'NR > 1 { n[$2]++; if ($12 == "yes") w[$2]++ }
     END { for (g in n) print g, w[g] + 0, n[g] }' "$out" | sort)

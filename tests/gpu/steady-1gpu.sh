@@ -6,10 +6,12 @@
 # other (step times never share the GPU), with 20 warm-up steps and a
 # 12-step window.  See steady-1gpu/README.md.
 #
-#   steady-1gpu.sh prepare BUILD_DIR          here: generate into _work/steady1
-#   steady-1gpu.sh run OUT_DIR                on the GPU machine: archive the logs
-#   steady-1gpu.sh collect ARCHIVE BUILD_DIR  here: the logs into tests/data/gpu,
-#                                             steady-1gpu.tsv beside this script
+#   steady-1gpu.sh prepare BUILD_DIR [STUDY...]  here: generate into _work/steady1
+#                                                (the named studies only, if given)
+#   steady-1gpu.sh run OUT_DIR                   on the GPU machine: archive the logs
+#   steady-1gpu.sh collect ARCHIVE BUILD_DIR     here: the logs into tests/data/gpu
+#                                                (added to the runs already there),
+#                                                steady-1gpu.tsv beside this script
 set -euo pipefail
 # shellcheck disable=SC2034  # core019.sh's die names the script by it
 NAME=steady-1gpu
@@ -18,9 +20,12 @@ work=$(cd "$(dirname "$0")" && pwd)/_work/steady1
 . "$(dirname "$0")/core019.sh"
 
 prepare() {
-    local moeflow study
+    local moeflow study studies=()
     moeflow=$(prepare_work "$1")
-    for study in "$here"/steady-1gpu/studies/*.yaml; do
+    shift
+    for study in "$@"; do studies+=("$here/steady-1gpu/studies/$study.yaml"); done
+    [ $# -gt 0 ] || studies=("$here"/steady-1gpu/studies/*.yaml)
+    for study in "${studies[@]}"; do
         "$moeflow" gen --templates "$top/templates" --stage scale "$study" \
             -o "$work/$(basename "$study" .yaml)" > /dev/null
     done
@@ -40,18 +45,27 @@ run() {
     done
 }
 
-# study mbs rc median_ms (steps 21..32 of "elapsed time per iteration").
+# study mbs rc steps median_ms (steps 21..32 of "elapsed time per
+# iteration") max_alloc_mib (the largest "max allocated" Megatron logged),
+# over the runs already committed and the archive's, which replace any of
+# the same name.
 collect() {
-    local archive=$1 tmp
+    local archive=$1 tmp committed=$top/tests/data/gpu/steady-1gpu.tar.xz
     tmp=$(mktemp -d)
+    [ -f "$committed" ] && tar -xJf "$committed" -C "$tmp"
+    for dir in $(tar -tzf "$archive" | sed -n 's|^\./\(s[^/]*\)/$|\1|p'); do
+        rm -rf "${tmp:?}/$dir"
+    done
     tar -xzf "$archive" -C "$tmp"
     find "$tmp" \( -name '*.sbatch' -o -name submit.sh -o -name rank-env.sh \) -delete
     tar -C "$tmp" --sort=name -cJf "$top/tests/data/gpu/steady-1gpu.tar.xz" .
     python3 - "$tmp" > "$here/steady-1gpu.tsv" <<'EOF'
 import glob, json, os, re, statistics, sys
 root = sys.argv[1]
-print("study\tmbs\trc\tsteps\tmedian_ms")
-for d in sorted(glob.glob(os.path.join(root, "s*"))):
+print("study\tmbs\trc\tsteps\tmedian_ms\tmax_alloc_mib")
+def number(d):
+    return int(re.match(r"s(\d+)", os.path.basename(d)).group(1))
+for d in sorted(glob.glob(os.path.join(root, "s*")), key=number):
     if not os.path.isdir(d):
         continue
     m = json.load(open(os.path.join(d, "manifest.json")))
@@ -60,21 +74,25 @@ for d in sorted(glob.glob(os.path.join(root, "s*"))):
     log = os.path.join(d, "results", "scale", c["id"] + ".log")
     rcf = os.path.join(d, "results", "scale", c["id"] + ".rc")
     rc = open(rcf).read().strip() if os.path.exists(rcf) else "-"
-    times = {}
+    times, peak = {}, None
     for line in open(log, errors="replace") if os.path.exists(log) else []:
         it = re.search(r"iteration\s+(\d+)/\s*\d+ \|.*elapsed time per iteration \(ms\): ([0-9.]+)", line)
         if it:
             times[int(it.group(1))] = float(it.group(2))
+        mem = re.search(r"\| max allocated: ([0-9.]+)", line)
+        if mem:
+            peak = max(peak or 0.0, float(mem.group(1)))
     window = [times[i] for i in range(21, 33) if i in times]
     med = "%.1f" % statistics.median(window) if len(window) == 12 else "-"
-    print("\t".join([os.path.basename(d), mbs, rc, str(len(times)), med]))
+    print("\t".join([os.path.basename(d), mbs, rc, str(len(times)), med,
+                     "%.1f" % peak if peak else "-"]))
 EOF
     rm -rf "$tmp"
 }
 
 case "${1:-}" in
-    prepare) prepare "${2:?build dir}" ;;
+    prepare) shift; prepare "${1:?build dir}" "${@:2}" ;;
     run) run "${2:?out dir}" ;;
     collect) collect "${2:?archive}" ;;
-    *) sed -n '2,13p' "$0"; exit 2 ;;
+    *) sed -n '2,16p' "$0"; exit 2 ;;
 esac
