@@ -45,7 +45,7 @@ tap_plan 7
 #    DeepSeek-V3's ranks 1-24 lie within 10% of one another; its recipe
 #    dispatches with DeepEP, which sends a token once per node over the
 #    NICs (the model counts top-k copies) and which the model does not know.
-#  - h100-2509-qwen3-235b-drop (report row, rank 44): the same grid,
+#  - h100-2509-qwen3-235b-drop (report row, rank 70): the same grid,
 #    token-dropping; the grids above it lose their sync stall too.
 #  - gb300-2511-qwen3-235b-bf16 (TP1 PP4 VPP12 EP16 MBS 2, rank 16): its 8
 #    local experts cost 5.1 s of sync stalls against 1.8 s for the first
