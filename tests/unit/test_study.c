@@ -247,78 +247,66 @@ static void canonical_hash_is_stable(void **state)
     moe_study_free(&b);
 }
 
-/* workload.distributed_optimizer: true spelled out hashes as the default
- * (the hash of every study from before the key); false is written, hashes
- * apart, and drops --use-distributed-optimizer from the jobs. */
+/* A workload switch written only when it leaves its default: spelled out
+ * at the default it hashes as a study without it (the hash of every study
+ * from before the key); changed, it is written and hashes apart.  Loads
+ * both into spelled and changed for the caller's own checks. */
+static void written_only_off_default(const char *key, bool dflt, struct moe_study *spelled,
+                                     struct moe_study *changed)
+{
+    static const char *const fmt =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
+        "  gbs: 512\n  %s: %s\nsoftware:\n  megatron: core-0.16\nbaseline:\n  ep: 16\n";
+    char at_default[512], other[512], ha[65], hs[65], hc[65];
+    struct moe_study a;
+    struct moe_error e;
+
+    snprintf(at_default, sizeof(at_default), fmt, key, dflt ? "true" : "false");
+    snprintf(other, sizeof(other), fmt, key, dflt ? "false" : "true");
+    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
+    assert_int_equal(moe_study_load_string(spelled, "spelled.yaml", at_default, &e), 0);
+    assert_int_equal(moe_study_load_string(changed, "changed.yaml", other, &e), 0);
+    assert_int_equal(moe_json_sha256(a.json, ha), 0);
+    assert_int_equal(moe_json_sha256(spelled->json, hs), 0);
+    assert_int_equal(moe_json_sha256(changed->json, hc), 0);
+    assert_string_equal(ha, hs);
+    assert_string_not_equal(ha, hc);
+    assert_null(json_object_get(json_object_get(a.json, "workload"), key));
+    assert_true(json_equal(json_object_get(json_object_get(changed->json, "workload"), key),
+                           dflt ? json_false() : json_true()));
+    moe_study_free(&a);
+}
+
+/* workload.distributed_optimizer (default true): false drops
+ * --use-distributed-optimizer from the jobs. */
 static void distributed_optimizer_off_only_is_written(void **state)
 {
-    static const char *const spelled =
-        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
-        "  gbs: 512\n  distributed_optimizer: true\nsoftware:\n  megatron: core-0.16\n"
-        "baseline:\n  ep: 16\n";
-    static const char *const turned_off =
-        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
-        "  gbs: 512\n  distributed_optimizer: false\nsoftware:\n  megatron: core-0.16\n"
-        "baseline:\n  ep: 16\n";
-    struct moe_study a, on, off;
-    struct moe_error e;
-    char ha[65], hon[65], hoff[65];
+    struct moe_study on, off;
 
     (void)state;
-    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
-    assert_int_equal(moe_study_load_string(&on, "on.yaml", spelled, &e), 0);
-    assert_int_equal(moe_study_load_string(&off, "off.yaml", turned_off, &e), 0);
-    assert_true(a.distributed_optimizer && on.distributed_optimizer && !off.distributed_optimizer);
-    assert_int_equal(moe_json_sha256(a.json, ha), 0);
-    assert_int_equal(moe_json_sha256(on.json, hon), 0);
-    assert_int_equal(moe_json_sha256(off.json, hoff), 0);
-    assert_string_equal(ha, hon);
-    assert_string_not_equal(ha, hoff);
-    assert_null(json_object_get(json_object_get(a.json, "workload"), "distributed_optimizer"));
-    assert_true(json_is_false(json_object_get(json_object_get(off.json, "workload"),
-                                              "distributed_optimizer")));
-    moe_study_free(&a);
+    written_only_off_default("distributed_optimizer", true, &on, &off);
+    assert_true(on.distributed_optimizer && !off.distributed_optimizer);
     moe_study_free(&on);
     moe_study_free(&off);
 }
 
-/* workload.grad_reduce_in_bf16: false spelled out hashes as the default;
- * true is written, hashes apart, adds --grad-reduce-in-bf16 to the jobs
- * and halves the memory model's main grads. */
+/* workload.grad_reduce_in_bf16 (default false): true adds
+ * --grad-reduce-in-bf16 to the jobs and halves the memory model's main
+ * grads. */
 static void grad_reduce_in_bf16_on_only_is_written(void **state)
 {
-    static const char *const spelled =
-        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
-        "  gbs: 512\n  grad_reduce_in_bf16: false\nsoftware:\n  megatron: core-0.16\n"
-        "baseline:\n  ep: 16\n";
-    static const char *const turned_on =
-        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
-        "  gbs: 512\n  grad_reduce_in_bf16: true\nsoftware:\n  megatron: core-0.16\n"
-        "baseline:\n  ep: 16\n";
-    struct moe_study a, off, on;
+    struct moe_study off, on;
     struct moe_error e;
     struct moe_train t;
     struct moe_machine c;
-    char ha[65], hoff[65], hon[65];
 
     (void)state;
-    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
-    assert_int_equal(moe_study_load_string(&off, "off.yaml", spelled, &e), 0);
-    assert_int_equal(moe_study_load_string(&on, "on.yaml", turned_on, &e), 0);
-    assert_true(!a.grad_reduce_in_bf16 && !off.grad_reduce_in_bf16 && on.grad_reduce_in_bf16);
-    assert_int_equal(moe_json_sha256(a.json, ha), 0);
-    assert_int_equal(moe_json_sha256(off.json, hoff), 0);
-    assert_int_equal(moe_json_sha256(on.json, hon), 0);
-    assert_string_equal(ha, hoff);
-    assert_string_not_equal(ha, hon);
-    assert_null(json_object_get(json_object_get(a.json, "workload"), "grad_reduce_in_bf16"));
-    assert_true(json_is_true(json_object_get(json_object_get(on.json, "workload"),
-                                             "grad_reduce_in_bf16")));
+    written_only_off_default("grad_reduce_in_bf16", false, &off, &on);
+    assert_true(!off.grad_reduce_in_bf16 && on.grad_reduce_in_bf16);
     assert_int_equal(moe_study_fit_inputs(&off, &t, &c, &e), 0);
     assert_true(t.grads_fp32);
     assert_int_equal(moe_study_fit_inputs(&on, &t, &c, &e), 0);
     assert_false(t.grads_fp32);
-    moe_study_free(&a);
     moe_study_free(&off);
     moe_study_free(&on);
 }
