@@ -346,9 +346,10 @@ static const struct moe_opt fit_opts[] = {
     "         --pipeline-layout (explicit uneven split)  --mtp-layers N\n" \
     "         --routing dropless|drop-and-pad|force-balance (step time: drop-and-pad\n" \
     "               has no device-to-host syncs)\n" \
-    "         --optimizer-offload F  --no-distributed-optimizer  --grad-reduce-in-bf16\n" \
-    "         --fixed-recompute (the --recompute given, never more: a recipe's own)\n" \
-    "         --ep-overlap (step time: EP all-to-all hidden behind another microbatch)\n" \
+    "         --optimizer-offload F  --no-distributed-optimizer\n" \
+    "         --grad-reduce-in-bf16  --fixed-recompute (the --recompute given,\n" \
+    "               never more: a recipe's own)\n" \
+    "         --ep-overlap (step time: the EP all-to-all hides behind compute)\n" \
     "         --gpu %s (its memory, NVLink domain and\n" \
     "               rates for the step time; default h100: %d GiB, domain %d)\n" \
     "         --precision bf16|fp8-tensorwise|fp8-delayed|fp8-blockwise|mxfp8|nvfp4\n" \
