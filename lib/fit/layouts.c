@@ -822,7 +822,9 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
     else
         snprintf(advice, len,
                  "%.1f GiB over; activations are %.1f GiB per GPU: lower --mbs or --seq, or "
-                 "add GPUs for CP/TP", over, act);
+                 "add GPUs for CP/TP%s", over, act,
+                 s->n_steps > 0 && s->steps[0].recompute_fixed
+                     ? ", or let fit add recompute (without --fixed-recompute)" : "");
     return best;
 }
 

@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 32
+tap_plan 33
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -138,4 +138,8 @@ tap_ok $? "--ep-overlap hides the all-to-all at VPP 24, not at VPP 1 with PP 2 (
     > "$out/ovmoe.txt"
 has "$out/ovmoe.txt" 'EP all-to-all .* in EP8$'
 tap_ok $? "... nor with the MoE layer recomputed"
+"$M" layouts --preset qwen3-30b-a3b --gpus 8 --seq 131072 --mbs 1 --gbs 64 --recompute none \
+    --fixed-recompute --top 1 > /dev/null 2> "$out/fixed-miss.txt"
+[ $? -eq 3 ] && has "$out/fixed-miss.txt" 'activations are .* or let fit add recompute \(without --fixed-recompute\)$'
+tap_ok $? "nothing fits with the recipe's recompute: the knob says fit could add recompute"
 tap_done
