@@ -241,12 +241,15 @@ static bool moe_forward_again(const struct moe_train *t)
  * recomputed).  The large model at MBS 2, where the GPU's work sets the
  * step, gains 315 ms: 178 ms of MoE FLOPs and 137 ms, 0.13 of its 1054 ms
  * of routing.  The host sets the other three steps; the share fitted on
- * them leaves each within 16%.  (A first fit on the large model alone, 0.44, had predicted the
- * medium model's two runs before they ran: 23% and 22% short.) */
+ * them leaves each within 16%.  (A first fit on the large model alone,
+ * 0.44, had predicted the medium model's two runs before they ran: 23% and
+ * 22% short.) */
 #define RERUN_ROUTE_SHARE 0.13
 #define RERUN_HOST_SHARE 0.60
-static void charge_moe_rerun(const struct moe_pp_stage *st, int layers, struct moe_mb_cost *c)
+static void charge_moe_rerun(const struct moe_pp_stage *st, struct moe_mb_cost *c)
 {
+    int layers = st->dense_layers + st->moe_layers;
+
     c->sync *= 2;
     c->ep *= 1.5, c->etp *= 1.5;
     c->route *= 1 + RERUN_ROUTE_SHARE;
@@ -264,10 +267,11 @@ bool moe_ep_overlap_applies(const struct moe_layout *l, const struct moe_train *
     return p->ep_overlap && l->ep > 1 && (l->pp == 1 || l->vpp > 1) && !moe_forward_again(t);
 }
 
+/* overlap: moe_ep_overlap_applies, which the caller keys its cache by. */
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_workload *w, const struct moe_train *t,
                        const struct moe_perf *p, int domain, const struct moe_flops *hw,
-                       const struct moe_pp_stage *stage, struct moe_mb_cost *c)
+                       const struct moe_pp_stage *stage, bool overlap, struct moe_mb_cost *c)
 {
     struct moe_pp_stage st = *stage;
     double tok = (double)w->mbs * w->seq_len;
@@ -276,8 +280,8 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     stage_route(m, w, &st, tok / ((double)l->tp * l->cp), p, c);
     stage_comm(m, l, &st, tok, capacity(w), p, domain, c);
     if (moe_forward_again(t))
-        charge_moe_rerun(&st, st.dense_layers + st.moe_layers, c);
-    if (moe_ep_overlap_applies(l, t, p)) /* hidden behind another microbatch's compute */
+        charge_moe_rerun(&st, c);
+    if (overlap) /* hidden behind another microbatch's compute */
         c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
 }
 
@@ -311,7 +315,7 @@ static void cached_stage_cost(const struct moe_model *m, const struct moe_layout
             return;
         }
     }
-    stage_cost(m, l, w, t, p, domain, hw, st, c);
+    stage_cost(m, l, w, t, p, domain, hw, st, overlap, c);
     if (cache && cache->n < MOE_STEP_CACHE_MAX) {
         cache->e[cache->n].t = t;
         cache->e[cache->n].dense_layers = st->dense_layers;
