@@ -10,8 +10,10 @@ now, the error, the rank of the published grid among `moeflow layouts`
 for that model, GPU count and precision, and whether the row was fitted
 on (calibrate) or is out of sample (check: the 26.02 B200/GB200/GB300
 rows; report: token-dropping H100 rows and warming-up 2xH200 windows);
-then the memory model's peak for the row's grid and, for a published
-grid (which ran), the GPU's whole memory it must fit in.
+then the memory model's peak for the row's grid, beside the measured one
+where a run logged it (Megatron's largest "max allocated" of the steady
+1-GPU runs, tests/gpu/steady-1gpu.tsv) and, for a published grid (which
+ran), the GPU's whole memory it must fit in.
 
 Usage: steptime-table.py MOEFLOW SRCDIR > table.tsv   (tests/cli/steptime-calibration.sh
 compares it with the committed tests/calibration/steptime-table.tsv).
@@ -93,8 +95,15 @@ for name in ("h200x1-steady.tsv",):
         for r in csv.DictReader(f, delimiter="\t"):
             before[r["id"]] = {"before": r["before_ms"], "before_rank": "-"}
 
+measured_peak = {}
+with open(os.path.join(SRC, "tests/gpu/steady-1gpu.tsv")) as f:
+    for r in csv.DictReader(f, delimiter="\t"):
+        if r["max_alloc_mib"] != "-":
+            measured_peak[r["study"]] = float(r["max_alloc_mib"]) / 1024
+
 cols = ["id", "gpu", "use", "measured", "unit", "before", "before_err%", "before_rank",
-        "predicted", "err%", "rank", "within25", "peak_gib", "gpu_gib", "note"]
+        "predicted", "err%", "rank", "within25", "model_peak_gib", "measured_peak_gib",
+        "gpu_gib", "note"]
 print("\t".join(cols))
 for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summary.tsv"):
     with open(os.path.join(CAL, name)) as f:
@@ -108,4 +117,5 @@ for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summar
             print("\t".join([r["id"], r["system"], use, "%.1f" % ref, unit, b["before"] or "-", berr,
                              b["before_rank"], "%.1f" % pred, "%+.1f" % err, rk.split("/")[0] if rk != "-" else "-",
                              "yes" if abs(err) <= LIMIT else "no", "%.1f" % peak,
+                             "%.2f" % measured_peak[r["id"]] if r["id"] in measured_peak else "-",
                              "%.1f" % usable if r.get("published_tflops") else "-", r["note"]]))
