@@ -45,8 +45,9 @@ tap_plan 7
 #  - h100-2602/2511-qwen3-235b (TP2 PP8 VPP4 EP32, rank 12 and 14) and
 #    h100-2509-deepseek-v3 (TP2 PP8 VPP4 EP64, rank 20): with the recipes'
 #    EP overlap, the EP32 all-to-all over 4 nodes still leaves 29.9 s of
-#    the 26.02 row's 77 s step exposed against 12.2 s for the EP16 grid ranked first,
-#    which the memory model puts at 78 GiB of 80 (the recipe's grid: 65).
+#    the 26.02 row's 77 s step exposed against 12.2 s for the EP16 grid
+#    ranked first, which the memory model puts at 78 GiB of 80 (the
+#    recipe's grid: 65).
 #    DeepSeek-V3's ranks 1-20 lie within 11% of one another; its recipe
 #    dispatches with DeepEP, which sends a token once per node over the
 #    NICs (the model counts top-k copies) and which the model does not know.
