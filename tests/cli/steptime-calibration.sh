@@ -79,13 +79,14 @@ tap_ok $? "the memory model places each of the $n published grids within its GPU
 # ran (commit 8e16260), miss by more than half: s12 (16 experts, top-4)
 # spends about 40 ms per layer and microbatch where the fitted 8-expert
 # runs spend 16.5, and s13 (sequence 8192) adds 1.4 s to s3's step, where
-# the model adds nothing (both host-bound, 1124 ms).  Two likely causes,
-# not yet measured apart: the local implementation's unfused attention
-# writes and reads its b x heads x s x s scores several times (baddbmm,
-# masked fill, softmax, dropout, forward and backward: core 0.19
-# transformer/dot_product_attention.py:194-239), and the dispatcher's
-# sync in each layer keeps the host's expert loop from running ahead over
-# the next layer's attention, so the two add up.
+# the model adds nothing (both host-bound, 1124 ms).  Their profiles
+# (tests/gpu/steady-1gpu/profile-s12-s13.txt) say why: s13's GPU is busy
+# 1.9 s per step, mostly the local implementation's unfused attention
+# passing its b x heads x s x s scores through elementwise kernels
+# (masked fill, softmax, dropout, forward and backward: core 0.19
+# transformer/dot_product_attention.py:194-239), where the model gives
+# its GPU 0.4 s; s12's GPU is busy under 0.4 s of a 2 s step, so its
+# host's per-expert work (16 experts) is what the model lacks.
 steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate" && $12 != "yes" { print $1 }' "$out")
 n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate"' "$out" | wc -l)
 [ -z "$steady" ] && [ "$n" -ge 10 ]
