@@ -18,6 +18,9 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
     fputs(")\n", out);
     fprintf(out, "  MoE routing  %10.1f ms  router, top-k and token permutation, %.0f ns per "
                  "routed token copy\n", st->route_ms, p->route_ns);
+    if (p->score_ps > 0) /* the local implementation's unfused attention */
+        fprintf(out, "  attn scores  %10.1f ms  batch x heads x s x s attention scores through "
+                     "unfused kernels, %.1f ps each\n", st->scores_ms, p->score_ps);
     fprintf(out, "  TP comm      %10.1f ms  all-gather/reduce-scatter of TP%d around attention "
                  "and dense MLPs%s\n", st->tp_ms, l->tp, p->tp_comm_overlap ? " (overlapped)" : "");
     fprintf(out, "  CP comm      %10.1f ms  ring K/V exchange of CP%d, mostly hidden by "
@@ -78,9 +81,9 @@ void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layo
 
 json_t *steptime_json(const struct moe_step *st)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
                      "sync", st->sync_ms, "step_host", st->step_host_ms, "compute",
-                     st->compute_ms, "route", st->route_ms,
+                     st->compute_ms, "scores", st->scores_ms, "route", st->route_ms,
                      "tp", st->tp_ms, "cp", st->cp_ms, "ep", st->ep_ms, "etp", st->etp_ms, "pp",
                      st->pp_ms, "host", st->host_ms, "bubble", st->bubble_ms, "dp", st->dp_ms);
 }

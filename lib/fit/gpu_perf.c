@@ -17,24 +17,29 @@
  * hundred launches per layer, hidden behind the GPU's work on any real
  * model); Megatron's local implementation (torch ops, no fused kernels, no
  * grouped GEMM) refitted on steady runs of three model sizes on one H200
- * (tests/gpu/steady-1gpu.tsv: 4, 8 and 16 layers at MBS 1 and 2) and the
- * 2xH200 lane rows (tests/data/calibration/h200x2-steps.tsv), by a
- * least-squares search on log errors (issue 25; the result per row is
- * tests/calibration/steptime-table.tsv).  The small and medium models' steps
- * are host time: halving the microbatches at a fixed GBS removes 68 ms
- * (small, 4 layers) and 132 ms (medium, 8 layers) per microbatch, about
- * 16.5 ms per layer, and leaves a per-step remainder that grows with the
- * layers (the optimizer's per-tensor launches, grad-norm and loss .item()s):
- * HOST_STEP_US_LOCAL.  The large model (16 layers, top-8, sequence 4096)
- * hides its host stream behind the GPU's work at MBS 2.  With ETP > 1 the
- * alltoall dispatcher gathers the routed tokens over the ETP group and
+ * (tests/gpu/steady-1gpu.tsv: 4, 8 and 16 layers at MBS 1 and 2, with and
+ * without the MoE module recomputed) and the 2xH200 lane rows
+ * (tests/data/calibration/h200x2-steps.tsv), by a Nelder-Mead search on
+ * log errors with the attention scores below charged (issue 25; the result
+ * per row is tests/calibration/steptime-table.tsv).  The small and medium
+ * models' steps are host time: halving the microbatches at a fixed GBS
+ * removes 68 ms (small, 4 layers) and 132 ms (medium, 8 layers) per
+ * microbatch, about 17 ms per layer.  The per-step host term (optimizer,
+ * grad norm) refits to 0 once the scores are charged: the runs show no
+ * remainder.  The large model (16 layers, top-8, sequence 4096) hides its
+ * host stream behind the GPU's work at MBS 2.  With ETP > 1 the alltoall
+ * dispatcher gathers the routed tokens over the ETP group and
  * reduce-scatters them back with split sizes read to the host (core 0.19
- * megatron/core/transformer/moe/token_dispatcher.py:738 and 821). */
+ * megatron/core/transformer/moe/token_dispatcher.py:738 and 821).  Each
+ * local expert is a module call of its own in SequentialMLP, but the fit
+ * (8-expert runs, and EP 1 against EP 2 in the lane) leaves no cost per
+ * expert; a 16-expert run (s12) spends about 40 ms per layer and
+ * microbatch on the host, which the model does not reach. */
 #define HOST_US_TE 200.0
-#define HOST_US_LOCAL 16500.0
+#define HOST_US_LOCAL 18200.0
 #define HOST_US_LOCAL_EXPERT 0.0
-#define HOST_US_LOCAL_ETP 5900.0
-#define HOST_STEP_US_LOCAL 8500.0
+#define HOST_US_LOCAL_ETP 6400.0
+#define HOST_STEP_US_LOCAL 0.0
 /* Stalls at synchronisation points, per MoE layer and microbatch.  Each
  * dispatcher reads token counts to the host once per MoE layer's forward,
  * and the host waits for the GPU there (Megatron-LM core 0.19,
@@ -64,12 +69,22 @@
  * effective number of bytes over the GPU's HBM bandwidth (fit/gpu.h).  The
  * effective bytes are fitted, not counted: they include the many small
  * kernels of the router (ROUTE_KB_TE on the published rows above, 79 ns
- * per copy on H100; ROUTE_KB_LOCAL on the steady 1-GPU runs, 251 ns per
+ * per copy on H100; ROUTE_KB_LOCAL on the steady 1-GPU runs, 115 ns per
  * copy on H200).  Megatron permutes BF16 tokens (FP8/MXFP8 casts happen in
  * TE's grouped linear after the permutation), so the precision does not
  * change them. */
 #define ROUTE_KB_TE 265.0
-#define ROUTE_KB_LOCAL 1206.0
+#define ROUTE_KB_LOCAL 550.0
+/* The local implementation's attention scores (fit/steptime.c scores_ms):
+ * effective bytes per score element over the HBM bandwidth, measured on
+ * s13's profile (tests/gpu/steady-1gpu/profile-s12-s13.txt: 1.49 s of
+ * elementwise, softmax, dropout and copy kernels per step for 8 layers x
+ * 8 microbatches x 16 heads x 8192^2 scores, 21.6 ps each, 104 bytes at
+ * 4.8 TB/s).  Counting the bf16 reads and writes of baddbmm, masked fill,
+ * softmax, dropout and bmm gives about 42; the rest is the kernels' extra
+ * passes and copies.  Before it was charged, the routing term had taken
+ * the scores in (1206 KB per copy). */
+#define SCORE_BYTES_LOCAL 104.0
 
 int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out)
 {
@@ -89,6 +104,7 @@ int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out
         .route_ns = (impl == MOE_IMPL_LOCAL ? ROUTE_KB_LOCAL : ROUTE_KB_TE) / r->hbm_tbps,
         .sync_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_US_TE,
         .sync_expert_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_EXPERT_US_TE,
+        .score_ps = impl == MOE_IMPL_LOCAL ? SCORE_BYTES_LOCAL / r->hbm_tbps : 0,
         .step_host_us = impl == MOE_IMPL_LOCAL ? HOST_STEP_US_LOCAL : 0,
         .overlap_grad_reduce = true, .overlap_param_gather = true,
     };

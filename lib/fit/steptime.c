@@ -75,7 +75,7 @@ static void hardware_flops(const struct moe_flops *f, const struct moe_train *t,
 /* The per-microbatch terms (struct moe_mb_cost, steptime.h) are in ms. */
 static double mb_gpu(const struct moe_mb_cost *c)
 {
-    return c->compute + c->route + c->tp + c->cp + c->ep + c->etp + c->pp;
+    return c->compute + c->scores + c->route + c->tp + c->cp + c->ep + c->etp + c->pp;
 }
 
 /* The host stream hides behind the GPU's until a sync point; the stalls
@@ -116,6 +116,24 @@ static double capacity(const struct moe_workload *w)
     return w->capacity_factor > 0 ? w->capacity_factor : 1.0;
 }
 
+/* Of the bytes the score tensors pass per element, the forward's share
+ * (baddbmm, masked fill, softmax, dropout, bmm: 18 of about 42 counted
+ * from the kernels' reads and writes in bf16). */
+#define SCORE_FORWARD_SHARE 0.43
+/* Megatron's local attention materialises the batch x heads x s x s
+ * scores and passes them through elementwise kernels forward and backward
+ * (core 0.19 transformer/dot_product_attention.py:194-239: baddbmm, the
+ * masked fill and softmax of fusions/fused_softmax.py:299-341, dropout,
+ * bmm), full squares despite the causal mask; each GPU of a TP group
+ * holds its heads. */
+static double scores_ms(const struct moe_model *m, const struct moe_layout *l,
+                        const struct moe_workload *w, int layers, const struct moe_perf *p)
+{
+    double s = w->seq_len / (double)l->cp;
+
+    return 1e-9 * p->score_ps * layers * w->mbs * ((double)m->num_heads / l->tp) * s * s;
+}
+
 static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_flops *hw,
                           const struct moe_pp_stage *st, bool last, double tok_gpu,
@@ -136,6 +154,7 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
      * to TE as fp8_dpa in extensions/transformer_engine.py:3239) */
     c->compute = tok_gpu * ((per_tok + routed) / rate +
                             layers * hw->attn_core / (p->tflops_bf16 * 1e9));
+    c->scores = scores_ms(m, l, w, layers, p);
     c->host = 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
                       st->moe_layers * (p->host_expert_us * local_experts(m, l) +
                                         (l->etp > 1 ? p->host_etp_us : 0)));
@@ -281,6 +300,8 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     stage_comm(m, l, &st, tok, capacity(w), p, domain, c);
     if (moe_forward_again(t))
         charge_moe_rerun(&st, c);
+    if (t->recompute.granularity == MOE_RC_FULL) /* attention's forward again */
+        c->scores *= 1 + SCORE_FORWARD_SHARE;
     if (overlap) /* hidden behind another microbatch's compute */
         c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
 }
@@ -383,6 +404,7 @@ void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
     out->ep_overlapped = moe_ep_overlap_applies(l, t, p);
     out->compute_ms = mbs * c.compute;
     out->route_ms = mbs * c.route;
+    out->scores_ms = mbs * c.scores;
     out->tp_ms = mbs * c.tp, out->cp_ms = mbs * c.cp;
     out->ep_ms = mbs * c.ep, out->etp_ms = mbs * c.etp;
     out->pp_ms = mbs * c.pp;

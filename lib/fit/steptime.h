@@ -29,6 +29,9 @@ struct moe_perf {
                                  gather/reduce-scatter of tokens with host-read splits */
     double route_ns;          /* GPU time per routed token copy and MoE layer: router,
                                  permute, unpermute, forward + backward */
+    double score_ps;          /* GPU time per attention score (batch x heads x s x s)
+                                 and layer where the scores are materialised: the
+                                 local implementation; 0 with TE's fused attention */
     double sync_us;           /* stall per MoE layer and microbatch at the dispatcher's
                                  device-to-host synchronisation */
     double sync_expert_us;    /* more per local expert: the grouped GEMM's split sizes
@@ -52,6 +55,7 @@ struct moe_step {
     double compute_ms;    /* model FLOPs (+ recompute) at the achievable rate */
     double tp_ms, cp_ms;  /* exposed tensor- and context-parallel collectives */
     double route_ms;      /* routing and token permutation of the MoE layers */
+    double scores_ms;     /* the unfused attention's score tensors (local implementation) */
     double ep_ms, etp_ms; /* exposed expert all-to-all and expert-TP collectives */
     double pp_ms;         /* pipeline send/receive of activations */
     double host_ms;       /* host launch time not hidden behind the GPU's work */
@@ -91,7 +95,7 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
 
 /* Per-microbatch terms of one pipeline stage, in ms. */
 struct moe_mb_cost {
-    double compute, route, tp, cp, ep, etp, pp, host, sync;
+    double compute, scores, route, tp, cp, ep, etp, pp, host, sync;
 };
 
 /* What moe_step_time_cached reuses between calls for one grid (TP, CP, PP,

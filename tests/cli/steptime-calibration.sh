@@ -76,17 +76,14 @@ n=$(awk -F'\t' 'NR > 1 && $15 != "-"' "$out" | wc -l)
 tap_ok $? "the memory model places each of the $n published grids within its GPU's memory${over:+; over: $over}"
 # The steady 1-GPU runs fitted on; the held-out ones (use out-of-sample)
 # are printed above, not held to it.  s12 and s13, predicted before they
-# ran (commit 8e16260), miss by more than half: s12 (16 experts, top-4)
-# spends about 40 ms per layer and microbatch where the fitted 8-expert
-# runs spend 16.5, and s13 (sequence 8192) adds 1.4 s to s3's step, where
-# the model adds nothing (both host-bound, 1124 ms).  Their profiles
-# (tests/gpu/steady-1gpu/profile-s12-s13.txt) say why: s13's GPU is busy
+# ran (commit 8e16260), fell 56% and 57% short.  Their profiles
+# (tests/gpu/steady-1gpu/profile-s12-s13.txt) said why: s13's GPU is busy
 # 1.9 s per step, mostly the local implementation's unfused attention
-# passing its b x heads x s x s scores through elementwise kernels
-# (masked fill, softmax, dropout, forward and backward: core 0.19
-# transformer/dot_product_attention.py:194-239), where the model gives
-# its GPU 0.4 s; s12's GPU is busy under 0.4 s of a 2 s step, so its
-# host's per-expert work (16 experts) is what the model lacks.
+# passing its b x heads x s x s scores through elementwise kernels (core
+# 0.19 transformer/dot_product_attention.py:194-239), now charged (its
+# constant measured on that profile: s13 is 33% short since); s12's GPU
+# is busy under 0.4 s of a 2 s step: its host's per-expert work (16
+# experts) is what the model lacks, still 57% short.
 steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate" && $12 != "yes" { print $1 }' "$out")
 n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate"' "$out" | wc -l)
 [ -z "$steady" ] && [ "$n" -ge 10 ]

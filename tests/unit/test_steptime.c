@@ -5,8 +5,9 @@
  * overlap runs only where Megatron allows it, all-reduce without the distributed optimizer costs two
  * reduce-scatters, a strided group that spans more than an NVLink domain
  * runs at the NICs' rate, and small grouped GEMMs run below the full rate;
- * drop-and-pad has no sync stall; the enumerator's per-grid cache changes
- * nothing.
+ * drop-and-pad has no sync stall; the local implementation's attention
+ * scores grow with the square of the sequence; the enumerator's per-grid
+ * cache changes nothing.
  * Relations between two predictions, not pinned figures: the calibration
  * (tests/cli/steptime-calibration.sh) pins the figures. */
 #include "config.h"
@@ -245,6 +246,32 @@ static void drop_and_pad_has_no_sync_stall(void **state)
     assert_true(drop2.compute_ms > drop.compute_ms * (1 + 1e-6));
 }
 
+/* The local implementation materialises the attention scores: their term
+ * grows with the square of the sequence, splits over TP, grows with full
+ * recompute, and is absent with TE's fused attention. */
+static void local_attention_scores_grow_with_the_square(void **state)
+{
+    struct setup s;
+    struct moe_step te, local, longer, full;
+
+    (void)state;
+    base(&s);
+    te = step(&s);
+    assert_true(te.scores_ms == 0);
+    assert_int_equal(moe_perf_defaults(MOE_GPU_H100, MOE_IMPL_LOCAL, &s.p), 0);
+    s.p.overlap_grad_reduce = s.p.overlap_param_gather = false;
+    local = step(&s);
+    assert_true(local.scores_ms > 0);
+    assert_true(local.step_ms > te.step_ms);
+    s.w.seq_len *= 2;
+    longer = step(&s);
+    assert_near(longer.scores_ms, 4 * local.scores_ms * local.microbatches / longer.microbatches);
+    s.w.seq_len /= 2;
+    s.t.recompute.granularity = MOE_RC_FULL;
+    full = step(&s);
+    assert_true(full.scores_ms > local.scores_ms * (1 + 1e-6));
+}
+
 /* The cache the layout enumerator keeps per grid gives, VPP after VPP,
  * exactly what the uncached model gives: PP 2 with a PP send term, and
  * with the EP overlap, which VPP 1 turns off and VPP 2 on for the same
@@ -288,6 +315,7 @@ int main(void)
         cmocka_unit_test(strided_group_leaves_nvlink),
         cmocka_unit_test(small_expert_gemms_run_slower),
         cmocka_unit_test(drop_and_pad_has_no_sync_stall),
+        cmocka_unit_test(local_attention_scores_grow_with_the_square),
         cmocka_unit_test(cache_gives_the_same_step),
     };
 
