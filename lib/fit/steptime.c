@@ -262,7 +262,9 @@ static bool moe_forward_again(const struct moe_train *t)
  * of routing.  The host sets the other three steps; the share fitted on
  * them leaves each within 16%.  (A first fit on the large model alone,
  * 0.44, had predicted the medium model's two runs before they ran: 23% and
- * 22% short.) */
+ * 22% short.)  Both shares date from before the local attention scores
+ * were charged, when routing held them (1206 KB per copy, now 550); not
+ * refitted since, they leave s7-s10 at -12% to +22%. */
 #define RERUN_ROUTE_SHARE 0.13
 #define RERUN_HOST_SHARE 0.60
 static void charge_moe_rerun(const struct moe_pp_stage *st, struct moe_mb_cost *c)
