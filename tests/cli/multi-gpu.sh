@@ -1,7 +1,7 @@
 #!/bin/bash
 # Multi-GPU truth on record (issue 26): the 2xH200 runs of
 # tests/gpu/multi-gpu/ replayed.  Today's gen must write the same jobs (a
-# changed candidate id is stale evidence), the table must follow from the
+# changed argv, environment or shape is stale evidence), the table must follow from the
 # archived logs byte for byte, and the fit stage (one GPU, fake process
 # group), the real 2-GPU runs and the memory model must agree within 10%.
 # The step-time rows are on record as measured; their gap is in the table.
@@ -17,10 +17,15 @@ for study in "$S"/tests/gpu/multi-gpu/studies/*.yaml; do
     name=$(basename "$study" .yaml)
     "$MOEFLOW_BIN" gen --templates "$S/templates" "$study" -o "$tmp/regen-$name" > /dev/null 2>&1
     for f in "$tmp/regen-$name" "$tmp/$name"; do
+        # The job each candidate runs (argv, environment, shape), not its id:
+        # an id hashes the whole contract, whose note carries the model's
+        # predicted step, so a step-time model change alone would mark the
+        # runs stale.
         python3 -c 'import json, sys
 m = json.load(open(sys.argv[1] + "/manifest.json"))
-print("\n".join(sorted(c["id"] for s in m["stages"] if s["stage"] in ("fit", "scale")
-                       for c in s["candidates"])))' "$f" > "$f.ids"
+keys = ("stage", "variable", "value", "argv", "env", "nodes", "tasks_per_node", "world_size")
+print("\n".join(sorted(json.dumps([c.get(k) for k in keys]) for s in m["stages"]
+                       if s["stage"] in ("fit", "scale") for c in s["candidates"])))' "$f" > "$f.ids"
     done
     cmp -s "$tmp/regen-$name.ids" "$tmp/$name.ids" || stale="$stale $name"
 done
