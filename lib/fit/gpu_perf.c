@@ -16,29 +16,39 @@
 /* The host stream, per layer and microbatch: TE's fused kernels (a few
  * hundred launches per layer, hidden behind the GPU's work on any real
  * model); Megatron's local implementation (torch ops, no fused kernels, no
- * grouped GEMM) refitted on steady runs of three model sizes on one H200
- * (tests/gpu/steady-1gpu.tsv: 4, 8 and 16 layers at MBS 1 and 2, with and
- * without the MoE module recomputed) and the 2xH200 lane rows
- * (tests/data/calibration/h200x2-steps.tsv), by a Nelder-Mead search on
- * log errors with the attention scores below charged (issue 25; the result
- * per row is tests/calibration/steptime-table.tsv).  The small and medium
- * models' steps are host time: halving the microbatches at a fixed GBS
- * removes 68 ms (small, 4 layers) and 132 ms (medium, 8 layers) per
- * microbatch, about 17 ms per layer.  The per-step host term (optimizer,
- * grad norm) refits to 0 once the scores are charged: the runs show no
- * remainder.  The large model (16 layers, top-8, sequence 4096) hides its
- * host stream behind the GPU's work at MBS 2.  With ETP > 1 the alltoall
- * dispatcher gathers the routed tokens over the ETP group and
- * reduce-scatters them back with split sizes read to the host (core 0.19
- * megatron/core/transformer/moe/token_dispatcher.py:738 and 821).  Each
- * local expert is a module call of its own in SequentialMLP, but the fit
- * (8-expert runs, and EP 1 against EP 2 in the lane) leaves no cost per
- * expert; a 16-expert run (s12) spends about 40 ms per layer and
- * microbatch on the host, which the model does not reach. */
+ * grouped GEMM) fitted on the steady runs on one H200
+ * (tests/gpu/steady-1gpu.tsv: s1-s10, three model sizes at MBS 1 and 2,
+ * with and without the MoE module recomputed; s14-s17, the medium model
+ * with 4, 8, 16 and 32 experts and with top-4) and the 2xH200 lane rows
+ * (tests/data/calibration/h200x2-steps.tsv), by least squares on the log
+ * errors with every fitted row held within +-24% (a Nelder-Mead search;
+ * the unconstrained optimum, 12.1 ms + 1.01 ms per expert, leaves two lane
+ * rows at +25% and +35%).  The result per row is
+ * tests/calibration/steptime-table.tsv.
+ *
+ * Each local expert is a module call of its own in SequentialMLP (core
+ * 0.19 transformer/moe/experts.py:1350-1364): per expert the forward calls
+ * two LinearWithGradAccumulationAndAsyncCommunication and one
+ * WeightedSwiGLUFunction, each with its backward.  At a fixed shape the step grows by 35 ms per expert (s16 -> s15:
+ * 4 to 32 experts, 524 -> 1499 ms, 32 layer-microbatches), about 1.1 ms
+ * per expert and MoE layer-microbatch; fitted with the rest, 0.84 ms.
+ * The profiles of s4 and s17 (2026-12-02) show 57,100 host ops per step
+ * (1,784 per layer-microbatch; s12, 16 experts: 2,043) at 15-20 us each
+ * and no wait on the GPU.  Doubling top-k at 8 experts
+ * (s17) adds 110 ms (16%) that no term here carries: the same op count,
+ * but aten::mm's median host time rises from 65 to 94 us.
+ *
+ * The per-step host term (optimizer, grad norm) refits to 0 once the
+ * attention scores are charged.  The large model (16 layers, top-8,
+ * sequence 4096) hides its host stream behind the GPU's work at MBS 2.
+ * With ETP > 1 the alltoall dispatcher gathers the routed tokens over the
+ * ETP group and reduce-scatters them back with split sizes read to the
+ * host (core 0.19 megatron/core/transformer/moe/token_dispatcher.py:738
+ * and 821). */
 #define HOST_US_TE 200.0
-#define HOST_US_LOCAL 18200.0
-#define HOST_US_LOCAL_EXPERT 0.0
-#define HOST_US_LOCAL_ETP 6400.0
+#define HOST_US_LOCAL 11800.0
+#define HOST_US_LOCAL_EXPERT 840.0
+#define HOST_US_LOCAL_ETP 4600.0
 #define HOST_STEP_US_LOCAL 0.0
 /* Stalls at synchronisation points, per MoE layer and microbatch.  Each
  * dispatcher reads token counts to the host once per MoE layer's forward,
@@ -69,12 +79,12 @@
  * effective number of bytes over the GPU's HBM bandwidth (fit/gpu.h).  The
  * effective bytes are fitted, not counted: they include the many small
  * kernels of the router (ROUTE_KB_TE on the published rows above, 79 ns
- * per copy on H100; ROUTE_KB_LOCAL on the steady 1-GPU runs, 115 ns per
+ * per copy on H100; ROUTE_KB_LOCAL on the steady 1-GPU runs, 108 ns per
  * copy on H200).  Megatron permutes BF16 tokens (FP8/MXFP8 casts happen in
  * TE's grouped linear after the permutation), so the precision does not
  * change them. */
 #define ROUTE_KB_TE 265.0
-#define ROUTE_KB_LOCAL 550.0
+#define ROUTE_KB_LOCAL 520.0
 /* The local implementation's attention scores (fit/steptime.c scores_ms):
  * effective bytes per score element over the HBM bandwidth, measured on
  * s13's profile (tests/gpu/steady-1gpu/profile-s12-s13.txt: 1.49 s of

@@ -258,15 +258,14 @@ static bool moe_forward_again(const struct moe_train *t)
  * one H200 (tests/gpu/steady-1gpu.tsv, local implementation, s5-s10: the
  * large and medium models at MBS 1 and 2, with and without the MoE module
  * recomputed).  The large model at MBS 2, where the GPU's work sets the
- * step, gains 315 ms: 178 ms of MoE FLOPs and 137 ms, 0.13 of its 1054 ms
- * of routing.  The host sets the other three steps; the share fitted on
- * them leaves each within 16%.  (A first fit on the large model alone,
- * 0.44, had predicted the medium model's two runs before they ran: 23% and
- * 22% short.)  Both shares date from before the local attention scores
- * were charged, when routing held them (1206 KB per copy, now 550); not
- * refitted since, they leave s7-s10 at -12% to +22%. */
-#define RERUN_ROUTE_SHARE 0.13
-#define RERUN_HOST_SHARE 0.60
+ * step, gains 315 ms: 178 ms of MoE FLOPs, the rest routing.  The host
+ * sets the other three steps.  Both shares are refitted with the local
+ * host terms (lib/fit/gpu_perf.c), the routing's to 0.28 and the host's
+ * to 0.50: s7-s10 within -17% to +17%.  (A first fit on the large model
+ * alone had predicted the medium model's two runs before they ran: 23%
+ * and 22% short.) */
+#define RERUN_ROUTE_SHARE 0.28
+#define RERUN_HOST_SHARE 0.50
 static void charge_moe_rerun(const struct moe_pp_stage *st, struct moe_mb_cost *c)
 {
     int layers = st->dense_layers + st->moe_layers;

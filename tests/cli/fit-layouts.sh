@@ -89,12 +89,12 @@ tap_ok $? "fit --gpu with an unknown type exits 1 and lists the types"
 T="$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml"
 sed 's/^  transformer_engine: .*/  transformer_engine: ""/' "$T" > "$out/local.yaml"
 "$M" fit "$out/local.yaml" --gpu h200 --ep 1 --etp 2 --json > "$out/local.json" &&
-    json_ok "$out/local.json" 'abs(d["host_stream_ms"] - 16 * (18.2 + 8 * 0 + 6.4)) < 0.01 and d["step_terms_ms"]["scores"] > 0'
-tap_ok $? "local implementation, EP1xETP2: host stream = 16 layer-microbatches x (18200 + 8 x 0 + 6400 us), and its attention scores charged"
+    json_ok "$out/local.json" 'abs(d["host_stream_ms"] - 16 * (11.8 + 8 * 0.84 + 4.6)) < 0.01 and d["step_terms_ms"]["scores"] > 0'
+tap_ok $? "local implementation, EP1xETP2: host stream = 16 layer-microbatches x (11800 + 8 x 840 + 4600 us), and its attention scores charged"
 printf '  host_expert_us: 1000\n  host_etp_us: 2000\n' > "$out/rates"
 sed '/^  nodes: /r '"$out/rates" "$out/local.yaml" > "$out/local2.yaml"
 "$M" fit "$out/local2.yaml" --ep 1 --etp 2 --json > "$out/local2.json" &&
-    json_ok "$out/local2.json" 'abs(d["host_stream_ms"] - 16 * (18.2 + 8 * 1.0 + 2.0)) < 0.01'
+    json_ok "$out/local2.json" 'abs(d["host_stream_ms"] - 16 * (11.8 + 8 * 1.0 + 2.0)) < 0.01'
 tap_ok $? "cluster.host_expert_us and cluster.host_etp_us override those defaults"
 sed 's/host_etp_us: 2000/host_etp_us: -1/' "$out/local2.yaml" > "$out/local3.yaml"
 "$M" fit "$out/local3.yaml" --gpu h200 > /dev/null 2> "$out/local3.err"
