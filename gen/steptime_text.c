@@ -39,9 +39,14 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
     if (p->host_etp_us > 0 && l->etp > 1)
         fprintf(out, ", + %.0f us for the ETP%d token gather", p->host_etp_us, l->etp);
     fputc('\n', out);
-    fprintf(out, "  sync stalls  %10.1f ms  host waits for token counts once per MoE layer "
-                 "forward: %.0f us + %.0f us per local expert\n", st->sync_ms, p->sync_us,
-            p->sync_expert_us);
+    if (p->sync_from_streams)
+        fprintf(out, "  sync stalls  %10.1f ms  host waits for token counts once per MoE layer "
+                     "forward, then the GPU waits for the experts' launches (from the two "
+                     "streams)\n", st->sync_ms);
+    else
+        fprintf(out, "  sync stalls  %10.1f ms  host waits for token counts once per MoE layer "
+                     "forward: %.0f us + %.0f us per local expert\n", st->sync_ms, p->sync_us,
+                p->sync_expert_us);
     if (st->step_host_ms > 0)
         fprintf(out, "  step host    %10.1f ms  optimizer and bookkeeping, %.0f us per layer "
                      "and step\n", st->step_host_ms, p->step_host_us);

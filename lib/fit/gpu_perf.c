@@ -70,8 +70,8 @@
  * published table (tests/calibration/steptime-table.tsv), each row with its
  * recipe's settings, by least squares on the log errors (a Nelder-Mead
  * search from two starts meets at 266 KB, 1327 us and 372 us); the 26.02
- * rows are left out of sample.  The local implementation's stalls are
- * inside its host term (every step there is host time). */
+ * rows are left out of sample.  The local implementation's stalls follow
+ * from its two streams instead (fit/steptime.c local_sync_stall). */
 #define SYNC_US_TE 1340.0
 #define SYNC_EXPERT_US_TE 370.0
 /* Routing and permutation: the router, top-k, permute and unpermute are
@@ -116,6 +116,7 @@ int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out
         .sync_expert_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_EXPERT_US_TE,
         .score_ps = impl == MOE_IMPL_LOCAL ? SCORE_BYTES_LOCAL / r->hbm_tbps : 0,
         .step_host_us = impl == MOE_IMPL_LOCAL ? HOST_STEP_US_LOCAL : 0,
+        .sync_from_streams = impl == MOE_IMPL_LOCAL,
         .overlap_grad_reduce = true, .overlap_param_gather = true,
     };
     return 0;

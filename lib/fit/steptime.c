@@ -152,13 +152,15 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
      * stays BF16 under an FP8 recipe (Megatron-LM core 0.19
      * transformer_config.py:619 fp8_dot_product_attention = False, passed
      * to TE as fp8_dpa in extensions/transformer_engine.py:3239) */
+    c->experts = tok_gpu * routed / rate;
     c->compute = tok_gpu * ((per_tok + routed) / rate +
                             layers * hw->attn_core / (p->tflops_bf16 * 1e9));
     c->scores = scores_ms(m, l, w, layers, p);
-    c->host = 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
-                      st->moe_layers * (p->host_expert_us * local_experts(m, l) +
-                                        (l->etp > 1 ? p->host_etp_us : 0)));
-    c->sync = 1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
+    c->experts_host = 1e-3 * st->moe_layers * p->host_expert_us * local_experts(m, l);
+    c->host = c->experts_host + 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
+                                        st->moe_layers * (l->etp > 1 ? p->host_etp_us : 0));
+    c->sync = p->sync_from_streams ? 0 :
+              1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
     /* drop-and-pad knows every split size on the host (the capacity): the
      * dispatcher and the experts never wait for the GPU (token_dispatcher.py
      * :511-534 returns before the syncs of 546-599), so the launches the
@@ -288,6 +290,46 @@ bool moe_ep_overlap_applies(const struct moe_layout *l, const struct moe_train *
 }
 
 /* overlap: moe_ep_overlap_applies, which the caller keys its cache by. */
+/* The local implementation's stall at each MoE layer's token-count sync
+ * (gpu_perf.c cites the syncs).  The host waits there for the GPU to
+ * finish the layer's attention and router; then it launches the experts
+ * one module at a time, and the GPU waits for them.  So the forward is a
+ * chain of intervals, sync to sync, each the experts of one layer and the
+ * attention and router of the next: with uniform layers the forward takes
+ * max(Hf, max(He, Ge) + Ga), host H and GPU G, f forward, e experts, a the
+ * rest.  Backward has no sync and overlaps whole.  The stall is what this
+ * adds to the slower stream: nothing where one stream leads throughout,
+ * most where the GPU's forward is attention (long sequences) and the host's
+ * is experts.  Forward shares: the host's, the main thread's share of the
+ * host ops' time in the profiles of s4 and s17 (0.43-0.54,
+ * tests/gpu/steady-1gpu/README.md); the GPU's, a third of the FLOPs, 0.43
+ * of the score traffic (SCORE_FORWARD_SHARE) and half the routing, split
+ * evenly around the sync (permute before, unpermute after). */
+#define HOST_FORWARD_SHARE 0.45
+#define ROUTE_FORWARD_SHARE 0.5
+#define ROUTE_BEFORE_SYNC_SHARE 0.5
+static void local_forward(const struct moe_mb_cost *fwd, struct moe_mb_cost *c)
+{
+    double route_f = fwd->route * ROUTE_FORWARD_SHARE;
+    double ge = fwd->experts / 3 + route_f * (1 - ROUTE_BEFORE_SYNC_SHARE) + (fwd->ep + fwd->etp) / 2;
+    double ga = (fwd->compute - fwd->experts) / 3 + fwd->scores * SCORE_FORWARD_SHARE +
+                route_f * ROUTE_BEFORE_SYNC_SHARE + (fwd->tp + fwd->cp) / 2;
+    double he = HOST_FORWARD_SHARE * fwd->experts_host, chain = (he > ge ? he : ge) + ga;
+
+    c->fwd_host = HOST_FORWARD_SHARE * fwd->host;
+    c->fwd_gpu = ge + ga;
+    c->fwd_span = c->fwd_host > chain ? c->fwd_host : chain;
+}
+
+/* Once the stage's terms are final (the PP term scales with VPP). */
+static double local_sync_stall(const struct moe_mb_cost *c)
+{
+    double g = mb_gpu(c), hb = c->host - c->fwd_host, gb = g - c->fwd_gpu;
+    double both = c->fwd_span + (hb > gb ? hb : gb), slower = c->host > g ? c->host : g;
+
+    return c->fwd_span > 0 && both > slower ? both - slower : 0;
+}
+
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_workload *w, const struct moe_train *t,
                        const struct moe_perf *p, int domain, const struct moe_flops *hw,
@@ -299,12 +341,17 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     stage_compute(m, l, w, hw, &st, st.rank == l->pp - 1, tok / ((double)l->tp * l->cp), p, c);
     stage_route(m, w, &st, tok / ((double)l->tp * l->cp), p, c);
     stage_comm(m, l, &st, tok, capacity(w), p, domain, c);
+    struct moe_mb_cost forward = *c; /* before the backward's reruns */
     if (moe_forward_again(t))
         charge_moe_rerun(&st, c);
     if (t->recompute.granularity == MOE_RC_FULL) /* attention's forward again */
         c->scores *= 1 + SCORE_FORWARD_SHARE;
     if (overlap) /* hidden behind another microbatch's compute */
         c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
+    c->fwd_host = c->fwd_gpu = c->fwd_span = 0;
+    /* drop-and-pad never syncs (stage_compute) */
+    if (p->sync_from_streams && st.moe_layers > 0 && w->routing != MOE_ROUTING_DROP_AND_PAD)
+        local_forward(&forward, c);
 }
 
 void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
@@ -334,6 +381,8 @@ static void cached_stage_cost(const struct moe_model *m, const struct moe_layout
             cache->e[i].ep_overlap == overlap) {
             *c = cache->e[i].cost;
             c->pp *= vpp;
+            if (p->sync_from_streams)
+                c->sync = local_sync_stall(c);
             return;
         }
     }
@@ -347,6 +396,8 @@ static void cached_stage_cost(const struct moe_model *m, const struct moe_layout
         cache->e[cache->n++].cost = *c;
     }
     c->pp *= vpp;
+    if (p->sync_from_streams)
+        c->sync = local_sync_stall(c);
 }
 
 /* The slowest of the candidate stages, whose pace the pipeline runs at. */

@@ -38,6 +38,8 @@ struct moe_perf {
                                  read on the host after the sync */
     double step_host_us;      /* host time per layer and step outside the microbatches
                                  (optimizer, grad norm), not hidden by the GPU */
+    bool sync_from_streams;   /* the stall at each MoE layer's sync follows from the two
+                                 streams (the local implementation), not sync_us */
     bool fp8;                 /* the run computes in FP8 */
     bool overlap_grad_reduce; /* --overlap-grad-reduce */
     bool overlap_param_gather;/* --overlap-param-gather */
@@ -96,6 +98,10 @@ void moe_step_time_at(const struct moe_model *m, const struct moe_layout *l,
 /* Per-microbatch terms of one pipeline stage, in ms. */
 struct moe_mb_cost {
     double compute, scores, route, tp, cp, ep, etp, pp, host, sync;
+    double experts;      /* the routed experts' share of compute */
+    double experts_host; /* the local experts' share of host */
+    /* forward, where the local implementation's syncs chop it (0 without) */
+    double fwd_host, fwd_gpu, fwd_span;
 };
 
 /* What moe_step_time_cached reuses between calls for one grid (TP, CP, PP,

@@ -296,10 +296,43 @@ static void local_host_grows_per_local_expert(void **state)
     assert_near(ep4.host_stream_ms - ep8.host_stream_ms, per_expert * s.m.num_experts / 8);
 }
 
+/* The local implementation's sync stall follows from the two streams: the
+ * host waits at each MoE layer's sync for the attention's forward, then
+ * the GPU waits for the experts' launches.  Nothing when one stream leads
+ * throughout (no host cost for the experts: the GPU's forward leads); the
+ * most when the GPU's forward is attention and the host's is experts, and
+ * then the step is longer than the slower stream; none with drop-and-pad,
+ * which never syncs. */
+static void local_sync_stall_follows_the_streams(void **state)
+{
+    struct setup s;
+    struct moe_step alternating, gpu_leads, drop;
+
+    (void)state;
+    base(&s);
+    assert_int_equal(moe_perf_defaults(MOE_GPU_H100, MOE_IMPL_LOCAL, &s.p), 0);
+    assert_true(s.p.sync_from_streams && s.p.sync_us == 0);
+    s.p.overlap_grad_reduce = s.p.overlap_param_gather = false;
+    s.w.seq_len = 16384, s.w.gbs = 8;
+    alternating = step(&s);
+    assert_true(alternating.sync_ms > 0);
+    assert_true(alternating.scores_ms > alternating.host_stream_ms / 4);
+    assert_true(alternating.step_ms > alternating.gpu_stream_ms * (1 + 1e-6) &&
+                alternating.step_ms > alternating.host_stream_ms * (1 + 1e-6));
+    s.p.host_expert_us = 0, s.p.host_us = 1;
+    gpu_leads = step(&s);
+    assert_true(gpu_leads.sync_ms == 0);
+    s.p.host_expert_us = 840, s.p.host_us = 11800;
+    s.w.routing = MOE_ROUTING_DROP_AND_PAD, s.w.capacity_factor = 1.0;
+    drop = step(&s);
+    assert_true(drop.sync_ms == 0);
+}
+
 /* The cache the layout enumerator keeps per grid gives, VPP after VPP,
  * exactly what the uncached model gives: PP 2 with a PP send term, and
  * with the EP overlap, which VPP 1 turns off and VPP 2 on for the same
- * stage layers. */
+ * stage layers; for TE and for the local implementation, whose sync stall
+ * depends on the PP term. */
 static void cache_gives_the_same_step(void **state)
 {
     struct setup s;
@@ -309,8 +342,12 @@ static void cache_gives_the_same_step(void **state)
     (void)state;
     base(&s);
     s.l.pp = 2, s.l.dp = 4, s.l.edp = 2;
-    for (int overlap = 0; overlap < 2; overlap++) {
-        s.p.ep_overlap = overlap;
+    for (int overlap = 0; overlap < 4; overlap++) {
+        if (overlap == 2) { /* the local implementation, its sync stall from the streams */
+            assert_int_equal(moe_perf_defaults(MOE_GPU_H100, MOE_IMPL_LOCAL, &s.p), 0);
+            s.w.seq_len = 16384, s.w.gbs = 16;
+        }
+        s.p.ep_overlap = overlap % 2;
         cache.have_flops = false, cache.n = 0;
         for (int vpp = 1; vpp <= 4; vpp++) {
             struct moe_step plain, cached;
@@ -320,7 +357,7 @@ static void cache_gives_the_same_step(void **state)
             moe_step_time_at(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n, &plain);
             moe_step_time_cached(&s.m, &s.l, &s.w, &s.t, &s.p, s.domain, 1e9, 1e9, st, n,
                                  &cache, &cached);
-            assert_true(plain.pp_ms > 0);
+            assert_true(plain.pp_ms > 0 && plain.sync_ms > 0);
             assert_memory_equal(&plain, &cached, sizeof(plain));
         }
         assert_true(cache.n >= 1 && cache.n <= MOE_STEP_CACHE_MAX);
@@ -341,6 +378,7 @@ int main(void)
         cmocka_unit_test(drop_and_pad_has_no_sync_stall),
         cmocka_unit_test(local_attention_scores_grow_with_the_square),
         cmocka_unit_test(local_host_grows_per_local_expert),
+        cmocka_unit_test(local_sync_stall_follows_the_streams),
         cmocka_unit_test(cache_gives_the_same_step),
     };
 
