@@ -87,7 +87,8 @@ tap_ok $? "the memory model places each of the $n published grids within its GPU
 # stall now follows from the two streams: s12 is 40% short, s13 28%.
 # s18 and s19 (commit 766a002), predicted before they ran: 55% and 26%
 # short (s18: 2 layers at sequence 8192, 85 ms of host per microbatch
-# where its layers account for 37).
+# where its layers account for 37); s20 and s21 (sequence 4096 and 1024),
+# -22% and +19%.
 steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate" && $12 != "yes" { print $1 }' "$out")
 n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate"' "$out" | wc -l)
 [ -z "$steady" ] && [ "$n" -ge 14 ]
