@@ -29,14 +29,18 @@
  * Each local expert is a module call of its own in SequentialMLP (core
  * 0.19 transformer/moe/experts.py:1350-1364): per expert the forward calls
  * two LinearWithGradAccumulationAndAsyncCommunication and one
- * WeightedSwiGLUFunction, each with its backward.  At a fixed shape the step grows by 35 ms per expert (s16 -> s15:
- * 4 to 32 experts, 524 -> 1499 ms, 32 layer-microbatches), about 1.1 ms
- * per expert and MoE layer-microbatch; fitted with the rest, 0.84 ms.
- * The profiles of s4 and s17 (2026-12-02) show 57,100 host ops per step
- * (1,784 per layer-microbatch; s12, 16 experts: 2,043) at 15-20 us each
- * and no wait on the GPU.  Doubling top-k at 8 experts
- * (s17) adds 110 ms (16%) that no term here carries: the same op count,
- * but aten::mm's median host time rises from 65 to 94 us.
+ * WeightedSwiGLUFunction, each with its backward.  At a fixed shape the
+ * step grows by 35 ms per expert (s16 -> s15: 4 to 32 experts, 524 ->
+ * 1499 ms, 32 layer-microbatches), about 1.1 ms per expert and MoE
+ * layer-microbatch; fitted with the rest, 0.84 ms.  The profiles of s4 and
+ * s17 (2026-12-02) show 57,100 host ops per step (1,784 per
+ * layer-microbatch; s12, 16 experts: 2,043) at 15-20 us each and no wait
+ * on the GPU.  Doubling top-k at 8 experts (s17) adds 110 ms (16%) that no
+ * term here carries: the same op count, but aten::mm's median host time
+ * rises from 65 to 94 us.  The host time also grows with the sequence
+ * (s21, s3, s20: 998, 1205 and 1521 ms at 1024, 2048 and 4096 tokens),
+ * which no term here carries either: a term per token does not identify on
+ * the fitted rows.
  *
  * The per-step host term (optimizer, grad norm) refits to 0 once the
  * attention scores are charged.  The large model (16 layers, top-8,

@@ -289,7 +289,6 @@ bool moe_ep_overlap_applies(const struct moe_layout *l, const struct moe_train *
     return p->ep_overlap && l->ep > 1 && (l->pp == 1 || l->vpp > 1) && !moe_forward_again(t);
 }
 
-/* overlap: moe_ep_overlap_applies, which the caller keys its cache by. */
 /* The local implementation's stall at each MoE layer's token-count sync
  * (gpu_perf.c cites the syncs).  The host waits there for the GPU to
  * finish the layer's attention and router; then it launches the experts
@@ -330,6 +329,7 @@ static double local_sync_stall(const struct moe_mb_cost *c)
     return c->fwd_span > 0 && both > slower ? both - slower : 0;
 }
 
+/* overlap: moe_ep_overlap_applies, which the caller keys its cache by. */
 static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_workload *w, const struct moe_train *t,
                        const struct moe_perf *p, int domain, const struct moe_flops *hw,
