@@ -134,6 +134,14 @@ static double scores_ms(const struct moe_model *m, const struct moe_layout *l,
     return 1e-9 * p->score_ps * layers * w->mbs * ((double)m->num_heads / l->tp) * s * s;
 }
 
+/* Drop-and-pad knows every split size on the host (the capacity): the
+ * dispatcher and the experts never wait for the GPU (token_dispatcher.py
+ * :511-534 returns before the syncs of 546-599). */
+static bool dispatcher_syncs(const struct moe_workload *w)
+{
+    return w->routing != MOE_ROUTING_DROP_AND_PAD;
+}
+
 static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                           const struct moe_workload *w, const struct moe_flops *hw,
                           const struct moe_pp_stage *st, bool last, double tok_gpu,
@@ -161,11 +169,9 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
                                         st->moe_layers * (l->etp > 1 ? p->host_etp_us : 0));
     c->sync = p->sync_from_streams ? 0 :
               1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
-    /* drop-and-pad knows every split size on the host (the capacity): the
-     * dispatcher and the experts never wait for the GPU (token_dispatcher.py
-     * :511-534 returns before the syncs of 546-599), so the launches the
-     * GPU idled for join the host stream, which the GPU's work can hide */
-    if (w->routing == MOE_ROUTING_DROP_AND_PAD)
+    /* without the syncs the launches the GPU idled for join the host
+     * stream, which the GPU's work can hide */
+    if (!dispatcher_syncs(w))
         c->host += c->sync, c->sync = 0;
 }
 
@@ -349,8 +355,7 @@ static void stage_cost(const struct moe_model *m, const struct moe_layout *l,
     if (overlap) /* hidden behind another microbatch's compute */
         c->ep = c->ep > c->compute ? c->ep - c->compute : 0;
     c->fwd_host = c->fwd_gpu = c->fwd_span = 0;
-    /* drop-and-pad never syncs (stage_compute) */
-    if (p->sync_from_streams && st.moe_layers > 0 && w->routing != MOE_ROUTING_DROP_AND_PAD)
+    if (p->sync_from_streams && st.moe_layers > 0 && dispatcher_syncs(w))
         local_forward(&forward, c);
 }
 
@@ -365,7 +370,20 @@ void moe_step_time(const struct moe_model *m, const struct moe_layout *l,
     moe_step_time_at(m, l, w, t, p, domain, params_dense, params_expert, st, n, out);
 }
 
-/* The stage's terms from the cache, or computed and filed there. */
+/* The cache entry of a stage composition, or -1. */
+static int cache_find(const struct moe_step_cache *cache, const struct moe_train *t,
+                      const struct moe_pp_stage *st, bool last, bool overlap)
+{
+    for (int i = 0; i < cache->n; i++)
+        if (cache->e[i].t == t && cache->e[i].dense_layers == st->dense_layers &&
+            cache->e[i].moe_layers == st->moe_layers && cache->e[i].last == last &&
+            cache->e[i].ep_overlap == overlap)
+            return i;
+    return -1;
+}
+
+/* The stage's terms from the cache, or computed and filed there; then what
+ * depends on VPP: the PP term, and the local sync stall it enters. */
 static void cached_stage_cost(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_workload *w, const struct moe_train *t,
                               const struct moe_perf *p, int domain, const struct moe_flops *hw,
@@ -373,27 +391,20 @@ static void cached_stage_cost(const struct moe_model *m, const struct moe_layout
                               struct moe_mb_cost *c)
 {
     bool last = st->rank == l->pp - 1, overlap = moe_ep_overlap_applies(l, t, p);
-    int vpp = l->vpp > 0 ? l->vpp : 1;
+    int vpp = l->vpp > 0 ? l->vpp : 1, i = cache ? cache_find(cache, t, st, last, overlap) : -1;
 
-    for (int i = 0; cache && i < cache->n; i++) {
-        if (cache->e[i].t == t && cache->e[i].dense_layers == st->dense_layers &&
-            cache->e[i].moe_layers == st->moe_layers && cache->e[i].last == last &&
-            cache->e[i].ep_overlap == overlap) {
-            *c = cache->e[i].cost;
-            c->pp *= vpp;
-            if (p->sync_from_streams)
-                c->sync = local_sync_stall(c);
-            return;
+    if (i >= 0) {
+        *c = cache->e[i].cost;
+    } else {
+        stage_cost(m, l, w, t, p, domain, hw, st, overlap, c);
+        if (cache && cache->n < MOE_STEP_CACHE_MAX) {
+            cache->e[cache->n].t = t;
+            cache->e[cache->n].dense_layers = st->dense_layers;
+            cache->e[cache->n].moe_layers = st->moe_layers;
+            cache->e[cache->n].last = last;
+            cache->e[cache->n].ep_overlap = overlap;
+            cache->e[cache->n++].cost = *c;
         }
-    }
-    stage_cost(m, l, w, t, p, domain, hw, st, overlap, c);
-    if (cache && cache->n < MOE_STEP_CACHE_MAX) {
-        cache->e[cache->n].t = t;
-        cache->e[cache->n].dense_layers = st->dense_layers;
-        cache->e[cache->n].moe_layers = st->moe_layers;
-        cache->e[cache->n].last = last;
-        cache->e[cache->n].ep_overlap = overlap;
-        cache->e[cache->n++].cost = *c;
     }
     c->pp *= vpp;
     if (p->sync_from_streams)
