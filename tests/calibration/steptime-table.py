@@ -13,7 +13,9 @@ rows; report: token-dropping H100 rows and warming-up 2xH200 windows);
 then the memory model's peak for the row's grid, beside the measured one
 where a run logged it (Megatron's largest "max allocated" of the steady
 1-GPU runs, tests/gpu/steady-1gpu.tsv) and, for a published grid (which
-ran), the GPU's whole memory it must fit in.
+ran), the GPU's whole memory it must fit in; last, for a steady 1-GPU run
+that ran twice, the second run's median and the model's error against it
+(tests/gpu/steady-1gpu-repeat.tsv).
 
 Usage: steptime-table.py MOEFLOW SRCDIR > table.tsv   (tests/cli/steptime-calibration.sh
 compares it with the committed tests/calibration/steptime-table.tsv).
@@ -101,9 +103,17 @@ with open(os.path.join(SRC, "tests/gpu/steady-1gpu.tsv")) as f:
         if r["max_alloc_mib"] != "-":
             measured_peak[r["study"]] = float(r["max_alloc_mib"]) / 1024
 
+# The same jobs run again on another day (steady-1gpu.sh repeat): how far
+# a host-bound run's median moves from run to run, next to the model's error.
+repeat = {}
+with open(os.path.join(SRC, "tests/gpu/steady-1gpu-repeat.tsv")) as f:
+    for r in csv.DictReader(f, delimiter="\t"):
+        if r["median_ms"] != "-":
+            repeat[r["study"]] = float(r["median_ms"])
+
 cols = ["id", "gpu", "use", "measured", "unit", "before", "before_err%", "before_rank",
         "predicted", "err%", "rank", "within25", "model_peak_gib", "measured_peak_gib",
-        "gpu_gib", "note"]
+        "gpu_gib", "note", "repeat", "repeat_err%"]
 print("\t".join(cols))
 for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summary.tsv"):
     with open(os.path.join(CAL, name)) as f:
@@ -118,4 +128,7 @@ for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summar
                              b["before_rank"], "%.1f" % pred, "%+.1f" % err, rk.split("/")[0] if rk != "-" else "-",
                              "yes" if abs(err) <= LIMIT else "no", "%.1f" % peak,
                              "%.2f" % measured_peak[r["id"]] if r["id"] in measured_peak else "-",
-                             "%.1f" % usable if r.get("published_tflops") else "-", r["note"]]))
+                             "%.1f" % usable if r.get("published_tflops") else "-", r["note"],
+                             "%.1f" % repeat[r["id"]] if r["id"] in repeat else "-",
+                             "%+.1f" % (100.0 * (pred - repeat[r["id"]]) / repeat[r["id"]])
+                             if r["id"] in repeat else "-"]))

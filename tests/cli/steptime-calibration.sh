@@ -88,11 +88,18 @@ tap_ok $? "the memory model places each of the $n published grids within its GPU
 # s18 and s19 (commit 766a002), predicted before they ran: 55% and 26%
 # short (s18: 2 layers at sequence 8192, 85 ms of host per microbatch
 # where its layers account for 37); s20 and s21 (sequence 4096 and 1024),
-# -22% and +19%.
-steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate" && $12 != "yes" { print $1 }' "$out")
+# -22% and +19%.  Run again on 2026-12-02 (column repeat), the same jobs
+# moved 1-16% (s12 -16%, s20 -13%, s4 +13%): s13 and s18 miss on both
+# runs, s20 and s21 are within 25% on both.
+# Where the same job ran again on another day (column repeat, from
+# tests/gpu/steady-1gpu-repeat.tsv), the model must hold that run too: a
+# fit that only matches one day's noise fails here.
+steady=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate" &&
+      ($12 != "yes" || ($18 != "-" && ($18 + 0 > 25 || $18 + 0 < -25))) { print $1 }' "$out")
 n=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate"' "$out" | wc -l)
-[ -z "$steady" ] && [ "$n" -ge 14 ]
-tap_ok $? "the $n steady 1-GPU runs fitted on (three model sizes, the MoE module recomputed or not, 4 to 32 experts) within +-25%${steady:+; outside: $steady}"
+again=$(awk -F'\t' 'NR > 1 && $1 ~ /^s[0-9]+-/ && $3 == "calibrate" && $17 != "-"' "$out" | wc -l)
+[ -z "$steady" ] && [ "$n" -ge 14 ] && [ "$again" -ge 5 ]
+tap_ok $? "the $n steady 1-GPU runs fitted on (three model sizes, the MoE module recomputed or not, 4 to 32 experts) within +-25%, and the $again of them run twice on both runs${steady:+; outside: $steady}"
 # Their memory too: the model's peak against the largest max allocated
 # Megatron logged (column measured_peak_gib, from tests/gpu/steady-1gpu.tsv).
 far=$(awk -F'\t' 'NR > 1 && $14 != "-" { n++; err = $13 / $14 - 1

@@ -12,6 +12,11 @@
 #   steady-1gpu.sh collect ARCHIVE BUILD_DIR     here: the logs into tests/data/gpu
 #                                                (added to the runs already there),
 #                                                steady-1gpu.tsv beside this script
+#   steady-1gpu.sh repeat ARCHIVE                here: the same for a second run of
+#                                                studies already measured, kept apart
+#                                                (steady-1gpu-repeat.tar.xz and .tsv)
+#                                                so that the first, predicted-before
+#                                                measurement stays what it was
 set -euo pipefail
 # shellcheck disable=SC2034  # core019.sh's die names the script by it
 NAME=steady-1gpu
@@ -47,10 +52,10 @@ run() {
 
 # study mbs rc steps median_ms (steps 21..32 of "elapsed time per
 # iteration") max_alloc_mib (the largest "max allocated" Megatron logged),
-# over the runs already committed and the archive's, which replace any of
-# the same name.
+# over the runs already committed to the set (steady-1gpu or
+# steady-1gpu-repeat) and the archive's, which replace any of the same name.
 collect() {
-    local archive=$1 tmp committed=$top/tests/data/gpu/steady-1gpu.tar.xz
+    local archive=$1 set=$2 tmp committed=$top/tests/data/gpu/$2.tar.xz
     tmp=$(mktemp -d)
     [ -f "$committed" ] && tar -xJf "$committed" -C "$tmp"
     for dir in $(tar -tzf "$archive" | sed -n 's|^\./\(s[^/]*\)/$|\1|p'); do
@@ -58,8 +63,8 @@ collect() {
     done
     tar -xzf "$archive" -C "$tmp"
     find "$tmp" \( -name '*.sbatch' -o -name submit.sh -o -name rank-env.sh \) -delete
-    tar -C "$tmp" --sort=name -cJf "$top/tests/data/gpu/steady-1gpu.tar.xz" .
-    python3 - "$tmp" > "$here/steady-1gpu.tsv" <<'EOF'
+    tar -C "$tmp" --sort=name -cJf "$committed" .
+    python3 - "$tmp" > "$here/$set.tsv" <<'EOF'
 import glob, json, os, re, statistics, sys
 root = sys.argv[1]
 print("study\tmbs\trc\tsteps\tmedian_ms\tmax_alloc_mib")
@@ -93,6 +98,7 @@ EOF
 case "${1:-}" in
     prepare) shift; prepare "${1:?build dir}" "${@:2}" ;;
     run) run "${2:?out dir}" ;;
-    collect) collect "${2:?archive}" ;;
-    *) sed -n '2,16p' "$0"; exit 2 ;;
+    collect) collect "${2:?archive}" steady-1gpu ;;
+    repeat) collect "${2:?archive}" steady-1gpu-repeat ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
 esac
