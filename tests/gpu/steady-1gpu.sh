@@ -100,5 +100,5 @@ case "${1:-}" in
     run) run "${2:?out dir}" ;;
     collect) collect "${2:?archive}" steady-1gpu ;;
     repeat) collect "${2:?archive}" steady-1gpu-repeat ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    *) sed -n '2,19p' "$0"; exit 2 ;;
 esac

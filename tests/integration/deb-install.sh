@@ -47,7 +47,7 @@ if git -C "$MOEFLOW_SRCDIR" rev-parse --is-inside-work-tree > /dev/null 2>&1; th
     missing=$(git -C "$MOEFLOW_SRCDIR" ls-files | grep -v -e '^\.ci/' -e '\.gitignore$' |
         while read -r f; do [ -e "$src/$f" ] || echo "$f"; done)
     [ -z "$missing" ]
-    tap_ok $? "every file git tracks is in the distribution${missing:+; missing: $(echo $missing)}"
+    tap_ok $? "every file git tracks is in the distribution${missing:+; missing: ${missing//$'\n'/ }}"
 else
     tap_skip "every file git tracks is in the distribution" "not a git checkout"
 fi
