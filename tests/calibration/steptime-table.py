@@ -97,19 +97,17 @@ for name in ("h200x1-steady.tsv",):
         for r in csv.DictReader(f, delimiter="\t"):
             before[r["id"]] = {"before": r["before_ms"], "before_rank": "-"}
 
-measured_peak = {}
-with open(os.path.join(SRC, "tests/gpu/steady-1gpu.tsv")) as f:
-    for r in csv.DictReader(f, delimiter="\t"):
-        if r["max_alloc_mib"] != "-":
-            measured_peak[r["study"]] = float(r["max_alloc_mib"]) / 1024
+def steady_column(name, column):
+    """One column of a steady-1gpu.sh table, by study; "-" rows left out."""
+    with open(os.path.join(SRC, "tests/gpu", name)) as f:
+        return {r["study"]: float(r[column]) for r in csv.DictReader(f, delimiter="\t")
+                if r[column] != "-"}
 
+
+measured_peak = {k: v / 1024 for k, v in steady_column("steady-1gpu.tsv", "max_alloc_mib").items()}
 # The same jobs run again on another day (steady-1gpu.sh repeat): how far
 # a host-bound run's median moves from run to run, next to the model's error.
-repeat = {}
-with open(os.path.join(SRC, "tests/gpu/steady-1gpu-repeat.tsv")) as f:
-    for r in csv.DictReader(f, delimiter="\t"):
-        if r["median_ms"] != "-":
-            repeat[r["study"]] = float(r["median_ms"])
+repeat = steady_column("steady-1gpu-repeat.tsv", "median_ms")
 
 cols = ["id", "gpu", "use", "measured", "unit", "before", "before_err%", "before_rank",
         "predicted", "err%", "rank", "within25", "model_peak_gib", "measured_peak_gib",
@@ -123,12 +121,12 @@ for name in ("h200x1-steady.tsv", "h200x2-steps.tsv", "bridge-performance-summar
             b = before.get(r["id"], {"before": "", "before_rank": "-"})
             berr = "%+.1f" % (100.0 * (float(b["before"]) - ref) / ref) if b["before"] else "-"
             rk = rank(r)
+            again = repeat.get(r["id"])
             use = {"check": "out-of-sample"}.get(r["use"], r["use"])
             print("\t".join([r["id"], r["system"], use, "%.1f" % ref, unit, b["before"] or "-", berr,
                              b["before_rank"], "%.1f" % pred, "%+.1f" % err, rk.split("/")[0] if rk != "-" else "-",
                              "yes" if abs(err) <= LIMIT else "no", "%.1f" % peak,
                              "%.2f" % measured_peak[r["id"]] if r["id"] in measured_peak else "-",
                              "%.1f" % usable if r.get("published_tflops") else "-", r["note"],
-                             "%.1f" % repeat[r["id"]] if r["id"] in repeat else "-",
-                             "%+.1f" % (100.0 * (pred - repeat[r["id"]]) / repeat[r["id"]])
-                             if r["id"] in repeat else "-"]))
+                             "%.1f" % again if again is not None else "-",
+                             "%+.1f" % (100.0 * (pred - again) / again) if again is not None else "-"]))
