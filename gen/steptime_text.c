@@ -4,6 +4,24 @@
 
 #include "steptime_text.h"
 
+/* Megatron's partial CUDA graphs end before each MoE layer's token-count
+ * sync: under capture the router and the preprocessing return early (core
+ * 0.19 moe_utils.py:1598-1611, moe_layer.py:650-666), and the dispatch
+ * after them still reads the counts on the host.  So the stalls stay; what
+ * the graphs save is host launches, which shorten the step only where the
+ * host stream is not hidden. */
+static void graphs_line(FILE *out, const struct moe_step *st)
+{
+    if (st->host_ms > 0)
+        fprintf(out, "  CUDA graphs  not modeled: they save host launches, and %.1f ms of the "
+                     "host stream is not hidden here, so the step can be shorter than "
+                     "predicted; the token-count syncs stay\n", st->host_ms);
+    else
+        fprintf(out, "  CUDA graphs  not modeled: they save host launches, which the GPU's "
+                     "work hides here (stream %.1f ms against %.1f ms); the token-count syncs "
+                     "stay\n", st->host_stream_ms, st->gpu_stream_ms);
+}
+
 void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout *l,
                     const struct moe_step *st)
 {
@@ -47,6 +65,8 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
         fprintf(out, "  sync stalls  %10.1f ms  host waits for token counts once per MoE layer "
                      "forward: %.0f us + %.0f us per local expert\n", st->sync_ms, p->sync_us,
                 p->sync_expert_us);
+    if (p->cuda_graphs)
+        graphs_line(out, st);
     if (st->step_host_ms > 0)
         fprintf(out, "  step host    %10.1f ms  optimizer and bookkeeping, %.0f us per layer "
                      "and step\n", st->step_host_ms, p->step_host_us);

@@ -722,7 +722,7 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         }
         if (enumerate_pp(m, w, t, c, divs[i], divs, nd, &b, err) < 0) {
             free(b.memo);
-    free(b.lmemo);
+            free(b.lmemo);
             moe_layout_set_free(out);
             return -1;
         }

@@ -45,6 +45,8 @@ struct moe_perf {
     bool overlap_param_gather;/* --overlap-param-gather */
     bool tp_comm_overlap;     /* --tp-comm-overlap */
     bool ep_overlap;          /* --overlap-moe-expert-parallel-comm */
+    bool cuda_graphs;         /* the run captures modules in CUDA graphs: not a term of
+                                 the model (gen/steptime_text.c says why) */
 };
 
 /* Defaults for a GPU type (its rates in fit/gpu.h) and the implementation

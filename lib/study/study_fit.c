@@ -50,6 +50,7 @@ static int study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_
     p->overlap_param_gather = false; /* moeflow does not emit --overlap-param-gather */
     p->tp_comm_overlap = b->tp_comm_overlap;
     p->ep_overlap = b->ep_overlap;
+    p->cuda_graphs = b->cuda_graph_modules.n > 0;
     return 0;
 }
 

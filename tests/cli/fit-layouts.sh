@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 33
+tap_plan 37
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -63,6 +63,21 @@ S="$MOEFLOW_SRCDIR/etc/studies"
 tap_ok $? "fit STUDY checks the study's baseline layout"
 ok "fit STUDY uses the study's model, GPUs and layout" \
     has "$out/sfit.txt" '^model qwen3-30b-a3b on 16 GPUs'
+# CUDA graphs are not a term of the model: fit says so, and whether the
+# host launches they save are hidden (the bundled study: yes) or not.
+ok "fit STUDY with CUDA graphs says they are not modeled and the syncs stay" \
+    has "$out/sfit.txt" "^  CUDA graphs  not modeled: .*GPU's work hides here.*syncs stay"
+"$M" fit "$S/qwen3-30b-a3b-16xh100.yaml" --json > "$out/sfit.json" &&
+    json_ok "$out/sfit.json" 'd["steptime_not_modeled"] == ["cuda_graphs"]'
+tap_ok $? "fit STUDY --json lists cuda_graphs as not modeled"
+sed -e 's/^  dispatcher: alltoall/&\n  cuda_graph_modules: [moe_router]/' \
+    -e 's/^cluster:/&\n  host_overhead_us: 5000/' "$S/tiny-moe-2gpu.yaml" > "$out/graphs.yaml"
+"$M" fit "$out/graphs.yaml" > "$out/gfit.txt" 2>&1
+ok "a host-bound study with CUDA graphs: the step can be shorter than predicted" \
+    has "$out/gfit.txt" '^  CUDA graphs  not modeled: .* ms of the host stream is not hidden here'
+"$M" fit "$S/tiny-moe-2gpu.yaml" --json > "$out/nog.json" 2>&1 &&
+    json_ok "$out/nog.json" '"steptime_not_modeled" not in d'
+tap_ok $? "a study without CUDA graphs has nothing not modeled"
 "$M" layouts "$S/deepseek-v3-1024xh100.yaml" --top 2 --gpus 2048 > "$out/slay.txt" 2>&1
 ok "options given with a STUDY override it (--gpus 2048)" has "$out/slay.txt" ' on 2048 GPUs '
 
