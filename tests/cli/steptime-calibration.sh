@@ -56,7 +56,17 @@ tap_plan 7
 #  - gb300-2511-qwen3-235b-bf16 (TP1 PP4 VPP12 EP16 MBS 2, rank 13): its 8
 #    local experts cost 6.3 s of sync stalls against 3.1 s for the first
 #    grid's 2 (EP64); the recipe captures the router and the dispatch
-#    preprocessing in CUDA graphs, which the model does not know.
+#    preprocessing in CUDA graphs, which `fit` reports as not modeled: in
+#    core 0.19 they end before the token-count sync (moe_utils.py
+#    :1598-1611, moe_layer.py:650-666), so by the source the stall stays.
+# Tried and left out (2026-12-02): the TE stall scaled by a factor for
+# Grace hosts (GB200, GB300) against x86 (H100, B200).  The published rows
+# want it below 1 (0.8: 15 of 16 calibration rows within, log error 0.486
+# against 0.568; held out 8 of 9, GB200 DeepSeek-V3 26.02 at +27%), a Grace
+# faster than x86 at launching, which is the opposite of what is reported
+# for Grace (GH200 stays CPU-bound up to 4x larger batches than x86 hosts:
+# arXiv 2504.11750).  A factor below 1 would stand in for whatever the GB
+# recipes do differently (CUDA graphs, HybridEP), not for the host.
 KNOWN_MISSES="h100-2511-qwen3-30b gb300-2511-qwen3-30b"
 out="${TMPDIR:-/tmp}/steptime-table.$$"
 python3 "$MOEFLOW_SRCDIR/tests/calibration/steptime-table.py" "$MOEFLOW_BIN" "$MOEFLOW_SRCDIR" >"$out"
