@@ -9,17 +9,20 @@
  * 0.19 moe_utils.py:1598-1611, moe_layer.py:650-666), and the dispatch
  * after them still reads the counts on the host.  So the stalls stay; what
  * the graphs save is host launches, which shorten the step only where the
- * host stream is not hidden. */
+ * host stream is not hidden.  (Without syncs, as with drop-and-pad, there
+ * is no stall to keep.) */
 static void graphs_line(FILE *out, const struct moe_step *st)
 {
+    const char *syncs = st->sync_ms > 0 ? "; the token-count syncs stay" : "";
+
     if (st->host_ms > 0)
         fprintf(out, "  CUDA graphs  not modeled: they save host launches, and %.1f ms of the "
                      "host stream is not hidden here, so the step can be shorter than "
-                     "predicted; the token-count syncs stay\n", st->host_ms);
+                     "predicted%s\n", st->host_ms, syncs);
     else
         fprintf(out, "  CUDA graphs  not modeled: they save host launches, which the GPU's "
-                     "work hides here (stream %.1f ms against %.1f ms); the token-count syncs "
-                     "stay\n", st->host_stream_ms, st->gpu_stream_ms);
+                     "work hides here (stream %.1f ms against %.1f ms)%s\n",
+                st->host_stream_ms, st->gpu_stream_ms, syncs);
 }
 
 void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout *l,

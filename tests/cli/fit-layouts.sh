@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 37
+tap_plan 38
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -75,6 +75,12 @@ sed -e 's/^  dispatcher: alltoall/&\n  cuda_graph_modules: [moe_router]/' \
 "$M" fit "$out/graphs.yaml" > "$out/gfit.txt" 2>&1
 ok "a host-bound study with CUDA graphs: the step can be shorter than predicted" \
     has "$out/gfit.txt" '^  CUDA graphs  not modeled: .* ms of the host stream is not hidden here'
+sed -e 's/^  dispatcher: alltoall/&\n  cuda_graph_modules: [moe]/' \
+    -e 's/^  routing: dropless/  routing: drop-and-pad\n  capacity_factor: 1.0/' \
+    "$S/tiny-moe-2gpu.yaml" > "$out/padded.yaml"
+"$M" fit "$out/padded.yaml" > "$out/pfit.txt" 2>&1
+has "$out/pfit.txt" '^  CUDA graphs  not modeled' && ! has "$out/pfit.txt" 'syncs stay'
+tap_ok $? "with drop-and-pad (no token-count sync) the graphs line keeps no syncs"
 "$M" fit "$S/tiny-moe-2gpu.yaml" --json > "$out/nog.json" 2>&1 &&
     json_ok "$out/nog.json" '"steptime_not_modeled" not in d'
 tap_ok $? "a study without CUDA graphs has nothing not modeled"
