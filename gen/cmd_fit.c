@@ -115,8 +115,7 @@ static int print_json(const struct moe_model *m, const struct moe_layout *l,
     json_object_set_new(o, "tflops_per_gpu", json_real(st->tflops_per_gpu));
     json_object_set_new(o, "step_terms_ms", steptime_json(st));
     json_object_set_new(o, "steptime_calibration", steptime_confidence_json(&c->perf));
-    if (c->perf.cuda_graphs) /* the text says why */
-        json_object_set_new(o, "steptime_not_modeled", json_pack("[s]", "cuda_graphs"));
+    steptime_not_modeled_json(o, &c->perf);
     /* the two streams whose slower one (+ the sync stalls) is the step's
      * microbatch time; not terms of step_ms */
     json_object_set_new(o, "host_stream_ms", json_real(st->host_stream_ms));

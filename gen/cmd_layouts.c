@@ -175,6 +175,7 @@ static int print_json(const struct moe_model *m, const struct moe_machine *c,
         json_array_append_new(arr, entry_json(s, &s->valid[i]));
     json_object_set_new(o, "layouts", arr);
     json_object_set_new(o, "steptime_calibration", steptime_confidence_json(&c->perf));
+    steptime_not_modeled_json(o, &c->perf);
     for (int r = 1; r < MOE_RULE_COUNT; r++)
         if (s->rejected_by[r])
             json_object_set_new(rej, moe_rule_id((enum moe_rule)r),

@@ -125,3 +125,9 @@ json_t *steptime_confidence_json(const struct moe_perf *p)
     return json_pack("{s:s, s:i, s:i, s:s}", "gpu", t->name, "within_25pct", t->steptime_within,
                      "rows", t->steptime_rows, "record", "tests/calibration/steptime-table.tsv");
 }
+
+void steptime_not_modeled_json(json_t *o, const struct moe_perf *p)
+{
+    if (p->cuda_graphs) /* graphs_line says why */
+        json_object_set_new(o, "steptime_not_modeled", json_pack("[s]", "cuda_graphs"));
+}

@@ -23,4 +23,8 @@ json_t *steptime_json(const struct moe_step *st);
 void steptime_confidence(FILE *out, const struct moe_perf *p);
 json_t *steptime_confidence_json(const struct moe_perf *p);
 
+/* What of p's run the model leaves out, as o's "steptime_not_modeled"
+ * (nothing set when it leaves nothing out). */
+void steptime_not_modeled_json(json_t *o, const struct moe_perf *p);
+
 #endif

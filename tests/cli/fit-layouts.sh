@@ -7,7 +7,7 @@ trap 'rm -rf "$out"' EXIT
 json_ok() {  # json_ok FILE PYTHON-EXPRESSION over d
     python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"
 }
-tap_plan 38
+tap_plan 39
 
 Q="--preset qwen3-30b-a3b --seq 4096 --mbs 1 --gbs 256"
 "$M" fit $Q --gpus 16 --ep 16 >"$out/fit.txt" 2>&1
@@ -70,6 +70,9 @@ ok "fit STUDY with CUDA graphs says they are not modeled and the syncs stay" \
 "$M" fit "$S/qwen3-30b-a3b-16xh100.yaml" --json > "$out/sfit.json" &&
     json_ok "$out/sfit.json" 'd["steptime_not_modeled"] == ["cuda_graphs"]'
 tap_ok $? "fit STUDY --json lists cuda_graphs as not modeled"
+"$M" layouts "$S/qwen3-30b-a3b-16xh100.yaml" --top 1 --json > "$out/slay.json" &&
+    json_ok "$out/slay.json" 'd["steptime_not_modeled"] == ["cuda_graphs"]'
+tap_ok $? "layouts STUDY --json lists them too"
 sed -e 's/^  dispatcher: alltoall/&\n  cuda_graph_modules: [moe_router]/' \
     -e 's/^cluster:/&\n  host_overhead_us: 5000/' "$S/tiny-moe-2gpu.yaml" > "$out/graphs.yaml"
 "$M" fit "$out/graphs.yaml" > "$out/gfit.txt" 2>&1
