@@ -22,7 +22,7 @@ const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o)
 static const struct moe_log_iter *iter_of(const struct moe_log *log, long it)
 {
     for (size_t i = 0; log && i < log->niters; i++)
-        if (log->iters[i].iter == it)
+        if (log->iters[i].iter == it && !log->iters[i].superseded)
             return &log->iters[i];
     return NULL;
 }

@@ -65,6 +65,14 @@ static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
 
 enum { FIELD_ABSENT, FIELD_OK, FIELD_BAD };
 
+/* key inside [s, end) only: a line of N glued records is searched once per
+ * record field, so a search that ran to the line's end (strstr) made the
+ * reader quadratic (a 4 MiB log took 47 s). */
+static const char *find(const char *s, const char *end, const char *key)
+{
+    return s < end ? memmem(s, (size_t)(end - s), key, strlen(key)) : NULL;
+}
+
 /* A number ends where a field ends: at a space, '|', ',' or the record's end. */
 static int number_ends(const char *tail, const char *end)
 {
@@ -83,7 +91,7 @@ static int field_strict(const char *s, const char *end, const char *key, double 
     char *tail;
 
     *out = NAN;
-    while ((p = strstr(p, key)) && p < end) {
+    if ((p = find(p, end, key))) {
         const char *q = p + kl, *e;
 
         while (q < end && *q == ' ')
@@ -110,7 +118,7 @@ static double field(const char *s, const char *end, const char *key)
     char *tail;
     double v;
 
-    while ((p = strstr(p, key)) && p < end) {
+    while ((p = find(p, end, key))) {
         const char *q = p + kl;
 
         while (q < end && *q == ' ')
@@ -161,8 +169,9 @@ static const char *next_memory(const char *p, int *rank, long *after, double *un
         *rank = (int)strtol(p + 6, &tail, 10);
         if (tail != p + 6 && strncmp(tail, "] (after ", 9) == 0) {
             *after = strtol(tail + 9, &tail, 10);
-            q = strstr(tail, "memory (");
-            if (q && q - tail < 20) {
+            /* within 20 bytes: not to the line's end, once per glued record */
+            q = find(tail, tail + strnlen(tail, 28), "memory (");
+            if (q) {
                 *unit = strncmp(q + 8, "GB)", 3) == 0 ? 1e9 : 1048576.0;
                 return p;
             }
@@ -172,13 +181,39 @@ static const char *next_memory(const char *p, int *rank, long *after, double *un
     return NULL;
 }
 
-/* One strictly read number of an iteration record; min: the smallest
- * possible value (exclusive when open), max the largest; NAN when absent,
- * malformed or impossible, the last two with a warning. */
+/* The physical range of a number read from a log, and why: a value outside
+ * it is a corrupt or hostile log, never a run, and would make the
+ * statistics overflow (1.7e308 ms steps gave a median of inf and an A/B
+ * verdict of +inf%) or a ratio of two of them infinite. */
+struct range {
+    double min, max;
+    int integer; /* a count: a whole number, at most the iteration number */
+    const char *why;
+};
+
+/* A training step launches at least one kernel (a few microseconds), and no
+ * job runs 1e9 ms (11.6 days) for one step. */
+static const struct range STEP_MS = {
+    1e-3, 1e9, 0, "a step takes from 1e-3 ms (one kernel launch) to 1e9 ms (11.6 days)"
+};
+/* The fastest GPU's dense FP4 peak is about 10,000 TFLOP/s (GB300). */
+static const struct range TFLOPS = {
+    0, 1e5, 0, "a GPU does 0 to 1e5 TFLOP/s, ten times the fastest GPU's FP4 peak"
+};
+static const struct range LOSS = { -DBL_MAX, DBL_MAX, 0, "must be finite" };
+static const struct range LR = { 0, DBL_MAX, 0, "must be >= 0" };
+static const struct range COUNT = {
+    0, 0, 1, "must be a whole number >= 0, at most the iteration number"
+};
+/* Bytes of device memory: 1 PiB is 3,500 times the largest GPU's (288 GB). */
+#define MEM_BYTES_MAX 1125899906842624.0
+
+/* One strictly read number of an iteration record, NAN when absent,
+ * malformed or outside r (the last two with a warning).  A count's maximum
+ * is the iteration number (count_max). */
 static double iter_field(struct moe_log *log, const char *s, const char *end, const char *key,
-                         double min, int open, double max, int integer, long iter, int lineno)
+                         const struct range *r, double max, long iter, int lineno)
 {
-    struct moe_error e;
     char bad[48];
     double v;
 
@@ -194,11 +229,9 @@ static double iter_field(struct moe_log *log, const char *s, const char *end, co
     }
     if (isnan(v))
         return v; /* Megatron's own "nan": a diverged value, reported as such */
-    moe_error_clear(&e);
-    if (moe_number_check(v, min, open, max, &e) < 0 || (integer && v != floor(v))) {
+    if (!(v >= r->min && v <= max) || (r->integer && v != floor(v))) {
         warn(log, lineno, "iteration %ld: '%s %g' is impossible (%s); value ignored", iter, key, v,
-             integer ? "must be a whole number >= 0, at most the iteration number"
-                     : open ? "must be > 0" : "must be >= 0");
+             r->why);
         return NAN;
     }
     return v;
@@ -216,7 +249,6 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
                     int lineno)
 {
     struct moe_log_iter *it, *grown;
-    const char *lm;
     double v;
 
     /* on failure the array so far stays in log, for moe_log_free */
@@ -227,31 +259,35 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
     it = &log->iters[log->niters++];
     it->iter = iter;
     it->total = total;
-    it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", 0, 1, DBL_MAX, 0,
-                             iter, lineno);
-    it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", 0, 0, DBL_MAX, 0,
-                            iter, lineno);
-    it->loss = iter_field(log, s, end, "lm loss:", -DBL_MAX, 0, DBL_MAX, 0, iter, lineno);
-    it->lr = iter_field(log, s, end, "learning rate:", 0, 0, DBL_MAX, 0, iter, lineno);
-    lm = strstr(s, "lm loss:");
-    it->has_loss = lm && lm < end;
-    v = iter_field(log, s, end, "number of skipped iterations:", 0, 0, count_max(iter), 1, iter,
+    it->superseded = 0;
+    it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", &STEP_MS,
+                             STEP_MS.max, iter, lineno);
+    it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", &TFLOPS,
+                            TFLOPS.max, iter, lineno);
+    it->loss = iter_field(log, s, end, "lm loss:", &LOSS, LOSS.max, iter, lineno);
+    it->lr = iter_field(log, s, end, "learning rate:", &LR, LR.max, iter, lineno);
+    it->has_loss = find(s, end, "lm loss:") != NULL;
+    v = iter_field(log, s, end, "number of skipped iterations:", &COUNT, count_max(iter), iter,
                    lineno);
     it->skipped = isnan(v) ? 0 : (long)v;
-    v = iter_field(log, s, end, "number of nan iterations:", 0, 0, count_max(iter), 1, iter,
+    v = iter_field(log, s, end, "number of nan iterations:", &COUNT, count_max(iter), iter,
                    lineno);
     it->nan_iters = isnan(v) ? 0 : (long)v;
     it->line = lineno;
     /* Megatron ends every iteration record with the NaN count: a record
      * that has its step time but not that field was cut off. */
-    if (!isnan(it->step_ms)) {
-        const char *n = strstr(s, "number of nan iterations:");
-
-        if (!n || n >= end)
-            warn(log, lineno, "iteration %ld: the line ends early (no 'number of nan "
+    if (!isnan(it->step_ms) && !find(s, end, "number of nan iterations:"))
+        warn(log, lineno, "iteration %ld: the line ends early (no 'number of nan "
                  "iterations' field): truncated?", iter);
-    }
     return 0;
+}
+
+/* A memory figure in bytes inside [0, MEM_BYTES_MAX], else NAN: memory
+ * lines are read leniently (their formats vary), but a figure past any GPU's
+ * memory must not reach the peak column as 1e308 or inf. */
+static double mem_bytes(double v)
+{
+    return v >= 0 && v <= MEM_BYTES_MAX ? v : NAN;
 }
 
 static int add_mem(struct moe_log *log, const char *s, const char *end, int rank, long after,
@@ -269,10 +305,14 @@ static int add_mem(struct moe_log *log, const char *s, const char *end, int rank
     m->after = after;
     /* Megatron: "allocated: X | max allocated: Y" in MiB; Bridge:
      * "mem-max-allocated-gigabytes: Y" in decimal GB. */
-    m->allocated = unit * field(s, end, gb ? "mem-allocated-gigabytes:" : "| allocated:");
-    m->max_allocated = unit * field(s, end, gb ? "mem-max-allocated-gigabytes:" : "max allocated:");
-    m->reserved = unit * field(s, end, gb ? "mem-reserved-gigabytes:" : "| reserved:");
-    m->max_reserved = unit * field(s, end, gb ? "mem-max-reserved-gigabytes:" : "max reserved:");
+    m->allocated = mem_bytes(unit * field(s, end,
+        gb ? "mem-allocated-gigabytes:" : "| allocated:"));
+    m->max_allocated = mem_bytes(unit * field(s, end,
+        gb ? "mem-max-allocated-gigabytes:" : "max allocated:"));
+    m->reserved = mem_bytes(unit * field(s, end,
+        gb ? "mem-reserved-gigabytes:" : "| reserved:"));
+    m->max_reserved = mem_bytes(unit * field(s, end,
+        gb ? "mem-max-reserved-gigabytes:" : "max reserved:"));
     return 0;
 }
 
@@ -380,13 +420,14 @@ static int dump_ended(struct moe_log *log, const char *line, int lineno)
 
 static int theoretical(struct moe_log *log, const char *line)
 {
+    const double MB = 1048576.0;
     const char *p = strstr(line, "Theoretical memory footprints:");
 
     if (!p)
         return 0;
-    log->theo_weight_opt_mb = field(p, p + strlen(p), "weight and optimizer=");
-    log->theo_activation_mb = field(p, p + strlen(p), "activation=");
-    log->theo_total_mb = field(p, p + strlen(p), "total=");
+    log->theo_weight_opt_mb = mem_bytes(field(p, p + strlen(p), "weight and optimizer=") * MB) / MB;
+    log->theo_activation_mb = mem_bytes(field(p, p + strlen(p), "activation=") * MB) / MB;
+    log->theo_total_mb = mem_bytes(field(p, p + strlen(p), "total=") * MB) / MB;
     return 1;
 }
 
@@ -398,7 +439,6 @@ static void step_time(struct moe_log *log, const char *line, int lineno)
 {
     const char *p = strstr(line, "Step Time :");
     struct moe_log_iter *it;
-    struct moe_error e;
     double s, u;
 
     if (!p || !log->niters)
@@ -406,15 +446,14 @@ static void step_time(struct moe_log *log, const char *line, int lineno)
     it = &log->iters[log->niters - 1];
     s = field(p, p + strlen(p), "Step Time :");
     u = field(p, p + strlen(p), "GPU utilization:");
-    moe_error_clear(&e);
-    if (!isnan(s) && moe_number_check(s, 0, true, 1e9, &e) < 0) {
+    if (!isnan(s) && !(s * 1000.0 >= STEP_MS.min && s * 1000.0 <= STEP_MS.max)) {
         warn(log, lineno, "iteration %ld: 'Step Time : %gs' is impossible (%s); value ignored",
-             it->iter, s, e.text);
+             it->iter, s, STEP_MS.why);
         s = NAN;
     }
-    if (!isnan(u) && moe_number_check(u, 0, false, DBL_MAX, &e) < 0) {
+    if (!isnan(u) && !(u >= TFLOPS.min && u <= TFLOPS.max)) {
         warn(log, lineno, "iteration %ld: 'GPU utilization: %g' is impossible (%s); value "
-             "ignored", it->iter, u, e.text);
+             "ignored", it->iter, u, TFLOPS.why);
         u = NAN;
     }
     if (isnan(it->step_ms) && !isnan(s))
@@ -497,12 +536,63 @@ int moe_log_feed_line(struct moe_log *log, const char *line, int lineno)
     return feed(log, line, lineno);
 }
 
+struct repeat {
+    long iter;
+    size_t record;
+};
+
+static int by_iter_record(const void *pa, const void *pb)
+{
+    const struct repeat *a = pa, *b = pb;
+
+    if (a->iter != b->iter)
+        return (a->iter > b->iter) - (a->iter < b->iter);
+    return (a->record > b->record) - (a->record < b->record);
+}
+
+/* The last attempt wins: a job requeued after a failure resumes from its
+ * checkpoint and appends to the same log (sbatch --open-mode=append), so
+ * the later record of an iteration is the run that went on; keeping the
+ * first made the resumed run invisible.  Sorting keeps this O(n log n). */
+static void supersede_repeats(struct moe_log *log, size_t from)
+{
+    size_t n = log->niters - from, count = 0;
+    struct repeat *r = n > 1 ? malloc(n * sizeof(*r)) : NULL;
+    long lo = 0, hi = 0;
+    int line = 0;
+
+    if (!r)
+        return; /* nothing to compare, or no memory: records stay as read */
+    for (size_t i = 0; i < n; i++)
+        r[i] = (struct repeat){ log->iters[from + i].iter, from + i };
+    qsort(r, n, sizeof(*r), by_iter_record);
+    for (size_t i = 0; i + 1 < n; i++) {
+        const struct moe_log_iter *later = &log->iters[r[i + 1].record];
+
+        if (r[i].iter != r[i + 1].iter)
+            continue;
+        log->iters[r[i].record].superseded = 1;
+        if (!count)
+            lo = r[i].iter; /* sorted: the first is the lowest */
+        hi = r[i].iter;
+        if (!count || later->line < line)
+            line = later->line;
+        count++;
+    }
+    free(r);
+    if (count)
+        warn(log, line, "iterations %ld-%ld are logged more than once (%zu earlier records: a "
+             "requeued job that appended to its log, or several ranks' lines); the last record "
+             "of each iteration is used", lo, hi, count);
+}
+
 void moe_log_finish(struct moe_log *log)
 {
+    supersede_repeats(log, log->checked);
     for (; log->checked < log->niters; log->checked++) {
         const struct moe_log_iter *it = &log->iters[log->checked];
 
-        if (isnan(it->step_ms))
+        if (isnan(it->step_ms) && !it->superseded)
             warn(log, it->line, "iteration %ld has no usable step time (truncated or malformed "
                  "line); it is left out of the statistics", it->iter);
     }

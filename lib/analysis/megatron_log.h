@@ -24,6 +24,7 @@ struct moe_log_iter {
     long skipped;     /* number of skipped iterations (this logging interval) */
     long nan_iters;   /* number of nan iterations */
     int line;         /* where it was found, for messages */
+    int superseded;   /* a later record of this iteration in the same file replaced it */
 };
 
 /* One "[Rank R] (after K iterations) memory" record, in bytes. */
@@ -94,8 +95,12 @@ void moe_log_free(struct moe_log *log);
 int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err);
 /* Adds the records of one line (no newline needed). */
 int moe_log_feed_line(struct moe_log *log, const char *line, int lineno);
-/* After the last line fed by hand: warns about iteration records that never
- * got a step time (moe_log_read_file does this itself). */
+/* After the last line fed by hand (moe_log_read_file does this itself, once
+ * per file): an iteration logged more than once since the previous call
+ * keeps its last record (a requeued job appends its resumed run to the same
+ * log; the earlier records are marked superseded), with one warning naming
+ * the iterations and the count; then warns about iteration records that
+ * never got a step time. */
 void moe_log_finish(struct moe_log *log);
 
 /* The argument dump's value for key, or NULL. */

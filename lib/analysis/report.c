@@ -19,22 +19,26 @@ static int by_iter(const void *pa, const void *pb)
     return (a->record > b->record) - (a->record < b->record);
 }
 
-/* The series: one point per iteration, the first record of it winning
- * (several ranks may print the same iteration). */
+/* The series: one point per iteration.  Within a file the last record of an
+ * iteration won already (megatron_log.h: the others are superseded); across
+ * a run directory's rank logs, which print the same iterations, the first
+ * file's wins. */
 static int build_series(struct moe_report_run *r, const struct moe_log *log)
 {
-    size_t k = 0;
+    size_t k = 0, n = 0;
 
     r->series = malloc((log->niters + 1) * sizeof(*r->series));
     if (!r->series)
         return -1;
     for (size_t i = 0; i < log->niters; i++) {
-        r->series[i].iter = log->iters[i].iter;
-        r->series[i].step_ms = log->iters[i].step_ms;
-        r->series[i].record = i;
+        if (log->iters[i].superseded)
+            continue;
+        r->series[n].iter = log->iters[i].iter;
+        r->series[n].step_ms = log->iters[i].step_ms;
+        r->series[n++].record = i;
     }
-    qsort(r->series, log->niters, sizeof(*r->series), by_iter);
-    for (size_t i = 0; i < log->niters; i++)
+    qsort(r->series, n, sizeof(*r->series), by_iter);
+    for (size_t i = 0; i < n; i++)
         if (!k || r->series[k - 1].iter != r->series[i].iter)
             r->series[k++] = r->series[i];
     r->nseries = k;
