@@ -32,6 +32,15 @@ extern const char *const moe_trace_default_comm[];
 #define MOE_TRACE_VALUE_MAX ((size_t)16 << 20)
 #define MOE_TRACE_VALUE_MAX_TEXT "16 MiB"
 #define MOE_TRACE_UNPACKED_MAX (16ULL << 30)
+/* ... and, to bound the time as well, at most this many times the bytes of
+ * the file inflated so far, past a floor: gzip gives a real trace about
+ * 13:1 (tests/data/traces), 32:1 leaves room for repetitive ones, while a
+ * bomb gives 1000:1.  The reader's time is linear in the text, at most
+ * about 0.25 s per MiB (events of 3 bytes, '{},'; real events of 200 bytes
+ * take 20 ms), so a gzip costs at most 32 times that per MiB of the file.
+ * A plain file is read at 1:1. */
+#define MOE_TRACE_UNPACK_RATIO 32
+#define MOE_TRACE_UNPACK_FLOOR (4ULL << 20)
 
 /* One trace file is one process (Kineto) or one node (nsys): a few GPUs.
  * More devices than this is no profiler's output, and each would become a

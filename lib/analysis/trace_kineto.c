@@ -1,7 +1,7 @@
 /* PyTorch-profiler (Kineto) traces: Chrome trace JSON, plain or gzip.
  *
- * The file is streamed: zlib's gzread (which passes plain files through)
- * fills a window, and Jansson decodes one value at a time from it with
+ * The file is streamed: zlib's inflate (plain files pass through) fills a
+ * window, and Jansson decodes one value at a time from it with
  * JSON_DISABLE_EOF_CHECK, so only one event is ever held as a JSON tree and
  * memory is bounded by the kernels kept, not by the file.  This code only
  * steps over the structural characters between values ({ : , [ ]). */
@@ -23,14 +23,19 @@
 #define WINDOW_MIN (1u << 20)
 
 struct reader {
-    gzFile gz;
+    int fd;
     const char *path;
     char *buf;
     size_t cap, pos, len;
-    long long consumed; /* bytes of the file before buf[0] */
-    unsigned long long unpacked, unpacked_max; /* bytes gzread gave so far, and may */
+    long long consumed; /* bytes of the text before buf[0] */
+    unsigned long long unpacked, unpacked_max; /* bytes of text so far, and at most */
+    unsigned long long packed;                 /* bytes read from the file so far */
     int eof;
     struct moe_error *err;
+    /* the file's bytes: gzip members are inflated, anything else is text */
+    z_stream z;
+    int gz, zinit, file_eof;
+    unsigned char in[1 << 17];
 };
 
 /* Errors name the byte offset: lines can be megabytes long in these files. */
@@ -41,11 +46,121 @@ static int fail(struct reader *r, const char *what)
     return -1;
 }
 
+/* Refills r->in from the file after its first keep bytes (what is left
+ * of the input, moved to its start); the bytes read, 0 at the file's end. */
+static long file_read(struct reader *r, size_t keep)
+{
+    ssize_t n;
+
+    memmove(r->in, r->z.next_in, keep);
+    r->z.next_in = r->in;
+    r->z.avail_in = (uInt)keep;
+    do
+        n = read(r->fd, r->in + keep, sizeof(r->in) - keep);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        moe_error_at(r->err, r->path, 0, 0, "trace: %s", strerror(errno));
+        return -1;
+    }
+    r->packed += (unsigned long long)n;
+    r->file_eof = n == 0;
+    r->z.avail_in += (uInt)n;
+    return n;
+}
+
+/* A gzip member ended: another may follow (its text is then checked like
+ * any other: a second trace after the first is refused), anything else is
+ * not gzip, and is refused here rather than ignored as zlib's gzread did.
+ * 1: go on inflating; 0: the file ended; -1: refused. */
+static int member_end(struct reader *r)
+{
+    /* two bytes to tell a gzip header, which a read may split */
+    while (r->z.avail_in < 2 && !r->file_eof)
+        if (file_read(r, r->z.avail_in) < 0)
+            return -1;
+    if (r->z.avail_in == 0)
+        return 0;
+    if (r->z.avail_in >= 2 && r->z.next_in[0] == 0x1f && r->z.next_in[1] == 0x8b)
+        return inflateReset(&r->z) == Z_OK ? 1 : -1;
+    moe_error_at(r->err, r->path, 0, 0, "byte %llu of the file: what follows the gzip data is "
+                 "not gzip: the file is damaged, or something was appended to it",
+                 r->packed - r->z.avail_in);
+    return -1;
+}
+
+/* Up to len bytes of the trace's text; 0 at its end, -1 with r->err. */
+static long text_read(struct reader *r, char *dst, size_t len)
+{
+    if (!r->gz) {
+        long n;
+
+        if (r->z.avail_in) { /* the bytes the format probe read */
+            n = (long)(r->z.avail_in < len ? r->z.avail_in : len);
+            memcpy(dst, r->z.next_in, (size_t)n);
+            r->z.next_in += n;
+            r->z.avail_in -= (uInt)n;
+            return n;
+        }
+        if ((n = file_read(r, 0)) <= 0)
+            return n;
+        return text_read(r, dst, len);
+    }
+    r->z.next_out = (Bytef *)dst;
+    r->z.avail_out = (uInt)(len < (1u << 30) ? len : 1u << 30);
+    while (r->z.next_out == (Bytef *)dst) {
+        int zrc, more;
+
+        if (r->z.avail_in == 0 && !r->file_eof && file_read(r, 0) < 0)
+            return -1;
+        zrc = inflate(&r->z, Z_NO_FLUSH);
+        if (zrc == Z_STREAM_END) {
+            if ((more = member_end(r)) <= 0)
+                return more < 0 ? -1 : (long)((char *)r->z.next_out - dst);
+            continue;
+        }
+        if (zrc == Z_BUF_ERROR && r->file_eof && r->z.avail_in == 0) {
+            moe_error_at(r->err, r->path, 0, 0, "byte %llu of the file: the gzip data is cut "
+                         "short", r->packed);
+            return -1;
+        }
+        if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
+            moe_error_at(r->err, r->path, 0, 0, "byte %llu of the file: not valid gzip data "
+                         "(%s)", r->packed - r->z.avail_in, r->z.msg ? r->z.msg : "zlib");
+            return -1;
+        }
+    }
+    return (long)((char *)r->z.next_out - dst);
+}
+
+/* The one bound on decompression (trace.h): the text may be at most
+ * MOE_TRACE_UNPACK_RATIO times the file's bytes inflated so far, past a floor, and at
+ * most unpacked_max.  Reading is linear in the text, so this bounds the time
+ * per MiB of the file, not only the memory (a 256 KB gzip of 256 MiB of
+ * '{},' took 18-31 s). */
+static int unpack_bounded(struct reader *r)
+{
+    char what[200];
+
+    if (r->unpacked > r->unpacked_max) {
+        snprintf(what, sizeof(what), "unpacks to more than %llu MiB: not a profiler's trace "
+                 "(a gzip bomb?)", r->unpacked_max >> 20);
+        return fail(r, what);
+    }
+    if (r->gz && r->unpacked > MOE_TRACE_UNPACK_FLOOR +
+                         MOE_TRACE_UNPACK_RATIO * (r->packed - r->z.avail_in)) {
+        snprintf(what, sizeof(what), "the gzip unpacks to more than %d times its size (a "
+                 "profiler's trace to about 13): a gzip bomb? gunzip a real trace and give "
+                 "the plain file", MOE_TRACE_UNPACK_RATIO);
+        return fail(r, what);
+    }
+    return 0;
+}
+
 /* Keeps unread bytes, drops read ones, reads more; grows the window only
  * when a single value fills it. */
 static int refill(struct reader *r)
 {
-    int n;
+    long n;
 
     if (r->eof)
         return 0;
@@ -71,25 +186,14 @@ static int refill(struct reader *r)
         r->buf = nb;
         r->cap *= 2;
     }
-    n = gzread(r->gz, r->buf + r->len, (unsigned)(r->cap - r->len));
-    if (n < 0) {
-        int zerr;
-        const char *msg = gzerror(r->gz, &zerr);
-
-        return fail(r, msg);
-    }
+    n = text_read(r, r->buf + r->len, r->cap - r->len);
+    if (n < 0)
+        return -1;
     if (n == 0)
         r->eof = 1;
     r->len += (size_t)n;
     r->unpacked += (unsigned long long)n;
-    if (r->unpacked > r->unpacked_max) {
-        char what[96];
-
-        snprintf(what, sizeof(what), "unpacks to more than %llu MiB: not a profiler's trace "
-                 "(a gzip bomb?)", r->unpacked_max >> 20);
-        return fail(r, what);
-    }
-    return 0;
+    return unpack_bounded(r);
 }
 
 /* The next non-blank character, not consumed; -1 at end of input. */
@@ -261,6 +365,11 @@ static int top_object(struct reader *r, struct moe_trace *t)
             json_decref(key);
             return -1;
         }
+        if (strcmp(json_string_value(key), "traceEvents") == 0 && seen) {
+            json_decref(key);
+            return fail(r, "traceEvents is given twice (JSON readers keep one of them, this "
+                        "one read both)");
+        }
         if (strcmp(json_string_value(key), "traceEvents") == 0) {
             rc = event_array(r, t);
             seen = 1;
@@ -283,30 +392,46 @@ static int top_object(struct reader *r, struct moe_trace *t)
     return seen ? 0 : fail(r, "no traceEvents array");
 }
 
+/* Nothing but blanks may follow the trace: a second trace (cat rank*.json,
+ * or two gzip members) was dropped without a word, and garbage accepted. */
+static int trace_ends(struct reader *r)
+{
+    int c = peek(r);
+
+    if (c == -2)
+        return -1;
+    if (c != -1)
+        return fail(r, "more follows the end of the trace (a second trace, or garbage): one "
+                    "trace a file");
+    return 0;
+}
+
 int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_error *err)
 {
     struct reader r = { .path = path, .err = err, .cap = WINDOW_MIN,
                         .unpacked_max = t->unpacked_max ? t->unpacked_max
                                                         : MOE_TRACE_UNPACKED_MAX };
-    int c, rc = -1, fd;
+    int c, rc = -1;
 
     /* gzip-streamed through a window, not moe_read_file(): a trace is
      * hundreds of MiB unpacked. */
-    fd = moe_open_regular(path, "trace", err);
-    if (fd < 0)
+    r.fd = moe_open_regular(path, "trace", err);
+    if (r.fd < 0)
         return -1;
-    r.gz = gzdopen(fd, "rb");
-    if (!r.gz) {
-        moe_error_at(err, path, 0, 0, "trace: out of memory");
-        close(fd);
-        return -1;
-    }
-    gzbuffer(r.gz, 1u << 17);
     r.buf = malloc(r.cap);
     if (!r.buf) {
         moe_error_at(err, path, 0, 0, "out of memory");
         goto out;
     }
+    while (r.z.avail_in < 2 && !r.file_eof)
+        if (file_read(&r, r.z.avail_in) < 0)
+            goto out;
+    r.gz = r.z.avail_in >= 2 && r.in[0] == 0x1f && r.in[1] == 0x8b;
+    if (r.gz && inflateInit2(&r.z, 16 + MAX_WBITS) != Z_OK) {
+        moe_error_at(err, path, 0, 0, "trace: out of memory");
+        goto out;
+    }
+    r.zinit = r.gz;
     c = peek(&r);
     if (c == '{')
         rc = top_object(&r, t);
@@ -314,8 +439,12 @@ int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_erro
         rc = event_array(&r, t);
     else if (c >= -1)
         rc = fail(&r, "not a Kineto JSON trace (nor an nsys SQLite export)");
+    if (rc == 0)
+        rc = trace_ends(&r);
 out:
     free(r.buf);
-    gzclose(r.gz);
+    if (r.zinit)
+        inflateEnd(&r.z);
+    close(r.fd);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,26 @@
 
 #include "analysis/trace.h"
 
+/* StringIds ids beyond the dense map -> a value (a name index, a marker
+ * text's index): open addressing, at most half full. */
+struct idcache {
+    struct idslot {
+        sqlite3_int64 key;
+        long val;
+        int used;
+    } *slot;
+    size_t cap, n;
+};
+
 struct nsys {
     sqlite3 *db;
     sqlite3_stmt *name_q; /* SELECT value FROM StringIds WHERE id = ? */
     long *map;            /* StringIds id -> trace name index, -1 unknown */
     size_t nmap;
+    struct idcache sparse; /* the same for ids at or beyond NAME_MAP_MAX */
+    struct idcache marks;  /* NVTX textId -> index into mtext */
+    char **mtext;          /* marker texts read from StringIds (NULL: too long for a step) */
+    size_t nmtext;
     const char *path;
     struct moe_error *err;
 };
@@ -72,7 +88,7 @@ static int has_column(struct nsys *n, const char *table, const char *column)
 
 /* nsys numbers its strings densely from 0, so a direct map by id is the
  * fast path; an id beyond this (a damaged or hand-made export) must not make
- * us allocate gigabytes, and is looked up each time instead. */
+ * us allocate gigabytes, and goes to a hash table instead. */
 #define NAME_MAP_MAX ((sqlite3_int64)1 << 22)
 
 /* The text of StringIds row sid, "(unnamed)" when there is none; NULL
@@ -101,15 +117,74 @@ static long oom(struct nsys *n)
     return -2;
 }
 
-static long name_uncached(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+static size_t idhash(sqlite3_int64 key, size_t cap)
 {
-    const char *text = lookup(n, sid);
-    long id;
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
 
-    if (!text)
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot of key: its own, or the empty one where it would go. */
+static struct idslot *idcache_slot(struct idcache *c, sqlite3_int64 key)
+{
+    size_t i = idhash(key, c->cap);
+
+    while (c->slot[i].used && c->slot[i].key != key)
+        i = (i + 1) & (c->cap - 1);
+    return &c->slot[i];
+}
+
+/* The value cached for key, or -1 when none (c may be empty). */
+static long idcache_get(struct idcache *c, sqlite3_int64 key)
+{
+    struct idslot *s;
+
+    if (!c->cap)
+        return -1;
+    s = idcache_slot(c, key);
+    return s->used ? s->val : -1;
+}
+
+static int idcache_put(struct idcache *c, sqlite3_int64 key, long val)
+{
+    struct idslot *s;
+
+    if ((c->n + 1) * 2 > c->cap) {
+        struct idcache g = { calloc(c->cap ? c->cap * 2 : 64, sizeof(*g.slot)),
+                             c->cap ? c->cap * 2 : 64, 0 };
+
+        if (!g.slot)
+            return -1;
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->slot[i].used)
+                *idcache_slot(&g, c->slot[i].key) = c->slot[i];
+        g.n = c->n;
+        free(c->slot);
+        *c = g;
+    }
+    s = idcache_slot(c, key);
+    if (!s->used)
+        c->n++;
+    *s = (struct idslot){ key, val, 1 };
+    return 0;
+}
+
+/* A sparse id's name, read and interned once: every kernel naming one
+ * re-read and re-hashed its text (a 1 MiB name under 20,000 kernels, a
+ * 1.6 MB export, took 50 s). */
+static long name_sparse(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
+{
+    long id = idcache_get(&n->sparse, sid);
+    const char *text;
+
+    if (id >= 0)
+        return id;
+    if (!(text = lookup(n, sid)))
         return -2;
     id = moe_trace_intern(t, text, strlen(text));
-    return id < 0 ? oom(n) : id;
+    if (id < 0 || idcache_put(&n->sparse, sid, id) < 0)
+        return oom(n);
+    return id;
 }
 
 /* Names are resolved on first use: a trace has few distinct kernel names
@@ -123,7 +198,7 @@ static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
     if (sid < 0)
         return -1;
     if (sid >= NAME_MAP_MAX)
-        return name_uncached(n, t, sid);
+        return name_sparse(n, t, sid);
     if ((size_t)sid >= n->nmap) {
         size_t nn = n->nmap ? n->nmap : 1024;
         long *m;
@@ -210,6 +285,41 @@ static int read_kernels(struct nsys *n, struct moe_trace *t, const char *namecol
     return rc == SQLITE_DONE ? 0 : db_fail(n, "reading CUPTI_ACTIVITY_KIND_KERNEL");
 }
 
+/* The schema can be read: the first read is where a journal beside the
+ * export shows. */
+static int readable(struct nsys *n);
+
+/* 1 when PATH-suffix exists. */
+static int beside(const struct nsys *n, const char *suffix)
+{
+    char p[4200];
+    int len = snprintf(p, sizeof(p), "%s%s", n->path, suffix);
+
+    return len > 0 && (size_t)len < sizeof(p) && access(p, F_OK) == 0;
+}
+
+/* The first read failed: when a journal lies beside the export, SQLite's
+ * own words ("unable to open database file", "attempt to write a readonly
+ * database") do not say that it is the journal, nor what to do. */
+static int unreadable(struct nsys *n)
+{
+    if (beside(n, "-journal"))
+        moe_error_at(n->err, n->path, 0, 0, "a hot rollback journal (%s-journal) lies beside "
+                     "the export: a write to it was interrupted, and SQLite would have to roll "
+                     "it back, which a reader does not do (%s); open the export once with "
+                     "sqlite3 as its owner, or remove the journal if the export is complete",
+                     n->path, sqlite3_errmsg(n->db));
+    else if (beside(n, "-wal"))
+        moe_error_at(n->err, n->path, 0, 0, "the export is in WAL mode: reading it and its "
+                     "write-ahead log (%s-wal) needs a %s-shm file that cannot be created here "
+                     "(%s); run sqlite3 %s 'PRAGMA wal_checkpoint(TRUNCATE)' as its owner, or "
+                     "copy the export and its -wal file to a folder you can write", n->path,
+                     n->path, sqlite3_errmsg(n->db), n->path);
+    else
+        return db_fail(n, "reading sqlite_master");
+    return -1;
+}
+
 /* An export is a file anyone can hand us, so SQLite treats it as untrusted
  * (sqlite.org/security.html): read-only, defensive, no schema-defined
  * functions with side effects, no triggers, views or attached databases,
@@ -226,7 +336,18 @@ static int open_untrusted(struct nsys *n)
     sqlite3_db_config(n->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
     sqlite3_limit(n->db, SQLITE_LIMIT_LENGTH, VALUE_MAX);
     sqlite3_limit(n->db, SQLITE_LIMIT_ATTACHED, 0);
-    return 0;
+    return readable(n);
+}
+
+static int readable(struct nsys *n)
+{
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(n->db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    return rc == SQLITE_ROW ? 0 : unreadable(n);
 }
 
 static int refuse(struct nsys *n, const char *table, const char *column, const char *what)
@@ -313,9 +434,17 @@ static void close_db(struct nsys *n)
     sqlite3_finalize(n->name_q);
     sqlite3_close(n->db);
     free(n->map);
+    free(n->sparse.slot);
+    free(n->marks.slot);
+    for (size_t i = 0; i < n->nmtext; i++)
+        free(n->mtext[i]);
+    free(n->mtext);
     n->name_q = NULL;
     n->db = NULL;
     n->map = NULL;
+    n->sparse = n->marks = (struct idcache){ 0 };
+    n->mtext = NULL;
+    n->nmtext = 0;
 }
 
 struct chunk {
@@ -356,9 +485,15 @@ static int threads_for(sqlite3_int64 rows)
     return k < 1 ? 1 : (int)k;
 }
 
+/* [lo, hi) covering every rowid, for splitting among threads; -1 when
+ * the table is empty, or its rowids reach INT64_MAX (hi would overflow) or
+ * span more than INT64_MAX / THREADS_MAX (chunk i's bound, lo + span * i /
+ * k, would): nsys numbers rows from 1, so such an export is hand-made and
+ * is read in one pass, in rowid order all the same. */
 static int rowid_range(struct nsys *n, sqlite3_int64 *lo, sqlite3_int64 *hi)
 {
     sqlite3_stmt *q;
+    sqlite3_int64 min, max, span;
     int rc = -1;
 
     /* Both ends of the rowid b-tree: no scan. */
@@ -366,9 +501,14 @@ static int rowid_range(struct nsys *n, sqlite3_int64 *lo, sqlite3_int64 *hi)
                            -1, &q, NULL) != SQLITE_OK)
         return -1;
     if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) == SQLITE_INTEGER) {
-        *lo = sqlite3_column_int64(q, 0);
-        *hi = sqlite3_column_int64(q, 1) + 1;
-        rc = 0;
+        min = sqlite3_column_int64(q, 0);
+        max = sqlite3_column_int64(q, 1);
+        if (max < INT64_MAX && !__builtin_sub_overflow(max + 1, min, &span) &&
+            span <= INT64_MAX / THREADS_MAX) {
+            *lo = min;
+            *hi = max + 1;
+            rc = 0;
+        }
     }
     sqlite3_finalize(q);
     return rc;
@@ -438,6 +578,40 @@ static int read_all_kernels(struct nsys *n, struct moe_trace *t)
     return read_parallel(n, t, namecol, k, lo, hi);
 }
 
+/* A step marker's text is the step prefix (under 64 bytes) and a number:
+ * a longer StringIds text cannot be one, and is not kept. */
+#define MARK_TEXT_MAX 96
+
+/* The text of NVTX textId sid, read from StringIds once per id (markers
+ * naming one 1 MiB string would each re-read it); *text NULL when it cannot
+ * be a step marker.  -1 with n->err on an SQLite or memory failure. */
+static int marker_text(struct nsys *n, sqlite3_int64 sid, const char **text)
+{
+    long idx = idcache_get(&n->marks, sid);
+    const char *v;
+    char **grown, *copy = NULL;
+
+    if (idx >= 0) {
+        *text = n->mtext[idx];
+        return 0;
+    }
+    if (!(v = lookup(n, sid)))
+        return -1;
+    if (strlen(v) <= MARK_TEXT_MAX && !(copy = strdup(v)))
+        return (int)oom(n);
+    if (!(grown = realloc(n->mtext, (n->nmtext + 1) * sizeof(*grown))) ||
+        idcache_put(&n->marks, sid, (long)n->nmtext) < 0) {
+        if (grown)
+            n->mtext = grown;
+        free(copy);
+        return (int)oom(n);
+    }
+    n->mtext = grown;
+    n->mtext[n->nmtext++] = copy;
+    *text = copy;
+    return 0;
+}
+
 /* NVTX ranges named like the step prefix (e.g. ProfilerStep#41, or what the
  * user passed) become step markers.  Newer exports keep the text in StringIds
  * through textId. */
@@ -452,15 +626,19 @@ static int read_markers(struct nsys *n, struct moe_trace *t)
     tid = has_column(n, "NVTX_EVENTS", "textId");
     if (tid < 0)
         return -1;
-    snprintf(sql, sizeof(sql),
-             "SELECT start, end, %s FROM NVTX_EVENTS WHERE end IS NOT NULL",
-             tid ? "COALESCE(text, (SELECT value FROM StringIds WHERE id = textId))" : "text");
+    snprintf(sql, sizeof(sql), "SELECT start, end, text%s FROM NVTX_EVENTS WHERE end IS NOT NULL",
+             tid ? ", textId" : "");
     if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
         return db_fail(n, "reading NVTX_EVENTS");
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const unsigned char *text = sqlite3_column_text(q, 2);
+        const char *text = (const char *)sqlite3_column_text(q, 2);
 
-        if (text && moe_trace_add_marker(t, (const char *)text, sqlite3_column_int64(q, 0),
+        if (!text && tid && sqlite3_column_type(q, 3) == SQLITE_INTEGER &&
+            marker_text(n, sqlite3_column_int64(q, 3), &text) < 0) {
+            sqlite3_finalize(q);
+            return -1;
+        }
+        if (text && moe_trace_add_marker(t, text, sqlite3_column_int64(q, 0),
                                          sqlite3_column_int64(q, 1), 0) < 0) {
             sqlite3_finalize(q);
             moe_error_at(n->err, n->path, 0, 0, "out of memory");
