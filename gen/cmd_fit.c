@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "fitargs.h"
 #include "options.h"
+#include "fit/fit_where.h"
 #include "fit/layouts.h"
 #include "fit/megatron_memory.h"
 #include "fit/rankgroups.h"
@@ -19,6 +20,7 @@
  * one H200 under the fake process group with fit-python/) and the real
  * 2xH200 runs (tests/data/memory, tests/gpu/results.tsv). */
 #define BAND_PCT 10
+#define FIT_GPUS_PER_NODE 8
 #define CONFIDENCE \
     "-8.2% to +5.8% on 90 fit-stage runs of 13 models on H200 and within 1% on real 2xH200 " \
     "runs (local implementation: EP 1-8, ETP 2, PP 2-4 with VPP 2, MBS 1-4, every recompute " \
@@ -98,7 +100,8 @@ static json_t *memory_json(const struct moe_fit *f, const struct moe_megatron_me
 
 static int print_json(const struct moe_model *m, const struct moe_layout *l,
                       const struct moe_machine *c, const struct moe_fit *f,
-                      const struct moe_megatron_memory *mg, const struct moe_step *st)
+                      const struct moe_megatron_memory *mg, const struct moe_step *st,
+                      const char *where)
 {
     char a[96], b[96];
     json_t *o = json_pack("{s:s, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
@@ -111,6 +114,17 @@ static int print_json(const struct moe_model *m, const struct moe_layout *l,
     if (!o)
         return MOE_EXIT_SYSTEM;
     json_object_set_new(o, "memory", memory_json(f, mg, c));
+    if (!f->fits) {
+        /* no step time for a configuration that cannot run (issue 37) */
+        json_object_set_new(o, "step_ms", json_null());
+        json_object_set_new(o, "tflops_per_gpu", json_null());
+        json_object_set_new(o, "no_step_because", json_string("does not fit"));
+        json_object_set_new(o, "fits_instead", json_string(where));
+        json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        putchar('\n');
+        json_decref(o);
+        return MOE_EXIT_INFEASIBLE;
+    }
     json_object_set_new(o, "step_ms", json_real(st->step_ms));
     json_object_set_new(o, "tflops_per_gpu", json_real(st->tflops_per_gpu));
     json_object_set_new(o, "step_terms_ms", steptime_json(st));
@@ -158,6 +172,24 @@ static int choose_layout(const struct moe_model *m, const struct moe_workload *w
     return -1;
 }
 
+/* For a configuration that does not fit, the smallest layout or GPU count
+ * that does (whole nodes of 8 GPUs: fit takes --gpus, not nodes). */
+static int where_it_fits(const struct moe_model *m, const struct moe_workload *w,
+                         const struct moe_train *t, const struct moe_machine *c, char *buf,
+                         size_t len)
+{
+    struct moe_fit_where wh;
+    struct moe_error e;
+
+    moe_error_clear(&e);
+    if (moe_fit_where(m, w, t, c, FIT_GPUS_PER_NODE, &wh, &e) < 0) {
+        moe_cli_report(&e);
+        return -1;
+    }
+    moe_fit_where_text(&wh, c, FIT_GPUS_PER_NODE, buf, len);
+    return 0;
+}
+
 /* Megatron's process groups for the layout (rank order tp-cp-ep-dp-pp). */
 static void print_groups(const struct moe_layout *l, int world)
 {
@@ -178,7 +210,7 @@ int fit_run(const struct moe_model *m, const struct moe_workload *w, const struc
     struct moe_megatron_memory mg;
     struct moe_step st;
     struct moe_error e;
-    char why[256];
+    char why[256], where[512] = "";
     int rc;
 
     moe_error_clear(&e);
@@ -200,13 +232,19 @@ int fit_run(const struct moe_model *m, const struct moe_workload *w, const struc
     moe_megatron_memory(m, &l, w, &f.train, &mg);
     moe_step_time(m, &l, w, &f.train, &c->perf, c->gpus_per_domain, f.mem.params_dense,
                   f.mem.params_expert, &st);
+    if (!f.fits && where_it_fits(m, w, t, c, where, sizeof(where)) < 0)
+        return MOE_EXIT_SYSTEM;
     if (json)
-        return print_json(m, &l, c, &f, &mg, &st);
+        return print_json(m, &l, c, &f, &mg, &st, where);
     if (!layout)
         printf("smallest model parallelism that fits (rules: fits, footprint, then the "
                "fastest):\n");
     print_text(m, &l, c, &f, &mg);
-    steptime_print(stdout, &c->perf, &l, &st);
+    if (f.fits)
+        steptime_print(stdout, &c->perf, &l, &st);
+    else
+        printf("predicted step: none: a configuration that does not fit has no step time\n"
+               "  where it fits: %s\n", where);
     if (rank_groups)
         print_groups(&l, c->gpus);
     return f.fits ? MOE_EXIT_OK : MOE_EXIT_INFEASIBLE;

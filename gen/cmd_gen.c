@@ -21,6 +21,7 @@
 #include "core/text.h"
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
+#include "study/baseline_fit.h"
 #include "study/stagegen.h"
 #include "study/study_validate.h"
 #include "study/study.h"
@@ -416,6 +417,8 @@ static int gen(struct gen_args *a, const char *path)
     }
     /* a outlives what they point to */
     a->opts.validate = NULL;
+    else if (!a->winners && (rc = moe_study_baseline_fit(&study, &err)) != 0)
+        rc = moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
     a->opts.study_dir = a->opts.study_text = NULL;
     moe_stage_plan_free(&validate);
     moe_study_free(&study);

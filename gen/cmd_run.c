@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
@@ -54,10 +55,13 @@ struct run_stage_plan {
 
 struct run_ctx {
     char dir[4096];
+    const char *shown;       /* dir for a terminal (moe_text_visible) */
+    char shown_buf[4096];
     struct moe_manifest m;
     json_t *state;
     const struct run_args *a;
     time_t t0;
+    time_t deadline;         /* the stage's, from --timeout */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -130,6 +134,39 @@ static const char *elapsed(time_t since, char *buf, size_t len)
     return buf;
 }
 
+/* The candidates the chunks read so far cover: gen writes them back to
+ * back from index 0. */
+static size_t covered(const struct run_stage_plan *p)
+{
+    return p->n_chunks ? (size_t)p->chunks[p->n_chunks - 1].offset +
+                             (size_t)p->chunks[p->n_chunks - 1].count
+                       : 0;
+}
+
+/* Chunk k of a manifest, checked against the stage's own candidates: it
+ * starts where the one before it ended, its indices name candidates of
+ * its own, and none lies past the stage's last.  A manifest is data: an
+ * edited or damaged one must not index past the candidates (D09). */
+static int chunk_read(const struct run_stage_plan *p, const json_t *k, const char *arr,
+                      int *idx, struct run_chunk *r)
+{
+    const json_t *off = json_object_get(k, "offset"), *cnt = json_object_get(k, "count");
+    int n_idx = run_array_indices(arr, idx, RUN_MAX_INDICES);
+
+    if (!json_is_integer(off) || !json_is_integer(cnt) ||
+        json_integer_value(off) != (json_int_t)covered(p) || json_integer_value(cnt) < 1 ||
+        json_integer_value(cnt) > RUN_MAX_INDICES ||
+        json_integer_value(off) + json_integer_value(cnt) > (json_int_t)p->ms->n || n_idx < 1)
+        return -1;
+    r->offset = (int)json_integer_value(off);
+    r->count = (int)json_integer_value(cnt);
+    for (int x = 0; x < n_idx; x++)
+        if (idx[x] < 0 || idx[x] >= r->count)
+            return -1;
+    snprintf(r->array, sizeof(r->array), "%s", arr);
+    return 0;
+}
+
 /* The stage's script and chunks from manifest.json.  0: it runs
  * something; 1: nothing to run; -1 with err. */
 static int stage_plan(const struct run_ctx *c, enum moe_stage st, struct run_stage_plan *p,
@@ -157,19 +194,26 @@ static int stage_plan(const struct run_ctx *c, enum moe_stage st, struct run_sta
         const char *arr = json_string_value(json_object_get(k, "array"));
         int idx[RUN_MAX_INDICES];
 
-        if (p->n_chunks == RUN_MAX_CHUNKS || !arr || strlen(arr) >= sizeof(r->array) ||
-            run_array_indices(arr, idx, RUN_MAX_INDICES) < 0) {
+        if (p->n_chunks == RUN_MAX_CHUNKS || !arr || strlen(arr) >= sizeof(r->array)) {
             moe_error_at(err, c->m.path, 0, 0, "stage %s: chunk %zu is not one moeflow gen "
                          "writes", p->name, i);
             return -1;
         }
-        r->offset = (int)json_integer_value(json_object_get(k, "offset"));
-        r->count = (int)json_integer_value(json_object_get(k, "count"));
-        snprintf(r->array, sizeof(r->array), "%s", arr);
+        if (chunk_read(p, k, arr, idx, r) < 0) {
+            moe_error_at(err, c->m.path, 0, 0, "stage %s: chunk %zu (offset %" JSON_INTEGER_FORMAT
+                         ", count %" JSON_INTEGER_FORMAT ", array '%s') does not lie within its "
+                         "%zu candidates where the chunk before it ended: the manifest "
+                         "disagrees with itself", p->name, i,
+                         json_integer_value(json_object_get(k, "offset")),
+                         json_integer_value(json_object_get(k, "count")), arr, p->ms->n);
+            return -1;
+        }
         p->n_chunks++;
     }
-    if (!p->n_chunks) {
-        moe_error_at(err, c->m.path, 0, 0, "stage %s: no chunks to submit", p->name);
+    if (!p->n_chunks || covered(p) != p->ms->n) {
+        moe_error_at(err, c->m.path, 0, 0, "stage %s: its chunks cover %zu of its %zu "
+                     "candidates: the manifest disagrees with itself", p->name, covered(p),
+                     p->ms->n);
         return -1;
     }
     return 0;
@@ -185,13 +229,18 @@ static int save(struct run_ctx *c)
     return MOE_EXIT_OK;
 }
 
-/* The sbatch command line of one submission: argv strings in buf. */
-static void sbatch_argv(const struct run_stage_plan *p, const json_t *sub, char *argv[8],
-                        char bufs[3][96])
+/* The sbatch command line of one submission: argv strings in bufs.  -1
+ * when the submission (from run-state.json, which is data) is not one
+ * make_plan writes: an array value that does not fit, a negative offset. */
+static int sbatch_argv(const struct run_stage_plan *p, const json_t *sub, char *argv[8],
+                       char bufs[3][96])
 {
     const char *arr = json_string_value(json_object_get(sub, "array"));
-    int off = (int)json_integer_value(json_object_get(sub, "offset")), n = 0;
+    json_int_t off = json_integer_value(json_object_get(sub, "offset"));
+    int n = 0;
 
+    if (off < 0 || off > INT_MAX || (arr && strlen(arr) > 80) || strlen(p->script) >= 96)
+        return -1;
     argv[n++] = "sbatch";
     argv[n++] = "--parsable";
     if (arr) {
@@ -199,12 +248,13 @@ static void sbatch_argv(const struct run_stage_plan *p, const json_t *sub, char 
         argv[n++] = bufs[0];
     }
     if (off > 0) {
-        snprintf(bufs[1], 96, "--export=ALL,MOEFLOW_INDEX_OFFSET=%d", off);
+        snprintf(bufs[1], 96, "--export=ALL,MOEFLOW_INDEX_OFFSET=%d", (int)off);
         argv[n++] = bufs[1];
     }
     snprintf(bufs[2], 96, "%s", p->script);
     argv[n++] = bufs[2];
     argv[n] = NULL;
+    return 0;
 }
 
 static void print_argv(const char *prefix, char *const argv[])
@@ -289,6 +339,48 @@ static json_t *make_plan(const struct run_ctx *c, const struct run_stage_plan *p
     return plan;
 }
 
+/* sbatch is given RUN_SBATCH_GRACE seconds after a Ctrl-C or the
+ * deadline to print the id of a job it may already have submitted. */
+#define RUN_SBATCH_GRACE 10
+
+static struct run_limits sbatch_limits(const struct run_ctx *c)
+{
+    return (struct run_limits){ .deadline = c->deadline, .stop = &interrupted,
+                                .grace = RUN_SBATCH_GRACE };
+}
+
+/* An sbatch moeflow run ended: the job may be in Slurm without its id in
+ * the state, so a later run would submit it again; say how to look. */
+static int sbatch_stopped(const struct run_ctx *c, const struct run_stage_plan *p,
+                          const struct run_result *r)
+{
+    fprintf(stderr, "moeflow run: %s: sbatch did not finish %s and was stopped after %d s more "
+            "(exit %d); if it had submitted its job, squeue --me shows it: scancel it before "
+            "running moeflow run again on %s, which submits that chunk again\n", p->name,
+            r->stopped == RUN_STOPPED_SIGNAL ? "before the interrupt" : "within --timeout",
+            RUN_SBATCH_GRACE, r->status, c->shown);
+    return MOE_EXIT_STOPPED;
+}
+
+/* sbatch exited non-zero, or printed no job id (--parsable prints
+ * "ID[;CLUSTER]" alone): what it said is shown, made safe for a terminal. */
+static int sbatch_failed(const struct run_stage_plan *p, const struct run_result *r,
+                         const char *id)
+{
+    char shown_id[256], out[1024], err[2048];
+
+    if (r->status == 0)
+        fprintf(stderr, "moeflow run: %s: sbatch exited 0 but printed no job id ('%s' is not "
+                "one; sbatch --parsable prints ID[;CLUSTER]); nothing after it was submitted; "
+                "its output:\n%s\n%s", p->name, moe_text_visible(id, shown_id, sizeof(shown_id)),
+                moe_text_visible(r->out, out, sizeof(out)),
+                moe_text_visible(r->err, err, sizeof(err)));
+    else
+        fprintf(stderr, "moeflow run: %s: sbatch failed (exit %d); nothing after it was "
+                "submitted:\n%s", p->name, r->status, moe_text_visible(r->err, err, sizeof(err)));
+    return MOE_EXIT_SYSTEM;
+}
+
 /* Submits what the stage's plan still holds, recording each job id in
  * the state before the next sbatch. */
 static int submit_plan(struct run_ctx *c, const struct run_stage_plan *p, json_t *js)
@@ -302,23 +394,23 @@ static int submit_plan(struct run_ctx *c, const struct run_stage_plan *p, json_t
     while (json_array_size(plan)) {
         json_t *sub = json_array_get(plan, 0);
         char *argv[8], bufs[3][96], id[64];
+        struct run_limits lim = sbatch_limits(c);
         struct run_result r;
         int rc;
 
-        sbatch_argv(p, sub, argv, bufs);
-        if (run_program(c->dir, argv, 1, &r) < 0)
+        if (sbatch_argv(p, sub, argv, bufs) < 0)
+            return moe_cli_error(MOE_EXIT_INVALID_INPUT, "moeflow run: %s/%s: stage %s: a "
+                                 "planned submission is not one moeflow run writes\n", c->shown,
+                                 RUN_STATE_FILE, p->name);
+        if (run_program(c->dir, argv, 1, &lim, &r) < 0)
             return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: cannot run sbatch: %s\n",
                                  p->name, strerror(errno));
+        if (r.stopped)
+            return sbatch_stopped(c, p, &r);
         snprintf(id, sizeof(id), "%.*s", (int)strcspn(r.out, ";\n"), r.out);
-        if (r.status != 0 || !id[0] || strspn(id, "0123456789") != strlen(id)) {
-            char shown[2048];
-
-            fprintf(stderr, "moeflow run: %s: sbatch failed (exit %d); nothing after it was "
-                    "submitted:\n%s", p->name, r.status,
-                    moe_text_visible(r.err, shown, sizeof(shown)));
-            return MOE_EXIT_SYSTEM;
-        }
-        json_object_set(sub, "job", json_string(id));
+        if (r.status != 0 || !id[0] || strspn(id, "0123456789") != strlen(id))
+            return sbatch_failed(p, &r, id);
+        json_object_set_new(sub, "job", json_string(id));
         json_array_append(jobs, sub);
         json_array_remove(plan, 0);
         if ((rc = save(c)) != MOE_EXIT_OK)
@@ -346,13 +438,14 @@ static bool active(const char *state)
 
 /* Counts the job's tasks still pending and running; 0 when it has left
  * the queue, 1 while it is in it, -1 when squeue could not say. */
-static int job_status(const char *job, int *pending, int *running)
+static int job_status(const struct run_ctx *c, const char *job, int *pending, int *running)
 {
     char *argv[] = { "squeue", "-h", "-r", "-o", "%T", "-j", (char *)job, NULL };
+    struct run_limits lim = { .deadline = c->deadline, .stop = &interrupted };
     struct run_result r;
     int live = 0;
 
-    if (run_program(NULL, argv, 1, &r) < 0)
+    if (!job || run_program(NULL, argv, 1, &lim, &r) < 0 || r.stopped)
         return -1;
     if (r.status != 0)
         return strstr(r.err, "Invalid job id") ? 0 : -1;
@@ -379,11 +472,13 @@ static void nap(int s)
 }
 
 /* Waits until every job of the stage has left the queue: 0; 1 when
- * interrupted; 2 after the timeout. */
+ * interrupted; 2 after the timeout.  A squeue that hangs is ended at
+ * either (run_program), so neither waits for the controller. */
 static int wait_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *js)
 {
     const json_t *jobs = json_object_get(js, "jobs");
     time_t start = time(NULL), last_print = 0;
+
     char last[256] = "", t1[32], t2[32];
 
     for (;;) {
@@ -393,7 +488,8 @@ static int wait_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t 
         char line[256];
 
         json_array_foreach(jobs, i, j) {
-            int s = job_status(json_string_value(json_object_get(j, "job")), &pending, &running);
+            int s = job_status(c, json_string_value(json_object_get(j, "job")), &pending,
+                               &running);
 
             live |= s != 0;
             unknown |= s < 0;
@@ -408,9 +504,11 @@ static int wait_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t 
             snprintf(last, sizeof(last), "%s", line);
             last_print = time(NULL);
         }
+        if (interrupted)
+            return 1;
         if (!live)
             return 0;
-        if (time(NULL) - start >= c->a->timeout)
+        if (time(NULL) >= c->deadline)
             return 2;
         nap(c->a->poll);
         if (interrupted)
@@ -452,7 +550,8 @@ static void print_failed(const struct run_ctx *c, const struct run_stage_plan *p
            json_array_size(failed), p->ms->n);
     for (size_t k = 0; k < p->ms->n; k++) {
         const struct moe_candidate *cand = &p->ms->cands[k];
-        char job[96], rcpath[4300], *rc = NULL, *val, shown[512], *text;
+        char job[96], rcpath[4300], *rc = NULL, *val, shown[512], shown_rc[256], shown_var[256];
+        char *text;
         struct moe_error err;
         size_t f;
         const json_t *v;
@@ -472,10 +571,12 @@ static void print_failed(const struct run_ctx *c, const struct run_stage_plan *p
         val = moe_value_text(cand->value);
         printf("  %s=%s (index %zu, job %s): %s%s\n    log: %s/logs/%s-%s.out\n"
                "    run: %s/results/%s/%s.log\n",
-               cand->variable ? cand->variable : "?",
+               moe_text_visible(cand->variable ? cand->variable : "?", shown_var,
+                                sizeof(shown_var)),
                moe_text_visible(val ? val : "?", shown, sizeof(shown)), k, job,
                rc ? "exited " : "no exit status (the job ended before its candidate did)",
-               rc ? rc : "", c->dir, p->name, job[0] ? job : "?", c->dir, p->name, cand->id);
+               rc ? moe_text_visible(rc, shown_rc, sizeof(shown_rc)) : "", c->shown, p->name,
+               job[0] ? job : "?", c->shown, p->name, cand->id);
         free(val);
         free(rc);
     }
@@ -484,14 +585,18 @@ static void print_failed(const struct run_ctx *c, const struct run_stage_plan *p
 /* moeflow's own subcommand, as a child: its output is moeflow run's. */
 static int self(const char *what, char *argv[])
 {
+    struct run_limits lim = { .stop = &interrupted };
     struct run_result r;
 
     argv[0] = (char *)run_self_path();
     printf("--- moeflow");
-    for (int i = 1; argv[i]; i++)
-        printf(" %s", argv[i]);
+    for (int i = 1; argv[i]; i++) {
+        char shown[4096];
+
+        printf(" %s", moe_text_visible(argv[i], shown, sizeof(shown)));
+    }
     putchar('\n');
-    if (!argv[0][0] || run_program(NULL, argv, 0, &r) < 0) {
+    if (!argv[0][0] || run_program(NULL, argv, 0, &lim, &r) < 0) {
         fprintf(stderr, "moeflow run: cannot run moeflow %s: %s\n", what, strerror(errno));
         return -1;
     }
@@ -618,8 +723,12 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
     json_array_foreach(plan, i, sub) {
         char *argv[8], bufs[3][96];
 
-        sbatch_argv(p, sub, argv, bufs);
-        printf("%s: would submit in %s: ", p->name, c->dir);
+        if (sbatch_argv(p, sub, argv, bufs) < 0) {
+            printf("%s: a planned submission in %s/%s is not one moeflow run writes\n",
+                   p->name, c->shown, RUN_STATE_FILE);
+            continue;
+        }
+        printf("%s: would submit in %s: ", p->name, c->shown);
         print_argv("", argv);
     }
     json_decref(plan);
@@ -629,10 +738,11 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
 static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
 {
     json_t *js = run_state_stage(c->state, p->name), *failed;
-    const char *s = run_state_of(js);
+    char s[16]; /* a copy: the state string is replaced below (D25) */
     int rc, w;
     char t[32];
 
+    snprintf(s, sizeof(s), "%s", run_state_of(js));
     if (strcmp(s, "done") == 0) {
         printf("%s: done in an earlier run (%zu candidates); not submitted again\n", p->name,
                p->ms->n);
@@ -650,13 +760,14 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
     } else {
         printf("%s: resuming: waiting for the jobs an earlier run submitted\n", p->name);
     }
+    c->deadline = time(NULL) + c->a->timeout;
     if ((rc = submit_plan(c, p, js)) != MOE_EXIT_OK)
         return rc;
     w = wait_stage(c, p, js);
     if (w == 1 || w == 2) {
         fprintf(stderr, "moeflow run: %s: %s; its jobs stay in Slurm and in %s/%s: run moeflow "
                 "run again to wait for them (scancel them to give up)\n", p->name,
-                w == 1 ? "interrupted" : "timed out", c->dir, RUN_STATE_FILE);
+                w == 1 ? "interrupted" : "timed out", c->shown, RUN_STATE_FILE);
         return MOE_EXIT_STOPPED;
     }
     failed = json_array();
@@ -712,7 +823,7 @@ static int one_stage(struct run_ctx *c, enum moe_stage st)
 }
 
 /* One moeflow run per study at a time: two would submit every stage twice. */
-static int lock_study(const char *dir)
+static int lock_study(const char *dir, const char *shown)
 {
     char path[4200];
     int fd;
@@ -720,11 +831,11 @@ static int lock_study(const char *dir)
     snprintf(path, sizeof(path), "%s/run.lock", dir);
     fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
-        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: cannot open: %s\n", path,
-                             strerror(errno));
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s/run.lock: cannot open: %s\n",
+                             shown, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) < 0)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow run: %s: another moeflow run is driving "
-                             "this study\n", dir);
+                             "this study\n", shown);
     return MOE_EXIT_OK; /* held until exit */
 }
 
@@ -743,7 +854,7 @@ static int drive(struct run_ctx *c)
         }
     }
     if (rc == MOE_EXIT_OK && !c->a->dry)
-        printf("[%s] study %s: %s\n", elapsed(c->t0, t, sizeof(t)), c->dir,
+        printf("[%s] study %s: %s\n", elapsed(c->t0, t, sizeof(t)), c->shown,
                c->a->until ? "stopped after --until stage" : "every stage done");
     return rc;
 }
@@ -769,19 +880,20 @@ int cmd_run(int argc, char **argv)
         return rc;
     if (argc - first != 1)
         return moe_cli_misuse(&run_cli);
+    c.shown = moe_text_visible(argv[first], c.shown_buf, sizeof(c.shown_buf));
     if (!moe_study_is_dir(argv[first]))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow run: '%s': not a study directory written "
-                             "by moeflow gen (no manifest.json)\n", argv[first]);
+                             "by moeflow gen (no manifest.json)\n", c.shown);
     if (!realpath(argv[first], c.dir))
-        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: %s\n", argv[first],
-                             strerror(errno));
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: %s\n", c.shown, strerror(errno));
+    c.shown = moe_text_visible(c.dir, c.shown_buf, sizeof(c.shown_buf));
     if (!a.dry && geteuid() == 0)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow run: refusing to run as root: the jobs "
                              "freeze contracts and record winners as the job user\n");
     moe_error_clear(&err);
     if (moe_manifest_load(c.dir, &c.m, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    if (!a.dry && (rc = lock_study(c.dir)) != MOE_EXIT_OK)
+    if (!a.dry && (rc = lock_study(c.dir, c.shown)) != MOE_EXIT_OK)
         goto out;
     if (!(c.state = run_state_load(c.dir, c.m.study_hash, &err))) {
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);

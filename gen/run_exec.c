@@ -5,9 +5,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run_exec.h"
@@ -26,19 +28,62 @@ static void keep(char *dst, size_t cap, size_t *used, const char *buf, size_t n)
     dst[*used] = '\0';
 }
 
-/* Reads both pipes to their end, keeping the first bytes of each. */
-static void drain(int fo, int fe, struct run_result *r)
+/* A limited child: why and since when it is being stopped, and the last
+ * signal its process group was sent. */
+struct watch {
+    const struct run_limits *lim;
+    pid_t pid;
+    enum run_stopped why;
+    time_t since;
+    int sent;
+};
+
+/* Called while waiting: stops the child when its limits say so, SIGTERM
+ * after the grace and SIGKILL after that.  true once a killed child has
+ * had a second to go: whatever it still holds (a pipe a grandchild kept,
+ * an exit it cannot make in uninterruptible sleep) is no longer waited for. */
+static bool watch_tick(struct watch *w)
+{
+    time_t now = time(NULL);
+
+    if (!w->lim)
+        return false;
+    if (w->why == RUN_RAN_OUT) {
+        if (w->lim->stop && *w->lim->stop)
+            w->why = RUN_STOPPED_SIGNAL;
+        else if (w->lim->deadline && now >= w->lim->deadline)
+            w->why = RUN_STOPPED_DEADLINE;
+        else
+            return false;
+        w->since = now;
+    }
+    if (!w->sent && now - w->since >= w->lim->grace) {
+        kill(-w->pid, SIGTERM);
+        w->sent = SIGTERM;
+        w->since = now;
+    } else if (w->sent == SIGTERM && now - w->since >= RUN_KILL_AFTER) {
+        kill(-w->pid, SIGKILL);
+        w->sent = SIGKILL;
+        w->since = now;
+    }
+    return w->sent == SIGKILL && now - w->since >= 1;
+}
+
+/* Reads both pipes to their end, keeping the first bytes of each; a
+ * stopped child's pipes are read until it is gone. */
+static void drain(int fo, int fe, struct run_result *r, struct watch *w)
 {
     struct pollfd p[2] = { { .fd = fo, .events = POLLIN }, { .fd = fe, .events = POLLIN } };
     size_t no = 0, ne = 0;
     char buf[4096];
 
     while (p[0].fd >= 0 || p[1].fd >= 0) {
-        if (poll(p, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        int n_ready = poll(p, 2, 200);
+
+        if (watch_tick(w))
             break;
-        }
+        if (n_ready <= 0)
+            continue;
         for (int i = 0; i < 2; i++) {
             ssize_t n;
 
@@ -57,15 +102,25 @@ static void drain(int fo, int fe, struct run_result *r)
             }
         }
     }
+    for (int i = 0; i < 2; i++)
+        if (p[i].fd >= 0)
+            close(p[i].fd);
 }
 
-static int wait_child(pid_t pid)
+static int wait_child(struct watch *w)
 {
     int st;
+    pid_t got;
 
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 255;
+    while ((got = waitpid(w->pid, &st, WNOHANG)) == 0 || (got < 0 && errno == EINTR)) {
+        struct timespec t = { 0, 50000000 };
+
+        if (watch_tick(w))
+            return 128 + SIGKILL;
+        nanosleep(&t, NULL);
+    }
+    if (got < 0)
+        return 255;
     if (WIFSIGNALED(st))
         return 128 + WTERMSIG(st);
     return WEXITSTATUS(st);
@@ -99,7 +154,8 @@ static int setup(posix_spawnattr_t *at, posix_spawn_file_actions_t *fa, const ch
     return 0;
 }
 
-int run_program(const char *dir, char *const argv[], int capture, struct run_result *r)
+int run_program(const char *dir, char *const argv[], int capture, const struct run_limits *lim,
+                struct run_result *r)
 {
     posix_spawnattr_t at;
     posix_spawn_file_actions_t fa;
@@ -118,14 +174,17 @@ int run_program(const char *dir, char *const argv[], int capture, struct run_res
     }
     e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     if (e == 0) {
+        struct watch w = { .lim = lim, .pid = pid };
+
         if (capture) {
             close(po[1]);
             close(pe[1]);
             po[1] = pe[1] = -1;
-            drain(po[0], pe[0], r);
+            drain(po[0], pe[0], r, &w);
             po[0] = pe[0] = -1;
         }
-        r->status = wait_child(pid);
+        r->status = wait_child(&w);
+        r->stopped = w.why;
         rc = 0;
     }
 done:

@@ -1,0 +1,36 @@
+#include "config.h"
+
+#include <stdio.h>
+
+#include "fit/fit_where.h"
+#include "study/baseline_fit.h"
+#include "study/study_fit.h"
+
+int moe_study_baseline_fit(const struct moe_study *s, struct moe_error *err)
+{
+    struct moe_layout l = s->baseline.layout;
+    struct moe_train t;
+    struct moe_machine c;
+    struct moe_fit f;
+    struct moe_fit_where wh;
+    char why[256], describe[200], where[400];
+
+    if (moe_study_layout_check(s, &l, s->workload.mbs, why, sizeof(why)) != MOE_RULE_OK) {
+        /* the study reader refuses such a baseline first; nothing to fit */
+        moe_error_set(err, "the baseline layout is not one Megatron accepts: %s", why);
+        return -1;
+    }
+    if (moe_study_fit_inputs(s, &t, &c, err) != 0 ||
+        moe_fit_layout(&s->model, &l, &s->workload, &t, &c, &f, err) < 0)
+        return -1;
+    if (f.fits)
+        return 0;
+    if (moe_fit_where(&s->model, &s->workload, &t, &c, s->cluster.gpus_per_node, &wh, err) < 0)
+        return -1;
+    moe_error_at(err, s->path, 0, 0, "baseline: does not fit in memory under any recompute or "
+                 "offload (%s): every stage after fit would run out of memory; %s; change "
+                 "baseline or cluster.nodes (moeflow layouts STUDY lists the layouts that fit)",
+                 moe_fit_describe(&f, &c, describe, sizeof(describe)),
+                 moe_fit_where_text(&wh, &c, s->cluster.gpus_per_node, where, sizeof(where)));
+    return 1;
+}
