@@ -17,8 +17,14 @@ work=fuzz-$name-corpus
 mkdir -p "$work" "fuzz-$name-artifacts"
 cp -n "$src/tests/fuzz/corpus/$name"/* "$work"/ 2>/dev/null
 [ -d "$src/tests/fuzz/regressions/$name" ] && cp -n "$src/tests/fuzz/regressions/$name"/* "$work"/ 2>/dev/null
+# Rule 4 of lib/README.md: a reader is linear in its input.  An input of at
+# most 16 kB that keeps one unit busy for $slow seconds (FUZZ_SLOW_UNIT,
+# default 5: a linear reader takes milliseconds) is a finding, written to the
+# artifacts as timeout-*, like a crash: quadratic paths are found this way.
+slow=${FUZZ_SLOW_UNIT:-5}
 # Scratch files of the harnesses go to a private directory.
 TMPDIR=$(mktemp -d) && export TMPDIR
 trap 'rm -rf "$TMPDIR"' EXIT
-nice -n 19 "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=16384 -timeout=20 \
+nice -n 19 "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=16384 -timeout="$slow" \
+    -report_slow_units="$slow" \
     -print_final_stats=1 -artifact_prefix="fuzz-$name-artifacts/" "$work" > "fuzz-$name.log" 2>&1
