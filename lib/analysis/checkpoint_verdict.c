@@ -27,6 +27,16 @@ static const struct moe_log_iter *iter_of(const struct moe_log *log, long it)
     return NULL;
 }
 
+static long last_iter(const struct moe_log *log)
+{
+    long last = -1;
+
+    for (size_t i = 0; log && i < log->niters; i++)
+        if (log->iters[i].iter > last)
+            last = log->iters[i].iter;
+    return last;
+}
+
 static long first_iter(const struct moe_log *log)
 {
     long first = -1;
@@ -84,6 +94,12 @@ static bool collect(const struct moe_log *a, const struct moe_log *b, struct moe
         if (!x || !x->has_loss || !has(x->lr)) {
             verdict(v, MOE_CKPT_MISSING, "the uninterrupted run logged no loss and learning "
                     "rate for step %ld", k);
+            return false;
+        }
+        if (!y && last_iter(b) < k) {
+            /* a run cut short (killed, timed out) says nothing of the steps it never ran */
+            verdict(v, MOE_CKPT_MISSING, "the resumed run ends at step %ld, before step %ld: it "
+                    "was cut short or is still running", last_iter(b), k);
             return false;
         }
         if (!y || !y->has_loss || !has(y->lr)) {
@@ -172,6 +188,9 @@ void moe_ckpt_judge(const struct moe_log *a, const struct moe_log *b,
     else if (!b)
         verdict(v, MOE_CKPT_MISSING, "the resumed run has no log (the uninterrupted run "
                 "failed, or the job has not run it)");
+    else if (v->resumed_first < 0)
+        verdict(v, MOE_CKPT_MISSING, "the resumed run logged no iteration: it was cut short "
+                "before its first step, or has not got there yet");
     else if (v->resumed_first != spec->save_step + 1)
         verdict(v, MOE_CKPT_FAIL, "the resumed run starts at iteration %ld, not %ld: the "
                 "iteration counter was not restored", v->resumed_first, spec->save_step + 1);
@@ -282,6 +301,23 @@ static long long recorded_bytes(const char *study, const char *id)
     return n;
 }
 
+/* A job without its exit status (results/validate/<id>.rc) is running or
+ * was cut short: what its logs show so far is missing evidence, never a
+ * failure of the checkpoint. */
+static void unfinished(const char *study, const char *id, struct moe_ckpt_verdict *v)
+{
+    char rc[4400], was[sizeof(v->reason)];
+    struct stat st;
+
+    snprintf(rc, sizeof(rc), "%s/results/validate/%s.rc", study, id);
+    if (v->outcome != MOE_CKPT_FAIL || lstat(rc, &st) == 0)
+        return;
+    snprintf(was, sizeof(was), "%s", v->reason);
+    v->outcome = MOE_CKPT_MISSING;
+    snprintf(v->reason, sizeof(v->reason), "the job has no exit status yet (results/validate/"
+             "%.64s.rc): it is running or was cut short; so far: %.300s", id, was);
+}
+
 int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
                       struct moe_ckpt_verdict *v, struct moe_error *err)
 {
@@ -314,6 +350,7 @@ int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
             recorded = true;
         moe_ckpt_judge(has_a ? &a : NULL, has_b ? &b : NULL, &spec, bytes, v);
         v->bytes_recorded = recorded;
+        unfinished(study, c->id, v);
     }
     if (!full)
         moe_error_set(err, "out of memory");

@@ -16,7 +16,7 @@ command -v flock > /dev/null || skip_all "flock not installed (util-linux)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfck.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 52
+tap_plan 55
 
 declare -A DUMP=([core-0.19]=argparse-core_v0.19.0.txt [bridge-pin]=argparse-bridge-pin-2a75ac12.txt)
 
@@ -121,6 +121,20 @@ sed 's/\(iteration \+48\/.*lm loss: \)[0-9.E+-]*/\19.990000E+00/' "$T/resumed.lo
     > "$S/results/validate/$id.resumed.log"
 "$M" report "$S" --stage validate > "$T/loss.txt" 2>&1
 ok "a different loss fails, naming the step" has "$T/loss.txt" 'fail: step 48: loss 9.990000e\+00 resumed'
+# Issue 37: the job killed before the resumed run's first iteration (its
+# log holds no iteration line, and the job wrote no exit status).
+ok "the job wrote its exit status" test -f "$S/results/validate/$id.rc"
+mv "$S/results/validate/$id.rc" "$T/rc"
+grep -v ' iteration ' "$T/resumed.log" > "$S/results/validate/$id.resumed.log"
+"$M" report "$S" --stage validate > "$T/cut.txt" 2>&1
+ok "a resumed run killed before its first step: missing evidence, not a failure" \
+    has "$T/cut.txt" 'missing evidence: the resumed run logged no iteration: it was cut short'
+sed 's/\(iteration \+48\/.*lm loss: \)[0-9.E+-]*/\19.990000E+00/' "$T/resumed.log" \
+    > "$S/results/validate/$id.resumed.log"
+"$M" report "$S" --stage validate > "$T/running.txt" 2>&1
+ok "... and what a job without its exit status shows so far is missing evidence" \
+    has "$T/running.txt" 'missing evidence: the job has no exit status yet .*so far: step 48: loss'
+mv "$T/rc" "$S/results/validate/$id.rc"
 
 # A manifest edited to save elsewhere: report reads no folder it names.
 python3 - "$S/manifest.json" <<'PY'

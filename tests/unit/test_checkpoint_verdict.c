@@ -287,12 +287,13 @@ static void missing_evidence(void **state)
     assert_non_null(strstr(v.reason, "checkpoint folder is missing"));
     moe_ckpt_judge(NULL, &b, &at_40, 100, &v);
     assert_int_equal(v.outcome, MOE_CKPT_MISSING);
-    /* the resumed run stopped early: step 50 is not there */
+    /* the resumed run stopped early (killed, timed out): step 50 is not
+     * there, which says nothing of the checkpoint (issue 37) */
     moe_log_free(&b);
     resumed(&b, 41, 49, NULL);
     moe_ckpt_judge(&a, &b, &at_40, 100, &v);
-    assert_int_equal(v.outcome, MOE_CKPT_FAIL);
-    assert_non_null(strstr(v.reason, "step 50"));
+    assert_int_equal(v.outcome, MOE_CKPT_MISSING);
+    assert_non_null(strstr(v.reason, "ends at step 49, before step 50: it was cut short"));
     /* a run longer than MOE_CKPT_STEPS_MAX after the save is compared over
      * that many steps; this log stops at 60, so step 61 is missing */
     {
@@ -300,10 +301,39 @@ static void missing_evidence(void **state)
 
         moe_ckpt_judge(&a, &b, &longer, 100, &v);
         assert_int_equal(v.compared_last, 40 + MOE_CKPT_STEPS_MAX);
-        assert_int_equal(v.outcome, MOE_CKPT_FAIL); /* the resumed log ends at 49 */
+        assert_int_equal(v.outcome, MOE_CKPT_MISSING); /* the resumed log ends at 49 */
     }
     moe_log_free(&a);
     moe_log_free(&b);
+}
+
+/* Killed before its first iteration: the resumed log holds no iteration
+ * line.  Missing evidence, not "starts at iteration -1" (issue 37 item 5). */
+static void resumed_cut_before_first_step(void **state)
+{
+    struct moe_ckpt_verdict v;
+    struct moe_log a, b;
+
+    (void)state;
+    uninterrupted(&a);
+    moe_log_init(&b);
+    moe_ckpt_judge(&a, &b, &at_40, 100, &v);
+    assert_int_equal(v.outcome, MOE_CKPT_MISSING);
+    assert_int_equal(v.resumed_first, -1);
+    assert_non_null(strstr(v.reason, "logged no iteration: it was cut short"));
+    moe_log_free(&a);
+}
+
+/* A step missing inside the resumed run (it logged 46 after 44) is a
+ * failure: the run went on past it. */
+static void resumed_gap_fails(void **state)
+{
+    const struct edit e = { 45, "] iteration", "46/" };
+    struct moe_ckpt_verdict *v = judge(41, 50, &e, &at_40);
+
+    (void)state;
+    assert_int_equal(v->outcome, MOE_CKPT_FAIL);
+    assert_non_null(strstr(v->reason, "no loss and learning rate for step 45"));
 }
 
 /* The folder's size is the sum of its regular files, links not followed. */
@@ -337,6 +367,8 @@ int main(void)
         cmocka_unit_test(nan_and_skipped_fail),
         cmocka_unit_test(loss_spike_fails),
         cmocka_unit_test(missing_evidence),
+        cmocka_unit_test(resumed_cut_before_first_step),
+        cmocka_unit_test(resumed_gap_fails),
         cmocka_unit_test_setup_teardown(dir_bytes_measured, moe_unit_make_dir,
                                         moe_unit_remove_dir),
     };
