@@ -52,7 +52,8 @@ static long file_read(struct reader *r, size_t keep)
 {
     ssize_t n;
 
-    memmove(r->in, r->z.next_in, keep);
+    if (keep)
+        memmove(r->in, r->z.next_in, keep);
     r->z.next_in = r->in;
     r->z.avail_in = (uInt)keep;
     do
