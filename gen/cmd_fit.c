@@ -20,7 +20,6 @@
  * one H200 under the fake process group with fit-python/) and the real
  * 2xH200 runs (tests/data/memory, tests/gpu/results.tsv). */
 #define BAND_PCT 10
-#define FIT_GPUS_PER_NODE 8
 #define CONFIDENCE \
     "-8.2% to +5.8% on 90 fit-stage runs of 13 models on H200 and within 1% on real 2xH200 " \
     "runs (local implementation: EP 1-8, ETP 2, PP 2-4 with VPP 2, MBS 1-4, every recompute " \
@@ -173,7 +172,7 @@ static int choose_layout(const struct moe_model *m, const struct moe_workload *w
 }
 
 /* For a configuration that does not fit, the smallest layout or GPU count
- * that does (whole nodes of 8 GPUs: fit takes --gpus, not nodes). */
+ * that does (fit takes --gpus, not nodes: any count, no node named). */
 static int where_it_fits(const struct moe_model *m, const struct moe_workload *w,
                          const struct moe_train *t, const struct moe_machine *c, char *buf,
                          size_t len)
@@ -182,11 +181,11 @@ static int where_it_fits(const struct moe_model *m, const struct moe_workload *w
     struct moe_error e;
 
     moe_error_clear(&e);
-    if (moe_fit_where(m, w, t, c, FIT_GPUS_PER_NODE, &wh, &e) < 0) {
+    if (moe_fit_where(m, w, t, c, 0, &wh, &e) < 0) {
         moe_cli_report(&e);
         return -1;
     }
-    moe_fit_where_text(&wh, c, FIT_GPUS_PER_NODE, buf, len);
+    moe_fit_where_text(&wh, c, 0, buf, len);
     return 0;
 }
 

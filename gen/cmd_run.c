@@ -22,11 +22,14 @@
 #include "options.h"
 #include "run_exec.h"
 #include "run_state.h"
+#include "analysis/fit_report.h"
 #include "contract/contract_store.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/stage.h"
 #include "core/text.h"
+#include "study/baseline_fit.h"
+#include "study/study.h"
 
 #define RUN_POLL_DEFAULT 10
 #define RUN_TIMEOUT_DEFAULT 86400
@@ -839,6 +842,40 @@ static int lock_study(const char *dir, const char *shown)
     return MOE_EXIT_OK; /* held until exit */
 }
 
+/* A baseline that fits under no recompute or offload is refused before
+ * a stage is submitted: every stage after fit runs it (issue 37).  Once
+ * the fit stage has a run it trusts, its measured/predicted peak scales
+ * the memory the model may use, as gen --fit-memory-from does. */
+static int baseline_fits(const struct run_ctx *c)
+{
+    char yaml[4300];
+    struct moe_study s;
+    struct moe_fit_report r;
+    const struct moe_fit_row *from;
+    struct moe_error err;
+    int rc;
+
+    snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
+    moe_error_clear(&err);
+    if (moe_study_load(&s, yaml, &err) < 0) {
+        moe_study_free(&s);
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    }
+    if (moe_fit_report_load(c->dir, &r, &err) == 0) {
+        double ratio = moe_fit_report_ratio(&r, &from);
+
+        if (ratio > 0)
+            s.fit_memory_ratio = ratio;
+        moe_fit_report_free(&r);
+    }
+    moe_error_clear(&err);
+    rc = moe_study_baseline_fit(&s, &err);
+    moe_study_free(&s);
+    if (rc != 0)
+        return moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
+    return MOE_EXIT_OK;
+}
+
 static int drive(struct run_ctx *c)
 {
     enum moe_stage until = c->a->until ? moe_stage_parse(c->a->until) : MOE_STAGE_VALIDATE;
@@ -901,7 +938,8 @@ int cmd_run(int argc, char **argv)
     }
     catch_signals();
     setvbuf(stdout, NULL, _IOLBF, 0);
-    rc = drive(&c);
+    if ((rc = baseline_fits(&c)) == MOE_EXIT_OK)
+        rc = drive(&c);
 out:
     json_decref(c.state);
     moe_manifest_free(&c.m);

@@ -59,7 +59,8 @@ const char *moe_fit_where_text(const struct moe_fit_where *wh, const struct moe_
         return buf;
     }
     if (gpus_per_node > 0 && wh->gpus % gpus_per_node == 0)
-        snprintf(nodes, sizeof(nodes), " (%d nodes)", wh->gpus / gpus_per_node);
+        snprintf(nodes, sizeof(nodes), " (%d node%s)", wh->gpus / gpus_per_node,
+                 wh->gpus == gpus_per_node ? "" : "s");
     moe_layout_format_attention(&wh->layout, a, sizeof(a));
     moe_layout_format_moe(&wh->layout, b, sizeof(b));
     if (wh->gpus == c->gpus)

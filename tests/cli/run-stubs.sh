@@ -70,7 +70,7 @@ run() {
 clean() { ! grep -qaP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$W/out" &&
           ! grep -qa 'Sanitizer' "$W/out"; }
 
-tap_plan 17
+tap_plan 23
 
 fresh st
 run -- --until contract st
@@ -165,4 +165,32 @@ run -- --until contract st
 rm "$W/bin/sbatch" && mv "$W/bin/sbatch-ok" "$W/bin/sbatch"
 [ $rc = 4 ] && clean && grep -q 'sbatch failed (exit 1).*' "$W/out" && grep -q 'Invalid account' "$W/out"
 tap_ok $? "sbatch that fails: exit 4 with its error"
+
+# Issue 37: a baseline that fits under no recompute or offload (the tiny
+# study at sequence 32768 on GPUs of 1 GiB) is refused by gen, naming the
+# smallest GPU count with a layout that fits, and fit prints no step time
+# for it; a study folder whose study.yaml says so (written by an older gen)
+# is refused by run before it submits anything.
+sed -e 's/^  nodes: 1$/  nodes: 1\n  gpu_memory_gib: 1/' -e 's/seq_len: 1024/seq_len: 32768/' "$S" > "$W/unfit.yaml"
+"$MOEFLOW_BIN" gen "$W/unfit.yaml" -o "$W/unfit" > "$W/out" 2>&1
+rc=$?
+[ $rc = 3 ] && [ ! -e "$W/unfit" ]
+tap_ok $? "gen refuses a baseline that cannot fit: exit 3, nothing written"
+ok "... naming the file, the field and where it would fit" has "$W/out" \
+    "unfit.yaml: baseline: does not fit in memory under any recompute or offload .*6.4 GiB > 0.9 GiB usable.*the smallest GPU count tried .* is 8 \(4 nodes\): Attention: TP4"
+"$MOEFLOW_BIN" fit "$W/unfit.yaml" > "$W/out" 2>&1
+[ $? = 3 ] && ! grep -q 'TFLOP/s' "$W/out" && grep -q '^predicted step: none: a configuration that does not fit has no step time$' "$W/out"
+tap_ok $? "fit prints no step time for it, and says so"
+"$MOEFLOW_BIN" fit --json "$W/unfit.yaml" > "$W/out" 2>&1
+python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))
+sys.exit(not (o["step_ms"] is None and o["no_step_because"] == "does not fit" and "is 8:" in o["fits_instead"]))' "$W/out"
+tap_ok $? "fit --json: step_ms null, why, and where it fits"
+fresh st
+cp "$W/unfit.yaml" "$W/st/study.yaml"
+run -- st
+[ $rc = 3 ] && [ ! -e "$W/st/results/contract" ] && grep -q 'baseline: does not fit' "$W/out"
+tap_ok $? "run refuses a study folder whose baseline cannot fit, before submitting anything"
+fresh st
+run -- --dry-run st
+tap_ok $(( rc != 0 )) "... and runs one that fits"
 tap_done
