@@ -92,8 +92,9 @@ static const struct moe_opt run_opts[] = {
       "stop after STAGE (one of contract, fit, scale, profile,\n"
       "retune, validate) is done", .set = set_until },
     { "timeout", required_argument, 't', "SECONDS",
-      "wait at most this long for a stage's jobs (default %d);\n"
-      "they stay in Slurm and a later run waits again",
+      "wait at most this long for a stage, its sbatch and\n"
+      "squeue calls included (default %d); its jobs stay\n"
+      "in Slurm and a later run waits again",
       .set = moe_opt_int, .field = offsetof(struct run_args, timeout), .min = 1,
       .max = 31 * 86400 },
     { "poll", required_argument, 'p', "SECONDS",
