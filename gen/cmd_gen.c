@@ -338,7 +338,7 @@ static void warn_container_mounts(const struct moe_study *s, const char *study_d
 {
     const char *m = s->cluster.container_mounts;
 
-    if (!s->cluster.container_image[0])
+    if (!moe_study_str_set(s->cluster.container_image))
         return;
     while (*m) {
         size_t len = strcspn(m, ","), src = strcspn(m, ":,");

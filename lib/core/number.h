@@ -15,11 +15,12 @@
 int moe_number_parse_long(const char *text, long min, long max, long *out,
                           struct moe_error *err);
 
-/* text as a finite number in [min, max] (strtod's syntax). */
+/* text as a finite number in [min, max], in decimal notation (strtod's
+ * hexadecimal is refused). */
 int moe_number_parse_double(const char *text, double min, double max, double *out,
                             struct moe_error *err);
 
-/* v finite and in [min, max]; with min_open, v > min. */
+/* v finite, not subnormal, and in [min, max]; with min_open, v > min. */
 int moe_number_check(double v, double min, bool min_open, double max, struct moe_error *err);
 
 #endif

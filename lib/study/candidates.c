@@ -215,7 +215,7 @@ static void fit_plan(struct plan_ctx *c)
             have |= strcmp(m->v[j], selective_steps[i]) == 0;
         if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
             continue;
-        snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", selective_steps[i]);
+        m->v[m->n++] = selective_steps[i];
         next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
         mods = json_array();
         for (int j = 0; j < m->n; j++)
@@ -249,7 +249,7 @@ static const char *layout_problem(const struct moe_study *s, struct moe_baseline
 
     if (l->tp > s->cluster.nvlink_domain)
         return "TP would leave the NVLink domain";
-    if (b->pipeline_layout[0] && (l->pp != s->baseline.layout.pp || l->vpp != s->baseline.layout.vpp))
+    if (moe_study_str_set(b->pipeline_layout) && (l->pp != s->baseline.layout.pp || l->vpp != s->baseline.layout.vpp))
         return "baseline.pipeline_layout is written for the baseline PP and VPP";
     if (moe_study_layout_check(s, &b->layout, s->workload.mbs, why, len) != MOE_RULE_OK)
         return why;
@@ -480,7 +480,7 @@ static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
                  "the model has no shared expert");
             continue;
         }
-        snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", mods[i]);
+        m->v[m->n++] = mods[i];
         r.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
         value = json_array();
         for (int j = 0; j < m->n; j++)
@@ -533,7 +533,7 @@ static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
         value = json_array();
         m->n = 0;
         for (int i = 0; i < n; i++) {
-            snprintf(m->v[m->n++], MOE_NAME_MAX, "%s", chain[i]);
+            m->v[m->n++] = chain[i];
             json_array_append_new(value, json_string(chain[i]));
         }
         retune_emit(c, &r, MOE_RETUNE_CUDA_GRAPH, value);

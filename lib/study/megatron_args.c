@@ -141,7 +141,7 @@ static void layout_args(struct moe_strv *a, const struct moe_study *s, const str
      * (the layout rule moe-tp-needs-sp, fit/layouts.c). */
     if (l->tp > 1 && moe_software_has_te(&s->software))
         add(a, "--sequence-parallel");
-    if (c->pipeline_layout[0])
+    if (moe_study_str_set(c->pipeline_layout))
         adds(a, "--pipeline-model-parallel-layout", c->pipeline_layout);
     else if (l->vpp > 1)
         addi(a, "--num-virtual-stages-per-pipeline-rank", l->vpp);
@@ -277,7 +277,7 @@ static void training_args(struct moe_strv *a, const struct moe_study *s, const s
     if (s->grad_reduce_in_bf16)
         add(a, "--grad-reduce-in-bf16");
     adds(a, "--tokenizer-type", "NullTokenizer");
-    if (s->data_path[0])
+    if (moe_study_str_set(s->data_path))
         adds(a, "--data-path", s->data_path);
     else
         add(a, "--mock-data");

@@ -131,7 +131,7 @@ static bool ep_overlap_pp_without_vpp(const struct moe_study *s, const struct mo
 {
     (void)s;
     return r->cfg.ep_overlap && r->cfg.layout.pp > 1 && r->cfg.layout.vpp == 1 &&
-           !r->cfg.pipeline_layout[0];
+           !moe_study_str_set(r->cfg.pipeline_layout);
 }
 
 static bool ep_overlap_full_recompute(const struct moe_study *s, const struct moe_run *r)

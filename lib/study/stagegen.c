@@ -287,9 +287,9 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
     snprintf(gpus, sizeof(gpus), "%s", st == MOE_STAGE_CONTRACT ? "1" : ntasks);
     snprintf(nnodes, sizeof(nnodes), "%d", nodes);
     snprintf(job, sizeof(job), "moeflow-%s-%s", s->name, moe_stage_name(st));
-    if (k->account[0])
+    if (moe_study_str_set(k->account))
         rc |= sbatch_line(lines, "account", k->account, err);
-    if (k->partition[0] && rc == 0)
+    if (moe_study_str_set(k->partition) && rc == 0)
         rc |= sbatch_line(lines, "partition", k->partition, err);
     if (array && rc == 0)
         rc |= sbatch_line(lines, "array", m->chunks[0].array, err);
@@ -532,9 +532,9 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
         moe_stage_name(m->stage), "summary", summary, "sbatch", sbatch, "chunks", chunks,
         "array", m->array, "candidates",
         script_candidates(m), "candidate", moe_candidate_json(&m->cands[0], false), "launcher",
-        launcher, "container", s->cluster.container_image[0] != '\0', "container_image", image,
-        "container_mounts_set", s->cluster.container_mounts[0] != '\0', "container_mounts",
-        mounts, "tasks_per_node", m->cands[0].tasks_per_node, "world_size",
+        launcher, "container", moe_study_str_set(s->cluster.container_image), "container_image",
+        image, "container_mounts_set", moe_study_str_set(s->cluster.container_mounts),
+        "container_mounts", mounts, "tasks_per_node", m->cands[0].tasks_per_node, "world_size",
         moe_study_world_size(s), "measure", json_object_get(s->json, "measure"), "nsys",
         s->measure.profiler == MOE_PROFILER_NSYS, "fit", m->stage == MOE_STAGE_FIT,
         "window_first", s->measure.window_first, "window_last", s->measure.window_last);

@@ -22,6 +22,7 @@
 #include "study/study_fit.h"
 #include "study/study_pipeline.h"
 #include "study/study_yaml.h"
+#include "study/time_limit.h"
 
 struct ctx {
     const char *name;
@@ -102,9 +103,17 @@ static int get_enum(struct ctx *c, const char *path, const char *const *names, i
     return i < 0 ? def : i;
 }
 
-static void copy_str(char *dst, size_t len, const char *src)
+/* The one way a string enters the study: its own heap copy, as long as the
+ * value.  The YAML reader has refused a value over the schema's limit with
+ * the limit named (study_yaml.c string_limit); nothing is cut here. */
+static int own_str(struct ctx *c, char **dst, const char *path, const char *def)
 {
-    snprintf(dst, len, "%s", src ? src : "");
+    const char *v = path ? get_str(c, path, def) : def;
+
+    free(*dst);
+    if (!(*dst = strdup(v ? v : "")))
+        return fail(c, path ? path : "(top)", "out of memory");
+    return 0;
 }
 
 static int require(struct ctx *c, const char *path)
@@ -114,16 +123,29 @@ static int require(struct ctx *c, const char *path)
     return fail(c, path, "is required");
 }
 
-static void get_strlist(struct ctx *c, const char *path, struct moe_strlist *out)
+/* A list of names from the schema's choices: each entry points at the
+ * choice itself (static), so nothing is copied or cut. */
+static int get_strlist(struct ctx *c, const char *path, struct moe_strlist *out)
 {
+    const struct moe_field *f = moe_study_field(path);
     json_t *v = get(c, path), *item;
     size_t i;
 
     out->n = 0;
+    if (json_array_size(v) > MOE_STUDY_LIST_MAX)
+        return fail(c, path, "%zu values: a list holds at most %d", json_array_size(v),
+                    MOE_STUDY_LIST_MAX);
     json_array_foreach(v, i, item) {
-        if (out->n < MOE_STUDY_LIST_MAX)
-            copy_str(out->v[out->n++], MOE_NAME_MAX, json_string_value(item));
+        const char *const *ch = f ? f->choices : NULL;
+
+        while (ch && *ch && strcmp(*ch, json_string_value(item)) != 0)
+            ch++;
+        if (!ch || !*ch)
+            return fail(c, path, "internal error: '%s' is none of the schema's choices",
+                        json_string_value(item));
+        out->v[out->n++] = *ch;
     }
+    return 0;
 }
 
 /* The tables behind study.h's enums; the schema's allowed values and the
@@ -182,7 +204,7 @@ static int model_preset(struct ctx *c, struct moe_model *m)
                                               "model.moe_ffn_hidden", "model.num_experts",
                                               "model.topk", "model.num_heads", "model.vocab" };
         memset(m, 0, sizeof(*m));
-        copy_str(m->name, sizeof(m->name), "custom");
+        snprintf(m->name, sizeof(m->name), "custom");
         m->swiglu = true;
         m->untie_embeddings = true;
         for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
@@ -222,7 +244,7 @@ static int model_read(struct ctx *c, struct moe_model *m)
             get_int(c, path, *(int *)((char *)m + model_ints[i].off));
     }
     if (get(c, "model.preset") && json_object_size(get(c, "model")) > 1)
-        copy_str(m->name, sizeof(m->name), "custom");
+        snprintf(m->name, sizeof(m->name), "custom");
     if (!get(c, "model.preset") && !get(c, "model.num_query_groups"))
         m->num_query_groups = m->num_heads;
     if (!get(c, "model.preset") && !get(c, "model.head_dim"))
@@ -252,33 +274,75 @@ static int model_check(struct ctx *c, const struct moe_model *m)
 
 /* ---- cluster, workload, software ---- */
 
-/* The step-time settings; unset (-1): the GPU type's default.  Rates
- * divide, so they are positive; a time may be 0, as the documented TE
- * defaults of host_expert_us and host_etp_us are. */
+/* The step-time settings; unset (-1): the GPU type's default.  Each has
+ * the physical range below, with the reason for each bound; a value
+ * outside (a unit slip, a denormal that makes a step 10^300 ms long) is
+ * refused, and the model never sees it.  The defaults of every GPU type
+ * (fit/gpu.h, fit/gpu_perf.c) lie inside: test_study checks them. */
+const struct moe_study_rate moe_study_rates[] = {
+    /* A100's BF16 at Megatron's share is the least any type reaches (187);
+     * under 1 TFLOP/s is a unit slip (GFLOP/s).  20x GB300's dense FP8
+     * peak (5 PFLOP/s) is more than any GPU. */
+    { "cluster.achievable_tflops_bf16", 1, 1e5, "TFLOP/s per GPU" },
+    { "cluster.achievable_tflops_fp8", 1, 1e5, "TFLOP/s per GPU" },
+    /* Gigabit Ethernet (0.125 GB/s) is slower than any GPU fabric; 100x
+     * NVLink 5's 900 GB/s one way is faster than any. */
+    { "cluster.nvlink_gbps", 0.1, 1e5, "GB/s per GPU, one way" },
+    { "cluster.internode_gbps", 0.1, 1e5, "GB/s per GPU, one way" },
+    /* A time may be 0 (TE's documented host_expert_us and host_etp_us);
+     * one second per layer and microbatch is 85x the slowest measured
+     * (the local implementation's 11.8 ms). */
+    { "cluster.host_overhead_us", 0, 1e6, "microseconds per layer and microbatch" },
+    { "cluster.host_expert_us", 0, 1e6, "microseconds per local expert and MoE layer" },
+    { "cluster.host_etp_us", 0, 1e6, "microseconds per MoE layer" },
+    /* 1 ms per routed token copy is 4000x the slowest default (A100, the
+     * local implementation: 255 ns). */
+    { "cluster.route_ns", 0, 1e6, "nanoseconds per routed token copy and MoE layer" },
+    { NULL, 0, 0, NULL },
+};
+
+/* One number of the study in its range (core/number.h), the message
+ * naming the unit the range is in. */
+static int in_range(struct ctx *c, const char *key, double v, double min, double max,
+                    const char *unit)
+{
+    struct moe_error e;
+
+    moe_error_clear(&e);
+    if (moe_number_check(v, min, false, max, &e) < 0)
+        return fail(c, key, "%s (%s)", e.text, unit);
+    return 0;
+}
+
 static int cluster_rates(struct ctx *c, struct moe_cluster *k)
 {
-    static const struct { const char *key; bool time; } keys[] = {
-        { "cluster.achievable_tflops_bf16", false }, { "cluster.achievable_tflops_fp8", false },
-        { "cluster.nvlink_gbps", false }, { "cluster.internode_gbps", false },
-        { "cluster.host_overhead_us", true }, { "cluster.host_expert_us", true },
-        { "cluster.host_etp_us", true }, { "cluster.route_ns", true },
-    };
     double *v[] = { &k->tflops_bf16, &k->tflops_fp8, &k->nvlink_gbps, &k->internode_gbps,
                     &k->host_us, &k->host_expert_us, &k->host_etp_us, &k->route_ns };
-    _Static_assert(sizeof(keys) / sizeof(keys[0]) == sizeof(v) / sizeof(v[0]), "one field a key");
 
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        json_t *j = get(c, keys[i].key);
-        struct moe_error e;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        const struct moe_study_rate *r = &moe_study_rates[i];
+        json_t *j = get(c, r->key);
 
         *v[i] = -1;
         if (!j)
             continue;
-        moe_error_clear(&e);
-        if (moe_number_check(json_number_value(j), 0, !keys[i].time, 1e9, &e) < 0)
-            return fail(c, keys[i].key, "%s", e.text);
+        if (in_range(c, r->key, json_number_value(j), r->min, r->max, r->unit) < 0)
+            return -1;
         *v[i] = json_number_value(j);
     }
+    return 0;
+}
+
+/* The schema's pattern has taken the form; what it means is Slurm's to
+ * say (time_limit.h): a limit it would wrap is refused, not written. */
+static int time_limit_check(struct ctx *c, const char *text)
+{
+    struct moe_error e;
+    long minutes;
+
+    moe_error_clear(&e);
+    if (moe_time_limit_minutes(text, &minutes, &e) < 0)
+        return fail(c, "cluster.time_limit", "%s", e.text);
     return 0;
 }
 
@@ -311,17 +375,16 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
                                type->nvlink_domain == type->gpus_per_node ? k->gpus_per_node
                                                                           : type->nvlink_domain);
     k->nodes = get_int(c, "cluster.nodes", 1);
-    copy_str(k->partition, sizeof(k->partition), get_str(c, "cluster.partition", ""));
-    copy_str(k->account, sizeof(k->account), get_str(c, "cluster.account", ""));
-    copy_str(k->time_limit, sizeof(k->time_limit), get_str(c, "cluster.time_limit", "01:00:00"));
     k->max_array_size = get_int(c, "cluster.max_array_size", 0);
     k->exclusive = get_bool(c, "cluster.exclusive", true);
-    copy_str(k->container_image, sizeof(k->container_image),
-             get_str(c, "cluster.container.image", ""));
-    copy_str(k->container_mounts, sizeof(k->container_mounts),
-             get_str(c, "cluster.container.mounts", ""));
-    copy_str(k->launcher, sizeof(k->launcher),
-             get_str(c, "cluster.launcher.command", "python pretrain_gpt.py"));
+    if (own_str(c, &k->partition, "cluster.partition", "") < 0 ||
+        own_str(c, &k->account, "cluster.account", "") < 0 ||
+        own_str(c, &k->time_limit, "cluster.time_limit", "01:00:00") < 0 ||
+        time_limit_check(c, k->time_limit) < 0 ||
+        own_str(c, &k->container_image, "cluster.container.image", "") < 0 ||
+        own_str(c, &k->container_mounts, "cluster.container.mounts", "") < 0 ||
+        own_str(c, &k->launcher, "cluster.launcher.command", "python pretrain_gpt.py") < 0)
+        return -1;
     if (!k->launcher[0] || strspn(k->launcher, " \t") == strlen(k->launcher))
         return fail(c, "cluster.launcher.command", "is empty");
     if (launcher_check(c, k->launcher) < 0)
@@ -329,7 +392,7 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     if (k->nvlink_domain < k->gpus_per_node && k->gpus_per_node % k->nvlink_domain)
         return fail(c, "cluster.nvlink_domain", "%d does not divide gpus_per_node %d",
                     k->nvlink_domain, k->gpus_per_node);
-    if (k->container_mounts[0] && !k->container_image[0])
+    if (moe_study_str_set(k->container_mounts) && !moe_study_str_set(k->container_image))
         return fail(c, "cluster.container.mounts", "mounts need cluster.container.image");
     return cluster_rates(c, k);
 }
@@ -337,27 +400,32 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
 static int workload_read(struct ctx *c, struct moe_study *s)
 {
     struct moe_workload *w = &s->workload;
-    struct moe_error e;
     const char *data;
 
-    moe_error_clear(&e);
     if (require(c, "workload") < 0 || require(c, "workload.gbs") < 0)
         return -1;
     w->seq_len = get_int(c, "workload.seq_len", 4096);
     w->mbs = get_int(c, "workload.mbs", 1);
     w->gbs = get_int(c, "workload.gbs", 0);
     w->routing = get_enum(c, "workload.routing", moe_routing_names, MOE_ROUTING_DROPLESS);
+    /* Only an absent factor takes drop-and-pad's default: an explicit 0 is
+     * refused by its range, not replaced. */
     w->capacity_factor = get(c, "workload.capacity_factor")
-                             ? json_real_value(get(c, "workload.capacity_factor")) : 0.0;
-    if (w->routing == MOE_ROUTING_DROP_AND_PAD && w->capacity_factor == 0.0)
-        w->capacity_factor = 1.0;
+                             ? json_real_value(get(c, "workload.capacity_factor"))
+                             : w->routing == MOE_ROUTING_DROP_AND_PAD ? 1.0 : 0.0;
     if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, "workload.capacity_factor"))
         return fail(c, "workload.capacity_factor", "applies only to routing: drop-and-pad");
-    if (moe_number_check(w->capacity_factor, 0, false, 64, &e) < 0)
-        return fail(c, "workload.capacity_factor", "%s", e.text);
+    /* Each expert keeps capacity_factor x its balanced share of tokens:
+     * under 1% it drops nearly every token, which no run means; over 64x
+     * no token is ever dropped, and the buffers grow with it. */
+    if (w->routing == MOE_ROUTING_DROP_AND_PAD &&
+        in_range(c, "workload.capacity_factor", w->capacity_factor, 0.01, 64,
+                 "times each expert's balanced share of tokens") < 0)
+        return -1;
     data = get_str(c, "workload.data", "mock");
-    copy_str(s->data_path, sizeof(s->data_path), strcmp(data, "mock") == 0 ? "" : data);
-    copy_str(s->optimizer, sizeof(s->optimizer), get_str(c, "workload.optimizer", "adam"));
+    if (own_str(c, &s->data_path, NULL, strcmp(data, "mock") == 0 ? "" : data) < 0 ||
+        own_str(c, &s->optimizer, "workload.optimizer", "adam") < 0)
+        return -1;
     s->distributed_optimizer = get_bool(c, "workload.distributed_optimizer", true);
     s->grad_reduce_in_bf16 = get_bool(c, "workload.grad_reduce_in_bf16", false);
     s->baseline.precision = get_enum(c, "workload.precision", moe_precision_names,
@@ -372,8 +440,8 @@ static int software_read(struct ctx *c, struct moe_software *sw)
     sw->dialect = get_enum(c, "software.megatron", moe_dialect_names, MOE_DIALECT_CORE_0_16);
     sw->deepep = get_bool(c, "software.deepep", false);
     sw->hybridep = get_bool(c, "software.hybridep", false);
-    copy_str(sw->transformer_engine, sizeof(sw->transformer_engine),
-             get_str(c, "software.transformer_engine", ""));
+    if (own_str(c, &sw->transformer_engine, "software.transformer_engine", "") < 0)
+        return -1;
     /* NGC's PyTorch containers ship Apex with TE; a plain PyTorch
      * environment has neither. */
     sw->apex = get_bool(c, "software.apex", moe_software_has_te(sw));
@@ -382,7 +450,7 @@ static int software_read(struct ctx *c, struct moe_software *sw)
 
 /* ---- baseline ---- */
 
-static void baseline_read(struct ctx *c, struct moe_baseline *b)
+static int baseline_read(struct ctx *c, struct moe_baseline *b)
 {
     struct moe_layout *l = &b->layout;
 
@@ -400,13 +468,13 @@ static void baseline_read(struct ctx *c, struct moe_baseline *b)
     b->overlap_grad_reduce = get_bool(c, "baseline.overlap_grad_reduce", false);
     b->tp_comm_overlap = get_bool(c, "baseline.tp_comm_overlap", false);
     b->manual_gc = get_bool(c, "baseline.manual_gc", false);
-    get_strlist(c, "baseline.recompute_modules", &b->recompute_modules);
+    if (get_strlist(c, "baseline.recompute_modules", &b->recompute_modules) < 0 ||
+        get_strlist(c, "baseline.cuda_graph_modules", &b->cuda_graph_modules) < 0)
+        return -1;
     b->recompute = get_enum(c, "baseline.recompute", moe_recompute_names,
                             b->recompute_modules.n ? MOE_RECOMPUTE_SELECTIVE
                                                    : MOE_RECOMPUTE_NONE);
-    get_strlist(c, "baseline.cuda_graph_modules", &b->cuda_graph_modules);
-    copy_str(b->pipeline_layout, sizeof(b->pipeline_layout),
-             get_str(c, "baseline.pipeline_layout", ""));
+    return own_str(c, &b->pipeline_layout, "baseline.pipeline_layout", "");
 }
 
 /* The study key each layout rule (fit/layouts.h) names when the baseline
@@ -466,7 +534,7 @@ static int pipeline_check(struct ctx *c, const struct moe_study *s)
     const char *layout = s->baseline.pipeline_layout;
     struct moe_error perr;
 
-    if (!layout[0])
+    if (!moe_study_str_set(layout))
         return 0;
     moe_error_clear(&perr);
     if (moe_pipeline_layout_check(layout, l->pp * l->vpp, s->model.num_layers,
@@ -526,7 +594,7 @@ static int features_check(struct ctx *c, const struct moe_study *s)
         !moe_gpu_is_blackwell(s->cluster.gpu))
         return fail(c, "workload.precision", "%s needs Blackwell, not %s",
                     moe_precision_name(b->precision), moe_gpu_name(s->cluster.gpu));
-    if (b->cuda_graph_modules.n && !s->software.transformer_engine[0])
+    if (b->cuda_graph_modules.n && !moe_software_has_te(&s->software))
         return fail(c, "baseline.cuda_graph_modules",
                     "TE CUDA graphs need software.transformer_engine");
     return 0;
@@ -569,21 +637,26 @@ static int measure_read(struct ctx *c, struct moe_measure *m)
     return 0;
 }
 
-static void retune_read(struct ctx *c, struct moe_study *s)
+static int retune_read(struct ctx *c, struct moe_study *s)
 {
     json_t *mbs = get(c, "retune.mbs"), *v;
     size_t i;
 
-    if (get(c, "retune.axes"))
-        get_strlist(c, "retune.axes", &s->retune_axes);
-    else
+    if (get(c, "retune.axes")) {
+        if (get_strlist(c, "retune.axes", &s->retune_axes) < 0)
+            return -1;
+    } else {
         for (const char *const *a = moe_retune_axes; *a; a++)
-            copy_str(s->retune_axes.v[s->retune_axes.n++], MOE_NAME_MAX, *a);
-    s->retune_mbs_n = 0;
-    json_array_foreach(mbs, i, v) {
-        if (s->retune_mbs_n < MOE_STUDY_LIST_MAX)
-            s->retune_mbs[s->retune_mbs_n++] = (int)json_integer_value(v);
+            if (s->retune_axes.n < MOE_STUDY_LIST_MAX)
+                s->retune_axes.v[s->retune_axes.n++] = *a;
     }
+    if (json_array_size(mbs) > MOE_STUDY_LIST_MAX)
+        return fail(c, "retune.mbs", "%zu values: a list holds at most %d", json_array_size(mbs),
+                    MOE_STUDY_LIST_MAX);
+    s->retune_mbs_n = 0;
+    json_array_foreach(mbs, i, v)
+        s->retune_mbs[s->retune_mbs_n++] = (int)json_integer_value(v);
+    return 0;
 }
 
 int moe_study_world_size(const struct moe_study *s)
@@ -623,15 +696,13 @@ static int reader_check(struct ctx *c)
 
 static int resolve(struct ctx *c, struct moe_study *s)
 {
-    copy_str(s->name, sizeof(s->name), get_str(c, "name", NULL));
-    if (require(c, "name") < 0 || model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
+    if (own_str(c, &s->name, "name", NULL) < 0 || require(c, "name") < 0 || model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
         cluster_read(c, &s->cluster) < 0 || software_read(c, &s->software) < 0 ||
         workload_read(c, s) < 0)
         return -1;
-    baseline_read(c, &s->baseline);
-    if (measure_read(c, &s->measure) < 0)
+    if (baseline_read(c, &s->baseline) < 0 || measure_read(c, &s->measure) < 0 ||
+        retune_read(c, s) < 0)
         return -1;
-    retune_read(c, s);
     s->scale_top_k = get_int(c, "scale.top_k", 4);
     s->validate_checkpoint = get_bool(c, "validation.checkpoint", false);
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
@@ -648,7 +719,10 @@ int moe_study_load_text(struct moe_study *study, const char *name, const char *t
     int rc;
 
     memset(study, 0, sizeof(*study));
-    copy_str(study->path, sizeof(study->path), name);
+    if (!(study->path = strdup(name))) {
+        moe_error_set(err, "%s: out of memory", name);
+        return -1;
+    }
     /* libyaml refuses the NUL as a control character, where it is */
     c.root = moe_study_yaml_parse(name, text, len, moe_study_schema, &c.pos, err);
     if (!c.root)
@@ -689,6 +763,16 @@ int moe_study_load(struct moe_study *study, const char *path, struct moe_error *
 
 void moe_study_free(struct moe_study *study)
 {
+    char **owned[] = { &study->path, &study->name, &study->cluster.partition,
+                       &study->cluster.account, &study->cluster.time_limit,
+                       &study->cluster.container_image, &study->cluster.container_mounts,
+                       &study->cluster.launcher, &study->data_path, &study->optimizer,
+                       &study->software.transformer_engine, &study->baseline.pipeline_layout };
+
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        free(*owned[i]);
+        *owned[i] = NULL;
+    }
     json_decref(study->json);
     study->json = NULL;
 }

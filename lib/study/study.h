@@ -13,7 +13,13 @@
 #include "core/retune.h"
 #include "fit/gpu.h"
 
-#define MOE_STUDY_STR_MAX 256
+/* The longest string a study holds, in bytes: each reaches a job as one
+ * argument (or one word of the launcher's), and Linux's execve refuses an
+ * argument longer than MAX_ARG_STRLEN (32 pages, 128 KiB).  Longer is
+ * refused with this limit named (study_yaml.c), never cut. */
+#define MOE_STUDY_STR_MAX 131072
+/* The most values a list of a study holds: more than any list's choices
+ * (each given once); retune.mbs over it is refused with the limit named. */
 #define MOE_STUDY_LIST_MAX 16
 
 /* Each enum with its names (core/enum_names.h); the tables are in study.c
@@ -45,9 +51,11 @@ MOE_ENUM_DECLARE(moe_profiler, MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profil
 MOE_ENUM_DECLARE(moe_recompute, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
 
+/* Names from a fixed vocabulary (the schema's choices): each v[i] points
+ * at a static name, never at a copy. */
 struct moe_strlist {
     int n;
-    char v[MOE_STUDY_LIST_MAX][MOE_NAME_MAX];
+    const char *v[MOE_STUDY_LIST_MAX];
 };
 
 struct moe_cluster {
@@ -56,14 +64,16 @@ struct moe_cluster {
     int gpus_per_node;
     int nvlink_domain;            /* GPUs per NVLink domain: 8 for HGX, 72 for NVL72 */
     int nodes;
-    char partition[MOE_NAME_MAX];
-    char account[MOE_NAME_MAX];
-    char time_limit[MOE_NAME_MAX];
+    /* Every string of a study is its own heap copy, as long as its value
+     * (never cut; "" when unset), freed by moe_study_free(). */
+    char *partition;
+    char *account;
+    char *time_limit;
     int max_array_size;           /* Slurm MaxArraySize; 0 = unset */
     bool exclusive;               /* timing stages take whole nodes (default) */
-    char container_image[MOE_STUDY_STR_MAX];  /* empty: no container */
-    char container_mounts[MOE_STUDY_STR_MAX];
-    char launcher[MOE_STUDY_STR_MAX];         /* trainer command, split on blanks */
+    char *container_image;        /* empty: no container */
+    char *container_mounts;
+    char *launcher;               /* trainer command, split on blanks */
     /* step-time model settings; < 0 (unset) = the GPU type's default */
     double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, host_expert_us,
         host_etp_us, route_ns;
@@ -73,14 +83,21 @@ struct moe_software {
     enum moe_dialect dialect;
     bool deepep;
     bool hybridep;
-    char transformer_engine[MOE_NAME_MAX];    /* version, e.g. "2.8"; empty: none */
+    char *transformer_engine;     /* version, e.g. "2.8"; empty: none */
     bool apex;                    /* default: present exactly when TE is */
 };
+
+/* Whether an owned string of the study is set: not NULL (a study not
+ * loaded) and not empty. */
+static inline bool moe_study_str_set(const char *s)
+{
+    return s && s[0] != '\0';
+}
 
 /* Megatron's --transformer-impl transformer_engine, or local without TE. */
 static inline bool moe_software_has_te(const struct moe_software *sw)
 {
-    return sw->transformer_engine[0] != '\0';
+    return moe_study_str_set(sw->transformer_engine);
 }
 
 /* The configuration every candidate starts from: a layout plus tuning knobs. */
@@ -97,7 +114,9 @@ struct moe_baseline {
     struct moe_strlist recompute_modules;
     struct moe_strlist cuda_graph_modules;   /* empty: no CUDA graphs */
     enum moe_precision precision;
-    char pipeline_layout[MOE_STUDY_STR_MAX]; /* Megatron layout string; empty = even split */
+    /* Megatron layout string; empty = even split.  The study's baseline
+     * owns it; a run's copy of the baseline (megatron_args.h) borrows it. */
+    char *pipeline_layout;
 };
 
 struct moe_measure {
@@ -111,13 +130,13 @@ struct moe_measure {
 };
 
 struct moe_study {
-    char path[MOE_STUDY_STR_MAX];
-    char name[MOE_NAME_MAX];
+    char *path;
+    char *name;
     struct moe_model model;
     struct moe_cluster cluster;
     struct moe_workload workload;
-    char data_path[MOE_STUDY_STR_MAX];       /* empty: mock data */
-    char optimizer[MOE_NAME_MAX];
+    char *data_path;                         /* empty: mock data */
+    char *optimizer;
     bool distributed_optimizer;              /* --use-distributed-optimizer (default) */
     bool grad_reduce_in_bf16;                /* --grad-reduce-in-bf16: main grads in bf16 */
     struct moe_software software;
@@ -133,6 +152,16 @@ struct moe_study {
                                      measured/predicted peak of a fit stage (0: none) */
     json_t *json;                 /* canonical form of everything above */
 };
+
+/* The step-time settings of cluster (achievable_tflops_bf16 ... route_ns,
+ * in struct moe_cluster's order): each one's physical range, inclusive, and
+ * its unit.  NULL-key ended. */
+struct moe_study_rate {
+    const char *key;
+    double min, max;
+    const char *unit;
+};
+extern const struct moe_study_rate moe_study_rates[];
 
 /* Reads and checks a study.  On error returns -1 and err names
  * file:line:column, the field path and what is wrong.  Either way study

@@ -66,7 +66,7 @@ static void study_train(const struct moe_study *s, struct moe_train *t)
         moe_train_defaults(t);
     else
         moe_train_local_defaults(t);
-    t->uneven_pp = s->baseline.pipeline_layout[0] != '\0';
+    t->uneven_pp = moe_study_str_set(s->baseline.pipeline_layout);
     t->distributed_optimizer = s->distributed_optimizer;
     t->grads_fp32 = !s->grad_reduce_in_bf16;
     t->fp8_inputs = s->baseline.precision != MOE_PREC_BF16;
@@ -83,7 +83,7 @@ int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct 
     m->gpus_per_domain = s->cluster.nvlink_domain;
     m->gpu_mem_gib = s->cluster.gpu_memory_gib;
     m->measured_ratio = s->fit_memory_ratio;
-    if (s->baseline.pipeline_layout[0]) {
+    if (moe_study_str_set(s->baseline.pipeline_layout)) {
         /* an explicit pipeline layout is written for one PP x VPP */
         m->fixed_pp = s->baseline.layout.pp;
         m->fixed_vpp = s->baseline.layout.vpp;

@@ -54,7 +54,7 @@ static json_t *workload_json(const struct moe_study *s)
     const struct moe_workload *w = &s->workload;
     json_t *j = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", "seq_len", w->seq_len,
                           "mbs", w->mbs, "gbs", w->gbs, "data",
-                          s->data_path[0] ? s->data_path : "mock", "optimizer", s->optimizer,
+                          moe_study_str_set(s->data_path) ? s->data_path : "mock", "optimizer", s->optimizer,
                           "precision", moe_precision_name(s->baseline.precision), "routing",
                           moe_routing_name(w->routing), "capacity_factor", w->capacity_factor);
 

@@ -18,6 +18,7 @@
 #include "core/suggest.h"
 #include "core/text.h"
 #include "core/yaml_depth.h"
+#include "study/study.h"
 #include "study/study_yaml.h"
 
 struct walk {
@@ -85,6 +86,18 @@ static int sbatch_value(struct walk *w, const yaml_node_t *node, const char *pat
         return fail_at(w, node, path, "'%s' %s", scalar(node), e.text);
     free(q);
     return 0;
+}
+
+/* Rule 1 (lib/README.md): a string is kept whole or refused with the limit
+ * named, never cut.  The limit is the schema's (study.h MOE_STUDY_STR_MAX). */
+static int string_limit(struct walk *w, const yaml_node_t *node, const char *path)
+{
+    if (node->data.scalar.length <= MOE_STUDY_STR_MAX)
+        return 0;
+    return fail_at(w, node, path, "is %zu bytes, over the limit of %d: each string reaches "
+                   "the job as one argument, and Linux refuses an argument over %d bytes "
+                   "(MAX_ARG_STRLEN)", node->data.scalar.length, MOE_STUDY_STR_MAX,
+                   MOE_STUDY_STR_MAX);
 }
 
 static const char *type_name(enum moe_ftype t)
@@ -276,7 +289,7 @@ static json_t *convert_scalar(struct walk *w, yaml_node_t *node, const struct mo
         fail_at(w, node, path, "expected %s", type_name(f->type));
         return NULL;
     }
-    if (no_control(w, node, path) < 0)
+    if (string_limit(w, node, path) < 0 || no_control(w, node, path) < 0)
         return NULL;
     s = scalar(node);
     moe_error_clear(&e);
@@ -364,6 +377,30 @@ static bool one_document(yaml_parser_t *parser, const char *name, struct moe_err
     return one;
 }
 
+/* A study is UTF-8.  libyaml would read UTF-16 after its byte-order mark
+ * and convert it, but every copy and hash of the study is of its bytes:
+ * the study's own copy in a study directory would then be a file no C
+ * string holds (D15).  Refused by name; anything else that is not UTF-8
+ * is libyaml's reader error, at its line and column. */
+static int utf8_only(const char *name, const unsigned char *t, size_t len,
+                     struct moe_error *err)
+{
+    static const struct { unsigned char bom[4]; size_t n; const char *enc; } boms[] = {
+        { { 0x00, 0x00, 0xfe, 0xff }, 4, "UTF-32BE" },
+        { { 0xff, 0xfe, 0x00, 0x00 }, 4, "UTF-32LE" },
+        { { 0xfe, 0xff }, 2, "UTF-16BE" },
+        { { 0xff, 0xfe }, 2, "UTF-16LE" },
+    };
+
+    for (size_t i = 0; i < sizeof(boms) / sizeof(boms[0]); i++)
+        if (len >= boms[i].n && memcmp(t, boms[i].bom, boms[i].n) == 0) {
+            moe_error_at(err, name, 1, 1, "the study is %s (its byte-order mark says so); a "
+                         "study is UTF-8: iconv -f %s -t UTF-8", boms[i].enc, boms[i].enc);
+            return -1;
+        }
+    return 0;
+}
+
 json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
                              const struct moe_field *schema, json_t **positions,
                              struct moe_error *err)
@@ -375,12 +412,14 @@ json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
     struct walk w = { name, &doc, json_object(), err };
 
     *positions = NULL;
-    if (moe_yaml_check_depth(name, text, len, err) != 0) {
+    if (utf8_only(name, (const unsigned char *)text, len, err) < 0 ||
+        moe_yaml_check_depth(name, text, len, err) != 0) {
         json_decref(w.pos);
         return NULL;
     }
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
     if (!yaml_parser_load(&parser, &doc)) {
         reader_mark(&parser, text, len);
         moe_error_at(err, name, (int)parser.problem_mark.line + 1,

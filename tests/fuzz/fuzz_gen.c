@@ -30,44 +30,48 @@
 /* The launcher is split as the shell splits a simple command (quotes and
  * all, study/launcher.h): as many plain words, where the Python and the
  * entry script stay what they are, as the contract stage reads them. */
-static void plain_launcher(struct moe_study *s)
+static char *plain_launcher(const struct moe_study *s)
 {
     struct moe_launcher l;
     struct moe_error err;
-    char plain[sizeof(s->cluster.launcher)] = "";
-    size_t used = 0, i;
+    char *plain;
+    size_t used = 0, i, len;
     json_t *w;
 
     moe_error_clear(&err);
     if (moe_launcher_parse(s->cluster.launcher, &l, &err) < 0)
         DIE("a loaded study's launcher does not split: %s", err.text);
+    /* each word becomes at most "python" and a blank */
+    len = json_array_size(l.words) * 7 + 1;
+    if (!(plain = calloc(1, len)))
+        DIE("out of memory");
     json_array_foreach(l.words, i, w) {
         const char *word = json_string_value(w);
         const char *stand = word == l.python ? "python" : word == l.entry ? "p.py" : "p";
-        used += (size_t)snprintf(plain + used, sizeof(plain) - used, "%s%s", i ? " " : "", stand);
-        if (used >= sizeof(plain))
+        used += (size_t)snprintf(plain + used, len - used, "%s%s", i ? " " : "", stand);
+        if (used >= len)
             DIE("the plain launcher does not fit");
     }
     moe_launcher_free(&l);
-    snprintf(s->cluster.launcher, sizeof(s->cluster.launcher), "%s", plain);
+    return plain;
 }
 
 /* Plain stand-ins that keep emptiness (a non-empty data path adds
  * --data-path; an empty image drops --container-image). */
-static void plain_strings(struct moe_study *s)
+/* s is a shallow copy of a loaded study: its strings are pointed
+ * elsewhere, never freed; the launcher's stand-in is the caller's to free. */
+static char *plain_strings(struct moe_study *s)
 {
-    char *strs[] = { s->cluster.partition, s->cluster.account, s->cluster.container_image,
-                     s->cluster.container_mounts, s->data_path };
-    size_t lens[] = { sizeof(s->cluster.partition), sizeof(s->cluster.account),
-                      sizeof(s->cluster.container_image), sizeof(s->cluster.container_mounts),
-                      sizeof(s->data_path) };
+    static char plain[] = "plain", ten[] = "10";
+    char **strs[] = { &s->cluster.partition, &s->cluster.account, &s->cluster.container_image,
+                      &s->cluster.container_mounts, &s->data_path };
 
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-        if (strs[i][0])
-            snprintf(strs[i], lens[i], "plain");
-    snprintf(s->name, sizeof(s->name), "plain");
-    snprintf(s->cluster.time_limit, sizeof(s->cluster.time_limit), "10");
-    plain_launcher(s);
+        if ((*strs[i])[0])
+            *strs[i] = plain;
+    s->name = plain;
+    s->cluster.time_limit = ten;
+    return s->cluster.launcher = plain_launcher(s);
 }
 
 static const struct moe_gen_file *find(const struct moe_gen_output *o, const char *name)
@@ -180,6 +184,7 @@ static void gen_both(struct moe_study *s, struct moe_gen_opts *o, const char *di
     struct moe_gen_output out, plain;
     struct moe_error err;
     struct moe_study p = *s;
+    char *launcher;
     bool control = moe_text_control_at(dir, strlen(dir)) >= 0;
 
     moe_error_clear(&err);
@@ -190,10 +195,11 @@ static void gen_both(struct moe_study *s, struct moe_gen_opts *o, const char *di
     }
     if (control)
         DIE("a study directory holding a control character was accepted");
-    plain_strings(&p);
+    launcher = plain_strings(&p);
     if (gen_files(&p, o, &plain, &err) < 0)
         DIE("the plain stand-ins fail where the study passed: %s", err.text);
     check_output(&out, &plain, s, dir);
+    free(launcher);
     moe_gen_output_free(&out);
     moe_gen_output_free(&plain);
 }

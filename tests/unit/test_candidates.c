@@ -371,12 +371,13 @@ static void labels_tell_the_truth(void **state)
     (void)state;
     load("qwen3-30b-a3b-16xh100.yaml", &s);   /* data: mock, routing: dropless */
     expect_label(&s, "benchmark-only", "benchmark-only: mock data", "training-equivalent");
-    snprintf(s.data_path, sizeof(s.data_path), "/data/qwen3/text_document");
+    free(s.data_path);
+    s.data_path = strdup("/data/qwen3/text_document");
     expect_label(&s, "training-equivalent", "training-equivalent", "training-equivalent");
     s.workload.routing = MOE_ROUTING_FORCE_BALANCE;
     expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing",
                  "benchmark-only");
-    s.data_path[0] = '\0';
+    s.data_path[0] = '\0';   /* its own copy, emptied in place */
     expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing, mock data",
                  "benchmark-only");
     moe_study_free(&s);

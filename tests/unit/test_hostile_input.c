@@ -147,7 +147,17 @@ static void numbers_checked(void **state)
     assert_int_equal(moe_number_parse_double("-inf", -1e9, 1e9, &d, &e), -1);
     assert_string_equal(e.text, "infinity is not a finite number");
     assert_int_equal(moe_number_parse_double("1e400", -1e9, HUGE_VAL, &d, &e), -1);
-    assert_int_equal(moe_number_parse_double("5e-324", 0, 1, &d, &e), 0);
+    /* a subnormal is no measured quantity; hexadecimal is no decimal (D17) */
+    assert_int_equal(moe_number_parse_double("5e-324", 0, 1, &d, &e), -1);
+    assert_non_null(strstr(e.text, "too small to be a measured quantity"));
+    assert_int_equal(moe_number_check(-1e-310, -1, false, 1, &e), -1);
+    assert_int_equal(moe_number_parse_double("0x1p10", 0, 1e9, &d, &e), -1);
+    assert_string_equal(e.text, "expected a decimal number, not '0x1p10'");
+    assert_int_equal(moe_number_parse_double("0X10", 0, 1e9, &d, &e), -1);
+    assert_int_equal(moe_number_parse_double("1e", 0, 1e9, &d, &e), -1);
+    assert_int_equal(moe_number_parse_double(".5e-3", 0, 1, &d, &e), 0);
+    assert_int_equal(moe_number_parse_double("-2.", -9, 1, &d, &e), 0);
+    assert_int_equal(moe_number_parse_double("1e-400", 0, 1, &d, &e), 0);   /* 0 */
     assert_int_equal(moe_number_check(0, 0, true, 1, &e), -1);
     assert_string_equal(e.text, "0 is not above 0");
     assert_int_equal(moe_number_check(0, 0, false, 1, &e), 0);

@@ -161,7 +161,7 @@ static void capture_arguments(void **state)
     memset(&s, 0, sizeof(s));
     moe_error_clear(&e);
     s.software.dialect = MOE_DIALECT_BRIDGE_PIN;
-    snprintf(s.software.transformer_engine, sizeof(s.software.transformer_engine), "2.9");
+    s.software.transformer_engine = "2.9";   /* a study not loaded: nothing is freed */
     s.software.apex = true;
     s.software.hybridep = true;
     assert_int_equal(moe_launcher_parse("torchrun /opt/m/pretrain_gpt.py", &l, &e), 0);
@@ -178,7 +178,7 @@ static void capture_arguments(void **state)
     moe_launcher_free(&l);
 
     s.software.dialect = MOE_DIALECT_CORE_0_19;
-    s.software.transformer_engine[0] = '\0';
+    s.software.transformer_engine = "";
     assert_int_equal(moe_launcher_parse("fake-megatron dump.txt", &l, &e), 0);
     argv = moe_capture_argv(&s, &l);
     assert_string_equal(arg_after(argv, "--entry"), "");

@@ -241,7 +241,7 @@ static void modules(struct moe_run *r, const char *const *m)
     r->cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
     r->cfg.recompute_modules.n = 0;
     for (; *m; m++)
-        snprintf(r->cfg.recompute_modules.v[r->cfg.recompute_modules.n++], MOE_NAME_MAX, "%s", *m);
+        r->cfg.recompute_modules.v[r->cfg.recompute_modules.n++] = *m;
 }
 #define MODULES(fn, ...)                                                                       \
     static void fn(struct moe_study *s, struct moe_run *r)                                     \
@@ -267,7 +267,7 @@ static void graphs(struct moe_run *r, const char *const *m)
 {
     r->cfg.cuda_graph_modules.n = 0;
     for (; *m; m++)
-        snprintf(r->cfg.cuda_graph_modules.v[r->cfg.cuda_graph_modules.n++], MOE_NAME_MAX, "%s", *m);
+        r->cfg.cuda_graph_modules.v[r->cfg.cuda_graph_modules.n++] = *m;
 }
 #define GRAPHS(fn, ...)                                                                        \
     static void fn(struct moe_study *s, struct moe_run *r)                                     \
@@ -316,7 +316,8 @@ static void profile_pytorch(struct moe_study *s, struct moe_run *r)
 static void data_path(struct moe_study *s, struct moe_run *r)
 {
     (void)r;
-    snprintf(s->data_path, sizeof(s->data_path), "/data/corpus_text_document");
+    free(s->data_path);
+    s->data_path = strdup("/data/corpus_text_document");
 }
 static void top1(struct moe_study *s, struct moe_run *r)
 {

@@ -76,7 +76,7 @@ static void modules(struct moe_run *r, const char *m)
 {
     r->cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
     r->cfg.recompute_modules.n = 1;
-    snprintf(r->cfg.recompute_modules.v[0], MOE_NAME_MAX, "%s", m);
+    r->cfg.recompute_modules.v[0] = m;
 }
 static void moe_act(struct moe_run *r) { modules(r, "moe_act"); }
 static void layernorm(struct moe_run *r) { modules(r, "layernorm"); }
@@ -120,7 +120,7 @@ static void tp_comm(struct moe_run *r) { r->cfg.tp_comm_overlap = true; }
 static void tp_comm_tp2(struct moe_run *r) { tp_comm(r), tp2(r); }
 static void graph(struct moe_run *r, const char *m)
 {
-    snprintf(r->cfg.cuda_graph_modules.v[r->cfg.cuda_graph_modules.n++], MOE_NAME_MAX, "%s", m);
+    r->cfg.cuda_graph_modules.v[r->cfg.cuda_graph_modules.n++] = m;
 }
 static void graph_router(struct moe_run *r) { graph(r, "moe_router"); }
 static void graph_router_full(struct moe_run *r)
@@ -148,7 +148,7 @@ static void ep_overlap_layout_vpp1(struct moe_run *r) { ep_overlap(r), r->cfg.la
 static void ep_overlap_no_layout_vpp1(struct moe_run *r)
 {
     ep_overlap_layout_vpp1(r);
-    r->cfg.pipeline_layout[0] = '\0';
+    r->cfg.pipeline_layout = NULL;   /* borrowed from the study: not freed */
 }
 static void mxfp8(struct moe_run *r) { r->cfg.precision = MOE_PREC_MXFP8; }
 static void fp8_delayed_layernorm(struct moe_run *r)

@@ -212,6 +212,7 @@ static void bad_studies_explained(void **state)
         moe_error_clear(&e);
         assert_int_equal(moe_study_load(&s, ent->d_name, &e), -1);
         moe_error_format(&e, got, sizeof(got));
+        moe_study_free(&s);
         if (strcmp(got, want))
             fail_msg("%s:\n  want: %s\n  got:  %s", ent->d_name, want, got);
         cases++;
