@@ -151,41 +151,43 @@ out:
     return rc;
 }
 
-/* A run directory sits at <study>/runs/<id>: check it against the baseline
- * with the rule of the stage it ran as. */
-static int verify_run(const char *run_dir, const json_t *run)
+/* A run directory sits at <study>/runs/<id>: judged by the one check that
+ * contract winner, gen --winners and the plugin share (rule 3). */
+static int verify_run(const char *run_dir)
 {
-    const char *stage_name = json_string_value(
-        json_object_get(json_object_get(run, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
-    char *study;
+    struct moe_contract_diff notes = { 0 };
+    struct moe_run_check c;
+    struct moe_error err;
     int rc;
 
-    if (!stage_name) {
-        fprintf(stderr, "moeflow: %s/contract.json does not say which stage it ran\n", run_dir);
+    moe_error_clear(&err);
+    if (moe_contract_check_run(run_dir, &c, &err) != 0 ||
+        (!c.diff.count && moe_contract_diff_annotations(c.frozen, c.record, &notes, &err) != 0)) {
+        if (c.record)
+            printf("%s: intact, sha256 %s\n", run_dir, c.digest);
+        moe_cli_report(&err);
+        moe_run_check_free(&c);
         return MOE_EXIT_INVALID_INPUT;
     }
-    if (!(study = moe_path_join(run_dir, "../.."))) {
-        fprintf(stderr, "moeflow: out of memory\n");
-        return MOE_EXIT_SYSTEM;
-    }
-    rc = cmd_diff(study, run_dir, stage_name, false);
-    free(study);
+    printf("%s: intact, sha256 %s\n", run_dir, c.digest);
+    rc = print_diff(&c.diff, &notes, &c.verdict, false);
+    moe_contract_diff_free(&notes);
+    moe_run_check_free(&c);
     return rc;
 }
 
 static int cmd_verify(const char *path)
 {
     char digest[MOE_SHA256_HEX_LEN + 1];
-    json_t *doc = load_any(path, digest);
-    int rc = MOE_EXIT_OK;
+    json_t *doc;
 
-    if (!doc)
+    if (is_run_dir(path))
+        return verify_run(path);
+    if (!(doc = load_any(path, digest)))
         return MOE_EXIT_INVALID_INPUT;
     printf("%s: intact, sha256 %s\n", path, digest);
-    if (is_run_dir(path))
-        rc = verify_run(path, doc);
     json_decref(doc);
-    return rc;
+    return MOE_EXIT_OK;
 }
 
 /* A retune run that won becomes a recorded winner, which validate accepts

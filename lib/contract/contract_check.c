@@ -15,6 +15,7 @@
 #include "core/contract_keys.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
+#include "core/stage.h"
 
 json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err)
 {
@@ -177,4 +178,124 @@ void moe_contract_outcome_free(struct moe_contract_outcome *out)
 {
     free(out->diff_text);
     out->diff_text = NULL;
+}
+
+static const char *run_field(const json_t *doc, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(doc, MOE_CONTRACT_RUN), key));
+}
+
+/* run.id is the name of the record's folder: a record copied into another
+ * run's folder, or edited, is not that run's. */
+static int check_run_id(const char *run_dir, const json_t *record, struct moe_error *err)
+{
+    const char *id = run_field(record, MOE_CONTRACT_RUN_ID), *base;
+    size_t n = strlen(run_dir);
+
+    while (n > 1 && run_dir[n - 1] == '/')
+        n--;
+    for (base = run_dir + n; base > run_dir && base[-1] != '/'; base--)
+        ;
+    if (id && strlen(id) == (size_t)(run_dir + n - base) && strncmp(id, base, strlen(id)) == 0)
+        return 0;
+    moe_error_set(err, "%s/contract.json records run '%s', not the run of its folder: it was "
+                  "copied or edited", run_dir, id ? id : "(none)");
+    return -1;
+}
+
+static bool stage_has(const char *study, enum moe_stage stage, const char *candidate,
+                      struct moe_error *err, int *rc)
+{
+    struct moe_strv ids;
+    bool found;
+
+    *rc = moe_manifest_stage_ids(study, stage, &ids, err);
+    found = *rc == 0 && ids.n == 0 && !candidate[0];
+    for (size_t i = 0; *rc == 0 && i < ids.n; i++)
+        found = found || strcmp(ids.v[i], candidate) == 0;
+    if (*rc == 0)
+        moe_strv_free(&ids);
+    return found;
+}
+
+/* The record is what the plugin records for its candidate: a candidate of
+ * its stage in this study, that candidate's declared contract with only
+ * the node's facts added.  A record copied from another study names a
+ * candidate this one does not have. */
+static int check_candidate(const char *study, const char *run_dir, const struct moe_run_check *c,
+                           struct moe_error *err)
+{
+    const char *cand = run_field(c->record, MOE_CONTRACT_RUN_CANDIDATE);
+    struct moe_contract_diff d = { 0 };
+    json_t *declared, *mine;
+    int rc;
+
+    if (!cand || !stage_has(study, c->stage, cand, err, &rc)) {
+        if (rc == 0 || !cand)
+            moe_error_set(err, "%s/contract.json: candidate '%.64s' is not a candidate of the %s "
+                          "stage of %s (candidates.tsv): a record of another study, or edited",
+                          run_dir, cand ? cand : "(none)", moe_stage_name(c->stage), study);
+        return -1;
+    }
+    if (!(declared = moe_contract_declared(study, cand, err)))
+        return -1;
+    mine = json_deep_copy(c->record);
+    json_object_del(mine, MOE_CONTRACT_RUN);
+    moe_node_facts_inherit(declared, mine);
+    rc = moe_contract_diff(declared, mine, &d, err);
+    if (rc == 0 && d.count) {
+        moe_error_set(err, "%s/contract.json is not the declared contract of its candidate "
+                      "%.12s…: %s is %s there, %s declared (%zu difference%s): edited after "
+                      "the run", run_dir, cand, d.items[0].path,
+                      d.items[0].requested ? d.items[0].requested : "absent",
+                      d.items[0].frozen ? d.items[0].frozen : "absent", d.count,
+                      d.count == 1 ? "" : "s");
+        rc = -1;
+    }
+    moe_contract_diff_free(&d);
+    json_decref(mine);
+    json_decref(declared);
+    return rc;
+}
+
+int moe_contract_check_run(const char *run_dir, struct moe_run_check *out,
+                           struct moe_error *err)
+{
+    char frozen_digest[MOE_SHA256_HEX_LEN + 1], *study = moe_path_join(run_dir, "../..");
+    json_t *winners = NULL;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (!study) {
+        moe_error_set(err, "%s: out of memory", run_dir);
+        return -1;
+    }
+    if (!(out->record = moe_contract_load_run(run_dir, out->digest, err)))
+        goto out;
+    out->stage = moe_stage_parse(run_field(out->record, MOE_CONTRACT_RUN_STAGE));
+    if (out->stage == MOE_STAGE_NONE) {
+        moe_error_set(err, "%s/contract.json does not say which stage it ran", run_dir);
+        goto out;
+    }
+    if (check_run_id(run_dir, out->record, err) != 0 ||
+        !(out->frozen = moe_contract_load_frozen(study, frozen_digest, err)))
+        goto out;
+    if (out->stage == MOE_STAGE_VALIDATE && !(winners = moe_contract_winner_contracts(study, err)))
+        goto out;
+    rc = moe_contract_check_stage(out->stage, out->frozen, out->record, winners, &out->diff,
+                                  &out->verdict, err);
+    if (rc == 0 && out->verdict.allowed)
+        rc = check_candidate(study, run_dir, out, err);
+out:
+    json_decref(winners);
+    free(study);
+    return rc;
+}
+
+void moe_run_check_free(struct moe_run_check *out)
+{
+    json_decref(out->record);
+    json_decref(out->frozen);
+    moe_contract_diff_free(&out->diff);
+    memset(out, 0, sizeof(*out));
 }

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 
 #include "contract/contract.h"
+#include "contract/contract_diff.h"
+#include "contract/contract_rules.h"
 #include "core/error.h"
 #include "core/manifest.h"
 #include "core/stage.h"
@@ -47,5 +49,29 @@ int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *reques
                          bool may_freeze, struct moe_contract_outcome *out, struct moe_error *err);
 
 void moe_contract_outcome_free(struct moe_contract_outcome *out);
+
+/* A run record as `contract verify RUN_DIR` judges it. */
+struct moe_run_check {
+    json_t *record;                 /* the sealed record, its "run" part included */
+    json_t *frozen;                 /* the study's frozen baseline */
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    enum moe_stage stage;
+    struct moe_contract_diff diff;  /* frozen → record */
+    struct moe_verdict verdict;     /* the stage's rule */
+};
+
+/* Rule 3's one acceptance of a run record, for `contract verify RUN_DIR`,
+ * `contract winner`, gen --winners and the plugin's validate stage alike.
+ * run_dir is <study>/runs/<id>; its record is sealed and the study owner's
+ * (moe_contract_load_run), names that id and a stage, and is judged by the
+ * stage's rule against the frozen baseline; one the rule allows must also
+ * be a candidate of that stage of this study, with that candidate's
+ * declared contract and only this run's node facts added.  -1 with err
+ * when it is not such a record or the check cannot be made; 0 with
+ * out->verdict otherwise.  Free out with moe_run_check_free in any case. */
+int moe_contract_check_run(const char *run_dir, struct moe_run_check *out,
+                           struct moe_error *err);
+
+void moe_run_check_free(struct moe_run_check *out);
 
 #endif

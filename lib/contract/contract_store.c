@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract/contract_check.h"
 #include "contract/contract_store.h"
 #include "core/atomic_file.h"
 #include "core/contract_keys.h"
@@ -134,18 +136,57 @@ static int write_once(int dirfd, const char *name, const char *text, struct moe_
     return rc;
 }
 
-static char *read_small(int dirfd, const char *name, const char *what, struct moe_error *err)
+/* Rule 3: the seals are digests, not signatures, so they hold only while
+ * nobody but the study's owner can rewrite a sealed file, its seal or the
+ * folder holding them.  st: of the file or folder shown. */
+static int check_sealed_stat(const struct stat *st, const char *shown, uid_t owner,
+                             struct moe_error *err)
 {
-    /* O_NOFOLLOW: a symlink planted in the study must not be followed;
-     * O_NONBLOCK: nor may a FIFO hang the plugin (moe_read_fd refuses it). */
+    if (st->st_uid != owner)
+        moe_error_set(err, "%s is owned by uid %u, not by the study's owner (uid %u): its seal "
+                      "cannot be trusted", shown, (unsigned)st->st_uid, (unsigned)owner);
+    else if (st->st_mode & (S_IWGRP | S_IWOTH))
+        moe_error_set(err, "%s is writable by others (mode %04o): anyone could rewrite it and "
+                      "its seal, so it cannot be trusted; chmod go-w it", shown,
+                      (unsigned)(st->st_mode & 07777));
+    else
+        return 0;
+    return -1;
+}
+
+/* Every byte of a file: a NUL would end the text that the canonical check
+ * and the digest read, so bytes after it would escape both (rule 3).
+ * owner: the uid a sealed file must have, writable by nobody else; NULL for
+ * a contract file outside a study.  O_NOFOLLOW: a symlink planted in the
+ * study is not followed; O_NONBLOCK: nor may a FIFO hang the plugin
+ * (moe_read_fd refuses it). */
+static char *read_whole(int dirfd, const char *name, const char *shown, const char *what,
+                        const uid_t *owner, struct moe_error *err)
+{
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    size_t len;
+    char *text;
 
     if (fd < 0) {
-        moe_error_at(err, name, 0, 0, "%s: %s", what,
+        moe_error_at(err, shown, 0, 0, "%s: %s", what,
                      errno == ELOOP ? "is a symlink" : strerror(errno));
         return NULL;
     }
-    return moe_read_fd(fd, name, what, NULL, err);
+    if (owner && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        check_sealed_stat(&st, shown, *owner, err) != 0) {
+        close(fd);
+        return NULL;
+    }
+    if (!(text = moe_read_fd(fd, shown, what, &len, err)))
+        return NULL;
+    if (strlen(text) != len) {
+        moe_error_set(err, "%s holds a NUL byte (byte %zu of %zu): not a file moeflow wrote, "
+                      "and what follows it would escape the digest", shown, strlen(text), len);
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 /* Parses a contract file and insists that it is in canonical form, so any
@@ -189,15 +230,17 @@ static int seal_matches(const char *seal, const char *digest, const char *name)
 
 /* The .sha256 goes in after the contract: a reader racing a writer waits
  * for it briefly rather than reporting a half-finished freeze. */
-static char *read_seal_of(int dfd, const char *name, const char *shown, struct moe_error *err)
+static char *read_seal_of(int dfd, const char *name, const char *shown, uid_t owner,
+                          struct moe_error *err)
 {
     struct timespec pause = { 0, 20 * 1000 * 1000 };
-    char seal_name[128];
+    char seal_name[128], seal_shown[PATH_MAX + 8];
 
     snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
+    snprintf(seal_shown, sizeof(seal_shown), "%s.sha256", shown);
     for (int i = 0; i < 100; i++) {
         if (faccessat(dfd, seal_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-            return read_small(dfd, seal_name, "seal", err);
+            return read_whole(dfd, seal_name, seal_shown, "seal", &owner, err);
         nanosleep(&pause, NULL);
     }
     moe_error_set(err, "%s.sha256 is missing: the write was interrupted or the seal was removed",
@@ -205,31 +248,64 @@ static char *read_seal_of(int dfd, const char *name, const char *shown, struct m
     return NULL;
 }
 
-static char *read_seal(int cfd, struct moe_error *err)
+/* Rule 3's one reader of a sealed contract: name in dfd, read whole, in
+ * canonical form, its digest the one in name.sha256 beside it, both the
+ * owner's and writable by nobody else (the folder is checked by whoever
+ * opened dfd, open_sealed_dir).  edited: what a mismatch means. */
+static json_t *load_sealed(int dfd, const char *name, const char *shown, uid_t owner,
+                           const char *edited, char digest[MOE_SHA256_HEX_LEN + 1],
+                           struct moe_error *err)
 {
-    return read_seal_of(cfd, "frozen.json", "contract/frozen.json", err);
-}
+    char *text = read_whole(dfd, name, shown, "contract", &owner, err), *seal = NULL;
+    json_t *doc = text ? parse_canonical(text, shown, digest, err) : NULL;
 
-static json_t *load_frozen_at(int cfd, char digest[MOE_SHA256_HEX_LEN + 1], struct moe_error *err)
-{
-    char *text = read_small(cfd, "frozen.json", "contract", err), *seal = NULL;
-    json_t *doc = NULL;
-
-    if (!text)
-        return NULL;
-    doc = parse_canonical(text, "contract/frozen.json", digest, err);
-    if (doc && !(seal = read_seal(cfd, err))) {
+    free(text);
+    if (doc && !(seal = read_seal_of(dfd, name, shown, owner, err))) {
         json_decref(doc);
         doc = NULL;
-    } else if (doc && !seal_matches(seal, digest, "frozen.json")) {
-        moe_error_set(err, "contract/frozen.json does not match its .sha256: it was tampered "
-                      "with (content %.12s…, seal %.12s…)", digest, seal);
+    } else if (doc && !seal_matches(seal, digest, name)) {
+        moe_error_set(err, "%s does not match its .sha256: it was %s (content %.12s…, seal "
+                      "%.12s…)", shown, edited, digest, seal);
         json_decref(doc);
         doc = NULL;
     }
     free(seal);
-    free(text);
     return doc;
+}
+
+/* The study's owner: the uid every sealed file of it must have. */
+static int study_owner(const char *study, uid_t *owner, struct moe_error *err)
+{
+    struct stat st;
+
+    if (stat(study, &st) != 0) {
+        moe_error_set(err, "study directory %s: %s", study, strerror(errno));
+        return -1;
+    }
+    *owner = st.st_uid;
+    return 0;
+}
+
+/* A folder holding sealed files: no symlink, the study owner's, writable by
+ * nobody else.  -2 (err untouched) when it does not exist. */
+static int open_sealed_dir(const char *path, uid_t owner, struct moe_error *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0 && errno == ENOENT)
+        return -2;
+    if (fd < 0) {
+        moe_error_set(err, "%s: %s", path,
+                      errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory"
+                                                         : strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || check_sealed_stat(&st, path, owner, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 static int seal_as(int dfd, const char *name, const char *digest, struct moe_error *err)
@@ -260,7 +336,8 @@ static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN 
         rc = seal(cfd, digest, err);
     else if (rc == 1) {
         /* someone froze first: fine if it is the same contract */
-        char *prior = read_small(cfd, "frozen.json", "contract", err);
+        uid_t me = geteuid();
+        char *prior = read_whole(cfd, "frozen.json", "contract/frozen.json", "contract", &me, err);
         existing = prior ? parse_canonical(prior, "contract/frozen.json", theirs, err) : NULL;
         free(prior);
         if (!existing)
@@ -302,21 +379,76 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
 {
     char path[PATH_MAX];
     json_t *doc;
+    uid_t owner;
     int cfd;
 
     /* a longer path could not be opened: PATH_MAX bounds it */
     if (moe_fmt_fixed(path, sizeof(path), err, "%s/contract", study) != 0 ||
-        check_path_links(study, err) != 0)
+        check_path_links(study, err) != 0 || study_owner(study, &owner, err) != 0)
         return NULL;
-    cfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (cfd < 0) {
+    cfd = open_sealed_dir(path, owner, err);
+    if (cfd == -2)
         moe_error_set(err, "%s: %s (freeze the baseline first: --moe-stage=contract)", path,
-                      strerror(errno));
+                      strerror(ENOENT));
+    if (cfd < 0)
         return NULL;
-    }
-    doc = load_frozen_at(cfd, digest, err);
+    doc = load_sealed(cfd, "frozen.json", "contract/frozen.json", owner, "tampered with", digest,
+                      err);
     close(cfd);
     return doc;
+}
+
+static const char *run_field(const json_t *doc, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(doc, MOE_CONTRACT_RUN), key));
+}
+
+static const char *shown_field(const json_t *doc, const char *key)
+{
+    const char *v = run_field(doc, key);
+
+    return v ? v : "?";
+}
+
+static bool same_field(const json_t *a, const json_t *b, const char *key)
+{
+    const char *x = run_field(a, key), *y = run_field(b, key);
+
+    return x && y && strcmp(x, y) == 0;
+}
+
+/* runs/<id>/contract.json was there before this task: another task, node
+ * or step of the same job (same stage and candidate) is fine, and a torn
+ * record of it gets its seal; any other run's record means the job id was
+ * used before, which is refused (moeflow-plugin(8): job ids reused). */
+static int recorded_before(int run, const char *run_id, const json_t *doc, struct moe_error *err)
+{
+    char shown[128], digest[MOE_SHA256_HEX_LEN + 1], *text;
+    uid_t me = geteuid();
+    json_t *prior;
+    int rc = -1;
+
+    snprintf(shown, sizeof(shown), "runs/%.64s/contract.json", run_id);
+    text = read_whole(run, "contract.json", shown, "contract", &me, err);
+    prior = text ? parse_canonical(text, shown, digest, err) : NULL;
+    free(text);
+    if (prior && !(same_field(prior, doc, MOE_CONTRACT_RUN_STAGE) &&
+                   same_field(prior, doc, MOE_CONTRACT_RUN_CANDIDATE)))
+        moe_error_set(err, "%s holds the record of another run (stage %s, candidate %.12s…), "
+                      "not of this one (stage %s, candidate %.12s…): job id %s was used before "
+                      "(a second cluster on this study, a reset controller, or wrap-around); "
+                      "move runs/%s aside and resubmit", shown,
+                      shown_field(prior, MOE_CONTRACT_RUN_STAGE),
+                      shown_field(prior, MOE_CONTRACT_RUN_CANDIDATE),
+                      shown_field(doc, MOE_CONTRACT_RUN_STAGE),
+                      shown_field(doc, MOE_CONTRACT_RUN_CANDIDATE), run_id, run_id);
+    else if (prior && seal_as(run, "contract.json", digest, err) == 0) {
+        json_decref(prior);
+        prior = load_sealed(run, "contract.json", shown, me, "edited after the run", digest, err);
+        rc = prior ? 1 : -1;
+    }
+    json_decref(prior);
+    return rc;
 }
 
 int moe_contract_record_run(const char *study, const char *run_id, const json_t *doc,
@@ -335,8 +467,10 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0)
         rc = write_once(run, "contract.json", canon, err);
     /* Sealed like the frozen baseline, so that verify notices an edit. */
-    if (rc >= 0 && seal_as(run, "contract.json", digest, err) < 0)
+    if (rc == 0 && seal_as(run, "contract.json", digest, err) < 0)
         rc = -1;
+    else if (rc == 1)
+        rc = recorded_before(run, run_id, doc, err);
     free(canon);
     if (run >= 0)
         close(run);
@@ -346,35 +480,33 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     return rc;
 }
 
+/* A run directory lies at <study>/runs/<id>: its study's owner is the
+ * owner of its record. */
 json_t *moe_contract_load_run(const char *run_dir, char digest[MOE_SHA256_HEX_LEN + 1],
                               struct moe_error *err)
 {
-    char shown[PATH_MAX], *text = NULL, *sealtext = NULL;
+    char shown[PATH_MAX], *study;
     json_t *doc = NULL;
-    int dfd;
+    uid_t owner;
+    int dfd, rc;
 
     if (moe_fmt_fixed(shown, sizeof(shown), err, "%s/contract.json", run_dir) != 0 ||
         check_path_links(run_dir, err) != 0)
         return NULL;
-    dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) {
-        moe_error_set(err, "%s: %s", run_dir, strerror(errno));
+    if (!(study = moe_path_join(run_dir, "../.."))) {
+        moe_error_set(err, "%s: out of memory", run_dir);
         return NULL;
     }
-    text = read_small(dfd, "contract.json", "contract", err);
-    if (text)
-        doc = parse_canonical(text, shown, digest, err);
-    if (doc && !(sealtext = read_seal_of(dfd, "contract.json", shown, err))) {
-        json_decref(doc);
-        doc = NULL;
-    } else if (doc && !seal_matches(sealtext, digest, "contract.json")) {
-        moe_error_set(err, "%s does not match its .sha256: it was edited after the run "
-                      "(content %.12s…, seal %.12s…)", shown, digest, sealtext);
-        json_decref(doc);
-        doc = NULL;
-    }
-    free(sealtext);
-    free(text);
+    rc = study_owner(study, &owner, err);
+    free(study);
+    if (rc != 0)
+        return NULL;
+    dfd = open_sealed_dir(run_dir, owner, err);
+    if (dfd == -2)
+        moe_error_set(err, "%s: %s", run_dir, strerror(ENOENT));
+    if (dfd < 0)
+        return NULL;
+    doc = load_sealed(dfd, "contract.json", shown, owner, "edited after the run", digest, err);
     close(dfd);
     return doc;
 }
@@ -396,18 +528,15 @@ static int run_of_study(const char *study, const char *run_dir)
                sizeof(runs) && strcmp(rr, runs) == 0;
 }
 
-static const char *run_stage(const json_t *doc)
-{
-    return json_string_value(
-        json_object_get(json_object_get(doc, MOE_CONTRACT_RUN), MOE_CONTRACT_RUN_STAGE));
-}
-
-/* The retune run at run_dir, sealed, without its "run" part; NULL with err
- * for anything else (a contract-stage run's contract is the baseline). */
+/* The retune run at run_dir, without its "run" part, when `contract
+ * verify` accepts it (moe_contract_check_run, rule 3); NULL with err for
+ * anything else (a contract-stage run's contract is the baseline). */
 static json_t *winning_run(const char *study, const char *run_dir, struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1];
+    struct moe_run_check c;
     const char *stage;
+    bool checked;
     json_t *doc;
 
     if (!run_of_study(study, run_dir)) {
@@ -416,14 +545,24 @@ static json_t *winning_run(const char *study, const char *run_dir, struct moe_er
     }
     if (!(doc = moe_contract_load_run(run_dir, digest, err)))
         return NULL;
-    stage = run_stage(doc);
+    stage = run_field(doc, MOE_CONTRACT_RUN_STAGE);
     if (!stage || strcmp(stage, "retune") != 0) {
         moe_error_set(err, "%s ran the %s stage: only a retune run can win", run_dir,
                       stage ? stage : "unknown");
         json_decref(doc);
         return NULL;
     }
-    json_object_del(doc, MOE_CONTRACT_RUN);
+    json_decref(doc);
+    doc = NULL;
+    checked = moe_contract_check_run(run_dir, &c, err) == 0;
+    if (checked && !c.verdict.allowed)
+        moe_error_set(err, "%s: contract verify refuses it by rule %s (%s): only a run the "
+                      "rules allow can win", run_dir, c.verdict.rule, c.verdict.reason);
+    else if (checked) {
+        doc = json_incref(c.record);
+        json_object_del(doc, MOE_CONTRACT_RUN);
+    }
+    moe_run_check_free(&c);
     return doc;
 }
 
@@ -431,7 +570,8 @@ static json_t *winning_run(const char *study, const char *run_dir, struct moe_er
  * winner, or a file someone else put in its place. */
 static int same_file(int wfd, const char *name, const char *canon, struct moe_error *err)
 {
-    char *text = read_small(wfd, name, "winner", err);
+    uid_t me = geteuid();
+    char *text = read_whole(wfd, name, name, "winner", &me, err);
     int same = text && strcmp(text, canon) == 0;
 
     if (text && !same)
@@ -458,7 +598,8 @@ static int write_winner(int wfd, const json_t *doc, char *name, size_t len,
     if (rc >= 0 && seal_as(wfd, name, digest, err) < 0)
         rc = -1;
     /* a seal that was there already must be this one */
-    if (rc >= 0 && (!(seal = read_seal_of(wfd, name, name, err)) || !seal_matches(seal, digest, name))) {
+    if (rc >= 0 && (!(seal = read_seal_of(wfd, name, name, geteuid(), err)) ||
+                    !seal_matches(seal, digest, name))) {
         if (seal)
             moe_error_set(err, "winners/%s.sha256 does not match it: remove both", name);
         rc = -1;
@@ -495,75 +636,52 @@ int moe_contract_record_winner(const char *study, const char *run_dir, char *pat
     return rc;
 }
 
-/* A folder of the study to read sealed records from: no symlink, and
- * nobody but its owner may write it (the seals are digests, not
- * signatures: they hold only if no one else can rewrite both halves).
- * -2 when it does not exist. */
-static int open_sealed_subdir(const char *study, const char *name, struct moe_error *err)
+/* One run directory's record, when `contract verify` accepts it as a
+ * retune run (moe_contract_check_run): its digest without "run" -> its
+ * "run" part, added to out.  Records of other stages are skipped before
+ * their seal is waited for. */
+static void add_retune_run(int runs, const char *study, const char *id, json_t *out)
 {
-    char path[PATH_MAX];
-    struct stat st;
-    int fd;
-
-    if (moe_fmt_fixed(path, sizeof(path), err, "%s/%s", study, name) != 0 ||
-        check_path_links(study, err) != 0)
-        return -1;
-    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        return -2;
-    if (fd < 0) {
-        moe_error_set(err, "%s: %s", path,
-                      errno == ELOOP || errno == ENOTDIR ? "is a symlink or not a directory"
-                                                         : strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &st) != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
-        (geteuid() != 0 && st.st_uid != geteuid())) {
-        moe_error_set(err, "%s must be owned by you and writable by nobody else: its records "
-                      "cannot be trusted", path);
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* One run directory's record, when it is a sealed retune run: its digest
- * without "run" -> its "run" part, added to out.  Others are skipped
- * before their seal is waited for. */
-static void add_retune_run(int runs, const char *id, json_t *out)
-{
-    char digest[MOE_SHA256_HEX_LEN + 1], *text = NULL, *seal = NULL;
+    char digest[MOE_SHA256_HEX_LEN + 1], *text = NULL, *path;
     struct moe_error ignored;
+    struct moe_run_check c = { 0 };
     json_t *doc = NULL, *run;
     int dfd = openat(runs, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
     moe_error_clear(&ignored);
     if (dfd < 0)
         return;
-    text = read_small(dfd, "contract.json", "contract", &ignored);
-    doc = text ? parse_canonical(text, id, digest, &ignored) : NULL;
-    if (doc && run_stage(doc) && strcmp(run_stage(doc), "retune") == 0 &&
-        (seal = read_seal_of(dfd, "contract.json", id, &ignored)) && seal_matches(seal, digest, "contract.json")) {
-        run = json_incref(json_object_get(doc, MOE_CONTRACT_RUN));
-        json_object_del(doc, MOE_CONTRACT_RUN);
-        if (moe_contract_digest(doc, digest, &ignored) == 0 && !json_object_get(out, digest))
+    text = read_whole(dfd, "contract.json", id, "contract", NULL, &ignored);
+    close(dfd);
+    doc = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    path = doc && run_field(doc, MOE_CONTRACT_RUN_STAGE) &&
+                   strcmp(run_field(doc, MOE_CONTRACT_RUN_STAGE), "retune") == 0
+               ? moe_strdup_printf("%s/runs/%s", study, id)
+               : NULL;
+    json_decref(doc);
+    if (path && moe_contract_check_run(path, &c, &ignored) == 0 && c.verdict.allowed) {
+        run = json_incref(json_object_get(c.record, MOE_CONTRACT_RUN));
+        json_object_del(c.record, MOE_CONTRACT_RUN);
+        if (moe_contract_digest(c.record, digest, &ignored) == 0 && !json_object_get(out, digest))
             json_object_set(out, digest, run);
         json_decref(run);
     }
-    json_decref(doc);
-    free(seal);
-    free(text);
-    close(dfd);
+    moe_run_check_free(&c);
+    free(path);
 }
 
-/* digest (without "run") -> "run" part of every sealed retune run record. */
-static json_t *sealed_retune_runs(const char *study, struct moe_error *err)
+/* digest (without "run") -> "run" part of every run record that `contract
+ * verify` accepts as a retune run. */
+static json_t *accepted_retune_runs(const char *study, uid_t owner, struct moe_error *err)
 {
     json_t *out = json_object();
+    char *path = moe_path_join(study, "runs");
     struct dirent *e;
     DIR *d;
-    int fd = open_sealed_subdir(study, "runs", err);
+    int fd = path ? open_sealed_dir(path, owner, err) : -1;
 
+    free(path);
     if (fd == -2)
         return out;
     if (fd < 0 || !(d = fdopendir(fd))) {
@@ -574,7 +692,7 @@ static json_t *sealed_retune_runs(const char *study, struct moe_error *err)
     }
     while ((e = readdir(d)))
         if (e->d_name[0] != '.')
-            add_retune_run(dirfd(d), e->d_name, out);
+            add_retune_run(dirfd(d), study, e->d_name, out);
     closedir(d);
     return out;
 }
@@ -591,27 +709,30 @@ static int is_winner_name(const char *name)
     return 1;
 }
 
-/* winners/<name>: canonical, named by its own digest, sealed, and the
- * contract of a sealed retune run; {"digest", "contract", "run"} or NULL. */
-static json_t *load_winner(int wfd, const char *name, const json_t *runs, struct moe_error *err)
+/* winners/<name>: read whole, canonical, named by its own digest, sealed,
+ * the study owner's, and the contract of a retune run `contract verify`
+ * accepts; {"digest", "contract", "run"} or NULL. */
+static json_t *load_winner(int wfd, const char *name, const json_t *runs, uid_t owner,
+                           struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1], shown[300], *text, *seal = NULL;
     json_t *doc = NULL, *run;
 
     snprintf(shown, sizeof(shown), "winners/%s", name);
-    if (!(text = read_small(wfd, name, "winner", err)))
+    if (!(text = read_whole(wfd, name, shown, "winner", &owner, err)))
         return NULL;
     doc = parse_canonical(text, shown, digest, err);
     free(text);
     if (doc && strncmp(name, digest, MOE_SHA256_HEX_LEN) != 0)
         moe_error_set(err, "%s holds a contract of another digest (%.12s…): not a recorded "
                       "winner", shown, digest);
-    else if (doc && (seal = read_seal_of(wfd, name, shown, err)) && !seal_matches(seal, digest, name))
+    else if (doc && (seal = read_seal_of(wfd, name, shown, owner, err)) &&
+             !seal_matches(seal, digest, name))
         moe_error_set(err, "%s does not match its .sha256: it was edited after it was recorded",
                       shown);
     else if (seal && !(run = json_object_get(runs, digest)))
-        moe_error_set(err, "%s: no sealed retune run record under runs/ has this contract: not "
-                      "a recorded winner", shown);
+        moe_error_set(err, "%s: no sealed retune run record under runs/ that contract verify "
+                      "accepts has this contract: not a recorded winner", shown);
     else if (seal) {
         free(seal);
         return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, MOE_CONTRACT_RUN,
@@ -628,7 +749,7 @@ static int winner_entry(const struct dirent *e)
 }
 
 /* Every winners/<sha256>.json in file-name order, each one loaded. */
-static json_t *load_winners_at(int wfd, const char *study, struct moe_error *err)
+static json_t *load_winners_at(int wfd, const char *study, uid_t owner, struct moe_error *err)
 {
     struct dirent **ents = NULL;
     json_t *runs = NULL, *out = json_array(), *w;
@@ -639,10 +760,10 @@ static json_t *load_winners_at(int wfd, const char *study, struct moe_error *err
         json_decref(out);
         return NULL;
     }
-    if (n > 0 && !(runs = sealed_retune_runs(study, err)))
+    if (n > 0 && !(runs = accepted_retune_runs(study, owner, err)))
         goto fail;
     for (int i = 0; i < n; i++) {
-        if (!(w = load_winner(wfd, ents[i]->d_name, runs, err)))
+        if (!(w = load_winner(wfd, ents[i]->d_name, runs, owner, err)))
             goto fail;
         json_array_append_new(out, w);
     }
@@ -660,14 +781,21 @@ done:
 
 json_t *moe_contract_load_winners(const char *study, struct moe_error *err)
 {
-    int wfd = open_sealed_subdir(study, "winners", err);
+    char *path = moe_path_join(study, "winners");
     json_t *out;
+    uid_t owner;
+    int wfd = -1;
 
+    if (!path)
+        moe_error_set(err, "%s: out of memory", study);
+    else if (check_path_links(study, err) == 0 && study_owner(study, &owner, err) == 0)
+        wfd = open_sealed_dir(path, owner, err);
+    free(path);
     if (wfd == -2)
         return json_array(); /* no winner recorded yet */
     if (wfd < 0)
         return NULL;
-    out = load_winners_at(wfd, study, err);
+    out = load_winners_at(wfd, study, owner, err);
     close(wfd);
     return out;
 }
@@ -675,7 +803,7 @@ json_t *moe_contract_load_winners(const char *study, struct moe_error *err)
 json_t *moe_contract_load_file(const char *path, struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1];
-    char *text = read_small(AT_FDCWD, path, "contract", err);
+    char *text = read_whole(AT_FDCWD, path, path, "contract", NULL, err);
     json_t *doc;
 
     if (!text)

@@ -37,6 +37,9 @@ run_record 7_0 retune "$R"
 run_record 6_0 contract "$C"
 chown -R "$U" "$S"
 chmod -R go-w "$S"
+# the baseline the contract stage froze: a winner is a run contract verify accepts against it
+as_user "$M" contract freeze "$S" --from "$S/contracts/$C.json" > "$tmp/out" 2>&1 ||
+    { diag < "$tmp/out"; echo "Bail out! freeze failed"; exit 1; }
 
 as_user "$M" contract winner "$S" "$S/runs/6_0" > "$tmp/out" 2>&1
 tap_ok $(( $? == 0 )) "contract winner of a contract-stage run is refused"
@@ -91,7 +94,7 @@ as_user cp "$tmp/c.json" "$cc"
 ok "an unsealed contract is refused" try_gen "\.json\.sha256 is missing"
 (cd "$S/winners" && as_user sh -c "sha256sum '$(basename "$cc")' > '$(basename "$cc").sha256'")
 ok "a sealed contract that only a contract-stage run has is refused" \
-    try_gen "no sealed retune run record under runs/ has this contract"
+    try_gen "no sealed retune run record under runs/ that contract verify accepts has this contract"
 rm -f "$cc" "$cc.sha256"
 as_user cp "$w" "$S/winners/notes.json"
 as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
@@ -100,13 +103,13 @@ tap_ok $? "a file not named <sha256>.json is not a winner: ignored"
 rm -f "$S/winners/notes.json"
 
 # gen --winners rewrites validate.sbatch in place: a planted symlink there
-# is replaced, its target untouched.
+# is refused (rule 2 of lib/README.md), its target untouched.
 echo victim > "$tmp/victim"
 chmod 0666 "$tmp/victim"
 rm -f "$S/validate.sbatch"
 as_user ln -s "$tmp/victim" "$S/validate.sbatch"
 as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$S/study.yaml" --stage validate \
     --winners "$S" > "$tmp/out" 2>&1
-[ "$(cat "$tmp/victim")" = victim ] && [ -f "$S/validate.sbatch" ] && [ ! -L "$S/validate.sbatch" ]
-tap_ok $? "gen --winners replaces a symlink at validate.sbatch, never writes through it"
+[ "$(cat "$tmp/victim")" = victim ] && [ -L "$S/validate.sbatch" ] && has "$tmp/out" "a symlink is there"
+tap_ok $? "gen --winners refuses a symlink at validate.sbatch, never writes through it"
 tap_done

@@ -120,6 +120,19 @@ static void run_record(const char *run, const char *stage, const json_t *c)
     mkdir(path, 0755);
     write_sealed(path, "contract.json", doc);
     json_decref(doc);
+    /* what contract verify judges a record by (lib/contract, rule 3): the
+     * candidate's declared contract and the frozen baseline */
+    snprintf(path, sizeof(path), "%s/contracts", study);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/contracts/%s.json", study,
+             json_string_value(json_object_get(c, "id")));
+    assert_int_equal(json_dump_file(json_object_get(c, "contract"), path, 0), 0);
+    snprintf(path, sizeof(path), "%s/contract", study);
+    if (mkdir(path, 0755) == 0) {
+        doc = json_loads(base_contract, 0, NULL);
+        write_sealed(path, "frozen.json", doc);
+        json_decref(doc);
+    }
 }
 
 /* winners/<digest>.json, sealed, as moeflow contract winner writes it. */
@@ -251,8 +264,8 @@ static void winners_alone_and_combined(void **state)
     assert_int_equal(system(path), 0);
     assert_int_equal(winners(&base, &out, &e), -1);
     print_message("# %s\n", e.text);
-    assert_non_null(strstr(e.text, ".json: no sealed retune run record under runs/ has this "
-                                   "contract"));
+    assert_non_null(strstr(e.text, ".json: no sealed retune run record under runs/ that "
+                                   "contract verify accepts has this contract"));
     moe_stage_plan_free(&out);
 
     snprintf(path, sizeof(path), "rm -rf '%s'", study);
@@ -331,7 +344,7 @@ static void foreign_files_are_not_winners(void **state)
     chmod(path, 0777);
     assert_int_equal(winners(&base, &out, &e), -1);
     moe_stage_plan_free(&out);
-    assert_non_null(strstr(e.text, "winners must be owned by you and writable by nobody else"));
+    assert_non_null(strstr(e.text, "winners is writable by others (mode 0777)"));
 
     snprintf(path, sizeof(path), "rm -rf '%s'", study);
     assert_int_equal(system(path), 0);
