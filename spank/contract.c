@@ -3,11 +3,13 @@
  * and at task start (task_init, as the user, with this node's facts). */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -15,6 +17,7 @@
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/number.h"
 #include "core/strbuf.h"
 #include "core/model.h"
 #include "contract/node_facts.h"
@@ -51,6 +54,31 @@ static bool contract_applies(const char *study)
 {
     return moe_plugin.opts.stage != MOE_STAGE_NONE && study[0] &&
            moe_study_dir(study) != MOE_STUDY_NOT_DIR;
+}
+
+/* Rule 5: a --moe-study that names nothing at job start (moved or renamed
+ * after submission, or a relative path against a SLURM_SUBMIT_DIR the
+ * job's environment changed) is a check that cannot be made, never "no
+ * contract applies".  0 when the study is there (a directory, or a study
+ * file, which has no contract); -1 with err otherwise. */
+static int study_present(spank_t sp, const char *study, struct moe_error *err)
+{
+    char submit_dir[PATH_MAX] = "";
+    struct stat st;
+    int e;
+
+    if (moe_plugin.opts.stage == MOE_STAGE_NONE || !study[0] || stat(study, &st) == 0)
+        return 0;
+    e = errno;
+    if (moe_plugin.opts.study[0] != '/' && sp &&
+        spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof(submit_dir)) != ESPANK_SUCCESS)
+        submit_dir[0] = '\0';
+    moe_error_set(err, "study not found at job start: %s (--moe-study=%s%s%s): it was moved, "
+                  "renamed or removed after submission, or the job's SLURM_SUBMIT_DIR is not the "
+                  "submission's; no contract can be checked or recorded", strerror(e),
+                  moe_plugin.opts.study,
+                  submit_dir[0] ? ", resolved against SLURM_SUBMIT_DIR=" : "", submit_dir);
+    return -1;
 }
 
 static bool may_freeze(void)
@@ -203,6 +231,10 @@ static int spank_env(void *ctx, const char *name, char *buf, size_t len)
     return spank_getenv((spank_t)ctx, name, buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* The largest chunk offset: well above any stage's candidate count, and
+ * with a task id below NO_VAL the index stays inside a long. */
+#define MOE_INDEX_OFFSET_MAX 1000000000
+
 /* True for a task of a job array.  Slurm reports the job's own id and
  * NO_VAL as the "array" of an ordinary job's srun steps. */
 static bool array_task(spank_t sp, uint32_t *array, uint32_t *task)
@@ -223,6 +255,34 @@ static void run_id(spank_t sp, char *buf, size_t len)
         snprintf(buf, len, "%u", job);
 }
 
+/* MOEFLOW_INDEX_OFFSET, which `moeflow run` and the generated submit.sh set
+ * for a stage split into chunked arrays (the job script adds it to the
+ * array task id in bash arithmetic): a whole decimal number in range, or
+ * the step would check and record another candidate than the script runs.
+ * Unset or empty is 0. */
+static int index_offset(spank_t sp, uint32_t task, long *offset, struct moe_error *err)
+{
+    char text[64];
+    struct moe_error why;
+    spank_err_t rc = spank_getenv(sp, "MOEFLOW_INDEX_OFFSET", text, sizeof(text));
+
+    *offset = 0;
+    if (rc == ESPANK_ENV_NOEXIST || (rc == ESPANK_SUCCESS && !text[0]))
+        return 0;
+    moe_error_clear(&why);
+    if (rc == ESPANK_NOSPACE)
+        moe_error_set(&why, "longer than %zu bytes", sizeof(text) - 1);
+    else if (rc == ESPANK_SUCCESS &&
+             moe_number_parse_long(text, 0, MOE_INDEX_OFFSET_MAX, offset, &why) == 0)
+        return 0;
+    else if (rc != ESPANK_SUCCESS)
+        moe_error_set(&why, "%s", spank_strerror(rc));
+    moe_error_set(err, "MOEFLOW_INDEX_OFFSET (array task %u): %s; it is the index of a chunk's "
+                  "first candidate, which the stage's chunked submission sets (moeflow run, "
+                  "submit.sh)", task, why.text);
+    return -1;
+}
+
 /* --moe-candidate, else this array task's entry in the manifest (chunked
  * arrays add MOEFLOW_INDEX_OFFSET), else the stage's only candidate, else
  * the baseline of a study without a manifest. */
@@ -230,7 +290,6 @@ static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
                           struct moe_error *err)
 {
     uint32_t array = 0, task = 0;
-    char offset[32];
     long index = -1;
     struct moe_strv ids;
     bool none;
@@ -248,9 +307,9 @@ static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
         return 0;
     }
     if (array_task(sp, &array, &task)) {
-        index = (long)task;
-        if (spank_getenv(sp, "MOEFLOW_INDEX_OFFSET", offset, sizeof(offset)) == ESPANK_SUCCESS)
-            index += strtol(offset, NULL, 10);
+        if (index_offset(sp, task, &index, err) != 0)
+            return -1;
+        index += (long)task;
     }
     return moe_manifest_candidate(study, moe_plugin.opts.stage, index, id, len, err);
 }
@@ -336,24 +395,31 @@ int moe_contract_at_task(spank_t sp, bool batch)
     enum moe_enforce_mode mode;
     struct moe_error err;
     char id[64], study[2 * PATH_MAX];
+    bool missing, unrecorded;
     json_t *doc;
     int rc;
 
     if (resolve_study(sp, study, sizeof(study)) != 0)
         return batch ? 0 : -1;
-    if (!contract_applies(study))
+    moe_error_clear(&err);
+    missing = study_present(sp, study, &err) != 0;
+    if (!missing && !contract_applies(study))
         return 0;
     if (enforce_mode(&mode) != 0)
         return batch ? 0 : -1;
-    moe_error_clear(&err);
+    if (missing) {
+        rc = conclude(study, &out, -1, &err, mode, "check at job start");
+        return batch ? 0 : rc;
+    }
     run_id(sp, id, sizeof(id));
     doc = runtime_contract(sp, study, id, &err);
     rc = doc ? moe_contract_enforce(study, moe_plugin.opts.stage, doc, true, may_freeze(), &out,
                                     &err)
              : -1;
-    if (rc == 0 && out.allowed && moe_contract_record_run(study, id, doc, &err) < 0)
-        moe_report(MOE_REPORT_ERROR, "cannot record this run's contract", study, &err);
-    rc = conclude(study, &out, rc, &err, mode, "check at job start");
+    /* rule 5: a record that cannot be written is an error with its reason */
+    unrecorded = rc == 0 && out.allowed && moe_contract_record_run(study, id, doc, &err) < 0;
+    rc = conclude(study, &out, unrecorded ? -1 : rc, &err, mode,
+                  unrecorded ? "record at job start" : "check at job start");
     moe_contract_outcome_free(&out);
     json_decref(doc);
     /* never fail the batch step: that would drain the node */
