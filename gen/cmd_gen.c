@@ -266,6 +266,8 @@ static void print_validate(const char *dir, const struct moe_stage_plan *validat
  * output, validate the only stage. */
 static int check_winners(struct gen_args *a)
 {
+    struct moe_error err;
+
     if (!a->winners)
         return MOE_CLI_RUN;
     if (a->dir || a->dry ||
@@ -277,6 +279,11 @@ static int check_winners(struct gen_args *a)
                              "directory written by moeflow gen (no manifest.json)\n", a->winners);
     a->dir = a->winners;
     a->opts.only = MOE_STAGE_VALIDATE;
+    /* a gen --winners killed mid-way is finished (or undone) first: until
+     * then the study's readers refuse it */
+    moe_error_clear(&err);
+    if (moe_gen_finish_interrupted(a->winners, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     return MOE_CLI_RUN;
 }
 

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "core/readfile.h"
+#include "core/text.h"
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 #include "topology/placement.h"
@@ -70,8 +71,13 @@ static void print_plan(const struct moe_placement *p, const struct moe_layout *l
            p->world, p->nnodes, p->gpn, p->block);
     for (int q = 0; q < p->nnodes; q++) {
         int i = p->order[q];
-        printf("node %s domain %s ranks %d-%d\n", nodes[i], domain_name(d, dom[i]),
-               q * p->gpn, (q + 1) * p->gpn - 1);
+        char node[1024], domain[1024];
+
+        /* names from the map and the command line reach the terminal as
+         * data (rule 8): a control character is shown as \xHH */
+        printf("node %s domain %s ranks %d-%d\n", moe_text_visible(nodes[i], node, sizeof(node)),
+               moe_text_visible(domain_name(d, dom[i]), domain, sizeof(domain)), q * p->gpn,
+               (q + 1) * p->gpn - 1);
     }
     printf("intra-domain blocks: %d of %d (bound %d; Slurm's node order: %d)\n", p->intra,
            p->blocks, p->bound, slurm);
@@ -85,8 +91,9 @@ static void print_plan(const struct moe_placement *p, const struct moe_layout *l
                (p->first_split + 1) * p->block - 1);
 }
 
-/* Built in memory and put in place whole: a symlink at path is replaced,
- * never written through. */
+/* Built in memory and put in place whole, only over a regular file of the
+ * user's own (rule 2, core/atomic_file.h): /dev/null, /dev/stdout or a
+ * planted symlink is refused, exit 4. */
 static int write_hostfile(const char *path, const struct moe_placement *p, char **nodes,
                           struct moe_error *err)
 {

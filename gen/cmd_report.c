@@ -25,6 +25,8 @@
 #include "analysis/study_report.h"
 #include "analysis/report_runs.h"
 #include "contract/contract_store.h"
+#include "core/atomic_file.h"
+#include "core/atomic_set.h"
 #include "core/readfile.h"
 #include "core/text.h"
 
@@ -116,15 +118,16 @@ static int add_expect(void *args, const struct moe_opt *o, char *value)
     char *eq = strchr(value, '='), *colon = strchr(value, ':'), *key = value;
 
     (void)o;
-    if (a->nex < MAX_EXPECT) {
-        x->run = NULL;
-        if (colon && eq && colon < eq) {
-            *colon = '\0';
-            x->run = value;
-            key = colon + 1;
-        }
+    if (a->nex == MAX_EXPECT)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --expect '%s': at most %d "
+                             "--expect options are taken\n", value, MAX_EXPECT);
+    x->run = NULL;
+    if (colon && eq && colon < eq) {
+        *colon = '\0';
+        x->run = value;
+        key = colon + 1;
     }
-    if (!eq || eq == key || a->nex == MAX_EXPECT)
+    if (!eq || eq == key)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --expect '%s': expected "
                              "[RUN:]KEY=VALUE\n", value);
     *eq = '\0';
@@ -251,22 +254,14 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
  * validation.checkpoint's verdict and the twins' matched A/B profiles. */
 static const char *const kept_findings[] = { "checkpoint", "profile_pairs", NULL };
 
-/* extra: the keys added to report.json (NULL: none); report.json keeps
- * those of kept_findings. */
-static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, json_t *extra,
-                         struct moe_error *err)
+/* report.json's text: the runs, and the keys of kept_findings that extra
+ * holds; NULL when out of memory. */
+static char *report_json(const struct moe_report_run *runs, size_t n,
+                         const struct moe_report_opts *opts, json_t *extra)
 {
-    char path[4096], *text;
-    json_t *j;
-    int rc;
+    json_t *j = moe_report_to_json(runs, n, opts);
+    char *text;
 
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-        moe_error_at(err, dir, 0, 0, "cannot create: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(path, sizeof(path), "%s/report.json", dir);
-    j = moe_report_to_json(runs, n, opts);
     for (int k = 0; kept_findings[k]; k++) {
         json_t *finding = json_object_get(extra, kept_findings[k]);
 
@@ -275,18 +270,37 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
     }
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
-    /* Replaced whole, never written through a symlink planted at the name. */
-    rc = text ? moe_replace_file(path, text, strlen(text), -1, err) : -1;
-    if (!text)
-        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
-    free(text);
-    if (rc < 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/report.md", dir);
-    if (moe_report_write_md(runs, n, opts, path, err) < 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/step-time.svg", dir);
-    return moe_report_write_svg(runs, n, path, err);
+    return text;
+}
+
+/* -o DIR: the folder opened once, never through a symlink, and its three
+ * files put in place together (core/atomic_set.h): names relative to it,
+ * never cut, and a report killed mid-way leaves the old three or the new
+ * ones.  extra: the keys added to report.json (NULL: none). */
+static int write_outputs(const char *dir, const struct moe_report_run *runs, size_t n,
+                         const struct moe_report_opts *opts, json_t *extra,
+                         struct moe_error *err)
+{
+    char *json = report_json(runs, n, opts, extra), *md = moe_report_md(runs, n, opts);
+    char *svg = moe_report_svg(runs, n);
+    int dirfd = -1, rc = -1;
+
+    if (!json || !md || !svg)
+        moe_error_at(err, dir, 0, 0, "cannot write: out of memory");
+    else if ((dirfd = moe_output_dir_open(dir, err)) >= 0) {
+        const struct moe_set_file files[] = {
+            { "report.json", json, strlen(json), -1 },
+            { "report.md", md, strlen(md), -1 },
+            { "step-time.svg", svg, strlen(svg), -1 },
+        };
+
+        rc = moe_atomic_set_write(dirfd, dir, files, 3, err);
+        close(dirfd);
+    }
+    free(json);
+    free(md);
+    free(svg);
+    return rc;
 }
 
 /* The summary (or report.json) on stdout, and the files of -o; extra: keys

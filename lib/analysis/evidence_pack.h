@@ -44,11 +44,17 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
  * characters made visible, Markdown's table pipes and backticks escaped. */
 char *moe_evidence_pack_markdown(const json_t *pack);
 
-/* Writes the pack of study into dir (NULL: STUDY/evidence-pack) whole or
- * not at all: both files go into a new sibling folder, which takes dir's
- * name at the end; a previous pack there (README.md and pack.json, nothing
- * else) is replaced.  On any error nothing new is left behind and err
- * names the file. */
+/* Writes pack into the folder dir whole or not at all (rule 9 of
+ * lib/README.md): both files go into the sibling .NAME.moeflow-new, which
+ * trades places with dir at the end; a previous pack there (README.md and
+ * pack.json, nothing else) is replaced, anything else at dir (a symlink,
+ * a file, another folder) is refused.  What a killed writer left is
+ * removed (or, for a pack moved aside, moved back) first.  0, or -1 with
+ * err naming dir: nothing new is left behind. */
+int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error *err);
+
+/* moe_evidence_pack, then moe_evidence_pack_put into dir (NULL:
+ * STUDY/evidence-pack). */
 int moe_evidence_pack_write(const char *study, const char *dir,
                             const struct moe_report_opts *opts, struct moe_error *err);
 

@@ -1,15 +1,21 @@
-/* The evidence pack's folder, put in place whole or not at all: both files
- * are written into a new sibling folder (DIR.tmp.XXXXXX, on the same file
- * system), which then takes DIR's name by rename.  A reader sees the old
- * pack or the new one, never half of one; on any error the sibling is
- * removed and nothing new remains. */
+/* The evidence pack's folder, put in place whole or not at all (rule 9 of
+ * lib/README.md).  Both files are written into a sibling folder with a
+ * fixed name, .NAME.moeflow-new, which then trades places with NAME in one
+ * renameat2(RENAME_EXCHANGE): NAME is the old pack or the new one at every
+ * instant, and a writer killed at any point leaves at most the sibling,
+ * which the next writer removes first.  Where the file system cannot
+ * exchange, the old pack moves to .NAME.moeflow-old first; a writer killed
+ * between the two renames leaves no NAME, and the next one moves the old
+ * pack back before anything else. */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,23 +33,12 @@ static bool is_pack_file(const char *name)
     return false;
 }
 
-/* The pack's files in dir, then dir; nothing else is ever removed. */
-static void remove_pack(const char *dir)
+/* Whether the folder name of pfd (never a symlink) holds a pack's files
+ * and nothing else: only then may it be replaced or removed. */
+static bool holds_only_a_pack(int pfd, const char *name)
 {
-    char path[4400];
-
-    for (const char *const *f = pack_files; *f; f++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, *f);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
-/* Whether the folder dir holds a pack's files and nothing else: only
- * then may a new pack replace it. */
-static bool holds_only_a_pack(const char *dir)
-{
-    DIR *d = opendir(dir);
+    int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *e;
     bool ok = d != NULL;
 
@@ -52,71 +47,152 @@ static bool holds_only_a_pack(const char *dir)
              is_pack_file(e->d_name);
     if (d)
         closedir(d);
+    else if (fd >= 0)
+        close(fd);
     return ok;
 }
 
-static int write_file(const char *dir, const char *name, const char *text,
-                      struct moe_error *err)
+/* The pack folder name of pfd, when it is one: its files, then itself. */
+static void remove_pack(int pfd, const char *name)
 {
-    struct moe_atomic_file how = { .mode = 0666 };
-    char *path = moe_path_join(dir, name);
-    int rc;
+    int fd;
 
-    if (!path) {
-        moe_error_set(err, "out of memory");
-        return -1;
+    if (!holds_only_a_pack(pfd, name))
+        return;
+    if ((fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+        for (const char *const *f = pack_files; *f; f++)
+            unlinkat(fd, *f, 0);
+        close(fd);
     }
-    rc = moe_atomic_write(path, text, strlen(text), &how, err);
-    free(path);
-    return rc;
+    unlinkat(pfd, name, AT_REMOVEDIR);
 }
 
-/* A previous pack at dir moves aside to old (an empty folder mkdtemp
- * made, which rename replaces), tmp takes dir's name, old goes. */
-static int replace_pack(const char *tmp, const char *dir, char *old, struct moe_error *err)
+/* Where a pack goes: its parent folder, opened, and the names in it. */
+struct place {
+    int pfd;
+    char *base, *fresh, *old;
+    const char *shown;
+};
+
+static void place_free(struct place *p)
 {
-    if (!holds_only_a_pack(dir)) {
-        moe_error_at(err, dir, 0, 0, "is there and is not an evidence pack (README.md and "
-                     "pack.json, nothing else): not replaced");
+    if (p->pfd >= 0)
+        close(p->pfd);
+    free(p->base);
+    free(p->fresh);
+    free(p->old);
+}
+
+static int place_open(const char *dir, struct place *p, struct moe_error *err)
+{
+    size_t n = strlen(dir);
+    const char *slash;
+    char *parent;
+
+    *p = (struct place){ .pfd = -1, .shown = dir };
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    slash = memrchr(dir, '/', n);
+    parent = slash ? strndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : strdup(".");
+    p->base = slash ? strndup(slash + 1, n - (size_t)(slash + 1 - dir)) : strndup(dir, n);
+    if (p->base) {
+        p->fresh = moe_strdup_printf(".%s.moeflow-new", p->base);
+        p->old = moe_strdup_printf(".%s.moeflow-old", p->base);
+    }
+    if (!parent || !p->fresh || !p->old || !p->base[0] || strcmp(p->base, ".") == 0 ||
+        strcmp(p->base, "..") == 0) {
+        moe_error_at(err, dir, 0, 0, "cannot write: %s",
+                     parent && p->fresh && p->old ? "not a folder name" : "out of memory");
+        free(parent);
         return -1;
     }
-    if (!mkdtemp(old) || rename(dir, old) < 0) {
-        moe_error_at(err, dir, 0, 0, "cannot move the previous pack aside: %s", strerror(errno));
-        rmdir(old);
+    p->pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (p->pfd < 0)
+        moe_error_at(err, dir, 0, 0, "cannot open the folder it goes in: %s", strerror(errno));
+    free(parent);
+    return p->pfd < 0 ? -1 : 0;
+}
+
+/* What a killed writer left: the old pack moved aside is moved back, a
+ * pack never put in place is removed. */
+static void recover(const struct place *p)
+{
+    struct stat st;
+
+    if (fstatat(p->pfd, p->base, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+        holds_only_a_pack(p->pfd, p->old))
+        renameat(p->pfd, p->old, p->pfd, p->base);
+    remove_pack(p->pfd, p->old);
+    remove_pack(p->pfd, p->fresh);
+}
+
+/* The fresh folder with both files, on disk. */
+static int fill(const struct place *p, const char *json_text, const char *md,
+                struct moe_error *err)
+{
+    const struct moe_atomic_file how = { .mode = 0666 };
+    int fd;
+
+    /* 0755 whatever the umask: the pack is for the reviewers */
+    if (mkdirat(p->pfd, p->fresh, 0755) != 0 || fchmodat(p->pfd, p->fresh, 0755, 0) != 0 ||
+        (fd = openat(p->pfd, p->fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        moe_error_at(err, p->shown, 0, 0, "cannot create a folder beside it: %s",
+                     strerror(errno));
         return -1;
     }
-    if (rename(tmp, dir) < 0) {
-        moe_error_at(err, dir, 0, 0, "cannot put the pack in place: %s", strerror(errno));
-        rename(old, dir);
+    if (moe_atomic_write_at(fd, "pack.json", json_text, strlen(json_text), &how, err) < 0 ||
+        moe_atomic_write_at(fd, "README.md", md, strlen(md), &how, err) < 0 || fsync(fd) < 0) {
+        if (!err->text[0])
+            moe_error_at(err, p->shown, 0, 0, "cannot write: %s", strerror(errno));
+        close(fd);
         return -1;
     }
-    remove_pack(old);
+    close(fd);
     return 0;
 }
 
-static int put_in_place(const char *tmp, const char *dir, struct moe_error *err)
+/* The two-rename way, where RENAME_EXCHANGE is not supported. */
+static int swap_by_two_renames(const struct place *p)
+{
+    if (renameat(p->pfd, p->base, p->pfd, p->old) != 0)
+        return -1;
+    if (renameat(p->pfd, p->fresh, p->pfd, p->base) != 0) {
+        int e = errno;
+
+        renameat(p->pfd, p->old, p->pfd, p->base);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* The fresh folder takes the name; a previous pack goes. */
+static int put_in_place(const struct place *p, struct moe_error *err)
 {
     struct stat st;
-    char *old;
     int rc;
 
-    if (lstat(dir, &st) != 0) {
-        if (errno == ENOENT && rename(tmp, dir) == 0)
-            return 0;
-        moe_error_at(err, dir, 0, 0, "cannot put the pack in place: %s", strerror(errno));
+    if (fstatat(p->pfd, p->base, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        rc = errno == ENOENT ? renameat(p->pfd, p->fresh, p->pfd, p->base) : -1;
+    } else if (!S_ISDIR(st.st_mode) || !holds_only_a_pack(p->pfd, p->base)) {
+        moe_error_at(err, p->shown, 0, 0, S_ISDIR(st.st_mode)
+                     ? "is there and is not an evidence pack (README.md and pack.json, "
+                       "nothing else): not replaced"
+                     : "is there and is not a folder: not replaced");
+        return -1;
+    } else {
+        rc = renameat2(p->pfd, p->fresh, p->pfd, p->base, RENAME_EXCHANGE);
+        if (rc != 0 && (errno == EINVAL || errno == ENOSYS))
+            rc = swap_by_two_renames(p);
+    }
+    if (rc != 0) {
+        moe_error_at(err, p->shown, 0, 0, "cannot put the pack in place: %s", strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        moe_error_at(err, dir, 0, 0, "is there and is not a folder: not replaced");
-        return -1;
-    }
-    if (!(old = moe_strdup_printf("%s.old.XXXXXX", dir))) {
-        moe_error_set(err, "out of memory");
-        return -1;
-    }
-    rc = replace_pack(tmp, dir, old, err);
-    free(old);
-    return rc;
+    fsync(p->pfd);
+    remove_pack(p->pfd, p->fresh); /* after the exchange: the old pack */
+    remove_pack(p->pfd, p->old);
+    return 0;
 }
 
 /* pack.json's text (indented, sorted, a final newline) and README.md's;
@@ -131,32 +207,25 @@ static int render(const json_t *pack, char **json_text, char **md)
     return *json_text && *md ? 0 : -1;
 }
 
-static int write_pack(const json_t *pack, const char *dir, struct moe_error *err)
+int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error *err)
 {
-    char *json_text, *md, *tmp = moe_strdup_printf("%s.tmp.XXXXXX", dir);
+    char *json_text, *md;
+    struct place p = { .pfd = -1 };
     int rc = render(pack, &json_text, &md);
 
-    if (rc < 0 || !tmp) {
-        moe_error_set(err, "out of memory");
-        rc = -1;
-    } else if (!mkdtemp(tmp)) {
-        moe_error_at(err, dir, 0, 0, "cannot create a folder beside it: %s", strerror(errno));
-        rc = -1;
-    } else {
-        /* mkdtemp's 0700 would keep the pack from the reviewers */
-        rc = chmod(tmp, 0755) < 0 ? -1 : 0;
+    if (rc < 0)
+        moe_error_at(err, dir, 0, 0, "cannot write: out of memory");
+    else if ((rc = place_open(dir, &p, err)) == 0) {
+        (void)flock(p.pfd, LOCK_EX); /* best effort: NFS may have no flock */
+        recover(&p);
+        rc = fill(&p, json_text, md, err) == 0 ? put_in_place(&p, err) : -1;
         if (rc < 0)
-            moe_error_at(err, tmp, 0, 0, "cannot make it readable: %s", strerror(errno));
-        if (rc == 0 && (write_file(tmp, "pack.json", json_text, err) < 0 ||
-                        write_file(tmp, "README.md", md, err) < 0 ||
-                        put_in_place(tmp, dir, err) < 0))
-            rc = -1;
-        if (rc < 0)
-            remove_pack(tmp);
+            remove_pack(p.pfd, p.fresh);
+        (void)flock(p.pfd, LOCK_UN);
     }
+    place_free(&p);
     free(json_text);
     free(md);
-    free(tmp);
     return rc;
 }
 
@@ -174,7 +243,7 @@ int moe_evidence_pack_write(const char *study, const char *dir,
         moe_error_set(err, "out of memory");
         return -1;
     }
-    rc = write_pack(pack, dir, err);
+    rc = moe_evidence_pack_put(pack, dir, err);
     free(own);
     json_decref(pack);
     return rc;

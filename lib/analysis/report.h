@@ -111,7 +111,12 @@ size_t moe_report_window_samples(const struct moe_report_run *r, double *out, si
 json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
                            const struct moe_report_opts *opts);
 
-/* report_render.c: report.md and the step-time SVG chart. */
+/* report_render.c: report.md and the step-time SVG chart, as text
+ * (free() it; NULL when out of memory), or written to path whole
+ * (core/readfile.h moe_replace_file). */
+char *moe_report_md(const struct moe_report_run *runs, size_t n,
+                    const struct moe_report_opts *opts);
+char *moe_report_svg(const struct moe_report_run *runs, size_t n);
 int moe_report_write_md(const struct moe_report_run *runs, size_t n,
                         const struct moe_report_opts *opts, const char *path,
                         struct moe_error *err);

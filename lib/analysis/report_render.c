@@ -3,7 +3,6 @@
  * runtime. */
 #include "config.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,34 +11,56 @@
 #include "analysis/report.h"
 #include "core/readfile.h"
 
-/* An output file is built in memory, then moe_replace_file puts it in
- * place whole: a symlink planted at its name is replaced, never written
- * through (fopen "w" truncated whatever it pointed to). */
+/* A file's text is built in memory; the caller puts it in place whole
+ * (cmd_report.c with the other files of -o, core/atomic_set.h). */
 struct out {
     FILE *f;
     char *buf;
     size_t len;
 };
 
-static FILE *open_out(struct out *o, const char *path, struct moe_error *err)
+static FILE *open_out(struct out *o)
 {
     o->buf = NULL;
     o->f = open_memstream(&o->buf, &o->len);
-    if (!o->f)
-        moe_error_at(err, path, 0, 0, "cannot write: %s", strerror(errno));
     return o->f;
 }
 
-static int close_out(struct out *o, const char *path, struct moe_error *err)
+/* The text, or NULL when out of memory. */
+static char *close_out(struct out *o)
 {
-    int bad = ferror(o->f), rc = -1;
+    int bad = ferror(o->f);
 
-    if (fclose(o->f) != 0 || bad)
+    if (fclose(o->f) != 0 || bad) {
+        free(o->buf);
+        return NULL;
+    }
+    return o->buf;
+}
+
+static int write_text(const char *path, char *text, struct moe_error *err)
+{
+    int rc = -1;
+
+    if (!text)
         moe_error_at(err, path, 0, 0, "cannot write: out of memory");
     else
-        rc = moe_replace_file(path, o->buf, o->len, -1, err);
-    free(o->buf);
+        rc = moe_replace_file(path, text, strlen(text), -1, err);
+    free(text);
     return rc;
+}
+
+int moe_report_write_md(const struct moe_report_run *runs, size_t n,
+                        const struct moe_report_opts *opts, const char *path,
+                        struct moe_error *err)
+{
+    return write_text(path, moe_report_md(runs, n, opts), err);
+}
+
+int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
+                         struct moe_error *err)
+{
+    return write_text(path, moe_report_svg(runs, n), err);
 }
 
 static void cell(FILE *f, double v, int decimals)
@@ -51,15 +72,14 @@ static void cell(FILE *f, double v, int decimals)
     fputs(" | ", f);
 }
 
-int moe_report_write_md(const struct moe_report_run *runs, size_t n,
-                        const struct moe_report_opts *opts, const char *path,
-                        struct moe_error *err)
+char *moe_report_md(const struct moe_report_run *runs, size_t n,
+                    const struct moe_report_opts *opts)
 {
     struct out o;
-    FILE *f = open_out(&o, path, err);
+    FILE *f = open_out(&o);
 
     if (!f)
-        return -1;
+        return NULL;
     fprintf(f, "# moeflow report\n\nWindow: iterations %ld-%ld (the first logged interval is "
                "discarded). Baseline: %s.\n\n",
             n ? runs[0].first : 0, n ? runs[0].last : 0,
@@ -122,7 +142,7 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n,
             fprintf(f, "- **%s**\n", json_string_value(v));
     }
     fputs("\n![step time](step-time.svg)\n", f);
-    return close_out(&o, path, err);
+    return close_out(&o);
 }
 
 static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
@@ -154,8 +174,7 @@ static double tick_step(double range, int want)
     return p * (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10);
 }
 
-int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
-                         struct moe_error *err)
+char *moe_report_svg(const struct moe_report_run *runs, size_t n)
 {
     const double W = 800, H = 420, L = 70, R = 170, T = 30, B = 50;
     double xmin = INFINITY, xmax = -INFINITY, ymax = 0, mmax = 0, ys, xs;
@@ -188,9 +207,9 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
         xmin = 0, xmax = 1;
     if (ymax <= 0)
         ymax = 1;
-    f = open_out(&o, path, err);
+    f = open_out(&o);
     if (!f)
-        return -1;
+        return NULL;
 #define X(v) (L + ((v) - xmin) / (xmax - xmin) * (W - L - R))
 #define Y(v) (H - B - (v) / ymax * (H - T - B))
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -256,5 +275,5 @@ int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char
 #undef X
 #undef Y
     fputs("</svg>\n", f);
-    return close_out(&o, path, err);
+    return close_out(&o);
 }

@@ -97,6 +97,53 @@ static int link_unnamed(int dirfd, const char *name, const char *data, size_t le
     return 0;
 }
 
+const char *moe_atomic_refusal(const struct stat *st)
+{
+    if (S_ISLNK(st->st_mode))
+        return "a symlink";
+    if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+        return "a device";
+    if (S_ISFIFO(st->st_mode))
+        return "a FIFO";
+    if (S_ISSOCK(st->st_mode))
+        return "a socket";
+    if (S_ISDIR(st->st_mode))
+        return "a folder";
+    if (!S_ISREG(st->st_mode))
+        return "not a regular file";
+    if (st->st_uid != geteuid())
+        return "another user's file";
+    return NULL;
+}
+
+/* Rule 2 (lib/README.md): name may be replaced only when it is absent or
+ * a regular file of the caller's; NULL, else what is there.  rename()
+ * itself never writes through anything, but it would put a regular file
+ * in place of /dev/null, of a link such as /dev/stdout, or of a file a
+ * user kept in a shared folder, as root as readily as not. */
+static const char *taken_by(int dirfd, const char *name)
+{
+    struct stat st;
+
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? NULL : "something that cannot be examined";
+    return moe_atomic_refusal(&st);
+}
+
+int moe_atomic_replaceable(int dirfd, const char *name, const char *shown,
+                           struct moe_error *err)
+{
+    const char *what = taken_by(dirfd, name);
+
+    if (!what)
+        return 0;
+    moe_error_at(err, shown, 0, 0, "cannot write: %s is there; moeflow replaces only a "
+                 "regular file of its own user, never a device, FIFO, symlink or another "
+                 "user's file", what);
+    errno = EEXIST;
+    return -1;
+}
+
 /* The named temporary file: 0, 1 (once, name taken), -1 with errno, or -2
  * when only giving it its name failed (the data was fine). */
 static int write_named(int dirfd, const char *name, const char *data, size_t len,
@@ -128,6 +175,10 @@ static int write_at(int dirfd, const char *name, const char *shown, const char *
 {
     int rc, e;
 
+    /* once never replaces (link fails on any taken name); else the check
+     * comes first, so that a refusal writes nothing at all */
+    if (!how->once && moe_atomic_replaceable(dirfd, name, shown, err) < 0)
+        return -1;
     if (!how->once || link_unnamed(dirfd, name, data, len, how, &rc) < 0)
         rc = write_named(dirfd, name, data, len, how);
     e = errno;
@@ -171,4 +222,43 @@ int moe_atomic_write(const char *path, const char *data, size_t len,
     rc = write_at(dirfd, name, path, data, len, how, err);
     close(dirfd);
     return rc;
+}
+
+/* Why a folder could not be opened: a symlink or any non-folder named as
+ * such, else the system's reason. */
+static void dir_error(const char *path, const char *dir, int e, struct moe_error *err)
+{
+    struct stat st;
+
+    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        moe_error_at(err, path, 0, 0, "cannot write into it: it is %s, not a folder (moeflow "
+                     "writes only into a folder it opened itself, never through a symlink)",
+                     moe_atomic_refusal(&st));
+    else
+        moe_error_at(err, path, 0, 0, "cannot open the folder: %s", strerror(e));
+}
+
+int moe_output_dir_open(const char *path, struct moe_error *err)
+{
+    size_t n = strlen(path);
+    char *dir;
+    int fd = -1;
+
+    /* "out/" would make the kernel follow a symlink named out */
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    if (n == 0) {
+        moe_error_at(err, "-o", 0, 0, "an empty path names no folder");
+        return -1;
+    }
+    if (!(dir = strndup(path, n))) {
+        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
+        return -1;
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        moe_error_at(err, path, 0, 0, "cannot create the folder: %s", strerror(errno));
+    else if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        dir_error(path, dir, errno, err);
+    free(dir);
+    return fd;
 }

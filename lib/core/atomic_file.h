@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -24,8 +25,11 @@ struct moe_atomic_file {
     const struct timespec *mtime; /* the file's modification time, when not NULL */
 };
 
-/* Writes data as name in the open folder dirfd.  A symlink or anything
- * else at name is replaced (never written through), or, with once, left
+/* Writes data as name in the open folder dirfd.  Rule 2 of lib/README.md:
+ * the name is replaced only when it is a regular file of the caller's
+ * (effective) user; a device, FIFO, socket, folder, symlink or another
+ * user's file is left as it is and refused ("NAME: cannot write: a symlink
+ * is there; ..."), as root or not.  With once, any taken name is left
  * alone.  0 when written, 1 when once found the name taken, -1 with err
  * ("NAME: cannot write: reason", or "cannot replace"/"cannot link"
  * when the data was written but could not take the name) and errno set to the cause. */
@@ -36,5 +40,23 @@ int moe_atomic_write_at(int dirfd, const char *name, const char *data, size_t le
  * messages name the whole path. */
 int moe_atomic_write(const char *path, const char *data, size_t len,
                      const struct moe_atomic_file *how, struct moe_error *err);
+
+/* Rule 2's test alone: 0 when name in dirfd is absent or a regular file of
+ * the caller's, else -1 with err (naming shown) and errno EEXIST.  For
+ * writers that put several files in place together (core/atomic_set.h). */
+int moe_atomic_replaceable(int dirfd, const char *name, const char *shown,
+                           struct moe_error *err);
+
+/* What st is, when it is not a regular file of the caller's ("a symlink",
+ * "a device", "another user's file"...); NULL when it is one. */
+const char *moe_atomic_refusal(const struct stat *st);
+
+/* The output folder of report -o, gen -o or --pack, made when absent (0777
+ * less the umask) and opened once: every file then goes in relative to the
+ * descriptor returned, so its names are never cut or resolved again.  A
+ * symlink there is refused, not followed: in a shared sticky folder
+ * another user may have planted it.  Trailing slashes are ignored.  The
+ * descriptor, or -1 with err naming path. */
+int moe_output_dir_open(const char *path, struct moe_error *err);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/atomic_set.h"
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
@@ -215,6 +216,13 @@ int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error 
 
     memset(m, 0, sizeof(*m));
     snprintf(m->path, sizeof(m->path), "%s/manifest.json", dir);
+    /* rule 9: a killed gen --winners may have renamed some of its files */
+    if (moe_atomic_set_pending(dir)) {
+        moe_error_at(err, dir, 0, 0, "an interrupted moeflow gen --winners left its files half "
+                     "in place (%s is there): run it again to finish it",
+                     MOE_ATOMIC_SET_JOURNAL);
+        return -1;
+    }
     if (!(m->json = moe_read_json(m->path, "manifest", err)))
         return -1;
     m->study = json_string_value(json_object_get(m->json, "study"));

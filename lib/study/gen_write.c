@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "core/atomic_set.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/shquote.h"
@@ -203,23 +204,6 @@ int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error
     return rc;
 }
 
-/* Replaces dir/name whole: a reader sees the old file or the new one, and
- * a symlink planted at the name is replaced, never written through. */
-static int replace_file(const char *dir, const char *name, const char *data, size_t len, int mode,
-                        struct moe_error *err)
-{
-    char *path = moe_path_join(dir, name);
-    int rc;
-
-    if (!path) {
-        moe_error_at(err, dir, 0, 0, "out of memory");
-        return -1;
-    }
-    rc = moe_replace_file(path, data, len, mode, err);
-    free(path);
-    return rc;
-}
-
 static const struct moe_gen_file *find_out(const struct moe_gen_output *out, const char *name)
 {
     for (int i = 0; i < out->n; i++)
@@ -250,83 +234,112 @@ static json_t *merged_manifest(const char *dir, const struct moe_gen_plan *plan,
     return merged;
 }
 
-/* The declared contracts of OUT that DIR does not have yet. */
-static int add_contracts(const char *dir, const struct moe_gen_output *out, struct moe_error *err)
+/* The declared contracts of OUT that DIR does not have yet, added to set. */
+static int add_contracts(int dirfd, const struct moe_gen_output *out, struct moe_set_file *set,
+                         size_t *n)
 {
     for (int i = 0; i < out->n; i++) {
         const struct moe_gen_file *g = &out->files[i];
-        char *path;
         struct stat sb;
-        int have;
 
         if (strncmp(g->name, "contracts/", 10) != 0)
             continue;
-        if (!(path = moe_path_join(dir, g->name))) {
-            moe_error_at(err, dir, 0, 0, "out of memory");
+        if (fstatat(dirfd, g->name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+            continue;
+        if (errno != ENOENT)
             return -1;
-        }
-        have = stat(path, &sb) == 0;
-        free(path);
-        if (!have && replace_file(dir, g->name, g->data, g->len, g->mode, err) < 0)
-            return -1;
+        set[(*n)++] = (struct moe_set_file){ g->name, g->data, g->len, g->mode };
     }
     return 0;
 }
 
-/* candidates.tsv: the other stages' rows as they were, then validate's. */
-static int merge_candidates(const char *dir, const struct moe_gen_plan *plan,
-                            struct moe_error *err)
+/* candidates.tsv: the other stages' rows as they were, then validate's;
+ * NULL with err. */
+static char *merged_candidates(const char *dir, const struct moe_gen_plan *plan, size_t *len,
+                               struct moe_error *err)
 {
     const struct moe_stage_plan *validate = moe_gen_plan_stage(plan, MOE_STAGE_VALIDATE);
     char *path = moe_path_join(dir, "candidates.tsv"), *text = NULL, *old, *line, *save = NULL;
     char *rows = validate ? moe_gen_tsv(validate, 1, false) : NULL;
-    size_t len = 0;
     FILE *m;
-    int rc;
 
     old = path ? moe_read_file(path, "candidates.tsv", NULL, err) : NULL;
     free(path);
-    m = old && rows ? open_memstream(&text, &len) : NULL;
-    if (!m) {
-        free(old);
-        free(rows);
-        return -1;
+    m = old && rows ? open_memstream(&text, len) : NULL;
+    if (m) {
+        for (line = strtok_r(old, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+            if (strncmp(line, "validate\t", 9) != 0)
+                fprintf(m, "%s\n", line);
+        fputs(rows, m);
+        if (fclose(m) != 0) {
+            free(text);
+            text = NULL;
+        }
     }
-    for (line = strtok_r(old, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        if (strncmp(line, "validate\t", 9) != 0)
-            fprintf(m, "%s\n", line);
-    fputs(rows, m);
-    fclose(m);
-    rc = replace_file(dir, "candidates.tsv", text, len, 0644, err);
-    free(text);
+    if (!text && !err->text[0])
+        moe_error_at(err, dir, 0, 0, "candidates.tsv: out of memory");
     free(rows);
     free(old);
+    return text;
+}
+
+int moe_gen_finish_interrupted(const char *dir, struct moe_error *err)
+{
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+    if (dirfd < 0) {
+        moe_error_at(err, dir, 0, 0, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    rc = moe_atomic_set_recover(dirfd, dir, err);
+    close(dirfd);
     return rc;
 }
 
-static int write_manifest(const char *dir, const json_t *manifest, struct moe_error *err)
+/* validate.sbatch, candidates.tsv, manifest.json and the new contracts
+ * go in together (core/atomic_set.h): killed at any point, the study is
+ * the old one or the new one, never validate.sbatch of one with the
+ * manifest of the other. */
+static int put_validate(int dirfd, const char *dir, const struct moe_gen_plan *plan,
+                        const struct moe_gen_output *out, const json_t *manifest,
+                        struct moe_error *err)
 {
-    char *text = moe_manifest_text(manifest);
-    int rc;
+    const struct moe_gen_file *f = find_out(out, "validate.sbatch");
+    struct moe_set_file *set = calloc((size_t)out->n + 3, sizeof(*set));
+    char *tsv = NULL, *json = moe_manifest_text(manifest);
+    size_t n = 0, tsv_len = 0;
+    int rc = -1;
 
-    if (!text)
-        return -1;
-    rc = replace_file(dir, "manifest.json", text, strlen(text), 0644, err);
-    free(text);
+    if (!set || !json || !f)
+        moe_error_at(err, dir, 0, 0, "cannot write: %s", f ? "out of memory"
+                                                             : "no validate.sbatch was made");
+    else if (add_contracts(dirfd, out, set, &n) < 0)
+        moe_error_at(err, dir, 0, 0, "contracts/: %s", strerror(errno));
+    else if ((tsv = merged_candidates(dir, plan, &tsv_len, err))) {
+        set[n++] = (struct moe_set_file){ f->name, f->data, f->len, f->mode };
+        set[n++] = (struct moe_set_file){ "candidates.tsv", tsv, tsv_len, 0644 };
+        set[n++] = (struct moe_set_file){ "manifest.json", json, strlen(json), 0644 };
+        rc = moe_atomic_set_write(dirfd, dir, set, n, err);
+    }
+    free(tsv);
+    free(json);
+    free(set);
     return rc;
 }
 
 int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
                             const struct moe_gen_output *out, struct moe_error *err)
 {
-    json_t *manifest = merged_manifest(dir, plan, out, err);
-    const struct moe_gen_file *f = find_out(out, "validate.sbatch");
-    int rc = -1;
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = -1;
+    json_t *manifest = NULL;
 
-    if (manifest && add_contracts(dir, out, err) == 0 && f &&
-        replace_file(dir, f->name, f->data, f->len, f->mode, err) == 0 &&
-        merge_candidates(dir, plan, err) == 0)
-        rc = write_manifest(dir, manifest, err);
+    if (dirfd < 0)
+        moe_error_at(err, dir, 0, 0, "cannot open: %s", strerror(errno));
+    else if (moe_atomic_set_recover(dirfd, dir, err) == 0 &&
+             (manifest = merged_manifest(dir, plan, out, err)))
+        rc = put_validate(dirfd, dir, plan, out, manifest, err);
     json_decref(manifest);
+    if (dirfd >= 0)
+        close(dirfd);
     return rc;
 }

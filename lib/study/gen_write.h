@@ -1,6 +1,6 @@
 /* Where `moeflow gen` puts what moe_gen_build made: a new study directory,
  * written so that readers see either none or a complete one, or the
- * validate stage of an existing one, replaced file by file. */
+ * validate stage of an existing one, whose files change together. */
 #ifndef MOEFLOW_GEN_WRITE_H
 #define MOEFLOW_GEN_WRITE_H
 
@@ -19,11 +19,17 @@ int moe_gen_write_new(const char *dir, const struct moe_gen_output *out, struct 
  * #SBATCH line can carry (core/shquote.h moe_sbatch_quote). */
 int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error *err);
 
+/* gen --winners DIR, before it reads DIR: finishes what a killed gen
+ * --winners committed, removes what it did not (core/atomic_set.h).  0,
+ * or -1 with err. */
+int moe_gen_finish_interrupted(const char *dir, struct moe_error *err);
+
 /* gen --winners DIR: PLAN and OUT (the validate stage rebuilt from DIR's
  * recorded winners) go into DIR itself: validate.sbatch, the new declared
  * contracts, the validate entry of manifest.json and its rows of
- * candidates.tsv.  Nothing else of DIR changes; PLAN must come from the
- * same study (its study_hash).  0, or -1 with err. */
+ * candidates.tsv, all put in place together (core/atomic_set.h).  Nothing
+ * else of DIR changes; PLAN must come from the same study (its
+ * study_hash).  0, or -1 with err. */
 int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
                             const struct moe_gen_output *out, struct moe_error *err);
 

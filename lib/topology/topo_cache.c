@@ -346,8 +346,13 @@ static int write_file(const char *path, const char *buf, size_t len, const char 
 {
     const struct moe_atomic_file how = { .mode = 0644, .exact_mode = true, .mtime = mtime };
     struct moe_strbuf text = { 0 };
+    struct stat st;
     int rc = -1;
 
+    /* the cache's folder is the trusted owner's alone: another user's file
+     * in it is stale and goes (the atomic writer replaces only its own) */
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != geteuid())
+        unlink(path);
     if (moe_strbuf_add(&text, buf, len) != 0 || moe_strbuf_puts(&text, tail) != 0)
         moe_error_at(err, path, 0, 0, "cannot write: out of memory");
     else

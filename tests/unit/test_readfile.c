@@ -184,9 +184,10 @@ static char *slurp(const char *path)
     return moe_read_file(path, "test", NULL, &e);
 }
 
-/* moe_replace_file puts the new text in place of a symlink planted at the
- * name: the link's target keeps its text (issue 21: report -o overwrote
- * it), and no temporary file is left behind. */
+/* moe_replace_file neither writes through nor replaces a symlink planted
+ * at the name (issue 21: report -o overwrote its target; rule 2 of
+ * lib/README.md): -1, the link and its target as they were, and no
+ * temporary file left behind. */
 static void replace_never_writes_through_a_link(void **state)
 {
     struct moe_error e;
@@ -201,13 +202,12 @@ static void replace_never_writes_through_a_link(void **state)
     fputs("victim\n", f);
     fclose(f);
     assert_int_equal(symlink(target, link), 0);
-    assert_int_equal(moe_replace_file(link, "new\n", 4, -1, &e), 0);
+    assert_int_equal(moe_replace_file(link, "new\n", 4, -1, &e), -1);
+    assert_non_null(strstr(e.text, "a symlink is there"));
     assert_string_equal(text = slurp(target), "victim\n");
     free(text);
     assert_int_equal(lstat(link, &st), 0);
-    assert_true(S_ISREG(st.st_mode));
-    assert_string_equal(text = slurp(link), "new\n");
-    free(text);
+    assert_true(S_ISLNK(st.st_mode));
     assert_int_equal(hidden_files(), 0);
 }
 
@@ -238,7 +238,7 @@ static void replace_refuses_a_directory(void **state)
     (void)state;
     assert_int_equal(mkdir(moe_unit_path("adir"), 0755), 0);
     assert_int_equal(moe_replace_file(moe_unit_path("adir"), "x", 1, -1, &e), -1);
-    assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "adir: cannot replace"));
+    assert_non_null(strstr(moe_error_format(&e, buf, sizeof(buf)), "adir: cannot write: a folder is there"));
 }
 
 int main(void)
