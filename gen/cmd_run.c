@@ -23,6 +23,7 @@
 #include "run_exec.h"
 #include "run_state.h"
 #include "analysis/fit_report.h"
+#include "analysis/megatron_log.h"
 #include "contract/contract_store.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
@@ -269,10 +270,34 @@ static void print_argv(const char *prefix, char *const argv[])
     putchar('\n');
 }
 
+/* Whether a fit candidate's log ends in CUDA's out-of-memory error: a fit
+ * rung that does not fit has given the answer it exists to give (issue
+ * 37), which the fit report reads; it is no failure of the stage. */
+static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stage_plan *p,
+                                  const char *id)
+{
+    char path[4300];
+    struct moe_log log;
+    struct moe_error err;
+    bool oom;
+
+    if (p->stage != MOE_STAGE_FIT)
+        return false;
+    snprintf(path, sizeof(path), "%s/results/%s/%s.log", c->dir, p->name, id);
+    moe_log_init(&log);
+    moe_error_clear(&err);
+    oom = moe_log_read_file(&log, path, &err) == 0 &&
+          (strstr(log.last_error, "OutOfMemoryError") ||
+           strstr(log.last_error, "CUDA out of memory"));
+    moe_log_free(&log);
+    return oom;
+}
+
 /* The candidate ids of the stage whose last exit status is not 0 (or
- * missing), into ids; returns how many (0 when every one exited 0). */
+ * missing), into ids; returns how many (0 when every one exited 0).  A
+ * fit rung that ran out of memory counts as done, its id into oom. */
 static size_t failed_candidates(const struct run_ctx *c, const struct run_stage_plan *p,
-                                json_t *ids, size_t *done)
+                                json_t *ids, json_t *oom, size_t *done)
 {
     size_t bad = 0;
 
@@ -294,6 +319,10 @@ static size_t failed_candidates(const struct run_ctx *c, const struct run_stage_
         }
         if (rc == 0) {
             (*done)++;
+        } else if (rc > 0 && fit_ran_out_of_memory(c, p, p->ms->cands[k].id)) {
+            (*done)++;
+            if (oom)
+                json_array_append_new(oom, json_string(p->ms->cands[k].id));
         } else if (ids) {
             json_array_append_new(ids, json_string(p->ms->cands[k].id));
             bad++;
@@ -487,7 +516,7 @@ static int wait_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t 
 
     for (;;) {
         int pending = 0, running = 0, live = 0, unknown = 0;
-        size_t done, i, failed = failed_candidates(c, p, NULL, &done);
+        size_t done, i, failed = failed_candidates(c, p, NULL, NULL, &done);
         const json_t *j;
         char line[256];
 
@@ -741,7 +770,7 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
 /* Submits (or resumes) one stage and waits for it. */
 static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
 {
-    json_t *js = run_state_stage(c->state, p->name), *failed;
+    json_t *js = run_state_stage(c->state, p->name), *failed, *oom;
     char s[16]; /* a copy: the state string is replaced below (D25) */
     int rc, w;
     char t[32];
@@ -775,8 +804,10 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
         return MOE_EXIT_STOPPED;
     }
     failed = json_array();
+    oom = json_array();
     json_object_set_new(js, "finished", json_integer((json_int_t)time(NULL)));
-    if (failed_candidates(c, p, failed, &(size_t){ 0 })) {
+    json_object_set_new(js, "out_of_memory", oom);
+    if (failed_candidates(c, p, failed, oom, &(size_t){ 0 })) {
         json_object_set_new(js, "state", json_string("failed"));
         json_object_set_new(js, "failed", failed);
         if ((rc = save(c)) != MOE_EXIT_OK)
@@ -790,8 +821,14 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
     json_object_set_new(js, "state", json_string("done"));
     if ((rc = save(c)) != MOE_EXIT_OK)
         return rc;
-    printf("[%s] %s: done, all %zu candidates exited 0\n", elapsed(c->t0, t, sizeof(t)), p->name,
-           p->ms->n);
+    if (json_array_size(oom))
+        printf("[%s] %s: done, %zu candidates exited 0 and %zu ran out of memory: the answer "
+               "those rungs exist to give (moeflow report --stage fit)\n",
+               elapsed(c->t0, t, sizeof(t)), p->name, p->ms->n - json_array_size(oom),
+               json_array_size(oom));
+    else
+        printf("[%s] %s: done, all %zu candidates exited 0\n", elapsed(c->t0, t, sizeof(t)),
+               p->name, p->ms->n);
     report_stage(c, p);
     return MOE_EXIT_OK;
 }

@@ -8,6 +8,8 @@
  *               interrupted submission is finished, not repeated
  *   "jobs"      the submissions made: {"job": "123", "array", "offset"}
  *   "failed"    the candidate ids that did not exit 0 (state "failed")
+ *   "out_of_memory"  fit candidates whose run ended in CUDA's out-of-memory
+ *               error: the answer that rung exists to give, not a failure
  *   "started", "finished"  seconds since the epoch
  * and at the top "study_hash" (the manifest's: a regenerated study is not
  * this state's) and "winners": "generated" once validate was rebuilt from

@@ -40,7 +40,14 @@ if os.environ.get('STUB_FAIL_STAGE') not in (None, stage): rc = '0'
 os.makedirs('results/' + stage, exist_ok=True)
 if os.environ.get('STUB_NO_RC') != stage:
     for i in idx:
-        open('results/%s/%s.rc' % (stage, cands[off + i]['id']), 'w').write(rc + '\n')
+        cid = cands[off + i]['id']
+        if os.environ.get('STUB_OOM') == stage and off + i == 0:
+            # the first candidate dies as CUDA ends a run that does not fit
+            open('results/%s/%s.log' % (stage, cid), 'w').write(
+                '[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n')
+            open('results/%s/%s.rc' % (stage, cid), 'w').write('1\n')
+            continue
+        open('results/%s/%s.rc' % (stage, cid), 'w').write(rc + '\n')
 print(os.environ.get('STUB_OUT', '42'))
 S
 cat > "$W/bin/squeue" <<'S'
@@ -70,7 +77,7 @@ run() {
 clean() { ! grep -qaP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$W/out" &&
           ! grep -qa 'Sanitizer' "$W/out"; }
 
-tap_plan 23
+tap_plan 26
 
 fresh st
 run -- --until contract st
@@ -193,4 +200,17 @@ tap_ok $? "run refuses a study folder whose baseline cannot fit, before submitti
 fresh st
 run -- --dry-run st
 tap_ok $(( rc != 0 )) "... and runs one that fits"
+
+# Issue 37: a fit rung that runs out of memory has given its answer; the
+# stage is done and run goes on.  Any other failure still stops it.
+fresh st
+run STUB_OOM=fit -- --until fit st
+[ $rc = 0 ] && grep -q '^\[.*\] fit: done, 4 candidates exited 0 and 1 ran out of memory: the answer' "$W/out"
+tap_ok $? "a fit rung that runs out of memory is an answer: the stage is done"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["stages"]["fit"]
+sys.exit(not (s["state"] == "done" and len(s["out_of_memory"]) == 1))' "$W/st/run-state.json"
+tap_ok $? "... recorded in run-state.json as out_of_memory"
+fresh st
+run STUB_OOM=contract -- --until contract st
+tap_ok $(( rc != 5 )) "... while out of memory outside the fit stage is a failure"
 tap_done
