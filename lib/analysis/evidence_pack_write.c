@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "analysis/evidence_pack.h"
-#include "core/atomic_file.h"
+#include "core/readfile.h"
 #include "core/strbuf.h"
 
 static const char *const pack_files[] = { "README.md", "pack.json", NULL };
@@ -126,11 +126,23 @@ static void recover(const struct place *p)
     remove_pack(p->pfd, p->fresh);
 }
 
+/* A file of the fresh folder, which no one else has written into: O_EXCL
+ * (never through anything), and no temporary name, so that the folder of
+ * a killed writer holds only pack files and the next one removes it. */
+static int fresh_file(int dirfd, const char *name, const char *text)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    int rc = fd >= 0 && moe_write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0 ? 0 : -1;
+
+    if (fd >= 0 && close(fd) != 0)
+        rc = -1;
+    return rc;
+}
+
 /* The fresh folder with both files, on disk. */
 static int fill(const struct place *p, const char *json_text, const char *md,
                 struct moe_error *err)
 {
-    const struct moe_atomic_file how = { .mode = 0666 };
     int fd;
 
     /* 0755 whatever the umask: the pack is for the reviewers */
@@ -140,10 +152,9 @@ static int fill(const struct place *p, const char *json_text, const char *md,
                      strerror(errno));
         return -1;
     }
-    if (moe_atomic_write_at(fd, "pack.json", json_text, strlen(json_text), &how, err) < 0 ||
-        moe_atomic_write_at(fd, "README.md", md, strlen(md), &how, err) < 0 || fsync(fd) < 0) {
-        if (!err->text[0])
-            moe_error_at(err, p->shown, 0, 0, "cannot write: %s", strerror(errno));
+    if (fresh_file(fd, "pack.json", json_text) < 0 || fresh_file(fd, "README.md", md) < 0 ||
+        fsync(fd) < 0) {
+        moe_error_at(err, p->shown, 0, 0, "cannot write: %s", strerror(errno));
         close(fd);
         return -1;
     }

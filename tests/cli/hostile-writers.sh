@@ -20,23 +20,23 @@ chmod 0755 "$tmp"
 log=$MOEFLOW_SRCDIR/tests/data/hardening/base.log
 place() { "$M" place --nodelist 'n[1-2]' --gpus-per-node 2 --layout tp=2 "$@"; }
 
-mkdir "$tmp/out"
+mkdir "$tmp/rep"
 for f in report.json report.md step-time.svg; do
     echo "victim $f" > "$tmp/victim-$f"
 done
-ln -s "../victim-step-time.svg" "$tmp/out/step-time.svg"
-"$M" report -o "$tmp/out" "$log" > "$tmp/stdout" 2>&1
+ln -s "../victim-step-time.svg" "$tmp/rep/step-time.svg"
+"$M" report -o "$tmp/rep" "$log" > "$tmp/stdout" 2>&1
 tap_ok $(( $? != 4 )) "report -o into a folder with a planted symlink: refused, exit 4"
 ok "... naming the file and what is there" has "$tmp/stdout" "step-time.svg: cannot write: a symlink is there"
-[ "$(cat "$tmp/victim-step-time.svg")" = "victim step-time.svg" ] && [ -L "$tmp/out/step-time.svg" ] &&
-    [ ! -e "$tmp/out/report.json" ]
+[ "$(cat "$tmp/victim-step-time.svg")" = "victim step-time.svg" ] && [ -L "$tmp/rep/step-time.svg" ] &&
+    [ ! -e "$tmp/rep/report.json" ]
 tap_ok $? "... the link and its target untouched, and no other file of the report written"
-rm "$tmp/out/step-time.svg"
-"$M" report -o "$tmp/out" "$log" > "$tmp/stdout" 2>&1
+rm "$tmp/rep/step-time.svg"
+"$M" report -o "$tmp/rep" "$log" > "$tmp/stdout" 2>&1
 tap_ok $? "report -o into a plain folder succeeds"
-grep -q "\"step_ms_median\": 100.0" "$tmp/out/report.json" && grep -q '<svg' "$tmp/out/step-time.svg"
+grep -q "\"step_ms_median\": 100.0" "$tmp/rep/report.json" && grep -q '<svg' "$tmp/rep/step-time.svg"
 tap_ok $? "... and the new files hold the report"
-[ -z "$(find "$tmp/out" -name '.*' -type f)" ]; tap_ok $? "... no temporary file is left behind"
+[ -z "$(find "$tmp/rep" -name '.*' -type f)" ]; tap_ok $? "... no temporary file is left behind"
 
 echo victim > "$tmp/victim-hosts"
 ln -s victim-hosts "$tmp/hosts"
@@ -150,15 +150,16 @@ for n in $(seq 1 30); do
     if [ -e "$tmp/s2/.moeflow-commit" ]; then
         # a journal: every reader refuses the half-made study until a rerun
         journals=$((journals + 1))
-        as_user "$M" report "$tmp/s2" > "$tmp/rd" 2>&1 && bad=$((bad + 1))
-        grep -q "interrupted moeflow gen --winners" "$tmp/rd" || bad=$((bad + 1))
+        as_user "$M" report "$tmp/s2" > "$tmp/rd" 2>&1 && { echo "# killed at $n: report read it"; bad=$((bad + 1)); }
+        grep -q "interrupted moeflow gen --winners" "$tmp/rd" || { diag < "$tmp/rd"; bad=$((bad + 1)); }
     elif [ "${c% *}" != "${c#* }" ]; then
         echo "# killed at $n: a mix without a journal: $c" ; bad=$((bad + 1))
     fi
     as_user "$M" gen --templates "$MOEFLOW_SRCDIR/templates" "$tmp/s2/study.yaml" --stage validate \
-        --winners "$tmp/s2" > /dev/null 2>&1 || bad=$((bad + 1))
+        --winners "$tmp/s2" > "$tmp/rd" 2>&1 || { diag < "$tmp/rd"; bad=$((bad + 1)); }
     c=$(count "$tmp/s2")
-    [ "${c% *}" = "${c#* }" ] && [ -z "$(cd "$tmp/s2" && ls -A | grep moeflow)" ] || bad=$((bad + 1))
+    [ "${c% *}" = "${c#* }" ] && [ -z "$(cd "$tmp/s2" && ls -A | grep '^\.moeflow')" ] ||
+        { echo "# killed at $n: after the rerun $c, $(cd "$tmp/s2" && ls -A | grep '^\.moeflow')"; bad=$((bad + 1)); }
 done
 echo "# gen --winners killed at $kills steps, $journals of them after the commit"
 tap_ok $(( bad != 0 || kills < 3 || journals < 1 )) "gen --winners killed at each step: old or new state, or a journal every reader refuses; a rerun finishes with no leftover"
@@ -170,9 +171,11 @@ for n in $(seq 1 30); do
     as_user env LD_PRELOAD="$tmp/k.so" KILLAT_N=$n "$M" report --pack "$S" > /dev/null 2>&1
     [ $? -eq 137 ] || break
     kills=$((kills + 1))
-    [ -f "$S/evidence-pack/pack.json" ] && [ -f "$S/evidence-pack/README.md" ] || bad=$((bad + 1))
-    as_user "$M" report --pack "$S" > /dev/null 2>&1 || bad=$((bad + 1))
-    [ "$(cd "$S" && ls -A | grep -c evidence-pack)" = 1 ] || bad=$((bad + 1))
+    [ -f "$S/evidence-pack/pack.json" ] && [ -f "$S/evidence-pack/README.md" ] ||
+        { echo "# killed at $n: no whole pack"; bad=$((bad + 1)); }
+    as_user "$M" report --pack "$S" > "$tmp/rd" 2>&1 || { diag < "$tmp/rd"; bad=$((bad + 1)); }
+    [ "$(cd "$S" && ls -A | grep -c evidence-pack)" = 1 ] ||
+        { echo "# killed at $n: $(cd "$S" && ls -A | grep evidence-pack)"; bad=$((bad + 1)); }
 done
 echo "# report --pack killed at $kills steps"
 tap_ok $(( bad != 0 || kills < 2 )) "report --pack killed at each step: evidence-pack/ always whole; a rerun leaves no sibling"
