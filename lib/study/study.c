@@ -111,8 +111,10 @@ static int own_str(struct ctx *c, char **dst, const char *path, const char *def)
     const char *v = path ? get_str(c, path, def) : def;
 
     free(*dst);
-    if (!(*dst = strdup(v ? v : "")))
-        return fail(c, path ? path : "(top)", "out of memory");
+    if (!(*dst = strdup(v ? v : ""))) {
+        moe_error_set(c->err, "%s: %s: out of memory", c->name, path ? path : "(top)");
+        return -1;
+    }
     return 0;
 }
 
@@ -140,9 +142,11 @@ static int get_strlist(struct ctx *c, const char *path, struct moe_strlist *out)
 
         while (ch && *ch && strcmp(*ch, json_string_value(item)) != 0)
             ch++;
-        if (!ch || !*ch)
-            return fail(c, path, "internal error: '%s' is none of the schema's choices",
-                        json_string_value(item));
+        if (!ch || !*ch) {
+            moe_error_set(c->err, "%s: internal error: %s: '%s' is none of the schema's "
+                          "choices", c->name, path, json_string_value(item));
+            return -1;
+        }
         out->v[out->n++] = *ch;
     }
     return 0;

@@ -65,6 +65,13 @@ static int no_control(struct walk *w, const yaml_node_t *node, const char *path)
                    moe_text_control_name(s + at, name, sizeof(name)), at + 1);
 }
 
+/* A value quoted in a message is cut at n bytes with "...", so that what
+ * the message says about it (the limit) is never cut off instead. */
+static const char *ellipsis(const yaml_node_t *node, size_t n)
+{
+    return node->data.scalar.length > n ? "..." : "";
+}
+
 /* A string that lands in an #SBATCH line: the schema's pattern for what
  * Slurm takes there, then sbatch's own rule (core/shquote.h). */
 static int sbatch_value(struct walk *w, const yaml_node_t *node, const char *path,
@@ -80,10 +87,11 @@ static int sbatch_value(struct walk *w, const yaml_node_t *node, const char *pat
     nomatch = regexec(&re, scalar(node), 0, NULL, 0);
     regfree(&re);
     if (nomatch)
-        return fail_at(w, node, path, "'%s' is not %s", scalar(node), f->allows);
+        return fail_at(w, node, path, "'%.80s%s' is not %s", scalar(node), ellipsis(node, 80),
+                       f->allows);
     moe_error_clear(&e);
     if (!(q = moe_sbatch_quote(scalar(node), &e)))
-        return fail_at(w, node, path, "'%s' %s", scalar(node), e.text);
+        return fail_at(w, node, path, "'%.80s%s' %s", scalar(node), ellipsis(node, 80), e.text);
     free(q);
     return 0;
 }

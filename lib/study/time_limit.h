@@ -9,8 +9,10 @@
 
 #include "core/error.h"
 
-/* Slurm counts a time limit's seconds in an int: 2147483647 s, 68 years. */
-#define MOE_TIME_LIMIT_MAX_S 2147483647L
+/* Slurm counts a time limit's seconds in an int and rounds them up to
+ * minutes by adding 59 in the same int: at most 2147483647 - 59 s (68
+ * years); one second more and it reads a negative limit. */
+#define MOE_TIME_LIMIT_MAX_S (2147483647L - 59)
 
 /* text in one of sbatch's --time forms (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S,
  * UNLIMITED, INFINITE) to whole minutes, rounded up as Slurm rounds;

@@ -74,6 +74,7 @@ DELEGATES = {
                        formats("lib/study/launcher.c", "moe_error_set") +
                        formats("lib/core/shquote.c", "moe_error_set")),
     "workload_read": (r"workload\.capacity_factor", number),
+    "time_limit_check": (r"cluster\.time_limit", formats("lib/study/time_limit.c", "moe_error_set")),
     "pipeline_check": (r"baseline\.pipeline_layout", formats("lib/study/study_pipeline.c", "moe_error_set")),
     "layout_check": (r"(baseline|workload)\.[a-z_]+",
                      [w + r"( \(baseline\.pipeline_layout, .*\))?" for w in formats("lib/fit/layouts.c", "WHY", first=True)]),
