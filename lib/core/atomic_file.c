@@ -230,10 +230,12 @@ static void dir_error(const char *path, const char *dir, int e, struct moe_error
 {
     struct stat st;
 
+    const char *what;
+
     if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
         moe_error_at(err, path, 0, 0, "cannot write into it: it is %s, not a folder (moeflow "
                      "writes only into a folder it opened itself, never through a symlink)",
-                     moe_atomic_refusal(&st));
+                     (what = moe_atomic_refusal(&st)) ? what : "a file");
     else
         moe_error_at(err, path, 0, 0, "cannot open the folder: %s", strerror(e));
 }
@@ -256,7 +258,7 @@ int moe_output_dir_open(const char *path, struct moe_error *err)
         return -1;
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        moe_error_at(err, path, 0, 0, "cannot create the folder: %s", strerror(errno));
+        moe_error_at(err, path, 0, 0, "cannot create: %s", strerror(errno));
     else if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         dir_error(path, dir, errno, err);
     free(dir);
