@@ -417,6 +417,8 @@ static int gen(struct gen_args *a, const char *path)
         rc = moe_cli_fail(&err, MOE_EXIT_USAGE);
     else if (a->winners && moe_validate_candidates(&study, a->winners, &validate, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    else if (!a->winners && (rc = moe_study_baseline_fit(&study, &err)) != 0)
+        rc = moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
     else {
         warn_container_mounts(&study, study_dir);
         a->opts.validate = a->winners ? &validate : NULL;
@@ -424,8 +426,6 @@ static int gen(struct gen_args *a, const char *path)
     }
     /* a outlives what they point to */
     a->opts.validate = NULL;
-    else if (!a->winners && (rc = moe_study_baseline_fit(&study, &err)) != 0)
-        rc = moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
     a->opts.study_dir = a->opts.study_text = NULL;
     moe_stage_plan_free(&validate);
     moe_study_free(&study);
