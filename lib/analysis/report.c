@@ -367,6 +367,20 @@ size_t moe_report_window_samples(const struct moe_report_run *r, double *out, si
     return k;
 }
 
+/* stdev / mean of v (n >= 2), NAN otherwise. */
+static double sample_cv(const double *v, size_t n)
+{
+    double mean = 0, var = 0;
+
+    if (n < 2)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        mean += v[i] / (double)n;
+    for (size_t i = 0; i < n; i++)
+        var += (v[i] - mean) * (v[i] - mean) / (double)(n - 1);
+    return mean > 0 ? sqrt(var) / mean : NAN;
+}
+
 void moe_report_compare(const struct moe_report_run *base, const struct moe_report_run *cand,
                         const struct moe_report_opts *opts, struct moe_report_ab *ab)
 {
@@ -383,7 +397,7 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
     ab->alpha = opts->alpha;
     ab->min_effect_pct = opts->min_effect_pct;
     ab->delta_pct = 100.0 * (cand->step_median - base->step_median) / base->step_median;
-    ab->ci_lo_pct = ab->ci_hi_pct = ab->p_value = NAN;
+    ab->ci_lo_pct = ab->ci_hi_pct = ab->p_value = ab->ref_cv = NAN;
     ab->verdict = MOE_VERDICT_NO_CHANGE;
     moe_error_clear(&err);
     if (!a || !b) {
@@ -396,13 +410,19 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
         snprintf(ab->why, sizeof(ab->why), "no test: %.140s", err.text);
         goto out;
     }
+    ab->ref_cv = sample_cv(a, ab->n_base);
     ab->delta_pct = t.effect_pct;
     ab->ci_lo_pct = t.ci_lo_pct;
     ab->ci_hi_pct = t.ci_hi_pct;
     ab->p_value = t.p_value;
     ab->exact = t.exact;
     significant = t.p_value < opts->alpha && (t.ci_hi_pct < 0 || t.ci_lo_pct > 0);
-    if (!significant)
+    if (ab->ref_cv > MOE_REPORT_MAX_REF_CV) {
+        ab->verdict = MOE_VERDICT_NOISY;
+        snprintf(ab->why, sizeof(ab->why), "the reference's steps spread too much to decide "
+                 "(CV %.0f%% > %.0f%%): rerun it, interleaved with the candidate",
+                 100 * ab->ref_cv, 100 * MOE_REPORT_MAX_REF_CV);
+    } else if (!significant)
         snprintf(ab->why, sizeof(ab->why), "not significant (p=%.3g%s, interval %s 0)",
                  t.p_value, t.p_value < opts->alpha ? "" : " >= alpha",
                  t.ci_lo_pct <= 0 && t.ci_hi_pct >= 0 ? "includes" : "excludes");
@@ -421,7 +441,17 @@ out:
 
 const char *moe_verdict_name(enum moe_verdict v)
 {
-    return v == MOE_VERDICT_WIN ? "win" : v == MOE_VERDICT_LOSS ? "loss" : "no change";
+    switch (v) {
+    case MOE_VERDICT_WIN:
+        return "win";
+    case MOE_VERDICT_LOSS:
+        return "loss";
+    case MOE_VERDICT_NOISY:
+        return "inconclusive";
+    case MOE_VERDICT_NO_CHANGE:
+        break;
+    }
+    return "no change";
 }
 
 static json_t *num(double v)
@@ -468,8 +498,9 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
         moe_report_compare(base, r, opts, &ab);
         json_object_set_new(
             j, "ab",
-            json_pack("{s:s,s:o,s:[o,o],s:o,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "baseline",
-                      base->name, "delta_pct", num(ab.delta_pct), "ci95_pct", num(ab.ci_lo_pct),
+            json_pack("{s:s,s:o,s:o,s:[o,o],s:o,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "baseline",
+                      base->name, "baseline_cv", num(ab.ref_cv), "delta_pct", num(ab.delta_pct),
+                      "ci95_pct", num(ab.ci_lo_pct),
                       num(ab.ci_hi_pct), "p_value", num(ab.p_value), "test",
                       ab.exact ? "Mann-Whitney U, exact" : "Mann-Whitney U, normal approximation",
                       "n_baseline", (json_int_t)ab.n_base, "n_candidate", (json_int_t)ab.n_cand,

@@ -69,7 +69,10 @@ void moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t)
 
 void moe_report_run_free(struct moe_report_run *r);
 
-enum moe_verdict { MOE_VERDICT_NO_CHANGE = 0, MOE_VERDICT_WIN, MOE_VERDICT_LOSS };
+/* MOE_VERDICT_NOISY: no verdict, the reference's own steps spread more
+ * than MOE_REPORT_MAX_REF_CV (a decision never rests on a noisy reference). */
+enum moe_verdict { MOE_VERDICT_NO_CHANGE = 0, MOE_VERDICT_WIN, MOE_VERDICT_LOSS,
+                   MOE_VERDICT_NOISY };
 
 /* What a verdict needs: significance at alpha (the rank test's p-value
  * below it and the bootstrap interval of the effect excluding 0) and an
@@ -81,6 +84,14 @@ struct moe_report_opts {
 
 #define MOE_REPORT_ALPHA 0.05
 #define MOE_REPORT_MIN_EFFECT 2.0
+/* The largest coefficient of variation of the reference's window steps a
+ * verdict rests on.  Steady runs spread 1-8% (tests/gpu/steady-1gpu:
+ * s20's twelve window steps span 1256-1579 ms, CV 7%); past 15% the
+ * reference's median is uncertain by more than several minimum effects
+ * over a 10-step window (about 1.25 x CV / sqrt(10) = 6%), so a rank
+ * test's small p-value (outliers, a warm-up step left in) says nothing of
+ * the configuration: rerun the reference, interleaved with the candidate. */
+#define MOE_REPORT_MAX_REF_CV 0.15
 
 struct moe_report_ab {
     double delta_pct;            /* median step time vs the baseline's; negative is faster */
@@ -89,6 +100,7 @@ struct moe_report_ab {
     int exact;                   /* exact p-value (no ties), else normal approximation */
     size_t n_base, n_cand;
     double alpha, min_effect_pct;
+    double ref_cv;               /* the reference's window steps: stdev / mean; NAN: unknown */
     enum moe_verdict verdict;
     char why[160];               /* the reason for the verdict, in words */
 };
