@@ -28,8 +28,23 @@ PY
 # fixture_winner STUDY VARIABLE VALUE: the retune candidate's sealed run
 # record (runs/<n>_0) and its contract recorded as a winner, as the
 # plugin and `moeflow contract winner` write them (which refuses root).
+# A winner is a run record that contract verify accepts against the frozen
+# baseline (moe_contract_check_run): the baseline is frozen first, as the
+# contract stage's job does (contract/frozen.json, the declared contract's
+# canonical text, sealed, read-only).
+fixture_frozen() {
+    local s=$1 c
+    [ -e "$s/contract/frozen.json" ] && return 0
+    c=$(awk -F'\t' '$1 == "contract" { print $3 }' "$s/candidates.tsv")
+    mkdir -p "$s/contract"
+    tr -d '\n' < "$s/contracts/$c.json" > "$s/contract/frozen.json"
+    (cd "$s/contract" && sha256sum frozen.json > frozen.json.sha256 &&
+        chmod 0444 frozen.json frozen.json.sha256)
+}
+
 fixture_winner() {
     local s=$1 id rec d
+    fixture_frozen "$s"
     id=$(awk -F'\t' -v a="$2" -v b="$3" '$1 == "retune" && $4 == a && $5 == b { print $3 }' "$s/candidates.tsv")
     rec=$s/runs/$(( $(ls "$s/runs" 2> /dev/null | wc -l) + 7 ))_0
     mkdir -p "$rec" "$s/winners"

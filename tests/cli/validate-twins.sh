@@ -45,8 +45,9 @@ study() {
     (cd "$d" && sha256sum contract.json > contract.json.sha256)
     chown -R "$U" "$S"
     chmod -R go-w "$S"
-    as_user "$M" contract winner "$S" "$d" > "$tmp/winner.out" 2>&1 || { diag < "$tmp/winner.out"; return 1; }
+    # the baseline first: a winner is a run contract verify accepts against it
     as_user "$M" contract freeze "$S" --from "$S/contracts/baseline.json" > /dev/null 2>&1
+    as_user "$M" contract winner "$S" "$d" > "$tmp/winner.out" 2>&1 || { diag < "$tmp/winner.out"; return 1; }
     echo "$S"
 }
 
