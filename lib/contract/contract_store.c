@@ -403,13 +403,6 @@ static const char *run_field(const json_t *doc, const char *key)
     return json_string_value(json_object_get(json_object_get(doc, MOE_CONTRACT_RUN), key));
 }
 
-static const char *shown_field(const json_t *doc, const char *key)
-{
-    const char *v = run_field(doc, key);
-
-    return v ? v : "?";
-}
-
 static bool same_field(const json_t *a, const json_t *b, const char *key)
 {
     const char *x = run_field(a, key), *y = run_field(b, key);
@@ -420,8 +413,10 @@ static bool same_field(const json_t *a, const json_t *b, const char *key)
 /* runs/<id>/contract.json was there before this task: another task, node
  * or step of the same job (same stage and candidate) is fine, and a torn
  * record of it gets its seal; any other run's record means the job id was
- * used before, which is refused (moeflow-plugin(8): job ids reused). */
-static int recorded_before(int run, const char *run_id, const json_t *doc, struct moe_error *err)
+ * used before: 2 with its digest in moved, for the caller to move that
+ * run aside (spank_moeflow(8): job ids reused). */
+static int recorded_before(int run, const char *run_id, const json_t *doc,
+                           char moved[MOE_SHA256_HEX_LEN + 1], struct moe_error *err)
 {
     char shown[128], digest[MOE_SHA256_HEX_LEN + 1], *text;
     uid_t me = geteuid();
@@ -433,16 +428,10 @@ static int recorded_before(int run, const char *run_id, const json_t *doc, struc
     prior = text ? parse_canonical(text, shown, digest, err) : NULL;
     free(text);
     if (prior && !(same_field(prior, doc, MOE_CONTRACT_RUN_STAGE) &&
-                   same_field(prior, doc, MOE_CONTRACT_RUN_CANDIDATE)))
-        moe_error_set(err, "%s holds the record of another run (stage %s, candidate %.12s…), "
-                      "not of this one (stage %s, candidate %.12s…): job id %s was used before "
-                      "(a second cluster on this study, a reset controller, or wrap-around); "
-                      "move runs/%s aside and resubmit", shown,
-                      shown_field(prior, MOE_CONTRACT_RUN_STAGE),
-                      shown_field(prior, MOE_CONTRACT_RUN_CANDIDATE),
-                      shown_field(doc, MOE_CONTRACT_RUN_STAGE),
-                      shown_field(doc, MOE_CONTRACT_RUN_CANDIDATE), run_id, run_id);
-    else if (prior && seal_as(run, "contract.json", digest, err) == 0) {
+                   same_field(prior, doc, MOE_CONTRACT_RUN_CANDIDATE))) {
+        memcpy(moved, digest, sizeof(digest));
+        rc = 2;
+    } else if (prior && seal_as(run, "contract.json", digest, err) == 0) {
         json_decref(prior);
         prior = load_sealed(run, "contract.json", shown, me, "edited after the run", digest, err);
         rc = prior ? 1 : -1;
@@ -451,29 +440,70 @@ static int recorded_before(int run, const char *run_id, const json_t *doc, struc
     return rc;
 }
 
+/* A job id used before: the earlier run's folder (its record and the logs
+ * its job copied there) moves whole to runs/<id>.reused-<its record's
+ * digest>, so that nothing of it is lost and runs/<id> is this run's
+ * alone.  The name follows the record, and no rename replaces a name:
+ * when two tasks of the new job both find the old record, one moves it and
+ * the other's rename finds the name taken and looks again (0 either way). */
+static int move_aside(int runs, const char *run_id, const char *digest, struct moe_error *err)
+{
+    char aside[160];
+
+    snprintf(aside, sizeof(aside), "%.64s.reused-%.16s", run_id, digest);
+    if (renameat2(runs, run_id, runs, aside, RENAME_NOREPLACE) == 0 || errno == EEXIST ||
+        errno == ENOENT)
+        return 0;
+    moe_error_set(err, "runs/%s holds another run's record (job id %s used before) and cannot "
+                  "be moved aside to runs/%s: %s", run_id, run_id, aside, strerror(errno));
+    return -1;
+}
+
+/* Writes runs/<id>/contract.json once: 0 written, 1 this run's record was
+ * there, 2 another run's record is there (moved holds its digest). */
+static int record_once(int runs, const char *study, const char *run_id, const json_t *doc,
+                       const char *canon, const char *digest,
+                       char moved[MOE_SHA256_HEX_LEN + 1], struct moe_error *err)
+{
+    int run = open_owned_subdir(runs, run_id, study, err), rc = -1;
+
+    if (run < 0)
+        return -1;
+    rc = write_once(run, "contract.json", canon, err);
+    /* Sealed like the frozen baseline, so that verify notices an edit. */
+    if (rc == 0 && seal_as(run, "contract.json", digest, err) < 0)
+        rc = -1;
+    else if (rc == 1)
+        rc = recorded_before(run, run_id, doc, moved, err);
+    close(run);
+    return rc;
+}
+
 int moe_contract_record_run(const char *study, const char *run_id, const json_t *doc,
                             struct moe_error *err)
 {
-    char *canon = NULL, digest[MOE_SHA256_HEX_LEN + 1];
-    int sfd, runs = -1, run = -1, rc = -1;
+    char *canon = NULL, digest[MOE_SHA256_HEX_LEN + 1], moved[MOE_SHA256_HEX_LEN + 1];
+    int sfd, runs = -1, rc = -1;
 
     sfd = open_study(study, err);
     if (sfd < 0)
         return -1;
     runs = open_owned_subdir(sfd, "runs", study, err);
-    if (runs >= 0)
-        run = open_owned_subdir(runs, run_id, study, err);
-    canon = run >= 0 ? moe_json_canonical(doc) : NULL;
-    if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0)
-        rc = write_once(run, "contract.json", canon, err);
-    /* Sealed like the frozen baseline, so that verify notices an edit. */
-    if (rc == 0 && seal_as(run, "contract.json", digest, err) < 0)
-        rc = -1;
-    else if (rc == 1)
-        rc = recorded_before(run, run_id, doc, err);
+    canon = runs >= 0 ? moe_json_canonical(doc) : NULL;
+    if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0) {
+        /* twice at most: another run's folder is moved aside once */
+        rc = record_once(runs, study, run_id, doc, canon, digest, moved, err);
+        if (rc == 2)
+            rc = move_aside(runs, run_id, moved, err) < 0
+                     ? -1
+                     : record_once(runs, study, run_id, doc, canon, digest, moved, err);
+        if (rc == 2) {
+            moe_error_set(err, "runs/%s holds another run's record again after it was moved "
+                          "aside: job id %s is being used by two jobs at once", run_id, run_id);
+            rc = -1;
+        }
+    }
     free(canon);
-    if (run >= 0)
-        close(run);
     if (runs >= 0)
         close(runs);
     close(sfd);

@@ -24,7 +24,9 @@ int moe_contract_freeze(const char *study, const json_t *doc,
 json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_LEN + 1],
                                  struct moe_error *err);
 
-/* Records a run's own contract; 1 when an identical one is already there. */
+/* Records a run's own contract; 1 when an identical one is already there.  A
+ * record of another run there (a job id used before) moves that run's folder
+ * whole to runs/<id>.reused-<digest> first (spank_moeflow(8)). */
 int moe_contract_record_run(const char *study, const char *run_id, const json_t *doc,
                             struct moe_error *err);
 
