@@ -400,13 +400,17 @@ static int sbatch_stopped(const struct run_ctx *c, const struct run_stage_plan *
 static int sbatch_failed(const struct run_stage_plan *p, const struct run_result *r,
                          const char *id)
 {
-    char shown_id[256], out[1024], err[2048];
+    char shown_id[256], out[1024], err[2048], said[sizeof(r->out)];
+    size_t n = strlen(r->out);
 
+    while (n && r->out[n - 1] == '\n')
+        n--;
+    snprintf(said, sizeof(said), "%.*s", (int)n, r->out);
     if (r->status == 0)
         fprintf(stderr, "moeflow run: %s: sbatch exited 0 but printed no job id ('%s' is not "
                 "one; sbatch --parsable prints ID[;CLUSTER]); nothing after it was submitted; "
                 "its output:\n%s\n%s", p->name, moe_text_visible(id, shown_id, sizeof(shown_id)),
-                moe_text_visible(r->out, out, sizeof(out)),
+                moe_text_visible(said, out, sizeof(out)),
                 moe_text_visible(r->err, err, sizeof(err)));
     else
         fprintf(stderr, "moeflow run: %s: sbatch failed (exit %d); nothing after it was "
