@@ -405,6 +405,7 @@ static int gen(struct gen_args *a, const char *path)
     if (!(text = moe_read_file(path, "study", &len, &err)))
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     if (moe_study_load_text(&study, path, text, len, &err) < 0) {
+        moe_study_free(&study); /* what it read before the error */
         free(text);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
