@@ -210,7 +210,11 @@ static bool stage_has(const char *study, enum moe_stage stage, const char *candi
     bool found;
 
     *rc = moe_manifest_stage_ids(study, stage, &ids, err);
-    found = *rc == 0 && ids.n == 0 && !candidate[0];
+    /* a study laid out by hand has no manifest: its contracts/ is its list
+     * of candidates, and the declared contract check_candidate reads next
+     * must be there */
+    found = *rc == 0 && ids.n == 0 &&
+            (!candidate[0] || moe_study_dir(study) == MOE_STUDY_PLAIN_DIR);
     for (size_t i = 0; *rc == 0 && i < ids.n; i++)
         found = found || strcmp(ids.v[i], candidate) == 0;
     if (*rc == 0)

@@ -47,10 +47,14 @@ ok "the plugin needs neither SQLite nor zlib" hasnt "$tmp/dyn" 'NEEDED.*(libsqli
 # reach (-ffunction-sections, --gc-sections: mk/lib.am).  The budget was
 # the split's size plus ~25% (118,000), then the round's plus ~3%; a build
 # that needs much more has most likely pulled a CLI-only folder in (the
-# study reader alone is over 100,000).
+# study reader alone is over 100,000).  The second hostile round (issue 38:
+# sealed files read whole and checked by owner and mode, one acceptance of
+# run records with the declared contract's diff, the fail-closed checks at
+# job start, the checked offset, moving a reused job id's run aside) took
+# it to about 127,000: the budget is that plus ~3%, 131,000.
 size "$so" | awk 'NR == 2 { print $1 + $2 }' > "$tmp/size"
-ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 124,000" \
-    test "$(cat "$tmp/size")" -le 124000
+ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 131,000" \
+    test "$(cat "$tmp/size")" -le 131000
 
 make -s --no-print-directory -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 tap_ok $? "make install DESTDIR=... succeeds"

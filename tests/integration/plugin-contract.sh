@@ -97,6 +97,9 @@ ok "the run record is sealed (sha256sum -c accepts it)" \
 # the winner below comes from the real record.
 mkdir -p "$S/runs/edited" && cp "$S/runs/$job"/contract.json* "$S/runs/edited/"
 sed -i 's/"ep_overlap":false/"ep_overlap":true/' "$S/runs/edited/contract.json"
+# the study owner's, as the plugin writes it (a record of anyone else's is
+# refused for that before its digest is read: rule 3)
+chown -R --reference="$S/runs/$job" "$S/runs/edited"
 "$MOEFLOW_BIN" contract verify "$S/runs/edited" > verify-edited.out 2>&1
 tap_ok $(( $? == 0 )) "verify refuses a run record edited after the run"
 ok "... and says so" has verify-edited.out "does not match its .sha256: it was edited after the run"
@@ -140,7 +143,7 @@ ok "steps of ordinary jobs are recorded under the plain job id, never as an arra
 job=$(sbatch --parsable -o "$WORK/root-%j.out" --moe-study="$S" --moe-stage=profile step.sh)
 wait_job "$job"
 ok "a root job's run is not recorded, and the message names the study" \
-    has "$WORK/root-$job.out" "moeflow: cannot record this run's contract: $S: refusing to write contracts as root" &&
+    has "$WORK/root-$job.out" "moeflow: contract record at job start: $S: refusing to write contracts as root" &&
     test ! -e "$S/runs/$job"
 
 # A job array is checked against every candidate the manifest lists: an

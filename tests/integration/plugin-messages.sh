@@ -139,7 +139,7 @@ JSON
     host rootrecord remote "${CACHE[@]}" -i jobid=43 -i stepid=0 -i nodeid=0 -i ntasks=8 -i total=32 \
         -n 1 -o moe-stage=profile -o "moe-study=$S"
     ok "as root: the run that cannot be recorded names the study" \
-        has "$T/rootrecord" "^error: moeflow: cannot record this run's contract: $S: refusing to write contracts as root"
+        has "$T/rootrecord" "^error: moeflow: contract record at job start: $S: refusing to write contracts as root"
 else
     tap_skip "as root: the refused freeze names the study" "needs root"
     tap_skip "as root: the run that cannot be recorded names the study" "needs root"

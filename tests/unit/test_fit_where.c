@@ -138,5 +138,5 @@ int main(void)
         cmocka_unit_test(where_on_own_gpus_and_beyond),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return MOE_RUN_TESTS(tests);
 }
