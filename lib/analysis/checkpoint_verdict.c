@@ -188,6 +188,10 @@ void moe_ckpt_judge(const struct moe_log *a, const struct moe_log *b,
     else if (!b)
         verdict(v, MOE_CKPT_MISSING, "the resumed run has no log (the uninterrupted run "
                 "failed, or the job has not run it)");
+    else if (v->resumed_first < 0 && b->last_error[0])
+        /* it ended by itself, loading the checkpoint: that is the verdict */
+        verdict(v, MOE_CKPT_FAIL, "the resumed run stopped before its first iteration: %.200s",
+                b->last_error);
     else if (v->resumed_first < 0)
         verdict(v, MOE_CKPT_MISSING, "the resumed run logged no iteration: it was cut short "
                 "before its first step, or has not got there yet");

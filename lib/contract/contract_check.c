@@ -210,11 +210,7 @@ static bool stage_has(const char *study, enum moe_stage stage, const char *candi
     bool found;
 
     *rc = moe_manifest_stage_ids(study, stage, &ids, err);
-    /* a study laid out by hand has no manifest: its contracts/ is its list
-     * of candidates, and the declared contract check_candidate reads next
-     * must be there */
-    found = *rc == 0 && ids.n == 0 &&
-            (!candidate[0] || moe_study_dir(study) == MOE_STUDY_PLAIN_DIR);
+    found = *rc == 0 && ids.n == 0 && !candidate[0];
     for (size_t i = 0; *rc == 0 && i < ids.n; i++)
         found = found || strcmp(ids.v[i], candidate) == 0;
     if (*rc == 0)
@@ -225,7 +221,12 @@ static bool stage_has(const char *study, enum moe_stage stage, const char *candi
 /* The record is what the plugin records for its candidate: a candidate of
  * its stage in this study, that candidate's declared contract with only
  * the node's facts added.  A record copied from another study names a
- * candidate this one does not have. */
+ * candidate this one does not have.  The manifest lists the stage's
+ * candidates as they are now; one it no longer lists (a validate stage
+ * that gen --winners rebuilt after it ran, a study laid out by hand with
+ * contracts/ only) is this study's when its declared contract is in
+ * contracts/: ids are digests of what the candidate runs, so the record
+ * must then equal that contract, which is checked below. */
 static int check_candidate(const char *study, const char *run_dir, const struct moe_run_check *c,
                            struct moe_error *err)
 {
@@ -235,14 +236,19 @@ static int check_candidate(const char *study, const char *run_dir, const struct 
     int rc;
 
     if (!cand || !stage_has(study, c->stage, cand, err, &rc)) {
-        if (rc == 0 || !cand)
+        struct moe_error none;
+
+        declared = cand && rc == 0 ? moe_contract_declared(study, cand, &none) : NULL;
+        if (!declared && (rc == 0 || !cand))
             moe_error_set(err, "%s/contract.json: candidate '%.64s' is not a candidate of the %s "
-                          "stage of %s (candidates.tsv): a record of another study, or edited",
-                          run_dir, cand ? cand : "(none)", moe_stage_name(c->stage), study);
+                          "stage of %s (candidates.tsv, contracts/): a record of another study, "
+                          "or edited", run_dir, cand ? cand : "(none)", moe_stage_name(c->stage),
+                          study);
+        if (!declared)
+            return -1;
+    } else if (!(declared = moe_contract_declared(study, cand, err))) {
         return -1;
     }
-    if (!(declared = moe_contract_declared(study, cand, err)))
-        return -1;
     mine = json_deep_copy(c->record);
     json_object_del(mine, MOE_CONTRACT_RUN);
     moe_node_facts_inherit(declared, mine);

@@ -41,7 +41,10 @@ for d in core-0.19 bridge-pin; do
     ok "... and every run record it sealed ($(ls "$D/runs" | wc -l) of them)" test "$bad" = 0
     "$M" report "$D" --stage retune > "$T/retune-$d" 2>&1
     diag < "$T/retune-$d"
-    ok "... retune: mbs=4 wins (measured)" has "$T/retune-$d" '^mbs=4 .* win$'
+    # the screening window's reference spreads 68-69% (its first steps
+    # after warm-up): no verdict rests on it (issue 37), whatever p says
+    ok "... retune: mbs=4 is inconclusive against a reference that spreads (measured)" \
+        has "$T/retune-$d" '^mbs=4 .* inconclusive$'
     ok "... ${WINS[$d]} win(s) recorded from sealed run records" \
         sh -c "cd '$D/winners' && test \$(ls *.json | wc -l) = ${WINS[$d]} && sha256sum -c --quiet *.sha256"
     set -- ${VALIDATE_OK[$d]}
@@ -85,7 +88,7 @@ ok "... torch_dist (validate's first attempt, results/validate-calls1-2): assert
     sh -c "grep -q 'distrib_optimizer.py\", line 839' $D/results/validate-calls1-2/*.resumed.log &&
            grep -q 'assert len(steps) == 1' $D/results/validate-calls1-2/*.resumed.log"
 ok "... and the verdict says the resume failed, not that evidence is missing" \
-    has "$T/validate" '^checkpoint/resume \([0-9a-f]{64}\): fail: the resumed run starts at iteration -1'
+    has "$T/validate" "^checkpoint/resume \([0-9a-f]{64}\): fail: the resumed run stopped before its first iteration: KeyError: 'step'"
 
 D=$T/bridge-pin
 "$M" report "$D" --stage validate > "$T/validate-b" 2>&1

@@ -321,6 +321,15 @@ static void resumed_cut_before_first_step(void **state)
     assert_int_equal(v.outcome, MOE_CKPT_MISSING);
     assert_int_equal(v.resumed_first, -1);
     assert_non_null(strstr(v.reason, "logged no iteration: it was cut short"));
+    /* one that ended by itself before its first step, in Megatron's
+     * traceback (the GPU lane's torch-format resume: KeyError 'step'),
+     * failed to resume: that is a verdict */
+    assert_int_equal(moe_log_feed_line(&b, "[rank0]: KeyError: 'step'\n", 1), 0);
+    moe_log_finish(&b);
+    moe_ckpt_judge(&a, &b, &at_40, 100, &v);
+    assert_int_equal(v.outcome, MOE_CKPT_FAIL);
+    assert_non_null(strstr(v.reason, "stopped before its first iteration: KeyError: 'step'"));
+    moe_log_free(&b);
     moe_log_free(&a);
 }
 
