@@ -66,7 +66,7 @@ as_user cp "$WORK/forged.json" "$S/winners/$d.json"
 validate forged.out r2
 tap_ok $(( $? == 0 )) "validate of r2 with a forged, sealed winner in winners/ is refused"
 ok "... the winner is not traced to a sealed retune run" \
-    has forged.out "winners/$d\.json: no sealed retune run record under runs/ has this contract"
+    has forged.out "winners/$d\.json: no sealed retune run record under runs/ that contract verify accepts has this contract"
 rm -f "$S/winners/$d.json" "$S/winners/$d.json.sha256"
 
 as_user cp "$WORK/forged.json" "$S/winners/notes.json"
