@@ -23,13 +23,16 @@
 #include "analysis/fit_report.h"
 #include "study/baseline_fit.h"
 #include "study/stagegen.h"
+#include "study/study_adopt.h"
 #include "study/study_validate.h"
 #include "study/study.h"
+#include "contract/contract_check.h"
+#include "contract/contract_store.h"
 #include "study/gen_write.h"
 
 struct gen_args {
     struct moe_gen_opts opts;
-    const char *dir, *winners, *fit_from;
+    const char *dir, *winners, *rebuild, *fit_from;
     bool dry;
 };
 
@@ -158,6 +161,12 @@ static const struct moe_opt gen_opts[] = {
       "moeflow gen) in place from its recorded winners: each\n"
       "winner alone, then their combination (no -o)", .set = moe_opt_string,
       .field = offsetof(struct gen_args, winners) },
+    { "rebuild", required_argument, 'R', "DIR",
+      "rebuild --stage STAGE and every later stage of the study\n"
+      "DIR in place, each on the baseline DIR's decisions\n"
+      "adopted for it (decisions/, as moeflow run records them),\n"
+      "with DIR's fit evidence applied as --fit-memory-from\n"
+      "(no -o)", .set = moe_opt_string, .field = offsetof(struct gen_args, rebuild) },
     { .name = NULL },
 };
 
@@ -171,6 +180,7 @@ static const struct moe_cli gen_cli = {
     .usage = "usage: moeflow gen STUDY -o DIR [--stage STAGE] [--dry-run]\n"
              "                   [--max-array-size N] [--templates DIR]\n"
              "       moeflow gen DIR/study.yaml --stage validate --winners DIR\n"
+             "       moeflow gen DIR/study.yaml --stage STAGE --rebuild DIR\n"
              "Writes one sbatch script per workflow stage (job arrays for fit, scale and\n"
              "retune), manifest.json, candidates.tsv and submit.sh into DIR, which must not\n"
              "exist yet.  See moeflow-study(5) for the study file.\n\n",
@@ -262,27 +272,38 @@ static void print_validate(const char *dir, const struct moe_stage_plan *validat
     printf("submit it from %s: sbatch validate.sbatch\n", dir);
 }
 
-/* --winners DIR rebuilds the validate stage of DIR in place: DIR is the
- * output, validate the only stage. */
-static int check_winners(struct gen_args *a)
+/* --winners DIR rebuilds the validate stage of DIR in place, --rebuild
+ * DIR the stage given and every later one: DIR is the output. */
+static int check_in_place(struct gen_args *a)
 {
+    const char *dir = a->winners ? a->winners : a->rebuild;
     struct moe_error err;
 
-    if (!a->winners)
+    if (!dir)
         return MOE_CLI_RUN;
+    if (a->winners && a->rebuild)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --winners or --rebuild, not both\n");
     if (a->dir || a->dry ||
-        (a->opts.only != MOE_STAGE_NONE && a->opts.only != MOE_STAGE_VALIDATE))
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --winners DIR updates the validate "
-                             "stage of DIR in place: no -o, --dry-run or other --stage\n");
-    if (!moe_study_is_dir(a->winners))
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --winners '%s': not a study "
-                             "directory written by moeflow gen (no manifest.json)\n", a->winners);
-    a->dir = a->winners;
-    a->opts.only = MOE_STAGE_VALIDATE;
+        (a->winners && a->opts.only != MOE_STAGE_NONE && a->opts.only != MOE_STAGE_VALIDATE))
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --%s DIR updates %s of DIR in place: "
+                             "no -o, --dry-run%s\n", a->winners ? "winners" : "rebuild",
+                             a->winners ? "the validate stage" : "stages",
+                             a->winners ? " or other --stage" : "");
+    if (a->rebuild && a->opts.only == MOE_STAGE_NONE)
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --rebuild DIR needs --stage STAGE, the "
+                             "first stage to rebuild\n");
+    if (!moe_study_is_dir(dir))
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --%s '%s': not a study directory "
+                             "written by moeflow gen (no manifest.json)\n",
+                             a->winners ? "winners" : "rebuild", dir);
+    a->dir = dir;
+    if (a->winners)
+        a->opts.only = MOE_STAGE_VALIDATE;
+    a->opts.onward = a->rebuild != NULL;
     /* a gen --winners killed mid-way is finished (or undone) first: until
      * then the study's readers refuse it */
     moe_error_clear(&err);
-    if (moe_gen_finish_interrupted(a->winners, &err) < 0)
+    if (moe_gen_finish_interrupted(dir, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     return MOE_CLI_RUN;
 }
@@ -298,8 +319,20 @@ static const struct moe_stage_plan *validate_planned(const struct moe_gen_plan *
     return winners;
 }
 
-/* Plan, render, then write: a new study directory, or with --winners the
- * validate stage of an existing one. */
+/* --rebuild: each stage rebuilt, on which baseline. */
+static void print_rebuilt(const struct gen_args *a, const struct moe_gen_plan *plan)
+{
+    printf("moeflow gen: rebuilt %s in place:\n", a->dir);
+    for (int i = 0; i < plan->n; i++) {
+        print_stage(a->dir, &plan->stages[i]);
+        if (a->opts.adopted[plan->stages[i].stage])
+            printf("             on the baseline its decisions adopted (%s/decisions)\n",
+                   a->dir);
+    }
+}
+
+/* Plan, render, then write: a new study directory, or with --winners or
+ * --rebuild stages of an existing one. */
 static int build_and_write(const struct moe_study *study, const struct gen_args *a)
 {
     struct moe_gen_plan plan;
@@ -314,10 +347,12 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
         moe_gen_plan_free(&plan);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
-    if (a->winners && moe_gen_update_validate(a->dir, &plan, &out, &err) < 0)
+    if ((a->winners || a->rebuild) && moe_gen_update_stages(a->dir, &plan, &out, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     else if (a->winners)
         print_validate(a->dir, validate_planned(&plan, a->opts.validate));
+    else if (a->rebuild)
+        print_rebuilt(a, &plan);
     else if (a->dry)
         dry_run(a->dir, &out);
     else if (moe_gen_write_new(a->dir, &out, &err) < 0)
@@ -391,12 +426,131 @@ static int fit_memory_ratio(const char *dir, struct moe_study *study)
     return MOE_CLI_RUN;
 }
 
+/* The layouts the last scale decision of DIR's trail asks the next round
+ * to run ("next_round"), into s->scale_round; 0 when there are none. */
+static int next_scale_round(const char *dir, struct moe_study *s, struct moe_error *err)
+{
+    json_t *trail = moe_contract_load_trail(dir, err), *t, *last = NULL, *v;
+    size_t i;
+
+    if (!trail)
+        return -1;
+    json_array_foreach(trail, i, t) {
+        const char *st = json_string_value(json_object_get(json_object_get(t, "decision"), "stage"));
+
+        if (st && strcmp(st, "scale") == 0)
+            last = json_object_get(t, "decision");
+    }
+    s->scale_round_n = 0;
+    json_array_foreach(json_object_get(last, "next_round"), i, v) {
+        struct moe_layout *l = &s->scale_round[s->scale_round_n];
+        const char *name = json_string_value(v);
+        int end = 0;
+
+        if (s->scale_round_n == MOE_STUDY_LIST_MAX || !name ||
+            sscanf(name, "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d%n", &l->tp, &l->cp, &l->pp, &l->vpp,
+                   &l->ep, &l->etp, &end) != 6 || name[end]) {
+            moe_error_set(err, "%s/decisions: the last scale decision's next_round[%zu] is not "
+                          "a layout moeflow writes", dir, i);
+            json_decref(trail);
+            return -1;
+        }
+        s->scale_round_n++;
+    }
+    json_decref(trail);
+    return 0;
+}
+
+/* The scale run retune is compared with: the one DIR's last scale
+ * decision adopted ("chose"."run_as"), into *ref; 0 with none. */
+static int retune_reference(const char *dir, struct moe_candidate **ref, struct moe_error *err)
+{
+    json_t *trail = moe_contract_load_trail(dir, err), *t;
+    const json_t *run_as = NULL;
+    size_t i;
+
+    if (!trail)
+        return -1;
+    json_array_foreach(trail, i, t) {
+        const json_t *d = json_object_get(t, "decision");
+        const char *st = json_string_value(json_object_get(d, "stage"));
+
+        if (st && strcmp(st, "scale") == 0)
+            run_as = json_object_get(json_object_get(d, "chose"), "run_as");
+    }
+    if (json_is_object(run_as) && (*ref = calloc(1, sizeof(**ref))) &&
+        moe_candidate_from_json(run_as, *ref) < 0) {
+        moe_error_set(err, "%s/decisions: out of memory", dir);
+        json_decref(trail);
+        return -1;
+    }
+    json_decref(trail);
+    return 0;
+}
+
+/* --winners and --rebuild DIR: the stages planned from st on run on the
+ * baseline DIR's decisions adopted for each (contract_check.h
+ * moe_contract_reference), in copies[st] of study sharing its strings.  A
+ * study whose contract stage has not run has nothing decided. */
+static int adopt_decisions(struct gen_args *a, const struct moe_study *study,
+                           struct moe_study *copies, struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], path[4300];
+    json_t *frozen;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "%s/contract/frozen.json", a->dir);
+    if (access(path, F_OK) != 0 || !(frozen = moe_contract_load_frozen(a->dir, digest, err)))
+        return access(path, F_OK) != 0 ? 0 : -1;
+    if (a->opts.only <= MOE_STAGE_RETUNE && a->rebuild &&
+        retune_reference(a->dir, (struct moe_candidate **)&a->opts.retune_reference, err) < 0)
+        rc = -1;
+    for (int st = a->opts.only; rc == 0 && st < MOE_STAGE_COUNT; st++) {
+        json_t *ref = moe_contract_reference(a->dir, (enum moe_stage)st, frozen, err);
+
+        if (!ref)
+            rc = -1;
+        else if (!json_equal(ref, frozen)) {
+            copies[st] = *study;
+            if ((rc = moe_study_adopt(&copies[st], ref, err)) == 0)
+                a->opts.adopted[st] = &copies[st];
+        }
+        json_decref(ref);
+        if (rc == 0 && st == MOE_STAGE_SCALE && a->rebuild) {
+            if (!a->opts.adopted[st])
+                copies[st] = *study;
+            if ((rc = next_scale_round(a->dir, &copies[st], err)) == 0 &&
+                (a->opts.adopted[st] || copies[st].scale_round_n))
+                a->opts.adopted[st] = &copies[st];
+        }
+    }
+    json_decref(frozen);
+    return rc;
+}
+
+/* --rebuild: the fit evidence of DIR applies by itself, when it has any
+ * a reader can trust (moe_fit_report_ratio). */
+static void fit_ratio_of(const char *dir, struct moe_study *study)
+{
+    struct moe_fit_report r;
+    const struct moe_fit_row *from;
+    struct moe_error err;
+
+    moe_error_clear(&err);
+    if (moe_fit_report_load(dir, &r, &err) < 0)
+        return;
+    if (moe_fit_report_ratio(&r, &from) > 0)
+        study->fit_memory_ratio = moe_fit_report_ratio(&r, &from);
+    moe_fit_report_free(&r);
+}
+
 /* The study file at PATH, loaded, and what the options ask for from it. */
 static int gen(struct gen_args *a, const char *path)
 {
     struct moe_study study;
     struct moe_error err;
     struct moe_stage_plan validate = { .n = 0 };
+    struct moe_study *copies;
     char *text, study_dir[4200];
     size_t len;
     int rc;
@@ -409,16 +563,28 @@ static int gen(struct gen_args *a, const char *path)
         free(text);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
+    if (!(copies = calloc(MOE_STAGE_COUNT, sizeof(*copies)))) {
+        moe_study_free(&study);
+        free(text);
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow gen: out of memory\n");
+    }
     a->opts.study_text = text;
     a->opts.study_dir = study_dir;
+    if (a->rebuild && !a->fit_from)
+        fit_ratio_of(a->rebuild, &study);
     rc = a->fit_from ? fit_memory_ratio(a->fit_from, &study) : MOE_CLI_RUN;
     if (rc != MOE_CLI_RUN)
         ; /* fit_memory_ratio said why */
     else if (moe_gen_target_path(a->dir, study_dir, sizeof(study_dir), &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_USAGE);
-    else if (a->winners && moe_validate_candidates(&study, a->winners, &validate, &err) < 0)
+    else if ((a->winners || a->rebuild) && adopt_decisions(a, &study, copies, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    else if (!a->winners && (rc = moe_study_baseline_fit(&study, &err)) != 0)
+    else if (a->winners &&
+             moe_validate_candidates(a->opts.adopted[MOE_STAGE_VALIDATE]
+                                         ? a->opts.adopted[MOE_STAGE_VALIDATE] : &study,
+                                     a->winners, &validate, &err) < 0)
+        rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    else if (!a->winners && !a->rebuild && (rc = moe_study_baseline_fit(&study, &err)) != 0)
         rc = moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
     else {
         warn_container_mounts(&study, study_dir);
@@ -427,7 +593,13 @@ static int gen(struct gen_args *a, const char *path)
     }
     /* a outlives what they point to */
     a->opts.validate = NULL;
+    memset(a->opts.adopted, 0, sizeof(a->opts.adopted));
+    if (a->opts.retune_reference)
+        moe_candidate_free((struct moe_candidate *)a->opts.retune_reference);
+    free((void *)a->opts.retune_reference);
+    a->opts.retune_reference = NULL;
     a->opts.study_dir = a->opts.study_text = NULL;
+    free(copies);
     moe_stage_plan_free(&validate);
     moe_study_free(&study);
     free(text);
@@ -483,7 +655,7 @@ int cmd_gen(int argc, char **argv)
     char templates[4096], dir[4200];
     int first, rc = moe_cli_parse(&gen_cli, argc, argv, &a, &first);
 
-    if (rc != MOE_CLI_RUN || (rc = check_winners(&a)) != MOE_CLI_RUN)
+    if (rc != MOE_CLI_RUN || (rc = check_in_place(&a)) != MOE_CLI_RUN)
         return rc;
     if (first >= argc)
         return moe_cli_missing(&gen_cli, "gen", "missing STUDY, the study file to generate from");
@@ -502,7 +674,7 @@ int cmd_gen(int argc, char **argv)
             return rc;
     }
     /* lstat: a dangling symlink is a name that is taken too */
-    if (!a.dry && !a.winners && lstat(a.dir, &st) == 0) {
+    if (!a.dry && !a.winners && !a.rebuild && lstat(a.dir, &st) == 0) {
         moe_error_clear(&err);
         moe_error_at(&err, a.dir, 0, 0, "already exists; remove it or choose another -o");
         return moe_cli_fail(&err, MOE_EXIT_USAGE);

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "run_ctx.h"
 #include "run_exec.h"
 #include "run_state.h"
 #include "analysis/fit_report.h"
@@ -36,12 +37,6 @@
 #define RUN_TIMEOUT_DEFAULT 86400
 #define RUN_MAX_CHUNKS 1024
 
-struct run_args {
-    const char *until;
-    bool dry;
-    int timeout, poll;
-};
-
 struct run_chunk {
     int offset, count;
     char array[48];
@@ -57,22 +52,11 @@ struct run_stage_plan {
     const struct moe_manifest_stage *ms;
 };
 
-struct run_ctx {
-    char dir[4096];
-    const char *shown;       /* dir for a terminal (moe_text_visible) */
-    char shown_buf[4096];
-    struct moe_manifest m;
-    json_t *state;
-    const struct run_args *a;
-    time_t t0;
-    time_t deadline;         /* the stage's, from --timeout */
-};
-
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t run_interrupted;
 
 static void on_signal(int sig)
 {
-    interrupted = sig;
+    run_interrupted = sig;
 }
 
 static int set_until(void *args, const struct moe_opt *o, char *value)
@@ -98,6 +82,10 @@ static const struct moe_opt run_opts[] = {
       "in Slurm and a later run waits again",
       .set = moe_opt_int, .field = offsetof(struct run_args, timeout), .min = 1,
       .max = 31 * 86400 },
+    { "all", no_argument, 'a', NULL,
+      "retune screens the whole catalogue, not only the axes\n"
+      "that target the bottleneck the profile shows", .set = moe_opt_flag,
+      .field = offsetof(struct run_args, all) },
     { "poll", required_argument, 'p', "SECONDS",
       "how often to ask squeue about the jobs (default %d)", .set = moe_opt_int,
       .field = offsetof(struct run_args, poll), .min = 1, .max = 3600 },
@@ -110,13 +98,17 @@ static void run_help_values(FILE *out, const char *format)
 }
 
 static const struct moe_cli run_cli = {
-    .usage = "usage: moeflow run [--dry-run] [--until STAGE] [--timeout SECONDS] STUDY_DIR\n"
+    .usage = "usage: moeflow run [--dry-run] [--until STAGE] [--timeout SECONDS] [--all] STUDY_DIR\n"
              "\n"
              "Drives a study directory written by moeflow gen through contract, fit, scale,\n"
              "profile, retune and validate on Slurm: submits each stage's script as gen wrote\n"
              "it, waits for its jobs, checks every candidate's exit status, reports, and stops\n"
-             "at a stage that failed, naming its failed jobs and their logs.  After retune it\n"
-             "records the winners and rebuilds validate from them.  Its state is\n"
+             "at a stage that failed, naming its failed jobs and their logs.  After each stage\n"
+             "it decides from what the stage measured and rebuilds the later stages from it:\n"
+             "fit -> the least recompute that fits, scale -> the fastest measured layout (and,\n"
+             "when the step model was wrong, a second round), profile -> the retune axes that\n"
+             "target its bottleneck, retune -> the winners validate runs beside the written\n"
+             "baseline.  Each decision is sealed in STUDY_DIR/decisions/.  Its state is\n"
              "STUDY_DIR/run-state.json: run it again to resume; a finished stage is never\n"
              "submitted again, and jobs already submitted are waited for, not resubmitted.\n",
     .opts = run_opts,
@@ -224,7 +216,7 @@ static int stage_plan(const struct run_ctx *c, enum moe_stage st, struct run_sta
     return 0;
 }
 
-static int save(struct run_ctx *c)
+int run_save(struct run_ctx *c)
 {
     struct moe_error err;
 
@@ -378,7 +370,7 @@ static json_t *make_plan(const struct run_ctx *c, const struct run_stage_plan *p
 
 static struct run_limits sbatch_limits(const struct run_ctx *c)
 {
-    return (struct run_limits){ .deadline = c->deadline, .stop = &interrupted,
+    return (struct run_limits){ .deadline = c->deadline, .stop = &run_interrupted,
                                 .grace = RUN_SBATCH_GRACE };
 }
 
@@ -450,13 +442,13 @@ static int submit_plan(struct run_ctx *c, const struct run_stage_plan *p, json_t
         json_object_set_new(sub, "job", json_string(id));
         json_array_append(jobs, sub);
         json_array_remove(plan, 0);
-        if ((rc = save(c)) != MOE_EXIT_OK)
+        if ((rc = run_save(c)) != MOE_EXIT_OK)
             return rc;
         printf("%s: submitted job %s: ", p->name, id);
         print_argv("", argv);
     }
     json_object_set_new(js, "state", json_string("submitted"));
-    return save(c);
+    return run_save(c);
 }
 
 /* States in which a job is still in Slurm's hands. */
@@ -478,7 +470,7 @@ static bool active(const char *state)
 static int job_status(const struct run_ctx *c, const char *job, int *pending, int *running)
 {
     char *argv[] = { "squeue", "-h", "-r", "-o", "%T", "-j", (char *)job, NULL };
-    struct run_limits lim = { .deadline = c->deadline, .stop = &interrupted };
+    struct run_limits lim = { .deadline = c->deadline, .stop = &run_interrupted };
     struct run_result r;
     int live = 0;
 
@@ -501,7 +493,7 @@ static int job_status(const struct run_ctx *c, const char *job, int *pending, in
 /* Sleeps s seconds, or less when interrupted. */
 static void nap(int s)
 {
-    for (int i = 0; i < s * 5 && !interrupted; i++) {
+    for (int i = 0; i < s * 5 && !run_interrupted; i++) {
         struct timespec t = { 0, 200000000 };
 
         nanosleep(&t, NULL);
@@ -541,14 +533,14 @@ static int wait_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t 
             snprintf(last, sizeof(last), "%s", line);
             last_print = time(NULL);
         }
-        if (interrupted)
+        if (run_interrupted)
             return 1;
         if (!live)
             return 0;
         if (time(NULL) >= c->deadline)
             return 2;
         nap(c->a->poll);
-        if (interrupted)
+        if (run_interrupted)
             return 1;
     }
 }
@@ -620,9 +612,9 @@ static void print_failed(const struct run_ctx *c, const struct run_stage_plan *p
 }
 
 /* moeflow's own subcommand, as a child: its output is moeflow run's. */
-static int self(const char *what, char *argv[])
+int run_self(const char *what, char *argv[])
 {
-    struct run_limits lim = { .stop = &interrupted };
+    struct run_limits lim = { .stop = &run_interrupted };
     struct run_result r;
 
     argv[0] = (char *)run_self_path();
@@ -653,21 +645,21 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
     if (p->stage == MOE_STAGE_FIT) {
         char *argv[] = { NULL, "report", (char *)c->dir, "--stage", "fit", NULL };
 
-        rc = self("report", argv);
+        rc = run_self("report", argv);
     } else if (p->stage == MOE_STAGE_RETUNE) {
         rc = 0; /* winners() reports retune, recording its winners */
     } else {
         char *argv[] = { NULL, "report", (char *)c->dir, "--stage", (char *)p->name, "-o",
                          outdir, NULL };
 
-        rc = self("report", argv);
+        rc = run_self("report", argv);
     }
     if (rc != 0)
         fprintf(stderr, "moeflow run: warning: moeflow report of %s exited %d\n", p->name, rc);
     if (p->stage != MOE_STAGE_FIT) {
         char *argv[] = { NULL, "diagnose", (char *)c->dir, "--stage", (char *)p->name, NULL };
 
-        if ((rc = self("diagnose", argv)) != 0)
+        if ((rc = run_self("diagnose", argv)) != 0)
             fprintf(stderr, "moeflow run: warning: moeflow diagnose of %s exited %d\n", p->name,
                     rc);
     }
@@ -708,7 +700,7 @@ static int winners(struct run_ctx *c)
         return MOE_EXIT_OK;
     snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
     snprintf(outdir, sizeof(outdir), "%s/results/retune/report", c->dir);
-    if ((rc = self("report", rec)) == 0) {
+    if ((rc = run_self("report", rec)) == 0) {
         int n;
 
         moe_error_clear(&err);
@@ -718,15 +710,15 @@ static int winners(struct run_ctx *c)
             /* nothing beat the baseline: validating it is still the answer */
             printf("retune: no winner; validate runs the baseline as moeflow gen wrote it\n");
             json_object_set_new(c->state, "winners", json_string("none"));
-            return save(c);
+            return run_save(c);
         }
     }
-    if (rc != 0 || (rc = self("gen", gen)) != 0)
+    if (rc != 0 || (rc = run_self("gen", gen)) != 0)
         return moe_cli_error(MOE_EXIT_STAGE_FAILED, "moeflow run: retune: the winners were not "
                              "recorded or validate not rebuilt from them (exit %d); validate "
                              "was not submitted\n", rc);
     json_object_set_new(c->state, "winners", json_string("generated"));
-    if ((rc = save(c)) != MOE_EXIT_OK)
+    if ((rc = run_save(c)) != MOE_EXIT_OK)
         return rc;
     moe_manifest_free(&c->m);
     moe_error_clear(&err);
@@ -791,7 +783,7 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
         json_object_set_new(js, "state", json_string("submitting"));
         json_object_set_new(js, "started", json_integer((json_int_t)time(NULL)));
         json_object_del(js, "failed");
-        if ((rc = save(c)) != MOE_EXIT_OK)
+        if ((rc = run_save(c)) != MOE_EXIT_OK)
             return rc;
         printf("%s: %zu candidates%s\n", p->name, p->ms->n, s[0] ? "; again, the failed ones" : "");
     } else {
@@ -814,7 +806,7 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
     if (failed_candidates(c, p, failed, oom, &(size_t){ 0 })) {
         json_object_set_new(js, "state", json_string("failed"));
         json_object_set_new(js, "failed", failed);
-        if ((rc = save(c)) != MOE_EXIT_OK)
+        if ((rc = run_save(c)) != MOE_EXIT_OK)
             return rc;
         print_failed(c, p, js, failed);
         printf("%s: stopped; fix the cause and run moeflow run again: it submits the failed "
@@ -823,7 +815,7 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
     }
     json_decref(failed);
     json_object_set_new(js, "state", json_string("done"));
-    if ((rc = save(c)) != MOE_EXIT_OK)
+    if ((rc = run_save(c)) != MOE_EXIT_OK)
         return rc;
     if (json_array_size(oom))
         printf("[%s] %s: done, %zu candidates exited 0 and %zu ran out of memory: the answer "
@@ -863,6 +855,10 @@ static int one_stage(struct run_ctx *c, enum moe_stage st)
         else
             rc = winners(c);
     }
+    if (rc == MOE_EXIT_OK && r == 0 && c->a->dry)
+        run_decide_dry(c, st);
+    else if (rc == MOE_EXIT_OK && r == 0)
+        rc = run_decide(c, st);
     free(p);
     return rc;
 }
@@ -926,7 +922,11 @@ static int drive(struct run_ctx *c)
 
     for (int st = MOE_STAGE_CONTRACT; st <= until && rc == MOE_EXIT_OK; st++) {
         rc = one_stage(c, (enum moe_stage)st);
-        if (rc == MOE_EXIT_OK && interrupted && !c->a->dry) {
+        if (rc == RUN_AGAIN) { /* another scale round */
+            rc = MOE_EXIT_OK;
+            st--;
+        }
+        if (rc == MOE_EXIT_OK && run_interrupted && !c->a->dry) {
             fprintf(stderr, "moeflow run: interrupted after %s; run moeflow run again to go on\n",
                     moe_stage_name((enum moe_stage)st));
             rc = MOE_EXIT_STOPPED;

@@ -16,7 +16,7 @@ enum run_stopped { RUN_RAN_OUT = 0, RUN_STOPPED_SIGNAL, RUN_STOPPED_DEADLINE };
 struct run_result {
     int status;
     enum run_stopped stopped;
-    char out[4096];
+    char out[65536];         /* moeflow diagnose --json fits whole */
     char err[2048];
 };
 

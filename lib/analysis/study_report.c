@@ -147,7 +147,10 @@ static const struct moe_candidate *reference(const char *study, const struct moe
 {
     const struct moe_manifest_stage *ref_stage =
         strcmp(stage, "retune") == 0 ? find_stage(m, "scale") : find_stage(m, stage);
-    const struct moe_candidate *ref = ref_stage ? baseline_of(ref_stage) : NULL;
+    const struct moe_manifest_stage *own = find_stage(m, stage);
+    const struct moe_candidate *ref = own && own->reference ? own->reference
+                                      : ref_stage          ? baseline_of(ref_stage)
+                                                           : NULL;
 
     if (!ref)
         moe_error_set(err, "%s/manifest.json: %s has no reference run: %s", study, stage,
@@ -168,8 +171,12 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
                      sizeof(v->window_note), err) < 0)
         return -1;
     cand_of(v->study, own ? v->stage : "scale", ref, &v->ref);
-    snprintf(v->ref_note, sizeof(v->ref_note), "%s baseline (%s)",
-             own ? v->stage : "the scale stage's", v->ref.id);
+    if (!own && !v->ref.baseline)
+        snprintf(v->ref_note, sizeof(v->ref_note), "the scale run of the adopted baseline, %s "
+                 "(%s)", v->ref.label, v->ref.id);
+    else
+        snprintf(v->ref_note, sizeof(v->ref_note), "%s baseline (%s)",
+                 own ? v->stage : "the scale stage's", v->ref.id);
     if (!(v->cands = calloc(st->n + 1, sizeof(*v->cands)))) {
         moe_error_set(err, "out of memory");
         return -1;

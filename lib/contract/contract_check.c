@@ -76,6 +76,89 @@ json_t *moe_contract_winner_contracts(const char *study, struct moe_error *err)
     return out;
 }
 
+/* The decision that sets the baseline stage runs against: the last one
+ * with a "baseline" decided at fit or scale before stage.  Its baseline
+ * may differ from the frozen one only as fit may (layout, recompute):
+ * a decision never moves an invariant or a tuning variable. */
+static const json_t *adopting(const json_t *trail, enum moe_stage stage, const json_t *frozen,
+                              struct moe_error *err)
+{
+    const json_t *found = NULL, *t;
+    size_t i;
+
+    json_array_foreach(trail, i, t) {
+        const json_t *d = json_object_get(t, "decision"), *b = json_object_get(d, "baseline");
+        enum moe_stage at = moe_stage_parse(json_string_value(json_object_get(d, "stage")));
+        const char *file = json_string_value(json_object_get(t, "file"));
+        struct moe_contract_diff diff;
+        struct moe_verdict v;
+
+        if (!b || at >= stage)
+            continue;
+        if (at != MOE_STAGE_FIT && at != MOE_STAGE_SCALE) {
+            moe_error_set(err, "%s: a decision of the %s stage adopts a baseline; only fit and "
+                          "scale decide one", file, moe_stage_name(at));
+            return NULL;
+        }
+        if (moe_contract_check_stage(MOE_STAGE_FIT, frozen, b, NULL, &diff, &v, err) != 0)
+            return NULL;
+        moe_contract_diff_free(&diff);
+        if (!v.allowed) {
+            moe_error_set(err, "%s: its baseline is not one a decision may adopt (%s): %s", file,
+                          v.rule, v.reason);
+            return NULL;
+        }
+        found = b;
+    }
+    return found ? found : frozen;
+}
+
+json_t *moe_contract_reference(const char *study, enum moe_stage stage, const json_t *frozen,
+                               struct moe_error *err)
+{
+    json_t *trail, *out = NULL;
+    const json_t *b;
+
+    if (stage <= MOE_STAGE_FIT)
+        return json_incref((json_t *)frozen);
+    if (!(trail = moe_contract_load_trail(study, err)))
+        return NULL;
+    if ((b = adopting(trail, stage, frozen, err)))
+        out = json_deep_copy(b);
+    json_decref(trail);
+    return out;
+}
+
+/* stage's rule against ref, the baseline in force; a validate run that
+ * is the study's written baseline (frozen) is allowed too, so the loop's
+ * answer is validated beside what the user wrote. */
+static int check_in_force(enum moe_stage stage, const json_t *frozen, const json_t *ref,
+                          const json_t *requested, const json_t *winners,
+                          struct moe_contract_diff *diff, struct moe_verdict *v,
+                          struct moe_error *err)
+{
+    struct moe_contract_diff d2;
+    struct moe_verdict v2;
+
+    if (moe_contract_check_stage(stage, ref, requested, winners, diff, v, err) != 0)
+        return -1;
+    if (v->allowed || stage != MOE_STAGE_VALIDATE || json_equal(ref, frozen))
+        return 0;
+    if (moe_contract_check_stage(stage, frozen, requested, NULL, &d2, &v2, err) != 0)
+        return -1;
+    if (v2.allowed) {
+        moe_contract_diff_free(diff);
+        *diff = d2;
+        *v = v2;
+        snprintf(v->rule, sizeof(v->rule), "validate-written-baseline");
+        snprintf(v->reason, sizeof(v->reason), "the study's written baseline (frozen), "
+                 "validated beside the one its decisions adopted");
+        return 0;
+    }
+    moe_contract_diff_free(&d2);
+    return 0;
+}
+
 static bool frozen_exists(const char *study)
 {
     char *path = moe_path_join(study, "contract/frozen.json");
@@ -119,12 +202,17 @@ static int judge(const char *study, enum moe_stage stage, const json_t *frozen,
     struct moe_contract_diff diff;
     struct moe_verdict verdict;
     json_t *winners = stage == MOE_STAGE_VALIDATE ? moe_contract_winner_contracts(study, err) : NULL;
+    json_t *ref = NULL;
     int rc;
 
-    if (stage == MOE_STAGE_VALIDATE && !winners)
+    if ((stage == MOE_STAGE_VALIDATE && !winners) ||
+        !(ref = moe_contract_reference(study, stage, frozen, err))) {
+        json_decref(winners);
         return -1;
-    rc = moe_contract_check_stage(stage, frozen, requested, winners, &diff, &verdict, err);
+    }
+    rc = check_in_force(stage, frozen, ref, requested, winners, &diff, &verdict, err);
     json_decref(winners);
+    json_decref(ref);
     if (rc != 0)
         return -1;
     outcome(out, verdict.allowed, verdict.rule, verdict.reason);
@@ -272,7 +360,7 @@ int moe_contract_check_run(const char *run_dir, struct moe_run_check *out,
                            struct moe_error *err)
 {
     char frozen_digest[MOE_SHA256_HEX_LEN + 1], *study = moe_path_join(run_dir, "../..");
-    json_t *winners = NULL;
+    json_t *winners = NULL, *ref = NULL;
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
@@ -292,12 +380,15 @@ int moe_contract_check_run(const char *run_dir, struct moe_run_check *out,
         goto out;
     if (out->stage == MOE_STAGE_VALIDATE && !(winners = moe_contract_winner_contracts(study, err)))
         goto out;
-    rc = moe_contract_check_stage(out->stage, out->frozen, out->record, winners, &out->diff,
-                                  &out->verdict, err);
+    if (!(ref = moe_contract_reference(study, out->stage, out->frozen, err)))
+        goto out;
+    rc = check_in_force(out->stage, out->frozen, ref, out->record, winners, &out->diff,
+                        &out->verdict, err);
     if (rc == 0 && out->verdict.allowed)
         rc = check_candidate(study, run_dir, out, err);
 out:
     json_decref(winners);
+    json_decref(ref);
     free(study);
     return rc;
 }

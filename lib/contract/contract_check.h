@@ -40,6 +40,16 @@ json_t *moe_contract_declared(const char *study, const char *candidate, struct m
  * (moe_contract_load_winners).  NULL with err. */
 json_t *moe_contract_winner_contracts(const char *study, struct moe_error *err);
 
+/* The baseline a run of stage is judged against: the frozen one, or --
+ * from scale on -- the "baseline" the last decision of moeflow run's trail
+ * (contract_store.h, decisions/) adopted at fit or scale before stage,
+ * which may differ from frozen only as fit may (layout, recompute).  A
+ * validate run may also be the frozen baseline itself (rule
+ * validate-written-baseline).  New reference; NULL with err when the
+ * trail does not load or a decision adopts what no decision may. */
+json_t *moe_contract_reference(const char *study, enum moe_stage stage, const json_t *frozen,
+                               struct moe_error *err);
+
 /* runtime: requested already carries this node's facts (task start); else
  * they are taken from the frozen baseline (submission).  may_freeze: with
  * nothing frozen yet, freeze the study's baseline (at task start) or let

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -841,4 +842,153 @@ json_t *moe_contract_load_file(const char *path, struct moe_error *err)
     doc = parse_canonical(text, path, digest, err);
     free(text);
     return doc;
+}
+
+/* ---- decisions: moeflow run's trail, sealed like winners ---- */
+
+/* "NN-STAGE.json": two digits, then a stage name of letters. */
+static int is_decision_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (n < 9 || n > 40 || !isdigit((unsigned char)name[0]) ||
+        !isdigit((unsigned char)name[1]) || name[2] != '-' || strcmp(name + n - 5, ".json") != 0)
+        return 0;
+    for (size_t i = 3; i < n - 5; i++)
+        if (!islower((unsigned char)name[i]))
+            return 0;
+    return 1;
+}
+
+static int decision_entry(const struct dirent *e)
+{
+    return is_decision_name(e->d_name);
+}
+
+/* A decision is canonical JSON naming its own stage; its "baseline", when
+ * it adopts one, has a contract's shape. */
+static json_t *parse_decision(const char *text, const char *shown,
+                              char digest[MOE_SHA256_HEX_LEN + 1], struct moe_error *err)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *base;
+    char *canon = doc ? moe_json_canonical(doc) : NULL;
+    struct moe_error shape;
+
+    moe_error_clear(&shape);
+
+    if (!doc)
+        moe_error_at(err, shown, jerr.line, jerr.column, "not valid JSON: %s", jerr.text);
+    else if (!canon || strcmp(canon, text) != 0)
+        moe_error_set(err, "%s is not in canonical form: it was edited by hand", shown);
+    else if (!json_is_object(doc) || !json_is_string(json_object_get(doc, "stage")))
+        moe_error_set(err, "%s names no stage: not a decision moeflow run records", shown);
+    else if ((base = json_object_get(doc, "baseline")) &&
+             moe_contract_check_shape(base, &shape) != 0)
+        moe_error_set(err, "%s: its baseline is not a contract: %s", shown, shape.text);
+    else if (moe_sha256_hex(canon, strlen(canon), digest, err) == 0) {
+        free(canon);
+        return doc;
+    }
+    free(canon);
+    json_decref(doc);
+    return NULL;
+}
+
+int moe_contract_record_decision(const char *study, const json_t *doc, char *path, size_t len,
+                                 struct moe_error *err)
+{
+    char *canon = moe_json_canonical(doc), digest[MOE_SHA256_HEX_LEN + 1], name[48];
+    const char *stage = json_string_value(json_object_get(doc, "stage"));
+    struct dirent **ents = NULL;
+    int sfd = -1, dfd = -1, n = -1, rc = -1;
+
+    if (!canon || !stage || strlen(stage) > 20 || moe_sha256_hex(canon, strlen(canon), digest, err))
+        moe_error_set(err, "a decision must be JSON naming its stage");
+    else if ((sfd = open_study(study, err)) >= 0 &&
+             (dfd = open_owned_subdir(sfd, "decisions", study, err)) >= 0 &&
+             (n = scandirat(dfd, ".", &ents, decision_entry, alphasort)) < 0)
+        moe_error_set(err, "%s/decisions: %s", study, strerror(errno));
+    if (n >= 0 && n < 99) {
+        snprintf(name, sizeof(name), "%02d-%s.json", n + 1, stage);
+        /* the next number, never a name taken: a second writer fails here */
+        rc = write_once(dfd, name, canon, err);
+        if (rc == 1)
+            moe_error_set(err, "%s/decisions/%s exists: another moeflow run recorded a decision "
+                          "at the same time", study, name);
+        rc = rc == 0 ? seal_as(dfd, name, digest, err) : -1;
+        snprintf(path, len, "%s/decisions/%s", study, name);
+    } else if (n >= 99) {
+        moe_error_set(err, "%s/decisions holds 99 decisions: the trail is full", study);
+    }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    if (dfd >= 0)
+        close(dfd);
+    if (sfd >= 0)
+        close(sfd);
+    free(canon);
+    return rc;
+}
+
+/* decisions/<name>: the owner's, read whole, canonical, sealed. */
+static json_t *load_decision(int dfd, const char *entry, uid_t owner, struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1], name[48], shown[80], *text, *seal = NULL;
+    json_t *doc;
+
+    snprintf(name, sizeof(name), "%.40s", entry); /* is_decision_name: 40 at most */
+    snprintf(shown, sizeof(shown), "decisions/%s", name);
+    if (!(text = read_whole(dfd, name, shown, "decision", &owner, err)))
+        return NULL;
+    doc = parse_decision(text, shown, digest, err);
+    free(text);
+    if (doc && (!(seal = read_seal_of(dfd, name, shown, owner, err)) ||
+                !seal_matches(seal, digest, name))) {
+        if (seal)
+            moe_error_set(err, "%s does not match its .sha256: it was edited after it was "
+                          "recorded", shown);
+        json_decref(doc);
+        doc = NULL;
+    }
+    free(seal);
+    return doc ? json_pack("{s:s, s:s, s:o}", "file", shown, "digest", digest, "decision", doc)
+               : NULL;
+}
+
+json_t *moe_contract_load_trail(const char *study, struct moe_error *err)
+{
+    char *path = moe_path_join(study, "decisions");
+    struct dirent **ents = NULL;
+    json_t *out = NULL, *d;
+    uid_t owner;
+    int dfd = -1, n = 0;
+
+    if (!path)
+        moe_error_set(err, "%s: out of memory", study);
+    else if (check_path_links(study, err) == 0 && study_owner(study, &owner, err) == 0)
+        dfd = open_sealed_dir(path, owner, err);
+    free(path);
+    if (dfd == -2)
+        return json_array(); /* nothing decided yet */
+    if (dfd < 0)
+        return NULL;
+    if ((n = scandirat(dfd, ".", &ents, decision_entry, alphasort)) < 0)
+        moe_error_set(err, "%s/decisions: %s", study, strerror(errno));
+    else
+        out = json_array();
+    for (int i = 0; out && i < n; i++) {
+        if (!(d = load_decision(dfd, ents[i]->d_name, owner, err))) {
+            json_decref(out);
+            out = NULL;
+        } else {
+            json_array_append_new(out, d);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    close(dfd);
+    return out;
 }

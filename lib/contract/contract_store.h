@@ -2,6 +2,7 @@
  *   <study>/contract/frozen.json (+ frozen.json.sha256, sha256sum format)
  *   <study>/runs/<run-id>/contract.json (+ contract.json.sha256)
  *   <study>/winners/<sha256>.json (+ <sha256>.json.sha256)
+ *   <study>/decisions/NN-<stage>.json (+ .sha256): moeflow run's trail
  * A contract file holds exactly its canonical text, so its SHA-256 is the
  * contract's identity and `sha256sum -c frozen.json.sha256` checks it.
  * Files appear atomically (O_TMPFILE + linkat), are mode 0444, and are never
@@ -54,5 +55,20 @@ json_t *moe_contract_load_winners(const char *study, struct moe_error *err);
 
 /* Loads and checks one contract file (any path); NULL with err. */
 json_t *moe_contract_load_file(const char *path, struct moe_error *err);
+
+/* Records one decision of moeflow run (lib/loop/) as the next
+ * decisions/NN-<stage>.json of study (NN from 01; stage: doc's "stage"),
+ * canonical and sealed, written once, never as root, in a decisions/ only
+ * the user can write.  path gets the file.  0, or -1 with err (also when a
+ * second writer took the number). */
+int moe_contract_record_decision(const char *study, const json_t *doc, char *path, size_t len,
+                                 struct moe_error *err);
+
+/* The study's decisions in order, each {"file", "digest", "decision"}:
+ * read whole, the owner's and writable by nobody else, canonical, matching
+ * its seal, naming its stage, and its "baseline" (when it adopts one)
+ * shaped as a contract.  Empty without decisions/; NULL with err naming
+ * the first file that is not such a decision. */
+json_t *moe_contract_load_trail(const char *study, struct moe_error *err);
 
 #endif

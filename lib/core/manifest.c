@@ -143,7 +143,7 @@ static int int_field(const json_t *o, const char *key)
     return (int)json_integer_value(json_object_get(o, key));
 }
 
-static int candidate_of(const json_t *o, struct moe_candidate *c)
+int moe_candidate_from_json(const json_t *o, struct moe_candidate *c)
 {
     const json_t *rank = json_object_get(o, "rank");
     const json_t *mib = json_object_get(o, "predicted_mib");
@@ -173,12 +173,18 @@ static int stage_of(const json_t *o, struct moe_manifest_stage *st)
 
     st->stage = moe_stage_parse(json_string_value(json_object_get(o, "stage")));
     st->script = json_string_value(json_object_get(o, "script"));
+    if (json_is_object(json_object_get(o, "reference"))) {
+        if (!(st->reference = calloc(1, sizeof(*st->reference))))
+            return -1;
+        if (moe_candidate_from_json(json_object_get(o, "reference"), st->reference) < 0)
+            return -1;
+    }
     st->array = json_is_true(json_object_get(o, "array"));
     st->cands = calloc(json_array_size(cands) + 1, sizeof(*st->cands));
     if (!st->cands)
         return -1;
     json_array_foreach(cands, i, c) {
-        if (candidate_of(c, &st->cands[i]) < 0) {
+        if (moe_candidate_from_json(c, &st->cands[i]) < 0) {
             moe_candidate_free(&st->cands[i]);
             return -1;
         }
@@ -251,6 +257,9 @@ void moe_manifest_free(struct moe_manifest *m)
         for (size_t j = 0; j < m->stages[i].n; j++)
             moe_candidate_free(&m->stages[i].cands[j]);
         free(m->stages[i].cands);
+        if (m->stages[i].reference)
+            moe_candidate_free(m->stages[i].reference);
+        free(m->stages[i].reference);
     }
     free(m->stages);
     json_decref(m->json);

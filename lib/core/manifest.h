@@ -97,9 +97,17 @@ struct moe_manifest_stage {
     size_t n;
     const struct moe_skip *skipped;
     size_t n_skipped;
+    /* retune: the run it is compared with when that is not the scale
+     * stage's baseline -- the scale candidate of the layout moeflow run's
+     * scale decision adopted, which ran (its log is results/scale/<id>.log);
+     * NULL otherwise */
+    struct moe_candidate *reference;
 };
 
 void moe_candidate_init(struct moe_candidate *c);
+/* c (initialised here) from its object as manifest.json holds it
+ * (moe_candidate_json); -1 when out of memory.  Free c in any case. */
+int moe_candidate_from_json(const json_t *o, struct moe_candidate *c);
 void moe_candidate_free(struct moe_candidate *c);
 /* dst: a deep copy of src (dst is overwritten, not freed); -1 when out of memory. */
 int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *src);

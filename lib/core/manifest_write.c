@@ -153,9 +153,11 @@ json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st)
         json_array_append_new(cands, moe_candidate_json(&st->cands[i], false));
     for (size_t i = 0; i < st->n_skipped; i++)
         json_array_append_new(skipped, skip_json(&st->skipped[i]));
-    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:o}", "stage",
+    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o*}", "stage",
                      or_empty(moe_stage_name(st->stage)), "script", st->script, "array",
-                     st->array, "chunks", chunks, "candidates", cands, "skipped", skipped);
+                     st->array, "chunks", chunks, "candidates", cands, "skipped", skipped,
+                     "reference", st->reference ? moe_candidate_json(st->reference, false)
+                                                : NULL);
 }
 
 json_t *moe_manifest_json(const char *version, const char *study, const char *study_hash,

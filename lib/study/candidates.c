@@ -185,11 +185,37 @@ static void fit_variant(struct plan_ctx *c, struct moe_run *run, const char *var
     json_decref(value);
 }
 
+static bool same_recompute(const struct moe_baseline *a, const struct moe_baseline *b)
+{
+    if (a->recompute != b->recompute || a->recompute_modules.n != b->recompute_modules.n)
+        return false;
+    for (int i = 0; i < a->recompute_modules.n; i++)
+        if (strcmp(a->recompute_modules.v[i], b->recompute_modules.v[i]) != 0)
+            return false;
+    return true;
+}
+
+static json_t *module_list(const struct moe_strlist *m)
+{
+    json_t *mods = json_array();
+
+    for (int j = 0; j < m->n; j++)
+        json_array_append_new(mods, json_string(m->v[j]));
+    return mods;
+}
+
+/* The ladder from no recompute, whatever the baseline's: its answer, the
+ * least recompute that fits (lib/loop/fit_rule.h), may be less than what
+ * the study wrote.  Selective recompute adds one module at a time, leaving
+ * out a module this Megatron cannot recompute here; the baseline's own
+ * recompute is measured too when the ladder passes it by; full comes
+ * last. */
 static void fit_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
     struct moe_run run;
     char why[512];
+    bool baseline_seen;
     static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
 
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
@@ -202,35 +228,29 @@ static void fit_plan(struct plan_ctx *c)
              "run", why);
         return;
     }
-    fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)), NULL);
-    /* Selective recompute before full recompute: add one module at a time,
-     * leaving out a module this Megatron cannot recompute here. */
+    run.cfg.recompute = MOE_RECOMPUTE_NONE;
+    run.cfg.recompute_modules.n = 0;
+    baseline_seen = same_recompute(&run.cfg, &s->baseline);
+    fit_variant(c, &run, "recompute", json_string("none"), NULL);
     for (int i = 0; selective_steps[i]; i++) {
         struct moe_run next = run;
         struct moe_strlist *m = &next.cfg.recompute_modules;
-        bool have = false;
-        json_t *mods;
 
-        for (int j = 0; j < m->n; j++)
-            have |= strcmp(m->v[j], selective_steps[i]) == 0;
-        if (have || run.cfg.recompute == MOE_RECOMPUTE_FULL)
-            continue;
         m->v[m->n++] = selective_steps[i];
         next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
-        mods = json_array();
-        for (int j = 0; j < m->n; j++)
-            json_array_append_new(mods, json_string(m->v[j]));
         if (refused(s, &next, why, sizeof(why))) {
-            skip(c, "recompute_modules", mods, "%s", why);
+            skip(c, "recompute_modules", module_list(m), "%s", why);
             continue;
         }
         run = next;
-        fit_variant(c, &run, "recompute_modules", mods, NULL);
+        baseline_seen |= same_recompute(&run.cfg, &s->baseline);
+        fit_variant(c, &run, "recompute_modules", module_list(m), NULL);
     }
-    if (s->baseline.recompute == MOE_RECOMPUTE_FULL)
-        return;
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
+    if (!baseline_seen && s->baseline.recompute == MOE_RECOMPUTE_SELECTIVE)
+        fit_variant(c, &run, "recompute_modules", module_list(&run.cfg.recompute_modules),
+                    "the baseline's own recompute");
     run.cfg.recompute = MOE_RECOMPUTE_FULL;
     run.cfg.recompute_modules.n = 0;
     fit_variant(c, &run, "recompute", json_string("full"), NULL);
@@ -311,6 +331,16 @@ static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
                 c->s->cluster.nodes, c->s->cluster.gpus_per_node, -1, note);
 }
 
+/* A later round of moeflow run runs the layouts its last scale decision
+ * named; the first round, those ranked first. */
+static bool in_round(const struct moe_study *s, const struct moe_layout *l)
+{
+    for (int i = 0; i < s->scale_round_n; i++)
+        if (same_layout(&s->scale_round[i], l))
+            return true;
+    return s->scale_round_n == 0;
+}
+
 /* The baseline and the study's top_k best other layouts, ranked by the
  * scale rules over every layout Megatron accepts for this GPU count. */
 static void scale_plan(struct plan_ctx *c)
@@ -333,7 +363,8 @@ static void scale_plan(struct plan_ctx *c)
         return;
     }
     for (size_t i = 0; i < set.n_ranked && emitted < s->scale_top_k; i++)
-        if (!same_layout(&set.valid[i].layout, &s->baseline.layout))
+        if (!same_layout(&set.valid[i].layout, &s->baseline.layout) &&
+            in_round(s, &set.valid[i].layout))
             emitted += scale_variant(c, &run, &set, &machine, i, &skips);
     if (skips > SCALE_SKIPS_LISTED)
         skip(c, "layout", json_integer(skips - SCALE_SKIPS_LISTED),
@@ -696,5 +727,8 @@ void moe_stage_plan_free(struct moe_stage_plan *plan)
     free(plan->cands);
     free(plan->runs);
     free(plan->skipped);
+    if (plan->reference)
+        moe_candidate_free(plan->reference);
+    free(plan->reference);
     memset(plan, 0, sizeof(*plan));
 }

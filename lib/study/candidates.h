@@ -21,6 +21,7 @@ struct moe_stage_plan {
     size_t n, cap;
     struct moe_skip *skipped;
     size_t n_skipped, cap_skipped;
+    struct moe_candidate *reference; /* retune: core/manifest.h's, owned; NULL: none */
 };
 
 int moe_candidates_build(const struct moe_study *study, enum moe_stage stage,

@@ -212,13 +212,13 @@ static const struct moe_gen_file *find_out(const struct moe_gen_output *out, con
     return NULL;
 }
 
-/* DIR's manifest.json (where it comes back in) with its validate stage
+/* DIR's manifest.json (where it comes back in) with each stage of PLAN
  * replaced by (or, without one, added from) the one OUT holds. */
 static json_t *merged_manifest(const char *dir, const struct moe_gen_plan *plan,
                                const struct moe_gen_output *out, struct moe_error *err)
 {
-    json_t *mine = moe_manifest_entry(out->manifest, MOE_STAGE_VALIDATE), *merged;
     struct moe_manifest theirs;
+    json_t *merged;
 
     if (moe_manifest_load(dir, &theirs, err) < 0)
         return NULL;
@@ -229,7 +229,9 @@ static json_t *merged_manifest(const char *dir, const struct moe_gen_plan *plan,
         return NULL;
     }
     merged = json_incref(theirs.json);
-    moe_manifest_put_stage(merged, json_incref(mine));
+    for (int i = 0; i < plan->n; i++)
+        moe_manifest_put_stage(merged, json_incref(moe_manifest_entry(out->manifest,
+                                                                      plan->stages[i].stage)));
     moe_manifest_free(&theirs);
     return merged;
 }
@@ -253,14 +255,25 @@ static int add_contracts(int dirfd, const struct moe_gen_output *out, struct moe
     return 0;
 }
 
-/* candidates.tsv: the other stages' rows as they were, then validate's;
- * NULL with err. */
+static bool planned(const struct moe_gen_plan *plan, const char *line)
+{
+    for (int i = 0; i < plan->n; i++) {
+        const char *name = moe_stage_name(plan->stages[i].stage);
+        size_t n = strlen(name);
+
+        if (strncmp(line, name, n) == 0 && line[n] == '\t')
+            return true;
+    }
+    return false;
+}
+
+/* candidates.tsv: the other stages' rows as they were, then the planned
+ * stages'; NULL with err. */
 static char *merged_candidates(const char *dir, const struct moe_gen_plan *plan, size_t *len,
                                struct moe_error *err)
 {
-    const struct moe_stage_plan *validate = moe_gen_plan_stage(plan, MOE_STAGE_VALIDATE);
     char *path = moe_path_join(dir, "candidates.tsv"), *text = NULL, *old, *line, *save = NULL;
-    char *rows = validate ? moe_gen_tsv(validate, 1, false) : NULL;
+    char *rows = moe_gen_tsv(plan->stages, plan->n, false);
     FILE *m;
 
     old = path ? moe_read_file(path, "candidates.tsv", NULL, err) : NULL;
@@ -268,7 +281,7 @@ static char *merged_candidates(const char *dir, const struct moe_gen_plan *plan,
     m = old && rows ? open_memstream(&text, len) : NULL;
     if (m) {
         for (line = strtok_r(old, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-            if (strncmp(line, "validate\t", 9) != 0)
+            if (!planned(plan, line))
                 fprintf(m, "%s\n", line);
         fputs(rows, m);
         if (fclose(m) != 0) {
@@ -296,27 +309,32 @@ int moe_gen_finish_interrupted(const char *dir, struct moe_error *err)
     return rc;
 }
 
-/* validate.sbatch, candidates.tsv, manifest.json and the new contracts
- * go in together (core/atomic_set.h): killed at any point, the study is
- * the old one or the new one, never validate.sbatch of one with the
+/* The planned stages' scripts, candidates.tsv, manifest.json and the new
+ * contracts go in together (core/atomic_set.h): killed at any point, the
+ * study is the old one or the new one, never a script of one with the
  * manifest of the other. */
-static int put_validate(int dirfd, const char *dir, const struct moe_gen_plan *plan,
-                        const struct moe_gen_output *out, const json_t *manifest,
-                        struct moe_error *err)
+static int put_stages(int dirfd, const char *dir, const struct moe_gen_plan *plan,
+                      const struct moe_gen_output *out, const json_t *manifest,
+                      struct moe_error *err)
 {
-    const struct moe_gen_file *f = find_out(out, "validate.sbatch");
-    struct moe_set_file *set = calloc((size_t)out->n + 3, sizeof(*set));
+    struct moe_set_file *set = calloc((size_t)out->n + (size_t)plan->n + 2, sizeof(*set));
     char *tsv = NULL, *json = moe_manifest_text(manifest);
     size_t n = 0, tsv_len = 0;
     int rc = -1;
 
-    if (!set || !json || !f)
-        moe_error_at(err, dir, 0, 0, "cannot write: %s", f ? "out of memory"
-                                                             : "no validate.sbatch was made");
+    if (!set || !json)
+        moe_error_at(err, dir, 0, 0, "cannot write: out of memory");
     else if (add_contracts(dirfd, out, set, &n) < 0)
         moe_error_at(err, dir, 0, 0, "contracts/: %s", strerror(errno));
     else if ((tsv = merged_candidates(dir, plan, &tsv_len, err))) {
-        set[n++] = (struct moe_set_file){ f->name, f->data, f->len, f->mode };
+        for (int i = 0; i < plan->n; i++) {
+            char name[64];
+            const struct moe_gen_file *f;
+
+            snprintf(name, sizeof(name), "%s.sbatch", moe_stage_name(plan->stages[i].stage));
+            if ((f = find_out(out, name)))
+                set[n++] = (struct moe_set_file){ f->name, f->data, f->len, f->mode };
+        }
         set[n++] = (struct moe_set_file){ "candidates.tsv", tsv, tsv_len, 0644 };
         set[n++] = (struct moe_set_file){ "manifest.json", json, strlen(json), 0644 };
         rc = moe_atomic_set_write(dirfd, dir, set, n, err);
@@ -327,8 +345,8 @@ static int put_validate(int dirfd, const char *dir, const struct moe_gen_plan *p
     return rc;
 }
 
-int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
-                            const struct moe_gen_output *out, struct moe_error *err)
+int moe_gen_update_stages(const char *dir, const struct moe_gen_plan *plan,
+                          const struct moe_gen_output *out, struct moe_error *err)
 {
     int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = -1;
     json_t *manifest = NULL;
@@ -337,7 +355,7 @@ int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
         moe_error_at(err, dir, 0, 0, "cannot open: %s", strerror(errno));
     else if (moe_atomic_set_recover(dirfd, dir, err) == 0 &&
              (manifest = merged_manifest(dir, plan, out, err)))
-        rc = put_validate(dirfd, dir, plan, out, manifest, err);
+        rc = put_stages(dirfd, dir, plan, out, manifest, err);
     json_decref(manifest);
     if (dirfd >= 0)
         close(dirfd);

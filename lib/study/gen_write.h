@@ -24,13 +24,13 @@ int moe_gen_target_path(const char *dir, char *buf, size_t len, struct moe_error
  * or -1 with err. */
 int moe_gen_finish_interrupted(const char *dir, struct moe_error *err);
 
-/* gen --winners DIR: PLAN and OUT (the validate stage rebuilt from DIR's
- * recorded winners) go into DIR itself: validate.sbatch, the new declared
- * contracts, the validate entry of manifest.json and its rows of
- * candidates.tsv, all put in place together (core/atomic_set.h).  Nothing
- * else of DIR changes; PLAN must come from the same study (its
+/* gen --winners DIR and gen --rebuild DIR: the stages of PLAN (rebuilt
+ * from DIR's recorded winners or decisions) go into DIR itself: their
+ * scripts, the new declared contracts, their entries of manifest.json and
+ * rows of candidates.tsv, all put in place together (core/atomic_set.h).
+ * Nothing else of DIR changes; PLAN must come from the same study (its
  * study_hash).  0, or -1 with err. */
-int moe_gen_update_validate(const char *dir, const struct moe_gen_plan *plan,
-                            const struct moe_gen_output *out, struct moe_error *err);
+int moe_gen_update_stages(const char *dir, const struct moe_gen_plan *plan,
+                          const struct moe_gen_output *out, struct moe_error *err);
 
 #endif

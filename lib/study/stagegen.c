@@ -411,9 +411,47 @@ static int use_validate(struct moe_stage_plan *sp, const struct moe_stage_plan *
     return 0;
 }
 
-static int plan_stage(const struct moe_study *s, const struct moe_gen_opts *o, enum moe_stage st,
-                      struct moe_stage_plan *sp, struct moe_error *err)
+/* Validate beside an adopted baseline: the written one, rendered from the
+ * study as its file says, so the loop's answer is measured against what
+ * the user wrote (contract rule validate-written-baseline). */
+static int add_written_baseline(const struct moe_study *written, struct moe_stage_plan *sp,
+                                struct moe_error *err)
 {
+    struct moe_stage_plan w;
+    int rc = -1;
+
+    if (moe_candidates_build(written, MOE_STAGE_VALIDATE, &w, err) < 0)
+        return -1;
+    if (moe_candidates_render(written, &w, err) == 0 && w.n) {
+        free(w.cands[0].variable);
+        w.cands[0].variable = strdup("written_baseline");
+        json_decref(w.cands[0].value);
+        w.cands[0].value = json_string("as the study file wrote it");
+        rc = w.cands[0].variable && moe_stage_plan_add(sp, &w.cands[0]) == 0 ? 0 : -1;
+        if (rc < 0)
+            moe_error_set(err, "validate stage: out of memory");
+    }
+    moe_stage_plan_free(&w);
+    return rc;
+}
+
+/* Retune on a layout a scale decision adopted is compared with the scale
+ * run of that layout, as the decision names it. */
+static int add_reference(const struct moe_candidate *ref, struct moe_stage_plan *sp,
+                         struct moe_error *err)
+{
+    if ((sp->reference = calloc(1, sizeof(*sp->reference))) &&
+        moe_candidate_copy(sp->reference, ref) == 0)
+        return 0;
+    moe_error_set(err, "retune stage: out of memory");
+    return -1;
+}
+
+static int plan_stage(const struct moe_study *written, const struct moe_gen_opts *o,
+                      enum moe_stage st, struct moe_stage_plan *sp, struct moe_error *err)
+{
+    const struct moe_study *s = o->adopted[st] ? o->adopted[st] : written;
+
     if (moe_candidates_build(s, st, sp, err) < 0)
         return -1;
     if ((st == MOE_STAGE_VALIDATE && o->validate && use_validate(sp, o->validate) < 0) ||
@@ -424,6 +462,9 @@ static int plan_stage(const struct moe_study *s, const struct moe_gen_opts *o, e
         return -1;
     }
     if (moe_candidates_render(s, sp, err) < 0 ||
+        (st == MOE_STAGE_VALIDATE && s != written && add_written_baseline(written, sp, err) < 0) ||
+        (st == MOE_STAGE_RETUNE && o->retune_reference &&
+         add_reference(o->retune_reference, sp, err) < 0) ||
         (st == MOE_STAGE_VALIDATE && s->validate_checkpoint &&
          moe_validate_add_checkpoint(s, sp, err) < 0)) {
         moe_stage_plan_free(sp);
@@ -446,7 +487,8 @@ int moe_gen_plan(const struct moe_study *s, const struct moe_gen_opts *o, struct
         return -1;
     }
     for (int st = 0; st < MOE_STAGE_COUNT; st++) {
-        if (o->only != MOE_STAGE_NONE && o->only != (enum moe_stage)st)
+        if (o->only != MOE_STAGE_NONE &&
+            (o->onward ? st < (int)o->only : o->only != (enum moe_stage)st))
             continue;
         if (plan_stage(s, o, (enum moe_stage)st, &p->stages[p->n], err) < 0) {
             moe_gen_plan_free(p);
@@ -593,6 +635,7 @@ static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
     struct moe_manifest_stage m = {
         .stage = sp->stage, .script = n ? script : "", .array = array, .cands = sp->cands,
         .n = sp->n, .skipped = sp->skipped, .n_skipped = sp->n_skipped,
+        .reference = sp->reference,
     };
     struct moe_chunk *ch;
     int rc;

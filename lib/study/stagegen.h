@@ -42,6 +42,14 @@ struct moe_gen_opts {
     const char *retune_for;         /* NULL, or the bottleneck retune candidates must target */
     /* NULL, or the validate stage to use (recorded winners: study_validate.h) */
     const struct moe_stage_plan *validate;
+    bool onward;                    /* with only: that stage and every later one */
+    /* NULL, or the study as moeflow run's decisions left it for that stage
+     * (study_adopt.h): its baseline is the one adopted; validate then runs
+     * the written baseline (the main study's) beside it */
+    const struct moe_study *adopted[MOE_STAGE_COUNT];
+    /* NULL, or the scale run retune is compared with: the one moeflow
+     * run's last scale decision adopted (core/manifest.h reference) */
+    const struct moe_candidate *retune_reference;
 };
 
 struct moe_gen_plan {

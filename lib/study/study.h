@@ -150,6 +150,11 @@ struct moe_study {
                                      (study/validate_checkpoint.h) */
     double fit_memory_ratio;      /* not from the file: `moeflow gen --fit-memory-from`'s
                                      measured/predicted peak of a fit stage (0: none) */
+    /* not from the file: the layouts of moeflow run's next scale round (gen
+     * --rebuild reads them from the study's last scale decision), run instead
+     * of the scale_top_k ranked first */
+    struct moe_layout scale_round[MOE_STUDY_LIST_MAX];
+    int scale_round_n;
     json_t *json;                 /* canonical form of everything above */
 };
 

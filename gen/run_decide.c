@@ -1,0 +1,233 @@
+/* moeflow run's loop: after a stage, the decision lib/loop makes from its
+ * evidence, then moeflow gen --rebuild writes the later stages from the
+ * study's trail.  Each step is marked in run-state.json's "loop" object
+ * before the next, so that a resumed run neither decides nor rebuilds
+ * twice, and a decision already sealed is read back (lib/loop/trail.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "run_ctx.h"
+#include "run_exec.h"
+#include "run_state.h"
+#include "core/text.h"
+#include "loop/loop.h"
+
+static json_t *loop_state(struct run_ctx *c)
+{
+    json_t *l = json_object_get(c->state, "loop");
+
+    if (!json_is_object(l)) {
+        l = json_object();
+        json_object_set_new(c->state, "loop", l);
+    }
+    return l;
+}
+
+static bool marked(struct run_ctx *c, const char *key)
+{
+    return json_is_string(json_object_get(loop_state(c), key));
+}
+
+static int mark(struct run_ctx *c, const char *key, const char *what)
+{
+    json_object_set_new(loop_state(c), key, json_string(what));
+    return run_save(c);
+}
+
+static int scale_round(struct run_ctx *c)
+{
+    json_int_t r = json_integer_value(json_object_get(loop_state(c), "scale_round"));
+
+    return r >= 1 && r <= MOE_LOOP_SCALE_ROUNDS ? (int)r : 1;
+}
+
+/* gen --rebuild DIR --stage from [--for b]: the later stages written from
+ * the trail, and the manifest read again. */
+static int rebuild(struct run_ctx *c, enum moe_stage from, const char *bottleneck)
+{
+    char yaml[4300], stage[16];
+    char *argv[] = { NULL, "gen", yaml, "--stage", stage, "--rebuild", c->dir, NULL, NULL, NULL };
+    struct moe_error err;
+    int rc;
+
+    snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
+    snprintf(stage, sizeof(stage), "%s", moe_stage_name(from));
+    if (bottleneck) {
+        argv[7] = "--for";
+        argv[8] = (char *)bottleneck;
+    }
+    if ((rc = run_self("gen", argv)) != 0)
+        return moe_cli_error(MOE_EXIT_STAGE_FAILED, "moeflow run: the stages from %s were not "
+                             "rebuilt from the decisions (moeflow gen exited %d); nothing after "
+                             "it was submitted\n", stage, rc);
+    moe_manifest_free(&c->m);
+    moe_error_clear(&err);
+    if (moe_manifest_load(c->dir, &c->m, &err) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    return MOE_EXIT_OK;
+}
+
+static void said(const char *stage, const struct moe_loop_outcome *o)
+{
+    char shown[1100], file[4500];
+
+    printf("%s: decided%s: %s\n    (%s)\n", stage, o->recorded ? "" : " earlier",
+           moe_text_visible(o->said, shown, sizeof(shown)),
+           moe_text_visible(o->file, file, sizeof(file)));
+}
+
+static int after_fit(struct run_ctx *c)
+{
+    struct moe_loop_outcome o;
+    struct moe_error err;
+    int rc;
+
+    if (marked(c, "fit"))
+        return MOE_EXIT_OK;
+    moe_error_clear(&err);
+    if ((rc = moe_loop_decide_fit(c->dir, &o, &err)) != 0)
+        return moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
+    said("fit", &o);
+    if ((rc = rebuild(c, MOE_STAGE_SCALE, NULL)) != MOE_EXIT_OK)
+        return rc;
+    return mark(c, "fit", "rebuilt");
+}
+
+/* A next round replaces the scale stage: its state so far is kept under
+ * "scale-round-N" and the stage starts afresh. */
+static int after_scale(struct run_ctx *c)
+{
+    struct moe_loop_outcome o;
+    struct moe_error err;
+    int round = scale_round(c), rc;
+    char key[32];
+
+    snprintf(key, sizeof(key), "scale-%d", round);
+    if (marked(c, key))
+        return MOE_EXIT_OK;
+    moe_error_clear(&err);
+    if (moe_loop_decide_scale(c->dir, round, &o, &err) != 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    said("scale", &o);
+    if ((rc = rebuild(c, o.next_round ? MOE_STAGE_SCALE : MOE_STAGE_PROFILE, NULL)) !=
+        MOE_EXIT_OK)
+        return rc;
+    if (o.next_round) {
+        json_t *stages = json_object_get(c->state, "stages");
+        char old[32];
+
+        snprintf(old, sizeof(old), "scale-round-%d", round);
+        json_object_set(stages, old, json_object_get(stages, "scale"));
+        json_object_del(stages, "scale");
+        json_object_set_new(loop_state(c), "scale_round", json_integer(round + 1));
+    }
+    if ((rc = mark(c, key, "rebuilt")) != MOE_EXIT_OK)
+        return rc;
+    return o.next_round ? RUN_AGAIN : MOE_EXIT_OK;
+}
+
+/* moeflow diagnose of the profile stage, as JSON; NULL when it could not
+ * say (no trace, say), which the caller reports. */
+static json_t *diagnosis(struct run_ctx *c)
+{
+    char *argv[] = { (char *)run_self_path(), "diagnose", c->dir, "--stage", "profile", "--json",
+                     NULL };
+    struct run_limits lim = { .stop = &run_interrupted };
+    struct run_result r;
+    char shown[2048];
+
+    printf("--- moeflow diagnose %s --stage profile --json\n", c->shown);
+    if (!argv[0][0] || run_program(NULL, argv, 1, &lim, &r) < 0) {
+        fprintf(stderr, "moeflow run: cannot run moeflow diagnose: %s\n", strerror(errno));
+        return NULL;
+    }
+    if (r.status == 0)
+        return json_loads(r.out, 0, NULL);
+    fprintf(stderr, "moeflow run: warning: moeflow diagnose of the profile exited %d:\n%s",
+            r.status, moe_text_visible(r.err, shown, sizeof(shown)));
+    return NULL;
+}
+
+static int after_profile(struct run_ctx *c)
+{
+    struct moe_loop_outcome o;
+    struct moe_error err;
+    json_t *d;
+    const char *b = NULL;
+    int rc;
+
+    if (marked(c, "profile"))
+        return MOE_EXIT_OK;
+    if (c->a->all) {
+        printf("profile: --all: retune screens the whole catalogue\n");
+    } else if (!(d = diagnosis(c))) {
+        printf("profile: no diagnosis from the profile; retune screens the whole catalogue\n");
+    } else {
+        moe_error_clear(&err);
+        rc = moe_loop_decide_profile(c->dir, d, &o, &err);
+        if (rc == 0) {
+            said("profile", &o);
+            b = json_string_value(json_object_get(d, "bottleneck"));
+        }
+        if (rc == 0 && (rc = rebuild(c, MOE_STAGE_RETUNE, b)) == MOE_EXIT_OK)
+            rc = mark(c, "profile", "rebuilt");
+        else if (rc != 0)
+            rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        json_decref(d);
+        return rc;
+    }
+    return mark(c, "profile", "full catalogue");
+}
+
+static int after_retune(struct run_ctx *c)
+{
+    struct moe_loop_outcome o;
+    struct moe_error err;
+
+    if (marked(c, "retune"))
+        return MOE_EXIT_OK;
+    moe_error_clear(&err);
+    if (moe_loop_decide_retune(c->dir, &o, &err) != 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    said("retune", &o);
+    return mark(c, "retune", "recorded");
+}
+
+int run_decide(struct run_ctx *c, enum moe_stage st)
+{
+    switch (st) {
+    case MOE_STAGE_FIT:
+        return after_fit(c);
+    case MOE_STAGE_SCALE:
+        return after_scale(c);
+    case MOE_STAGE_PROFILE:
+        return after_profile(c);
+    case MOE_STAGE_RETUNE:
+        return after_retune(c);
+    default:
+        return MOE_EXIT_OK;
+    }
+}
+
+void run_decide_dry(const struct run_ctx *c, enum moe_stage st)
+{
+    static const char *const next[MOE_STAGE_COUNT] = {
+        [MOE_STAGE_FIT] = "decide the least recompute whose measured peak fits, then rebuild "
+                          "scale..validate on it (moeflow gen --rebuild)",
+        [MOE_STAGE_SCALE] = "decide the fastest measured layout and correct the step model; "
+                            "rebuild profile..validate on it, or run a second scale round",
+        [MOE_STAGE_PROFILE] = "diagnose the profile (moeflow diagnose --json) and rebuild retune "
+                              "for its bottleneck",
+        [MOE_STAGE_RETUNE] = "record the winners in the trail",
+    };
+
+    (void)c;
+    if (next[st])
+        printf("%s: would then %s\n", moe_stage_name(st), next[st]);
+}

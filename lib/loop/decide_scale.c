@@ -1,0 +1,349 @@
+/* Scale -> baseline and the model's correction (scale_rule.h), recorded
+ * with its evidence and, when the model was wrong, the next round. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "analysis/report_runs.h"
+#include "analysis/study_report.h"
+#include "core/contract_keys.h"
+#include "core/manifest.h"
+#include "fit/layouts.h"
+#include "loop/evidence.h"
+#include "loop/loop.h"
+#include "loop/scale_rule.h"
+#include "study/study.h"
+#include "study/study_adopt.h"
+#include "study/study_fit.h"
+
+#define SCALE_LAYOUTS_MAX 512
+
+struct scale_ctx {
+    const char *study;
+    int round;
+    struct moe_study s;
+    struct moe_loop_layout l[SCALE_LAYOUTS_MAX];
+    double *samples[SCALE_LAYOUTS_MAX]; /* owned */
+    json_t *run_as[SCALE_LAYOUTS_MAX];  /* the measured ones' candidates, as the manifest held them */
+    size_t n;
+};
+
+static void layout_name(const struct moe_layout *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d", l->tp, l->cp, l->pp, l->vpp, l->ep,
+             l->etp);
+}
+
+static struct moe_loop_layout *find(struct scale_ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->l[i].name, name) == 0)
+            return &c->l[i];
+    if (c->n == SCALE_LAYOUTS_MAX)
+        return NULL;
+    memset(&c->l[c->n], 0, sizeof(c->l[0]));
+    snprintf(c->l[c->n].name, sizeof(c->l[0].name), "%s", name);
+    c->l[c->n].order = SCALE_LAYOUTS_MAX + (int)c->n; /* not ranked: after every ranked one */
+    return &c->l[c->n++];
+}
+
+/* The study as the scale stage ran it (the fit decision adopted), and
+ * every layout the scale rules rank, with the model's terms. */
+static int predictions(struct scale_ctx *c, struct moe_error *err)
+{
+    char path[4300];
+    struct moe_layout_set set;
+    struct moe_machine m;
+    struct moe_train t;
+    json_t *ref = NULL;
+    int rc = -1;
+
+    snprintf(path, sizeof(path), "%s/study.yaml", c->study);
+    if (moe_study_load(&c->s, path, err) < 0)
+        return -1;
+    if ((ref = moe_loop_in_force(c->study, MOE_STAGE_SCALE, err)) &&
+        moe_study_adopt(&c->s, ref, err) == 0 && moe_study_fit_inputs(&c->s, &t, &m, err) == 0 &&
+        moe_layouts_enumerate(&c->s.model, &c->s.workload, &t, &m, SCALE_LAYOUTS_MAX / 2, false,
+                              &set, err) == 0) {
+        for (size_t i = 0; i < set.n_ranked; i++) {
+            char name[64];
+            struct moe_loop_layout *l;
+
+            layout_name(&set.valid[i].layout, name, sizeof(name));
+            if ((l = find(c, name)) && l->order >= SCALE_LAYOUTS_MAX) {
+                l->order = (int)i;
+                /* a layout the scale stage could not run is no next round */
+                if (set.valid[i].fits && set.valid[i].step == 0 &&
+                    set.valid[i].layout.tp <= c->s.cluster.nvlink_domain)
+                    l->pred = set.valid[i].time;
+            }
+        }
+        moe_layout_set_free(&set);
+        rc = 0;
+    }
+    json_decref(ref);
+    return rc;
+}
+
+/* The window's step times of one candidate's log. */
+static int samples_of(struct scale_ctx *c, const struct moe_study_view *v,
+                      const struct moe_study_cand *cand, struct moe_loop_layout *l,
+                      struct moe_error *err)
+{
+    struct moe_report_reader rd = { .first = v->first, .last = v->last };
+    struct moe_report_run run;
+    double *s;
+    size_t k = 0;
+
+    if (moe_report_load_study_run(v, cand, cand->label, &rd, &run, err) < 0)
+        return -1;
+    if (!(s = calloc(run.nseries + 1, sizeof(*s)))) {
+        moe_report_run_free(&run);
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < run.nseries; i++)
+        if (run.series[i].iter >= v->first && run.series[i].iter <= v->last)
+            s[k++] = run.series[i].step_ms;
+    moe_report_run_free(&run);
+    c->samples[l - c->l] = s;
+    l->samples = s;
+    l->n = k;
+    snprintf(l->id, sizeof(l->id), "%s", cand->id);
+    return 0;
+}
+
+/* This round's runs: each scale candidate's layout (from its declared
+ * contract) and measured steps. */
+static int measured_now(struct scale_ctx *c, struct moe_error *err)
+{
+    struct moe_study_view v;
+    struct moe_manifest m;
+    int rc = 0;
+
+    if (moe_manifest_load(c->study, &m, err) < 0)
+        return -1;
+    if (moe_study_view_load(c->study, "scale", &v, err) < 0) {
+        moe_manifest_free(&m);
+        return -1;
+    }
+    for (size_t i = 0; rc == 0 && i <= v.n; i++) {
+        const struct moe_study_cand *cand = i == 0 ? &v.ref : &v.cands[i - 1];
+        const struct moe_candidate *mc = moe_manifest_candidate_by_id(&m, MOE_STAGE_SCALE,
+                                                                       cand->id);
+        struct moe_layout lay;
+        struct moe_loop_layout *l;
+        char name[64];
+
+        if (!mc)
+            continue;
+        moe_contract_layout(mc->contract, &lay);
+        layout_name(&lay, name, sizeof(name));
+        if (!(l = find(c, name)))
+            break;
+        l->baseline = i == 0;
+        rc = samples_of(c, &v, cand, l, err);
+        json_decref(c->run_as[l - c->l]);
+        c->run_as[l - c->l] = moe_candidate_json(mc, false);
+    }
+    moe_study_view_free(&v);
+    moe_manifest_free(&m);
+    return rc;
+}
+
+/* Layouts an earlier round measured, with the samples its decision kept:
+ * a later round re-runs its baseline, not every layout. */
+static int measured_before(struct scale_ctx *c, struct moe_error *err)
+{
+    for (int r = 1; r < c->round; r++) {
+        json_t *d = moe_loop_decided(c->study, "scale", r, err), *e;
+        const json_t *ranking = json_object_get(json_object_get(d, "decision"), "ranking");
+        size_t i;
+
+        if (!d && err->text[0])
+            return -1;
+        json_array_foreach(ranking, i, e) {
+            const json_t *sm = json_object_get(e, "samples_ms");
+            const char *name = json_string_value(json_object_get(e, "layout"));
+            struct moe_loop_layout *l = name ? find(c, name) : NULL;
+            size_t k;
+            double *s;
+
+            if (!l || l->samples || json_array_size(sm) < 2 ||
+                !(s = calloc(json_array_size(sm), sizeof(*s))))
+                continue;
+            for (k = 0; k < json_array_size(sm); k++)
+                s[k] = json_number_value(json_array_get(sm, k));
+            c->samples[l - c->l] = s;
+            l->samples = s;
+            l->n = k;
+            snprintf(l->id, sizeof(l->id), "%s",
+                     json_string_value(json_object_get(e, "candidate")) ?: "");
+            c->run_as[l - c->l] = json_incref(json_object_get(e, "run_as"));
+        }
+        json_decref(d);
+    }
+    return 0;
+}
+
+static json_t *num(double v, double scale)
+{
+    return isnan(v) || isinf(v) ? json_null() : json_real(round(v * scale) / scale);
+}
+
+static json_t *entry(const struct moe_loop_layout *l, const json_t *run_as)
+{
+    json_t *s = json_array();
+
+    for (size_t k = 0; l->samples && k < l->n; k++)
+        json_array_append_new(s, json_real(l->samples[k]));
+    return json_pack("{s:s?, s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:O?}", "candidate",
+                     l->id[0] ? l->id : NULL, "layout", l->name, "order", l->order,
+                     "predicted_ms", l->pred.step_ms > 0 ? num(l->pred.step_ms, 10) : json_null(),
+                     "corrected_ms", num(l->corrected_ms, 10), "measured_ms",
+                     num(l->median, 100), "error_pct", num(l->error_pct, 10), "samples_ms", s,
+                     "baseline", l->baseline, "run_as", run_as);
+}
+
+static json_t *ranking(const struct scale_ctx *c, const size_t *next, size_t n_next)
+{
+    json_t *out = json_array();
+
+    for (size_t i = 0; i < c->n; i++)
+        if (c->l[i].samples)
+            json_array_append_new(out, entry(&c->l[i], c->run_as[i]));
+    for (size_t i = 0; i < n_next; i++)
+        json_array_append_new(out, entry(&c->l[next[i]], NULL));
+    return out;
+}
+
+static json_t *ruled_out(const struct scale_ctx *c, const struct moe_loop_scale *d)
+{
+    json_t *out = json_array();
+    const struct moe_loop_layout *b = &c->l[d->best];
+
+    for (size_t i = 0; i < c->n; i++)
+        if (c->l[i].samples && (int)i != d->best)
+            json_array_append_new(out, json_pack("{s:s, s:o}", "layout", c->l[i].name, "why",
+                                                 json_sprintf("median %.1f ms, %+.1f%% against %s",
+                                                              c->l[i].median,
+                                                              100 * (c->l[i].median - b->median) /
+                                                                  b->median,
+                                                              b->name)));
+    return out;
+}
+
+static json_t *correction(const struct scale_ctx *c, const struct moe_loop_scale *d)
+{
+    json_t *from = json_array();
+
+    for (size_t i = 0; i < c->n; i++)
+        if (c->l[i].samples && c->l[i].pred.step_ms > 0)
+            json_array_append_new(from, json_string(c->l[i].name));
+    return json_pack("{s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:f}", "is",
+                     "modeled-from-measured: one factor per group of the step model's terms, "
+                     "fitted to the measured medians (lib/loop/scale_rule.h)",
+                     "factors", "gpu", num(d->factor[0], 1000), "communication",
+                     num(d->factor[1], 1000), "host", num(d->factor[2], 1000), "from_layouts",
+                     from, "max_error_pct_before", num(d->max_error_pct, 10),
+                     "max_error_pct_after", num(d->residual_pct, 10), "ridge", MOE_LOOP_RIDGE);
+}
+
+static json_t *evidence(const struct scale_ctx *c, struct moe_error *err)
+{
+    json_t *ev = json_array(), *e;
+
+    for (size_t i = 0; i < c->n; i++) {
+        if (!c->l[i].samples || !c->l[i].id[0])
+            continue;
+        if (!(e = moe_loop_evidence(c->study, "scale", c->l[i].id, err))) {
+            json_decref(ev);
+            return NULL;
+        }
+        json_array_append_new(ev, e);
+    }
+    return ev;
+}
+
+static json_t *scale_doc(const struct scale_ctx *c, const struct moe_loop_scale *d,
+                         const size_t *next, size_t n_next, json_t *baseline,
+                         struct moe_error *err)
+{
+    const struct moe_loop_layout *b = &c->l[d->best];
+    json_t *ev = evidence(c, err);
+
+    if (!ev) {
+        json_decref(baseline);
+        return NULL;
+    }
+    json_t *round_next = json_array();
+
+    for (size_t i = 0; i < n_next; i++)
+        json_array_append_new(round_next, json_string(c->l[next[i]].name));
+    return json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s, s:o, s:s, s:O?}, s:o, s:o, s:o,"
+                     " s:{s:b, s:s, s:i}, s:o, s:o, s:o}",
+                     "stage", "scale", "round", c->round, "rule", "scale-fastest-measured",
+                     "question", "which layout do profile, retune and validate run?", "chose",
+                     "candidate", b->id, "layout", b->name, "median_ms", num(b->median, 100),
+                     "why", d->why, "run_as", c->run_as[d->best], "ruled_out", ruled_out(c, d), "ranking",
+                     ranking(c, next, n_next), "correction", correction(c, d), "rerank",
+                     "needed", d->rerank, "why", d->rerank_why, "rounds_max",
+                     MOE_LOOP_SCALE_ROUNDS, "next_round", round_next, "evidence", ev,
+                     "baseline", baseline);
+}
+
+static void ctx_free(struct scale_ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->samples[i]);
+        json_decref(c->run_as[i]);
+    }
+    moe_study_free(&c->s);
+    free(c);
+}
+
+int moe_loop_decide_scale(const char *study, int round, struct moe_loop_outcome *out,
+                          struct moe_error *err)
+{
+    struct scale_ctx *c = calloc(1, sizeof(*c));
+    struct moe_loop_scale d;
+    size_t next[MOE_STUDY_LIST_MAX], n_next = 0;
+    json_t *baseline = NULL, *doc = NULL;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (!c) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    c->study = study;
+    c->round = round;
+    if (predictions(c, err) < 0 || measured_now(c, err) < 0 || measured_before(c, err) < 0 ||
+        moe_loop_scale_decide(c->l, c->n, MOE_REPORT_ALPHA, &d, err) < 0)
+        goto out;
+    if (d.rerank && round < MOE_LOOP_SCALE_ROUNDS)
+        n_next = moe_loop_next_round(c->l, c->n, &d,  next,
+                                     c->s.scale_top_k > 0 && c->s.scale_top_k < MOE_STUDY_LIST_MAX
+                                         ? (size_t)c->s.scale_top_k : 4);
+    if (!(baseline = moe_loop_run_contract(study, "scale", c->l[d.best].id, err)))
+        goto out;
+    out->adopted = !c->l[d.best].baseline;
+    out->next_round = n_next > 0;
+    if ((doc = scale_doc(c, &d, next, n_next, baseline, err)) &&
+        moe_loop_record(study, doc, out, err) == 0)
+        rc = 0;
+    snprintf(out->said, sizeof(out->said), "layout %s: %s; step model corrected (gpu x%.2f, "
+             "communication x%.2f, host x%.2f; worst error %.0f%% -> %.0f%%)%s%s",
+             c->l[d.best].name, d.why, d.factor[0], d.factor[1], d.factor[2], d.max_error_pct,
+             d.residual_pct, n_next ? "; another round: " : d.rerank ? "; " : "",
+             n_next ? d.rerank_why : d.rerank ? "no further round (the last allowed, or no "
+                                                "layout left in the band)" : "");
+out:
+    json_decref(doc);
+    ctx_free(c);
+    return rc;
+}

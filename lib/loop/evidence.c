@@ -1,0 +1,89 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/study_report.h"
+#include "contract/contract_check.h"
+#include "contract/contract_store.h"
+#include "core/contract_keys.h"
+#include "core/readfile.h"
+#include "core/sha256.h"
+#include "loop/evidence.h"
+
+static json_t *file_digest(const char *path, struct moe_error *err)
+{
+    char hex[MOE_SHA256_HEX_LEN + 1], *text;
+    size_t len;
+    json_t *out = NULL;
+
+    if (access(path, F_OK) != 0)
+        return json_null();
+    if ((text = moe_read_file(path, "log", &len, err)) &&
+        moe_sha256_hex(text, len, hex, err) == 0)
+        out = json_string(hex);
+    free(text);
+    return out;
+}
+
+json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
+                          struct moe_error *err)
+{
+    char log[4400], rel[160], run_dir[4300], digest[MOE_SHA256_HEX_LEN + 1];
+    json_t *sum, *rec = NULL, *run = json_null(), *out;
+    struct moe_error none;
+
+    snprintf(rel, sizeof(rel), "results/%s/%.72s.log", stage, id);
+    snprintf(log, sizeof(log), "%s/%s", study, rel);
+    if (!(sum = file_digest(log, err)))
+        return NULL;
+    moe_error_clear(&none);
+    if (moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), &none) == 1 &&
+        (rec = moe_contract_load_run(run_dir, digest, &none))) {
+        json_decref(run);
+        run = json_sprintf("runs/%s", strrchr(run_dir, '/') + 1);
+    }
+    out = json_pack("{s:s, s:s?, s:o, s:o, s:s?}", "candidate", id, "log",
+                    json_is_null(sum) ? NULL : rel, "log_sha256", sum, "run", run,
+                    "record_sha256", rec ? digest : NULL);
+    json_decref(rec);
+    return out;
+}
+
+json_t *moe_loop_run_contract(const char *study, const char *stage, const char *id,
+                              struct moe_error *err)
+{
+    char run_dir[4300];
+    struct moe_run_check c;
+    json_t *doc = NULL;
+    int found = moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), err);
+
+    if (found == 0)
+        moe_error_set(err, "%s: no run record of %s candidate %.12s under runs/ (the moeflow "
+                      "plugin records one for every run it checks)", study, stage, id);
+    if (found != 1)
+        return NULL;
+    if (moe_contract_check_run(run_dir, &c, err) == 0) {
+        if (!c.verdict.allowed)
+            moe_error_set(err, "%s: contract verify refuses it by rule %s (%s)", run_dir,
+                          c.verdict.rule, c.verdict.reason);
+        else if ((doc = json_deep_copy(c.record)))
+            json_object_del(doc, MOE_CONTRACT_RUN);
+    }
+    moe_run_check_free(&c);
+    return doc;
+}
+
+json_t *moe_loop_in_force(const char *study, enum moe_stage stage, struct moe_error *err)
+{
+    char digest[MOE_SHA256_HEX_LEN + 1];
+    json_t *frozen = moe_contract_load_frozen(study, digest, err), *ref;
+
+    if (!frozen)
+        return NULL;
+    ref = moe_contract_reference(study, stage, frozen, err);
+    json_decref(frozen);
+    return ref;
+}

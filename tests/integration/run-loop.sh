@@ -1,0 +1,118 @@
+#!/bin/bash
+# moeflow run as a loop, on a real local Slurm cluster with the test double
+# as the trainer.  The study's written baseline is deliberately poor: full
+# recompute where none is needed, TP 2 where the double makes TP 2 slow,
+# MBS 1 where the double makes MBS 4 faster.  The double's invented times
+# and memory (FAKE_MEGATRON_*) put the optimum elsewhere: no recompute, EP 2
+# without TP, MBS 4, FP8.  moeflow run must reach it through its sealed
+# decisions (decisions/), and validate it beside the written baseline.
+# MOEFLOW_TRANSCRIPT=FILE keeps the run's output there.
+. "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
+require_root
+[ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
+
+tap_plan 28
+cluster_up loop --nodes 1
+U=slurmtest
+id $U > /dev/null 2>&1 || useradd -m $U
+as_user() { runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" \
+    MOEFLOW_TEMPLATE_DIR="$MOEFLOW_SRCDIR/templates" "$@"; }
+export PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH"
+
+# The trainer: the double, with this study's invented optimum.  Peak 1500
+# MB without recompute and at MBS 1 fits the 4000 MB the double allows.
+cat > "$WORK/trainer" <<TRAINER
+#!/bin/bash
+export FAKE_MEGATRON_PEAK_MB=1500 FAKE_MEGATRON_HBM_MB=4000
+export FAKE_MEGATRON_FACTORS="--tensor-model-parallel-size=2:1300 --expert-model-parallel-size=2:850 --pipeline-model-parallel-size=2:1200 --expert-tensor-parallel-size=2:1150 --micro-batch-size=1:1300"
+exec "$MOEFLOW_SRCDIR/tests/doubles/fake-megatron" "$MOEFLOW_SRCDIR/tests/data/megatron/argparse-core_v0.19.0.txt" "\$@"
+TRAINER
+chmod 0755 "$WORK/trainer"
+sed -e "s|command: python pretrain_gpt.py|command: $WORK/trainer|" \
+    "$MOEFLOW_SRCDIR/tests/data/studies/loop-poor-baseline.yaml" > "$WORK/poor.yaml"
+S=$WORK/poor
+as_user "$MOEFLOW_BIN" gen "$WORK/poor.yaml" -o "$S" --max-array-size 8 > "$WORK/gen.out" 2>&1
+tap_ok $? "moeflow gen writes the poor study"
+T=$WORK/transcript
+{ echo "# moeflow gen poor.yaml -o poor"; cat "$WORK/gen.out"; } > "$T"
+ok "... its fit ladder starts from no recompute, whatever the study wrote" \
+    test "$(awk -F'\t' '$1 == "fit" { print $4 "=" $5 }' "$S/candidates.tsv" | head -1)" = "recompute=none"
+
+as_user "$MOEFLOW_BIN" run --poll 1 "$S" > "$WORK/run.out" 2>&1
+tap_ok $? "moeflow run drives it to the end"
+{ echo "# moeflow run poor"; cat "$WORK/run.out"; } >> "$T"
+diag < "$WORK/run.out"
+
+decision() {  # decision STAGE [ROUND]: the file of that decision
+    python3 - "$S" "$1" "${2:-0}" <<'PY'
+import glob, json, sys
+study, stage, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for f in sorted(glob.glob(study + "/decisions/*.json")):
+    d = json.load(open(f))
+    if d["stage"] == stage and (rnd == 0 or d["round"] == rnd):
+        print(f)
+PY
+}
+jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+FIT=$(decision fit | tail -1)
+ok "fit: a sealed decision" sh -c "test -s '$FIT' && cd '$S/decisions' && sha256sum -c --quiet '$(basename "$FIT").sha256'"
+ok "... chose no recompute, the least that fits" test "$(jq_ "$FIT" 'd["chose"]["recompute"]')" = none
+ok "... and adopted it as the baseline" test "$(jq_ "$FIT" 'd["baseline"]["tuning"]["recompute"]["granularity"]')" = none
+ok "... naming each rung's log and run record with their digests" \
+    test "$(jq_ "$FIT" 'sum(1 for e in d["evidence"] if e["log_sha256"] and e["record_sha256"])')" = 5
+ok "... and ruling out full recompute as more than needed" \
+    sh -c "grep -q '\"more recompute than the least that fits\"' '$FIT'"
+ok "the rebuilt scale runs without recompute" \
+    sh -c "! grep -q -- '--recompute-granularity' '$S/scale.sbatch'"
+
+SCALE=$(decision scale | tail -1)
+ok "scale: a sealed decision" test -s "$SCALE"
+ok "... chose EP 2 without TP, the double's fastest layout" \
+    test "$(jq_ "$SCALE" 'd["chose"]["layout"]')" = tp1.cp1.pp1.vpp1.ep2.etp1
+ok "... recorded the step model's correction as modeled-from-measured" \
+    sh -c "grep -q '\"modeled-from-measured' '$SCALE'"
+ok "... with every measured layout's samples" \
+    test "$(jq_ "$SCALE" 'min(len(e["samples_ms"]) for e in d["ranking"] if e["measured_ms"] is not None)')" -ge 5
+ok "the rebuilt profile, retune and validate run EP 2 without TP" \
+    sh -c "grep -q -- '--expert-model-parallel-size 2' '$S/retune.sbatch' && ! grep -q -- '--tensor-model-parallel-size 2' '$S/profile.sbatch'"
+ok "retune skips TP communication overlap now that TP is 1" \
+    sh -c "grep -q 'tp_comm_overlap' '$S/manifest.json' && ! awk -F'\t' '\$1 == \"retune\"' '$S/candidates.tsv' | grep -q tp_comm_overlap"
+
+RETUNE=$(decision retune | tail -1)
+ok "retune: the winners in the trail" test -s "$RETUNE"
+ok "... MBS 4 among them" has "$WORK/run.out" '^winner mbs=4: recorded '
+ok "validate runs the written baseline beside the adopted one" \
+    test "$(awk -F'\t' '$1 == "validate" && $4 == "written_baseline"' "$S/candidates.tsv" | wc -l)" -ge 1
+ok "every validate run exited 0 (the plugin accepted each, the written baseline too)" \
+    test "$(cat "$S"/results/validate/*.rc | grep -vc '^0$')" = 0
+ok "the written baseline's run record is accepted by contract verify" sh -c "
+    id=\$(awk -F'\t' '\$1 == \"validate\" && \$4 == \"written_baseline\" { print \$3; exit }' '$S/candidates.tsv')
+    for r in '$S'/runs/*/; do grep -q \"\$id\" \"\$r/contract.json\" && exec runuser -u $U -- '$MOEFLOW_BIN' contract verify \"\$r\"; done; exit 1"
+written=$(python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["runs"]:
+    if r["name"].startswith("written_baseline"):
+        print(r["ab"]["verdict"], r["ab"]["delta_pct"])' "$S/results/validate/report/report.json")
+ok "validate's A/B: the written baseline is slower than the loop's answer ($written)" \
+    test "${written%% *}" = loss -a "${written#* }" != "${written#* -}"
+ok "retune is compared with the scale run of the adopted layout, not scale's baseline" \
+    has "$WORK/run.out" '^study .*, stage retune: .*reference: the scale run of the adopted baseline, layout=tp1\.cp1\.pp1\.vpp1\.ep2\.etp1'
+ok "... so manual GC, which the double leaves alone, is no winner" hasnt "$WORK/run.out" '^winner manual_gc'
+ok "the run ends with every stage done" has "$WORK/run.out" '^\[.*\] study .*: every stage done$'
+
+# The trail cannot be rewritten: an edited decision is refused by every
+# reader, the plugin's check of a later run included.
+chmod u+w "$FIT"
+sed -i 's/"none"/"full"/' "$FIT" 2> /dev/null || true
+retune_run=$(grep -l '"stage":"retune"' "$S"/runs/*/contract.json | head -1)
+as_user "$MOEFLOW_BIN" contract verify "$(dirname "$retune_run")" > "$WORK/edited.out" 2>&1
+ok "an edited decision: contract verify refuses, naming the file" \
+    has "$WORK/edited.out" 'decisions/01-fit.json'
+as_user "$MOEFLOW_BIN" gen "$S/study.yaml" --stage scale --rebuild "$S" > "$WORK/rebuild.out" 2>&1
+tap_ok $(( $? == 0 )) "... and gen --rebuild refuses to build on it"
+ok "... saying why" has "$WORK/rebuild.out" 'decisions/01-fit.json'
+ok "the study's decisions are listed in order" \
+    test "$(ls "$S"/decisions/*.json | sed 's|.*/||' | tr '\n' ' ')" = "$(ls "$S"/decisions/*.json | sed 's|.*/||' | sort | tr '\n' ' ')"
+[ -n "${MOEFLOW_TRANSCRIPT:-}" ] && sed "s|$WORK|/tmp/loop|g" "$T" > "$MOEFLOW_TRANSCRIPT"
+tap_done
