@@ -252,7 +252,8 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
 /* validate's findings beside the runs, kept in report.json under the keys
  * --json prints them with, where an evidence pack reads them:
  * validation.checkpoint's verdict and the twins' matched A/B profiles. */
-static const char *const kept_findings[] = { "checkpoint", "profile_pairs", NULL };
+static const char *const kept_findings[] = { "checkpoint", "profile_pairs", "decisions",
+                                             "decisions_error", NULL };
 
 /* report.json's text: the runs, and the keys of kept_findings that extra
  * holds; NULL when out of memory. */
@@ -569,6 +570,74 @@ static int reconcile_pairs(json_t *extra, const struct moe_report_run *runs, siz
 
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
+/* What one decision chose, in words. */
+static json_t *chose_text(const json_t *d)
+{
+    const json_t *c = json_object_get(d, "chose");
+    const char *stage = json_string_value(json_object_get(d, "stage"));
+
+    if (stage && strcmp(stage, "retune") == 0)
+        return json_sprintf("%zu winner%s", json_array_size(c),
+                            json_array_size(c) == 1 ? "" : "s");
+    if (json_object_get(c, "layout"))
+        return json_sprintf("layout %s", json_string_value(json_object_get(c, "layout")));
+    if (json_object_get(c, "recompute"))
+        return json_sprintf("recompute %s", json_string_value(json_object_get(c, "recompute")));
+    if (json_object_get(c, "bottleneck"))
+        return json_sprintf("retune for %s", json_string_value(json_object_get(c, "bottleneck")));
+    return json_sprintf("nothing: %s", json_string_value(json_object_get(c, "why")) ?: "?");
+}
+
+/* The study's decisions (moeflow run's trail), sealed, into extra; a
+ * trail that is not sealed is said, not trusted. */
+static void trail(const char *study, json_t *extra)
+{
+    struct moe_error err;
+    json_t *t = moe_contract_load_trail(study, (moe_error_clear(&err), &err)), *e, *out;
+    size_t i;
+
+    if (!t) {
+        json_object_set_new(extra, "decisions_error", json_string(err.text));
+        return;
+    }
+    out = json_array();
+    json_array_foreach(t, i, e) {
+        const json_t *d = json_object_get(e, "decision");
+        json_t *said = chose_text(d);
+
+        json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O, s:O, s:o}", "file",
+                                             json_object_get(e, "file"), "sha256",
+                                             json_object_get(e, "digest"), "stage",
+                                             json_object_get(d, "stage"), "round",
+                                             json_object_get(d, "round"), "rule",
+                                             json_object_get(d, "rule"), "chose", said));
+    }
+    if (json_array_size(out)) /* a study moeflow run has not driven: report.json as before */
+        json_object_set_new(extra, "decisions", out);
+    else
+        json_decref(out);
+    json_decref(t);
+}
+
+static void print_trail(const char *study, const json_t *extra)
+{
+    const json_t *out = json_object_get(extra, "decisions"), *e;
+    const char *bad = json_string_value(json_object_get(extra, "decisions_error"));
+    size_t i;
+
+    if (bad)
+        printf("decisions: NOT TRUSTED: %s\n", bad);
+    if (json_array_size(out))
+        printf("decisions (moeflow run's trail, each sealed; %s/decisions):\n", study);
+    json_array_foreach(out, i, e)
+        printf("  %-18s %-8s round %" JSON_INTEGER_FORMAT ": %s (rule %s)\n",
+               json_string_value(json_object_get(e, "file")) + strlen("decisions/"),
+               json_string_value(json_object_get(e, "stage")),
+               json_integer_value(json_object_get(e, "round")),
+               json_string_value(json_object_get(e, "chose")),
+               json_string_value(json_object_get(e, "rule")));
+}
+
 static int report_study(const char *study, const char *stage, const struct report_args *a)
 {
     struct moe_study_view v;
@@ -598,9 +667,12 @@ static int report_study(const char *study, const char *stage, const struct repor
             rc = profile_pairs(&v, extra);
         if (rc == MOE_EXIT_OK)
             rc = reconcile_pairs(extra, runs, nruns, rd.first, rd.last);
-        if (rc == MOE_EXIT_OK)
+        if (rc == MOE_EXIT_OK) {
+            trail(study, extra);
             rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
+        }
         if (rc == MOE_EXIT_OK && !a->json) {
+            print_trail(study, extra);
             print_skipped(skipped);
             moe_report_print_profile_pairs(json_object_get(extra, "profile_pairs"));
             if (ck)

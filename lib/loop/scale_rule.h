@@ -32,7 +32,7 @@
 #include "core/error.h"
 #include "fit/steptime.h"
 
-#define MOE_LOOP_RIDGE 0.1
+#define MOE_LOOP_RIDGE 0.001
 #define MOE_LOOP_RERANK_PCT 25.0
 #define MOE_LOOP_GROUPS 3        /* gpu, communication, host */
 

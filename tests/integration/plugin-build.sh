@@ -51,10 +51,13 @@ ok "the plugin needs neither SQLite nor zlib" hasnt "$tmp/dyn" 'NEEDED.*(libsqli
 # sealed files read whole and checked by owner and mode, one acceptance of
 # run records with the declared contract's diff, the fail-closed checks at
 # job start, the checked offset, moving a reused job id's run aside) took
-# it to about 127,000: the budget is that plus ~3%, 131,000.
+# it to about 127,000, and the budget to 131,000.  Issue 37 has the plugin
+# judge later stages against the baseline moeflow run's sealed decisions
+# adopted (the trail's reader and moe_contract_reference): 131,407, so
+# the budget is that plus ~3%, 135,000.
 size "$so" | awk 'NR == 2 { print $1 + $2 }' > "$tmp/size"
-ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 131,000" \
-    test "$(cat "$tmp/size")" -le 131000
+ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 135,000" \
+    test "$(cat "$tmp/size")" -le 135000
 
 make -s --no-print-directory -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 tap_ok $? "make install DESTDIR=... succeeds"
