@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/abtest.h"
+#include "analysis/report.h"
 #include "loop/scale_rule.h"
 
 void moe_loop_step_groups(const struct moe_step *s, double g[MOE_LOOP_GROUPS])
@@ -129,6 +130,33 @@ static bool tied(const struct moe_loop_layout *fast, const struct moe_loop_layou
     return t.p_value >= alpha;
 }
 
+/* stdev / mean of the samples */
+static double cv_of(const struct moe_loop_layout *l)
+{
+    double mean = 0, var = 0;
+
+    for (size_t k = 0; k < l->n; k++)
+        mean += l->samples[k] / (double)l->n;
+    for (size_t k = 0; k < l->n; k++)
+        var += (l->samples[k] - mean) * (l->samples[k] - mean) / (double)(l->n - 1);
+    return mean > 0 ? sqrt(var) / mean : INFINITY;
+}
+
+/* A decision never rests on a noisy reference (analysis/report.h): past
+ * MOE_REPORT_MAX_REF_CV the baseline stays, whatever the others measured. */
+static bool noisy_baseline(const struct moe_loop_layout *l, size_t n, struct moe_loop_scale *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (l[i].baseline && measured(&l[i]) && cv_of(&l[i]) > MOE_REPORT_MAX_REF_CV) {
+            out->best = (int)i;
+            snprintf(out->why, sizeof(out->why), "the baseline's screening steps spread %.0f%% "
+                     "(CV), beyond %.0f%%: no layout is adopted on a noisy reference; the "
+                     "baseline stays", 100 * cv_of(&l[i]), 100 * MOE_REPORT_MAX_REF_CV);
+            return true;
+        }
+    return false;
+}
+
 static void choose(struct moe_loop_layout *l, size_t n, double alpha, struct moe_loop_scale *out)
 {
     out->fastest = out->predicted_best = out->best = -1;
@@ -143,6 +171,8 @@ static void choose(struct moe_loop_layout *l, size_t n, double alpha, struct moe
     }
     out->best = out->fastest;
     out->p_best = 1;
+    if (out->fastest < 0 || noisy_baseline(l, n, out))
+        return;
     for (size_t i = 0; i < n; i++) {
         double p;
 

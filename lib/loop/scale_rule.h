@@ -8,7 +8,9 @@
  * case the tie keeps the stage's baseline when it is among them (a layout
  * is not moved without evidence that another is faster), and goes to the
  * layout earliest in the seed's rule order (the order the scale rules rank
- * layouts in, fit/layouts.h) when it is not.
+ * layouts in, fit/layouts.h) when it is not.  A baseline whose screening
+ * steps spread more than MOE_REPORT_MAX_REF_CV stays: nothing is adopted
+ * on a noisy reference.
  *
  * The measured steps correct the model.  Each prediction is split into
  * three groups of terms (fit/steptime.h): the GPU's own work (compute,

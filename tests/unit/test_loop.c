@@ -143,6 +143,12 @@ static void scale_fastest_and_ties(void **state)
     assert_int_equal(moe_loop_scale_decide(l, 3, 0.05, &d, &err), 0);
     assert_int_equal(d.best, 0);
     assert_non_null(strstr(d.why, "it stays"));
+    /* a noisy baseline (CV 20% > 15%) stays, whatever the others did */
+    samples(a, 100, 35);
+    samples(c, 95, 1);
+    assert_int_equal(moe_loop_scale_decide(l, 3, 0.05, &d, &err), 0);
+    assert_int_equal(d.best, 0);
+    assert_non_null(strstr(d.why, "noisy reference"));
     /* no layout with two samples: no decision */
     for (int i = 0; i < 3; i++)
         l[i].n = 1;
