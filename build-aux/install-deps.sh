@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs the Debian 12 packages moeflow needs to build, test and run its
-# local Slurm cluster.  Safe to re-run: apt-get skips what is installed.
+# local Slurm cluster (chromium: tests/cli/report-pack-svg.sh renders the
+# evidence pack's plots headless).  Safe to re-run: apt-get skips what is
+# installed.
 set -e
 PACKAGES="build-essential autoconf automake libtool pkg-config
   libyaml-dev libhwloc-dev hwloc libjansson-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev
@@ -8,7 +10,7 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
   iproute2 procps xz-utils python3
   debhelper dpkg-dev lintian groff-base man-db
-  shellcheck
+  shellcheck chromium
   clang clang-tidy cppcheck valgrind"
 missing=""
 for p in $PACKAGES; do

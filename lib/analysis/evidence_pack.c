@@ -146,9 +146,10 @@ static json_t *finding(const json_t *report, const char *key, const char *not_re
 
 static json_t *assemble(const struct moe_manifest *m, const json_t *study_json,
                         const json_t *baseline, const json_t *measured, const json_t *report,
-                        json_t *runs)
+                        json_t *runs, json_t *plots)
 {
-    return json_pack("{s:i, s:s?, s:s?, s:s, s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:s}", "format", 1,
+    return json_pack("{s:i, s:s?, s:s?, s:s, s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:s, s:o*}",
+                     "format", 1,
                      "study", m->study, "study_hash", m->study_hash, "moeflow_version",
                      PACKAGE_VERSION, "semantics", semantics_json(m), "environment",
                      "declared", declared_json(baseline), "measured", measured_json(measured),
@@ -165,7 +166,7 @@ static json_t *assemble(const struct moe_manifest *m, const json_t *study_json,
                      "gains",
                      "each gain is one run measured against the baseline over the same window; "
                      "gains of separate A/Bs are never added up: the combination's gain is the "
-                     "combination's own measurement");
+                     "combination's own measurement", "plots", plots);
 }
 
 json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
@@ -182,7 +183,8 @@ json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
         optional_json(study, "contract/measured.json", "measured.json", &measured, err) == 0 &&
         optional_json(study, VALIDATE_REPORT, "validate report", &report, err) == 0 &&
         (runs = moe_evidence_pack_runs(study, &m, study_json, opts, err)) &&
-        !(pack = assemble(&m, study_json, baseline, measured, report, runs)))
+        !(pack = assemble(&m, study_json, baseline, measured, report, runs,
+                          moe_evidence_pack_plots(study, &m, runs))))
         moe_error_set(err, "out of memory");
     json_decref(study_json);
     json_decref(baseline);

@@ -1,5 +1,6 @@
 /* The evidence pack of a study (`moeflow report STUDY_DIR --pack`): one
- * folder, README.md and pack.json, that a reviewer reads without moeflow.
+ * folder, README.md and pack.json, the plots as SVG files and index.html
+ * showing them, that a reviewer reads without moeflow.
  * It is built only from what the study directory already holds after its
  * stages ran: manifest.json and study.json (commands, config diffs, the
  * label), contracts/baseline.json and contract/measured.json (commit,
@@ -10,11 +11,14 @@
  * that did not run is said so in its section; a file that is there but
  * cannot be read stops the pack, naming the file.
  *
- * pack.json is the document; README.md is rendered from it alone, so the
- * two never disagree.  Every number carries its source ("measured" here:
- * the pack holds no modeled number). */
+ * pack.json is the document; README.md, the plots and index.html are
+ * rendered from it alone, so they never disagree.  Every number carries
+ * its source: measured, but for the plots' modeled numbers (moeflow's
+ * memory and step-time models), which say so. */
 #ifndef MOEFLOW_EVIDENCE_PACK_H
 #define MOEFLOW_EVIDENCE_PACK_H
+
+#include <stdbool.h>
 
 #include <jansson.h>
 
@@ -39,15 +43,42 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
                                const json_t *study_json, const struct moe_report_opts *opts,
                                struct moe_error *err);
 
+/* The plots' part of it (evidence_pack_plots.c): which validate runs the
+ * step-time plot sets side by side (from validate's runs, the "validate"
+ * value), memory and step time modeled against measured per candidate
+ * (the fit stage's predicted_mib and logs; the scale stage's notes and
+ * logs), and each scale round's ranking (the scale stage's runs, then
+ * every decisions/NAME.json of stage "scale").  What cannot be plotted is
+ * listed with why; a decision file that is not the documented shape is
+ * refused by name, never half read.  NULL only when out of memory. */
+json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
+                                const json_t *validate);
+
+/* A file of the pack beside README.md and pack.json. */
+struct moe_pack_file {
+    char name[64];
+    char *text;
+};
+
+/* The plots as SVG documents, then index.html showing them, rendered
+ * from pack.json alone (evidence_pack_svg.c), as README.md is.  *files is
+ * the caller's (moe_pack_files_free); -1 when out of memory. */
+int moe_evidence_pack_render(const json_t *pack, struct moe_pack_file **files, size_t *n);
+void moe_pack_files_free(struct moe_pack_file *files, size_t n);
+
+/* Whether a pack may hold a file of this name: README.md, pack.json,
+ * index.html, or a plot (lowercase letters, digits and dashes, .svg). */
+bool moe_evidence_pack_file_name(const char *name);
+
 /* README.md rendered from pack.json; malloc'd, NULL when out of memory.
  * Every string from the study or a log reaches it as data: control
  * characters made visible, Markdown's table pipes and backticks escaped. */
 char *moe_evidence_pack_markdown(const json_t *pack);
 
 /* Writes pack into the folder dir whole or not at all (rule 9 of
- * lib/README.md): both files go into the sibling .NAME.moeflow-new, which
- * trades places with dir at the end; a previous pack there (README.md and
- * pack.json, nothing else) is replaced, anything else at dir (a symlink,
+ * lib/README.md): every file goes into the sibling .NAME.moeflow-new, which
+ * trades places with dir at the end; a previous pack there (nothing but the
+ * files moe_evidence_pack_file_name accepts) is replaced, anything else at dir (a symlink,
  * a file, another folder) is refused.  What a killed writer left is
  * removed (or, for a pack moved aside, moved back) first.  0, or -1 with
  * err naming dir: nothing new is left behind. */

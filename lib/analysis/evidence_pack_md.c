@@ -354,6 +354,85 @@ static void finding(struct moe_strbuf *b, const char *title, const json_t *f)
     free(dump);
 }
 
+/* A file of the pack as a relative link; only names the pack may hold
+ * (letters, digits, dashes) are linked, anything else is text. */
+static void link(struct moe_strbuf *b, const char *file)
+{
+    if (moe_evidence_pack_file_name(file))
+        moe_strbuf_printf(b, "[%s](%s)", file, file);
+    else
+        text(b, file);
+}
+
+/* One plot: its file and sources, or why it is not drawn; the candidates
+ * it leaves out, each with why. */
+static void plot_entry(struct moe_strbuf *b, const char *what, const json_t *p)
+{
+    const json_t *k;
+    size_t i;
+
+    moe_strbuf_printf(b, "- %s: ", what);
+    if (strcmp(str(p, "status"), "drawn") != 0) {
+        moe_strbuf_puts(b, "**not drawn**: ");
+        text(b, p ? str(p, "why") : "pack.json has no such plot");
+        moe_strbuf_puts(b, "\n");
+        return;
+    }
+    link(b, str(p, "file"));
+    if (get(p, "modeled")) {
+        moe_strbuf_puts(b, "; modeled: ");
+        text(b, str(p, "modeled"));
+        moe_strbuf_puts(b, "; measured: ");
+        text(b, str(p, "measured"));
+    } else {
+        moe_strbuf_puts(b, "; ");
+        text(b, str(p, "source"));
+    }
+    moe_strbuf_puts(b, "\n");
+    json_array_foreach(get(p, "skipped"), i, k) {
+        moe_strbuf_puts(b, "  - not plotted: ");
+        text(b, str(k, "candidate"));
+        moe_strbuf_puts(b, ": ");
+        text(b, str(k, "why"));
+        moe_strbuf_puts(b, "\n");
+    }
+}
+
+static void plots(struct moe_strbuf *b, const json_t *p)
+{
+    const json_t *r;
+    size_t i;
+
+    moe_strbuf_puts(b, "## Plots\n\nOpen [index.html](index.html) in a browser (no network needed). Blue is "
+                       "measured, orange the winner or the measured best; a modeled number is "
+                       "moeflow's own and is called modeled.\n\n");
+    plot_entry(b, "Step time per iteration, the validate winner beside the baseline",
+               get(p, "step_time"));
+    plot_entry(b, "Peak memory, measured against modeled (fit stage)", get(p, "memory"));
+    plot_entry(b, "Step time, measured against modeled (scale stage)", get(p, "step"));
+    json_array_foreach(get(p, "scale_rounds"), i, r) {
+        moe_strbuf_printf(b, "- Scale round %lld ranking: ",
+                          (long long)json_integer_value(get(r, "round")));
+        link(b, str(r, "file"));
+        moe_strbuf_puts(b, "; ");
+        text(b, str(r, "source"));
+        moe_strbuf_puts(b, "\n");
+    }
+    if (get(p, "scale_rounds_why") && !json_is_null(get(p, "scale_rounds_why"))) {
+        moe_strbuf_puts(b, "- Scale rankings: **not drawn**: ");
+        text(b, str(p, "scale_rounds_why"));
+        moe_strbuf_puts(b, "\n");
+    }
+    json_array_foreach(get(p, "refused_decisions"), i, r) {
+        moe_strbuf_puts(b, "- **warning**: refused ");
+        text(b, str(r, "file"));
+        moe_strbuf_puts(b, ": ");
+        text(b, str(r, "why"));
+        moe_strbuf_puts(b, "\n");
+    }
+    moe_strbuf_puts(b, "\n");
+}
+
 char *moe_evidence_pack_markdown(const json_t *pack)
 {
     struct moe_strbuf b = { 0 };
@@ -365,7 +444,8 @@ char *moe_evidence_pack_markdown(const json_t *pack)
     text(&b, str(pack, "moeflow_version"));
     moe_strbuf_puts(&b, " from the study directory alone (pack.json holds the same). Every "
                         "number is measured: from the runs' logs over the study's window, or "
-                        "from the contract stage's capture; the pack holds no modeled number."
+                        "from the contract stage's capture; the only modeled numbers are the "
+                        "plots' (under Plots), each called modeled and named by its source."
                         "\n\n");
     semantics(&b, get(pack, "semantics"));
     moe_strbuf_puts(&b, "## Environment: commit, container, hardware, topology\n\n");
@@ -374,5 +454,7 @@ char *moe_evidence_pack_markdown(const json_t *pack)
     validate(&b, get(pack, "validate"), str(pack, "gains"));
     finding(&b, "Checkpoint verdict", get(pack, "checkpoint"));
     finding(&b, "Matched A/B profiles", get(pack, "profile_pairs"));
+    if (get(pack, "plots"))
+        plots(&b, get(pack, "plots"));
     return moe_strbuf_take(&b);
 }

@@ -117,19 +117,34 @@ static json_t *config_diff(const struct moe_candidate *c, const struct moe_candi
     return out;
 }
 
+/* Every logged iteration's step time, warm-up included, as [iteration,
+ * ms] (ms null where the log gave none): what the step-time plot draws,
+ * kept in pack.json so the plot can be checked against its numbers. */
+static json_t *steps_json(const struct moe_report_run *r)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < r->nseries; i++)
+        json_array_append_new(a, json_pack("[I,o]", (json_int_t)r->series[i].iter,
+                                           num(r->series[i].step_ms)));
+    return a;
+}
+
 static json_t *measured_json(const struct moe_report_run *r, const struct moe_candidate *c)
 {
     bool profiled = json_object_get(c->contract, MOE_CONTRACT_PROFILING) != NULL;
 
-    return json_pack("{s:s, s:s, s:b, s:[I,I], s:I, s:o, s:o, s:b, s:I, s:I, s:o}", "status",
-                     "measured", "source", "the run's log over the study's report window",
-                     "profiled", profiled, "window", (json_int_t)r->first,
+    return json_pack("{s:s, s:s, s:b, s:[I,I], s:I, s:o, s:o, s:b, s:I, s:I, s:o, s:o}",
+                     "status", "measured", "source",
+                     "the run's log over the study's report window; steps: every logged "
+                     "iteration, warm-up included", "profiled", profiled, "window",
+                     (json_int_t)r->first,
                      (json_int_t)r->last, "window_iterations", (json_int_t)r->n,
                      "step_ms_median", num(r->step_median), "tflops_per_gpu_median",
                      num(r->tflops_median), "loss_finite", r->loss_finite,
                      "skipped_iterations", (json_int_t)r->skipped, "nan_iterations",
                      (json_int_t)r->nan_iters, "peak_max_allocated_mib",
-                     num(r->peak_bytes / 1048576.0));
+                     num(r->peak_bytes / 1048576.0), "steps", steps_json(r));
 }
 
 /* This run against the baseline's, measured over the same window. */

@@ -1,5 +1,6 @@
 /* The evidence pack's folder, put in place whole or not at all (rule 9 of
- * lib/README.md).  Both files are written into a sibling folder with a
+ * lib/README.md).  Its files (README.md, pack.json, the plots, index.html)
+ * are written into a sibling folder with a
  * fixed name, .NAME.moeflow-new, which then trades places with NAME in one
  * renameat2(RENAME_EXCHANGE): NAME is the old pack or the new one at every
  * instant, and a writer killed at any point leaves at most the sibling,
@@ -23,16 +24,6 @@
 #include "core/readfile.h"
 #include "core/strbuf.h"
 
-static const char *const pack_files[] = { "README.md", "pack.json", NULL };
-
-static bool is_pack_file(const char *name)
-{
-    for (const char *const *f = pack_files; *f; f++)
-        if (strcmp(*f, name) == 0)
-            return true;
-    return false;
-}
-
 /* Whether the folder name of pfd (never a symlink) holds a pack's files
  * and nothing else: only then may it be replaced or removed. */
 static bool holds_only_a_pack(int pfd, const char *name)
@@ -44,7 +35,7 @@ static bool holds_only_a_pack(int pfd, const char *name)
 
     while (ok && (e = readdir(d)))
         ok = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-             is_pack_file(e->d_name);
+             moe_evidence_pack_file_name(e->d_name);
     if (d)
         closedir(d);
     else if (fd >= 0)
@@ -56,14 +47,28 @@ static bool holds_only_a_pack(int pfd, const char *name)
 static void remove_pack(int pfd, const char *name)
 {
     int fd;
+    DIR *d;
+    struct dirent *e;
+    bool more = true;
 
     if (!holds_only_a_pack(pfd, name))
         return;
-    if ((fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        for (const char *const *f = pack_files; *f; f++)
-            unlinkat(fd, *f, 0);
+    if ((fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return;
+    if (!(d = fdopendir(fd))) {
         close(fd);
+        return;
     }
+    /* POSIX leaves readdir after an unlink unspecified: read again until
+     * a pass finds nothing to remove (a pack holds a few dozen files) */
+    for (int pass = 0; more && pass < 8; pass++) {
+        more = false;
+        rewinddir(d);
+        while ((e = readdir(d)))
+            if (moe_evidence_pack_file_name(e->d_name))
+                more |= unlinkat(fd, e->d_name, 0) == 0;
+    }
+    closedir(d);
     unlinkat(pfd, name, AT_REMOVEDIR);
 }
 
@@ -139,9 +144,18 @@ static int fresh_file(int dirfd, const char *name, const char *text)
     return rc;
 }
 
-/* The fresh folder with both files, on disk. */
+/* The rendered plots and index.html into the fresh folder. */
+static int fresh_plots(int fd, const struct moe_pack_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fresh_file(fd, files[i].name, files[i].text) < 0)
+            return -1;
+    return 0;
+}
+
+/* The fresh folder with every file, on disk. */
 static int fill(const struct place *p, const char *json_text, const char *md,
-                struct moe_error *err)
+                const struct moe_pack_file *files, size_t nfiles, struct moe_error *err)
 {
     int fd;
 
@@ -153,7 +167,7 @@ static int fill(const struct place *p, const char *json_text, const char *md,
         return -1;
     }
     if (fresh_file(fd, "pack.json", json_text) < 0 || fresh_file(fd, "README.md", md) < 0 ||
-        fsync(fd) < 0) {
+        fresh_plots(fd, files, nfiles) < 0 || fsync(fd) < 0) {
         moe_error_at(err, p->shown, 0, 0, "cannot write: %s", strerror(errno));
         close(fd);
         return -1;
@@ -206,30 +220,34 @@ static int put_in_place(const struct place *p, struct moe_error *err)
     return 0;
 }
 
-/* pack.json's text (indented, sorted, a final newline) and README.md's;
- * -1 when out of memory. */
-static int render(const json_t *pack, char **json_text, char **md)
+/* pack.json's text (indented, sorted, a final newline), README.md's and
+ * the plots'; -1 when out of memory. */
+static int render(const json_t *pack, char **json_text, char **md, struct moe_pack_file **files,
+                  size_t *nfiles)
 {
     char *dump = json_dumps(pack, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    int plots = moe_evidence_pack_render(pack, files, nfiles);
 
     *json_text = dump ? moe_strdup_printf("%s\n", dump) : NULL;
     *md = moe_evidence_pack_markdown(pack);
     free(dump);
-    return *json_text && *md ? 0 : -1;
+    return *json_text && *md && plots == 0 ? 0 : -1;
 }
 
 int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error *err)
 {
     char *json_text, *md;
+    struct moe_pack_file *files = NULL;
+    size_t nfiles = 0;
     struct place p = { .pfd = -1 };
-    int rc = render(pack, &json_text, &md);
+    int rc = render(pack, &json_text, &md, &files, &nfiles);
 
     if (rc < 0)
         moe_error_at(err, dir, 0, 0, "cannot write: out of memory");
     else if ((rc = place_open(dir, &p, err)) == 0) {
         (void)flock(p.pfd, LOCK_EX); /* best effort: NFS may have no flock */
         recover(&p);
-        rc = fill(&p, json_text, md, err) == 0 ? put_in_place(&p, err) : -1;
+        rc = fill(&p, json_text, md, files, nfiles, err) == 0 ? put_in_place(&p, err) : -1;
         if (rc < 0)
             remove_pack(p.pfd, p.fresh);
         (void)flock(p.pfd, LOCK_UN);
@@ -237,6 +255,7 @@ int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error 
     place_free(&p);
     free(json_text);
     free(md);
+    moe_pack_files_free(files, nfiles);
     return rc;
 }
 

@@ -32,8 +32,8 @@ fixture_logs "$S" validate 0 1
 tap_ok $? "report STUDY_DIR --pack succeeds"
 ok "... naming the folder" has "$T/pack.out" "^evidence pack: $S/evidence-pack \\(README.md, pack.json\\)$"
 P=$S/evidence-pack
-ok "... which holds README.md and pack.json, nothing else" \
-    test "$(ls "$P" | tr '\n' ' ')" = "README.md pack.json "
+ok "... which holds README.md, pack.json, index.html and the plots, nothing else" \
+    test "$(ls "$P" | grep -v '^[a-z0-9-]*\.svg$' | tr '\n' ' ')" = "README.md index.html pack.json "
 R=$P/README.md
 missing=0
 for h in '^# Evidence pack: tiny-moe-2gpu$' '^## Label: routing and data semantics$' \
@@ -59,7 +59,7 @@ ok "... profiles: validate's twins have no trace here" has "$R" '^\*\*no evidenc
 J=$P/pack.json
 key() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec("print(" + sys.argv[2] + ")")' "$J" "$1"; }
 ok "pack.json has every key" test "$(key 'sorted(d)')" = \
-    "['checkpoint', 'environment', 'format', 'gains', 'moeflow_version', 'profile_pairs', 'semantics', 'study', 'study_hash', 'validate']"
+    "['checkpoint', 'environment', 'format', 'gains', 'moeflow_version', 'plots', 'profile_pairs', 'semantics', 'study', 'study_hash', 'validate']"
 ok "... each run: role, command, config diff, proof, measured, versus the baseline" test \
     "$(key 'sorted(d["validate"]["runs"][3])')" = \
     "['command', 'config_diff', 'id', 'measured', 'name', 'proof', 'role', 'versus_baseline']"

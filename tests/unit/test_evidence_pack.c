@@ -1,5 +1,6 @@
 /* The evidence pack (analysis/evidence_pack.h: evidence_pack.c,
- * evidence_pack_runs.c, evidence_pack_md.c, evidence_pack_write.c) of a
+ * evidence_pack_runs.c, evidence_pack_md.c, evidence_pack_write.c,
+ * evidence_pack_plots.c, evidence_pack_svg.c) of a
  * study directory from a real run: the GPU lane's core-0.19 study (tests/data/gpu, one H200,
  * every stage run, the validate baseline's real Megatron log).  The pack's
  * numbers are the log's, its label follows the contract (mock data: the
@@ -83,6 +84,20 @@ static int count_named(const char *dir, const char *prefix)
     assert_non_null(d);
     while ((e = readdir(d)))
         n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* How many entries of dir a pack may not hold. */
+static int only_pack_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.' && !moe_evidence_pack_file_name(e->d_name);
     closedir(d);
     return n;
 }
@@ -213,7 +228,9 @@ static void writes_the_folder_whole(void **state)
     for (const char *const *h = headings; *h; h++)
         if (!strstr(md, *h))
             fail_msg("README.md lacks \"%s\"", *h);
-    assert_int_equal(count_named(dir, ""), 4);            /* . .. and the two files */
+    assert_int_equal(count_named(dir, "index.html"), 1);
+    assert_int_equal(count_named(dir, "step-time.svg"), 1);
+    assert_int_equal(only_pack_files(dir), 0);
     assert_int_equal(count_named(study, "evidence-pack."), 0);
     free(md);
     json_decref(pack);
@@ -294,6 +311,63 @@ static void markdown_takes_strings_as_data(void **state)
     json_decref(pack);
 }
 
+/* The plots: a decision trail's scale rounds each get a chart, a file
+ * that is not a decision is refused by name (a warning in README.md, no
+ * chart, no failure), and strings from the trail reach the SVG and
+ * index.html as data. */
+static void plots_from_the_decision_trail(void **state)
+{
+    const char *study = lane_study("decisions");
+    struct moe_pack_file *files;
+    struct moe_error e;
+    json_t *pack, *plots;
+    size_t n;
+    char dir[512], path[600], *md, *svg;
+
+    (void)state;
+    put(study, "decisions/0001-scale.json",
+        "{\"stage\": \"scale\", \"round\": 1, \"ranking\": ["
+        "{\"candidate\": \"a\", \"layout\": \"tp1.cp1.pp1.vpp1.ep2.etp1\", \"predicted_ms\": 90,"
+        " \"measured_ms\": 120},"
+        "{\"candidate\": \"<b>&'\\\"\", \"layout\": \"</text><script>x</script>\","
+        " \"predicted_ms\": 80, \"measured_ms\": null}]}\n");
+    put(study, "decisions/0002-fit.json", "{\"stage\": \"fit\", \"round\": 1}\n");
+    put(study, "decisions/0003-bad.json", "{\"stage\": \"scale\", \"round\": 0}\n");
+    put(study, "decisions/0004-worse.json", "[1, 2\n");
+    put(study, "decisions/0005-row.json",
+        "{\"stage\": \"scale\", \"round\": 2, \"ranking\": [{\"candidate\": 1}]}\n");
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    plots = (json_t *)at(pack, "plots", NULL);
+    assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 3);
+    assert_string_equal(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "file", NULL),
+                        "decisions/0003-bad.json");
+    assert_int_equal(moe_evidence_pack_render(pack, &files, &n), 0);
+    svg = NULL;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(moe_evidence_pack_file_name(files[i].name));
+        assert_null(strstr(files[i].text, "<script>"));
+        if (strstr(files[i].text, "Scale round 1") && strstr(files[i].text, "decisions/"))
+            svg = files[i].text;
+    }
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "&lt;/text&gt;&lt;script&gt;x&lt;/script&gt;"));
+    assert_non_null(strstr(svg, "predicted best"));
+    assert_non_null(strstr(svg, "measured best"));
+    assert_string_equal(files[n - 1].name, "index.html");
+    moe_pack_files_free(files, n);
+    json_decref(pack);
+
+    write_ok(study, NULL);
+    snprintf(dir, sizeof(dir), "%s/evidence-pack", study);
+    snprintf(path, sizeof(path), "%s/README.md", dir);
+    assert_non_null(md = moe_read_file(path, "README", NULL, &e));
+    assert_non_null(strstr(md, "**warning**: refused decisions/0004-worse.json"));
+    assert_non_null(strstr(md, "**warning**: refused decisions/0005-row.json: ranking\\[0\\]"));
+    assert_int_equal(count_named(dir, "scale-decision-"), 1);
+    assert_int_equal(only_pack_files(dir), 0);
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +378,7 @@ int main(void)
         cmocka_unit_test(unreadable_input_leaves_nothing),
         cmocka_unit_test(foreign_folder_is_kept),
         cmocka_unit_test(markdown_takes_strings_as_data),
+        cmocka_unit_test(plots_from_the_decision_trail),
     };
 
     return MOE_RUN_GROUP(tests, moe_unit_make_dir, moe_unit_remove_dir);
