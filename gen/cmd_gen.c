@@ -272,6 +272,22 @@ static void print_validate(const char *dir, const struct moe_stage_plan *validat
     printf("submit it from %s: sbatch validate.sbatch\n", dir);
 }
 
+/* Stages rebuilt in place are cut into arrays as the first gen cut them
+ * (its --max-array-size, in manifest.json), unless told otherwise. */
+static int same_array_size(struct gen_args *a, struct moe_error *err)
+{
+    struct moe_manifest m;
+    json_int_t n;
+
+    if (moe_manifest_load(a->dir, &m, err) < 0)
+        return moe_cli_fail(err, MOE_EXIT_INVALID_INPUT);
+    n = json_integer_value(json_object_get(m.json, "max_array_size"));
+    if (n >= 1 && n <= 4000001)
+        a->opts.max_array_size = (int)n;
+    moe_manifest_free(&m);
+    return MOE_CLI_RUN;
+}
+
 /* --winners DIR rebuilds the validate stage of DIR in place, --rebuild
  * DIR the stage given and every later one: DIR is the output. */
 static int check_in_place(struct gen_args *a)
@@ -305,7 +321,7 @@ static int check_in_place(struct gen_args *a)
     moe_error_clear(&err);
     if (moe_gen_finish_interrupted(dir, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
-    return MOE_CLI_RUN;
+    return a->opts.max_array_size ? MOE_CLI_RUN : same_array_size(a, &err);
 }
 
 /* The validate stage as planned: the winners' plan plus what planning adds

@@ -185,16 +185,6 @@ static void fit_variant(struct plan_ctx *c, struct moe_run *run, const char *var
     json_decref(value);
 }
 
-static bool same_recompute(const struct moe_baseline *a, const struct moe_baseline *b)
-{
-    if (a->recompute != b->recompute || a->recompute_modules.n != b->recompute_modules.n)
-        return false;
-    for (int i = 0; i < a->recompute_modules.n; i++)
-        if (strcmp(a->recompute_modules.v[i], b->recompute_modules.v[i]) != 0)
-            return false;
-    return true;
-}
-
 static json_t *module_list(const struct moe_strlist *m)
 {
     json_t *mods = json_array();
@@ -204,19 +194,46 @@ static json_t *module_list(const struct moe_strlist *m)
     return mods;
 }
 
-/* The ladder from no recompute, whatever the baseline's: its answer, the
- * least recompute that fits (lib/loop/fit_rule.h), may be less than what
- * the study wrote.  Selective recompute adds one module at a time, leaving
- * out a module this Megatron cannot recompute here; the baseline's own
- * recompute is measured too when the ladder passes it by; full comes
- * last. */
+/* Selective recompute from run's modules, adding one module at a time and
+ * leaving out a module this Megatron cannot recompute here; run ends at
+ * the last rung emitted. */
+static void selective_ladder(struct plan_ctx *c, struct moe_run *run)
+{
+    static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
+    char why[512];
+
+    for (int i = 0; selective_steps[i]; i++) {
+        struct moe_run next = *run;
+        struct moe_strlist *m = &next.cfg.recompute_modules;
+        bool have = false;
+
+        for (int j = 0; j < m->n; j++)
+            have |= strcmp(m->v[j], selective_steps[i]) == 0;
+        if (have)
+            continue;
+        m->v[m->n++] = selective_steps[i];
+        next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
+        if (refused(c->s, &next, why, sizeof(why))) {
+            skip(c, "recompute_modules", module_list(m), "%s", why);
+            continue;
+        }
+        *run = next;
+        fit_variant(c, run, "recompute_modules", module_list(m), NULL);
+    }
+}
+
+/* The ladder starts from no recompute, whatever the baseline's: its
+ * answer, the least recompute that fits (lib/loop/fit_rule.h), may be less
+ * than what the study wrote.  A study that wrote none or full climbs from
+ * none (selective one module at a time, then full); one that wrote a
+ * selective recompute is measured at none, then at its own and up from
+ * there, then full, as before issue 37 (the GPU lane's fit matrix keeps
+ * its rungs). */
 static void fit_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
-    struct moe_run run;
+    struct moe_run run, none;
     char why[512];
-    bool baseline_seen;
-    static const char *const selective_steps[] = { "moe_act", "layernorm", "core_attn", NULL };
 
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
@@ -228,29 +245,22 @@ static void fit_plan(struct plan_ctx *c)
              "run", why);
         return;
     }
-    run.cfg.recompute = MOE_RECOMPUTE_NONE;
-    run.cfg.recompute_modules.n = 0;
-    baseline_seen = same_recompute(&run.cfg, &s->baseline);
-    fit_variant(c, &run, "recompute", json_string("none"), NULL);
-    for (int i = 0; selective_steps[i]; i++) {
-        struct moe_run next = run;
-        struct moe_strlist *m = &next.cfg.recompute_modules;
-
-        m->v[m->n++] = selective_steps[i];
-        next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
-        if (refused(s, &next, why, sizeof(why))) {
-            skip(c, "recompute_modules", module_list(m), "%s", why);
-            continue;
-        }
-        run = next;
-        baseline_seen |= same_recompute(&run.cfg, &s->baseline);
-        fit_variant(c, &run, "recompute_modules", module_list(m), NULL);
+    none = run;
+    none.cfg.recompute = MOE_RECOMPUTE_NONE;
+    none.cfg.recompute_modules.n = 0;
+    if (refused(s, &none, why, sizeof(why)))
+        skip(c, "recompute", json_string("none"), "%s", why);
+    else
+        fit_variant(c, &none, "recompute", json_string("none"), NULL);
+    if (s->baseline.recompute == MOE_RECOMPUTE_SELECTIVE) {
+        fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)),
+                    NULL);
+        selective_ladder(c, &run);
+    } else {
+        selective_ladder(c, &none);
     }
     moe_run_from_baseline(&run, s, s->measure.warmup + 2);
     run.fake_process_group = true;
-    if (!baseline_seen && s->baseline.recompute == MOE_RECOMPUTE_SELECTIVE)
-        fit_variant(c, &run, "recompute_modules", module_list(&run.cfg.recompute_modules),
-                    "the baseline's own recompute");
     run.cfg.recompute = MOE_RECOMPUTE_FULL;
     run.cfg.recompute_modules.n = 0;
     fit_variant(c, &run, "recompute", json_string("full"), NULL);

@@ -84,7 +84,22 @@ for d in core-0.19 bridge-pin; do
 done
 
 python3 "$S/tests/gpu/stale.py" coverage "$validate" "$out/examples" > "$out/coverage.txt" 2>&1
-tap_ok $? "validate_args ran as many candidates of the 5 example studies in each of 3 dialects as today's gen writes, stage by stage"
+rc=$?
+what="validate_args ran as many candidates of the 5 example studies in each of 3 dialects as today's gen writes, stage by stage"
+# As the lane's jobs above: the lines tests/gpu/stale-expected.txt records
+# ("coverage: ...") make it an expected failure until the lane runs again.
+grep '^STALE ' "$out/coverage.txt" | sed 's/^/coverage: /' > "$out/coverage-now"
+grep '^coverage: ' "$record" > "$out/coverage-recorded"
+if [ ! -s "$out/coverage-recorded" ]; then
+    tap_ok "$rc" "$what"
+elif [ "$rc" = 1 ] && cmp -s "$out/coverage-now" "$out/coverage-recorded"; then
+    tap_todo 1 "$what" "stale as tests/gpu/stale-expected.txt records: re-run the GPU lane"
+elif [ "$rc" = 0 ]; then
+    tap_todo 0 "$what" "fresh, yet tests/gpu/stale-expected.txt records it stale: empty the record"
+else
+    tap_ok 1 "$what (not the stale counts tests/gpu/stale-expected.txt records)"
+    diff "$out/coverage-recorded" "$out/coverage-now" | diag
+fi
 diag < "$out/coverage.txt"
 python3 "$S/tests/gpu/stale.py" te "$validate" "$S/etc/studies" "$out/examples" > "$out/te.txt" 2>&1
 rc=$?

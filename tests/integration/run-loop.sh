@@ -11,7 +11,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 28
+tap_plan 32
 cluster_up loop --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -43,7 +43,7 @@ tap_ok $? "moeflow run drives it to the end"
 { echo "# moeflow run poor"; cat "$WORK/run.out"; } >> "$T"
 diag < "$WORK/run.out"
 
-decision() {  # decision STAGE [ROUND]: the file of that decision
+decision() {  # decision STAGE [ROUND]: the file of that decision in study $S
     python3 - "$S" "$1" "${2:-0}" <<'PY'
 import glob, json, sys
 study, stage, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -114,5 +114,31 @@ tap_ok $(( $? == 0 )) "... and gen --rebuild refuses to build on it"
 ok "... saying why" has "$WORK/rebuild.out" 'decisions/01-fit.json'
 ok "the study's decisions are listed in order" \
     test "$(ls "$S"/decisions/*.json | sed 's|.*/||' | tr '\n' ' ')" = "$(ls "$S"/decisions/*.json | sed 's|.*/||' | sort | tr '\n' ' ')"
+# A second study is host-bound by its profile: the double puts the GPU
+# lane's real 2xH200 PyTorch-profiler traces (tests/data/gpu/traces/
+# core-0.19, GPU busy 35.9% of steps 4-5) where Megatron writes them.  Its
+# retune must target host overhead and list every other axis as skipped.
+cat > "$WORK/trainer-host" <<TRAINER
+#!/bin/bash
+export FAKE_MEGATRON_TRACE=$MOEFLOW_SRCDIR/tests/data/gpu/traces/core-0.19/rank-%r.json.gz
+exec "$MOEFLOW_SRCDIR/tests/doubles/fake-megatron" "$MOEFLOW_SRCDIR/tests/data/megatron/argparse-core_v0.19.0.txt" "\$@"
+TRAINER
+chmod 0755 "$WORK/trainer-host"
+sed -e "s|command: python pretrain_gpt.py|command: $WORK/trainer-host|" \
+    -e 's/^name: tiny-moe-2gpu/name: host-bound/' \
+    -e 's/^  profile_steps: .*/  profile_steps: [4, 5]\n  profiler: pytorch/' \
+    "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$WORK/host.yaml"
+H=$WORK/host
+as_user "$MOEFLOW_BIN" gen "$WORK/host.yaml" -o "$H" > /dev/null 2>&1 &&
+    as_user "$MOEFLOW_BIN" run --poll 1 --until profile "$H" > "$WORK/host.out" 2>&1
+tap_ok $? "a host-bound study runs to its profile"
+{ echo "# moeflow run --until profile host"; cat "$WORK/host.out"; } >> "$T"
+diag < "$WORK/host.out"
+PROF=$(S=$H decision profile | tail -1)
+ok "profile: a sealed decision names the host bottleneck with its measured busy share" \
+    test "$(jq_ "$PROF" 'd["chose"]["bottleneck"] + " %.3f" % d["measured"]["gpu_busy_fraction"]')" = "host 0.359"
+ok "... and lists every axis retune skips, with why" \
+    test "$(jq_ "$PROF" 'all(a["reason"] for a in d["ruled_out"]) and len(d["ruled_out"]) >= 5')" = True
+ok "retune is rebuilt for host overhead only" test "$(awk -F'\t' '$1 == "retune" { print $4 }' "$H/candidates.tsv" | sort -u | tr '\n' ' ')" = "cuda_graph_modules manual_gc "
 [ -n "${MOEFLOW_TRANSCRIPT:-}" ] && sed "s|$WORK|/tmp/loop|g" "$T" > "$MOEFLOW_TRANSCRIPT"
 tap_done

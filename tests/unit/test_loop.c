@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/contract_keys.h"
 #include "loop/fit_rule.h"
 #include "loop/scale_rule.h"
+#include "study/study.h"
+#include "study/study_adopt.h"
 #include "unit.h"
 
 static struct moe_fit_row row(const char *recompute, int rank, double measured, int rc,
@@ -222,6 +225,45 @@ static void scale_no_rerank_when_model_right(void **state)
     assert_int_equal(moe_loop_next_round(l, 3, &d, next, 4), 0);
 }
 
+/* A decision's baseline put back into the study: its layout and
+ * recompute, checked by the study's layout rules. */
+static void adopt_layout_and_recompute(void **state)
+{
+    char path[4096];
+    const char *dir = getenv("MOEFLOW_SRCDIR");
+    struct moe_study s;
+    struct moe_error err;
+    struct moe_layout l = { .tp = 2, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 1 };
+    json_t *c = json_pack("{s:o, s:{s:{s:s, s:[s]}}}", "parallel", moe_contract_parallel(&l, ""),
+                          "tuning", "recompute", "granularity", "selective", "modules", "moe_act");
+
+    (void)state;
+    moe_error_clear(&err);
+    snprintf(path, sizeof(path), "%s/etc/studies/tiny-moe-2gpu.yaml", dir ? dir : ".");
+    assert_int_equal(moe_study_load(&s, path, &err), 0);
+    assert_int_equal(moe_study_adopt(&s, c, &err), 0);
+    assert_int_equal(s.baseline.layout.tp, 2);
+    assert_int_equal(s.baseline.layout.ep, 1);
+    assert_int_equal(s.baseline.layout.dp, 1);
+    assert_int_equal(s.baseline.recompute, MOE_RECOMPUTE_SELECTIVE);
+    assert_int_equal(s.baseline.recompute_modules.n, 1);
+    assert_string_equal(s.baseline.recompute_modules.v[0], "moe_act");
+    /* a module Megatron does not recompute, a layout the rules refuse */
+    json_array_set_new(json_object_get(json_object_get(json_object_get(c, "tuning"), "recompute"),
+                                       "modules"), 0, json_string("everything"));
+    assert_int_equal(moe_study_adopt(&s, c, &err), -1);
+    assert_non_null(strstr(err.text, "modules[0]"));
+    l.tp = 3;
+    json_object_set_new(c, "parallel", moe_contract_parallel(&l, ""));
+    json_array_set_new(json_object_get(json_object_get(json_object_get(c, "tuning"), "recompute"),
+                                       "modules"), 0, json_string("moe_act"));
+    moe_error_clear(&err);
+    assert_int_equal(moe_study_adopt(&s, c, &err), -1);
+    assert_non_null(strstr(err.text, "layout rule"));
+    json_decref(c);
+    moe_study_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +272,7 @@ int main(void)
         cmocka_unit_test(scale_fastest_and_ties),
         cmocka_unit_test(scale_correction_recovers_factors),
         cmocka_unit_test(scale_no_rerank_when_model_right),
+        cmocka_unit_test(adopt_layout_and_recompute),
     };
 
     return MOE_RUN_TESTS(tests);
