@@ -12,7 +12,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 45
+tap_plan 46
 cluster_up autopilot --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -100,13 +100,17 @@ ok "... every retune candidate exited 0" test "$(cat "$S"/results/retune/*.rc | 
 ok "... records the winners by the statistical rule" \
     test "$(grep -c '^winner \(ep_overlap=true\|precision=fp8-delayed\): recorded ' "$WORK/run3.out")" = 2
 ok "... rebuilds validate from them: 4 runs and their 4 profiling twins" has "$WORK/run3.out" '^validate: 8 runs in '
-ok "... submits validate as the array gen wrote" has "$WORK/run3.out" '^validate: submitted job [0-9]+: sbatch --parsable --array=0-7%[0-9]+ validate.sbatch$'
+ok "... submits validate as the arrays gen wrote, cut at the study's --max-array-size 4" \
+    sh -c "grep -qE '^validate: submitted job [0-9]+: sbatch --parsable --array=0-3%[0-9]+ validate.sbatch$' '$WORK/run3.out' &&
+           grep -qE '^validate: submitted job [0-9]+: sbatch --parsable --array=0-3%[0-9]+ --export=ALL,MOEFLOW_INDEX_OFFSET=4 validate.sbatch$' '$WORK/run3.out'"
 ok "... every validate run exited 0" test "$(cat "$S"/results/validate/*.rc | grep -c '^0$')" = 8
 ok "... reports validate: the combination wins" \
     has "$WORK/run3.out" '^combination=\[.*\] +10 .* win$'
 ok "... diagnoses the validate baseline" has "$WORK/run3.out" '^baseline: [a-z]+ bottleneck: '
 ok "... prints progress with the time so far" has "$WORK/run3.out" '^\[[0-9hms]+\] validate: 8/8 done, 0 running, 0 pending, 0 failed \(stage [0-9hms]+\)$'
 ok "... and ends with every stage done" has "$WORK/run3.out" '^\[.*\] study .*: every stage done$'
+ok "... having sealed a decision after fit, scale and retune" \
+    test "$(ls "$S"/decisions/*.json | sed 's|.*/[0-9]*-||' | tr '\n' ' ')" = "fit.json scale.json retune.json "
 ok "report STUDY_DIR saved under results/validate/report" test -s "$S/results/validate/report/report.json"
 
 # The evidence pack of the finished study, as the reviewer gets it.

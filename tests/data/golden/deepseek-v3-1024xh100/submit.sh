@@ -31,7 +31,7 @@ ids=()
 id=$(submit contract --wait contract.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
-echo "fit: 10 memory-fit runs, one GPU each, Megatron's fake process group standing in for a rank of 1024 GPUs"
+echo "fit: 12 memory-fit runs, one GPU each, Megatron's fake process group standing in for a rank of 1024 GPUs"
 ids=()
 id=$(submit fit fit.sbatch) || exit 1
 ids+=("$id")
