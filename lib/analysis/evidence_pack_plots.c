@@ -21,6 +21,7 @@
 #include "analysis/study_report.h"
 #include "core/contract_keys.h"
 #include "core/readfile.h"
+#include "core/sha256.h"
 #include "core/strbuf.h"
 
 /* Bands of the modeled-against-measured plots: the memory model is held
@@ -401,19 +402,55 @@ static int json_name(const struct dirent *e)
     return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
 }
 
+/* The decision's bytes when its NAME.sha256 seal (sha256sum's line, as
+ * moeflow run writes it: contract/contract_store.h) matches them: nothing
+ * unsealed is charted.  NULL with why. */
+static char *sealed_text(const char *path, const char *name, char *why, size_t len)
+{
+    char seal_path[4500], hex[MOE_SHA256_HEX_LEN + 1], line[MOE_SHA256_HEX_LEN + 300];
+    char *text, *seal = NULL;
+    struct moe_error err;
+    size_t n;
+
+    moe_error_clear(&err);
+    snprintf(seal_path, sizeof(seal_path), "%s.sha256", path);
+    if (!(text = moe_read_file(path, "decision", &n, &err)))
+        snprintf(why, len, "%.200s", err.text);
+    else if (!(seal = moe_read_file(seal_path, "seal", NULL, &err)))
+        snprintf(why, len, "not sealed: %.200s", err.text);
+    else if (moe_sha256_hex(text, n, hex, &err) != 0 ||
+             (snprintf(line, sizeof(line), "%s  %s\n", hex, name), strcmp(seal, line) != 0))
+        snprintf(why, len, "does not match its .sha256: edited after it was recorded");
+    else {
+        free(seal);
+        return text;
+    }
+    free(seal);
+    free(text);
+    return NULL;
+}
+
 /* One decision file: a chart of its ranking when it is a scale decision
- * with one, nothing for another stage's, refused when it is no decision. */
+ * with one, nothing for another stage's, refused when it is unsealed or
+ * no decision. */
 static void one_decision(const char *study, const char *name, json_t *rounds, json_t *refused)
 {
-    char path[4400], why[200], file[64], source[400];
-    struct moe_error err;
+    char path[4400], why[300], file[64], source[400];
+    json_error_t jerr;
     json_t *d;
+    char *text;
     size_t cut;
 
     snprintf(path, sizeof(path), "%s/decisions/%s", study, name);
-    moe_error_clear(&err);
-    if (!(d = moe_read_json(path, "decision", &err))) {
-        refuse(refused, name, err.text);
+    if (!(text = sealed_text(path, name, why, sizeof(why)))) {
+        refuse(refused, name, why);
+        return;
+    }
+    d = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
+    if (!d) {
+        snprintf(why, sizeof(why), "not valid JSON: %s", jerr.text);
+        refuse(refused, name, why);
         return;
     }
     if (!decision_ok(d, why, sizeof(why)))

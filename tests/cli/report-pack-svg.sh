@@ -34,6 +34,9 @@ cat > "$S/decisions/0001-scale.json" <<'J'
 J
 printf '{"stage": "scale", "round": "two"}\n' > "$S/decisions/0002-odd.json"
 printf 'not json\n' > "$S/decisions/0003-broken.json"
+# sealed as moeflow run seals them (sha256sum's line); one left unsealed
+(cd "$S/decisions" && for f in 000[123]-*.json; do sha256sum "$f" > "$f.sha256"; done)
+printf '{"stage": "scale", "round": 3, "ranking": []}\n' > "$S/decisions/0004-unsealed.json"
 
 "$M" report "$S" --pack > "$T/pack.out" 2>&1
 rc=$?
@@ -88,7 +91,8 @@ R=$P/README.md
 ok "README.md lists the plots, the candidate not plotted and the refused decision files" \
     sh -c "grep -q '^## Plots$' '$R' && grep -q '^  - not plotted: baseline: no modeled value' '$R' &&
            grep -q '^- \*\*warning\*\*: refused decisions/0002-odd.json: not an object' '$R' &&
-           grep -q '^- \*\*warning\*\*: refused decisions/0003-broken.json' '$R'"
+           grep -q '^- \*\*warning\*\*: refused decisions/0003-broken.json' '$R' &&
+           grep -q '^- \*\*warning\*\*: refused decisions/0004-unsealed.json: not sealed' '$R'"
 ok "index.html shows each plot and links README.md and pack.json" \
     sh -c "for f in '$P'/*.svg; do grep -q \"<img src=\\\"\${f##*/}\\\"\" '$P/index.html' || exit 1; done &&
            grep -q 'href=\"README.md\"' '$P/index.html' && grep -q 'href=\"pack.json\"' '$P/index.html'"

@@ -336,9 +336,16 @@ static void plots_from_the_decision_trail(void **state)
     put(study, "decisions/0004-worse.json", "[1, 2\n");
     put(study, "decisions/0005-row.json",
         "{\"stage\": \"scale\", \"round\": 2, \"ranking\": [{\"candidate\": 1}]}\n");
+    /* sealed as moeflow run seals them; one more, unsealed, is refused */
+    snprintf(path, sizeof(path), "cd '%s/decisions' && for f in *.json; do sha256sum \"$f\" > "
+             "\"$f.sha256\"; done", study);
+    assert_int_equal(system(path), 0);
+    put(study, "decisions/0006-unsealed.json", "{\"stage\": \"scale\", \"round\": 3}\n");
     assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
     plots = (json_t *)at(pack, "plots", NULL);
-    assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 3);
+    assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 4);
+    assert_non_null(strstr(s_at(json_array_get(at(plots, "refused_decisions", NULL), 3), "why",
+                                NULL), "not sealed"));
     assert_string_equal(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "file", NULL),
                         "decisions/0003-bad.json");
     assert_int_equal(moe_evidence_pack_render(pack, &files, &n), 0);
