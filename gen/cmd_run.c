@@ -684,6 +684,18 @@ static int recorded_winners(const char *dir, struct moe_error *err)
     return n;
 }
 
+/* Whether validate runs the study's written baseline beside the one the
+ * decisions adopted (study/stagegen.h). */
+static bool written_beside(const struct moe_manifest *m)
+{
+    const struct moe_manifest_stage *v = moe_manifest_find(m, MOE_STAGE_VALIDATE);
+
+    for (size_t i = 0; v && i < v->n; i++)
+        if (v->cands[i].variable && strcmp(v->cands[i].variable, "written_baseline") == 0)
+            return true;
+    return false;
+}
+
 /* After retune: the winners by the statistical rule, and validate rebuilt
  * from them (once: a later run must not rebuild validate under its jobs). */
 static int winners(struct run_ctx *c)
@@ -708,7 +720,9 @@ static int winners(struct run_ctx *c)
             return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
         if (n == 0) {
             /* nothing beat the baseline: validating it is still the answer */
-            printf("retune: no winner; validate runs the baseline as moeflow gen wrote it\n");
+            printf("retune: no winner; validate runs the baseline %s\n",
+                   written_beside(&c->m) ? "the decisions adopted, beside the study's written one"
+                                         : "as moeflow gen wrote it");
             json_object_set_new(c->state, "winners", json_string("none"));
             return run_save(c);
         }

@@ -15,12 +15,18 @@
 #   autopilot.sh collect ARCHIVE           here: tests/data/gpu/autopilot-DIALECT.tar.xz,
 #                                          the transcript, pack and candidates table
 #                                          under autopilot/
+# AUTOPILOT_STUDY=poor-1gpu.yaml (in autopilot/) drives the closed loop's
+# study instead (issue 37): its files are named poor-1gpu-DIALECT where the
+# default's are DIALECT, and moeflow run takes AUTOPILOT_RUN_ARGS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 work=$here/_work/autopilot
 RUN_DIR=/tmp/autopilot
 DIALECTS="core-0.19 bridge-pin"
+STUDY=${AUTOPILOT_STUDY:-tiny-1gpu.yaml}
+# the study's folder per dialect: DIALECT for the default study
+prefix() { [ "$STUDY" = tiny-1gpu.yaml ] && echo "$1" || echo "${STUDY%.yaml}-$1"; }
 # job ids (and so MASTER_PORTs) apart from checkpoint.sh, which may run beside it
 declare -A FIRST_ID=([core-0.19]=7000 [bridge-pin]=8000)
 declare -A TARBALL=([core-0.19]=megatron-lm-core_v0.19.0 [bridge-pin]=megatron-lm-2a75ac12)
@@ -61,13 +67,15 @@ prepare() {
         [ -f "$here/_work/megatron/${TARBALL[$d]}.tar.xz" ] ||
             cp "$top/../shared/megatron/${TARBALL[$d]}.tar.xz" "$here/_work/megatron/" ||
             die "no ../shared/megatron/${TARBALL[$d]}.tar.xz"
-        sed "s/^  megatron: .*/  megatron: $d/" "$here/autopilot/tiny-1gpu.yaml" > "$work/tiny-$d.yaml"
+        local p
+        p=$(prefix "$d")
+        sed "s/^  megatron: .*/  megatron: $d/" "$here/autopilot/$STUDY" > "$work/study-$p.yaml"
         # at the path the GPU machine runs it from: the plugin finds the
         # study by the scripts' #SBATCH --moe-study, an absolute path
-        rm -rf "${RUN_DIR:?}/$d"
-        "$build/gen/moeflow" gen --templates "$top/templates" "$work/tiny-$d.yaml" -o "$RUN_DIR/$d" \
-            > "$work/$d.gen.txt"
-        mv "$RUN_DIR/$d" "$work/$d"
+        rm -rf "${RUN_DIR:?}/$p"
+        "$build/gen/moeflow" gen --templates "$top/templates" "$work/study-$p.yaml" -o "$RUN_DIR/$p" \
+            > "$work/$p.gen.txt"
+        mv "$RUN_DIR/$p" "$work/$p"
     done
 }
 
@@ -77,20 +85,22 @@ prepare() {
 # too large to come back), then the evidence pack; the transcript beside
 # the study, appended to (a second call resumes the first's study).
 drive() {
-    local w=$1 d=$2 dir=$1/$2
+    local w=$1 d=$2 p dir
+    p=$(prefix "$d") dir=$1/$(prefix "$2")
     ln -sf "/tmp/mlm/${TARBALL[$d]}/pretrain_gpt.py" "$dir/pretrain_gpt.py"
     (
         export PYTHONPATH=/tmp/mlm/${TARBALL[$d]} MOEFLOW_STANDIN_STATE=$dir/.standin
         export MOEFLOW_STANDIN_FIRST_ID=${FIRST_ID[$d]} PYTHONUNBUFFERED=1
-        echo "# moeflow run --poll 1 $d    ($(date -u +%FT%TZ))"
-        timeout -k 5 "${AUTOPILOT_RUN_S:-480}" moeflow run --poll 1 "$dir" 2>&1 ||
+        echo "# moeflow run --poll 1 ${AUTOPILOT_RUN_ARGS:-}$p    ($(date -u +%FT%TZ))"
+        # shellcheck disable=SC2086 # options, split on purpose
+        timeout -k 5 "${AUTOPILOT_RUN_S:-480}" moeflow run --poll 1 ${AUTOPILOT_RUN_ARGS:-} "$dir" 2>&1 ||
             echo "# moeflow run exited $?"
-        echo "# moeflow report $d --stage validate -o $d/results/validate/report"
+        echo "# moeflow report $p --stage validate -o $p/results/validate/report"
         moeflow report "$dir" --stage validate -o "$dir/results/validate/report" 2>&1 ||
             echo "# moeflow report exited $?"
-        echo "# moeflow report $d --pack"
+        echo "# moeflow report $p --pack"
         moeflow report "$dir" --pack 2>&1 || echo "# moeflow report --pack exited $?"
-    ) >> "$w/$d.run.txt"
+    ) >> "$w/$p.run.txt"
 }
 
 # moeflow run refuses root (the jobs freeze contracts as the job user) and
@@ -103,7 +113,8 @@ drive() {
 # validate).  With RESUME_ARCHIVE, the study comes from an earlier call's
 # archive (resumed where it stopped) instead of from prepare.
 run() {
-    local out=$1 d=$2 w=$RUN_DIR as=()
+    local out=$1 d=$2 w=$RUN_DIR as=() p
+    p=$(prefix "$d")
     [ -n "${TARBALL[$d]+x}" ] || die "dialect '$d': one of $DIALECTS"
     mkdir -p "$out" /tmp/mlm
     [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$here/_work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
@@ -112,9 +123,9 @@ run() {
     rm -rf "$w" && mkdir -p "$w" && cp -a "$work/bin" "$here/standin" "$top/templates" "$0" "$w/"
     if [ -n "${RESUME_ARCHIVE:-}" ]; then
         tar -xzf "$RESUME_ARCHIVE" -C "$w"
-        rm -f "$w/$d/run.lock"
+        rm -f "$w/$p/run.lock"
     else
-        cp -a "$work/$d" "$work/$d.gen.txt" "$w/"
+        cp -a "$work/$p" "$work/$p.gen.txt" "$w/"
     fi
     mkdir -p "$w/pybin"
     command -v python > /dev/null || ln -sf "$(command -v python3)" "$w/pybin/python"
@@ -128,7 +139,8 @@ run() {
         MOEFLOW_TEMPLATE_DIR="$w/templates" \
         MOEFLOW_STANDIN_PLUGIN="$w/bin/plugin-host $w/bin/lib/spank_moeflow.so" \
         MOEFLOW_STANDIN_TIME_LIMIT="${MOEFLOW_STANDIN_TIME_LIMIT:-150}" \
-        MOEFLOW_STANDIN_FIT_SLOTS=3 \
+        MOEFLOW_STANDIN_FIT_SLOTS=3 AUTOPILOT_STUDY="$STUDY" \
+        AUTOPILOT_RUN_ARGS="${AUTOPILOT_RUN_ARGS:-}" \
         bash "$w/autopilot.sh" drive "$w" "$d" || true
     # moeflow run's timeout kills moeflow, not the stand-in sbatch it
     # started: what is left would run on into the next call's jobs
@@ -137,8 +149,8 @@ run() {
     # without the traces and the checkpoints (too large to come back; the
     # report read the traces and the job recorded the checkpoints' size)
     tar -C "$w" --exclude=pretrain_gpt.py --exclude=torch_profile --exclude=tensorboard \
-        --exclude="$d/results/validate/checkpoint" --exclude=.standin-cache \
-        -czf "$out/ap-$d.tar.gz" "$d" "$d.run.txt" "$d.gen.txt" gpus.csv moeflow-version.txt
+        --exclude="$p/results/validate/checkpoint" --exclude=.standin-cache \
+        -czf "$out/ap-$p.tar.gz" "$p" "$p.run.txt" "$p.gen.txt" gpus.csv moeflow-version.txt
 }
 
 # A call's archive into tests/data/gpu/autopilot-DIALECT.tar.xz, its
@@ -148,6 +160,7 @@ collect() {
     tmp=$(mktemp -d)
     tar -xzf "$archive" -C "$tmp"
     for d in $DIALECTS; do
+        d=$(prefix "$d")
         [ -d "$tmp/$d" ] || continue
         rm -rf "$here/autopilot/pack-$d"
         [ -d "$tmp/$d/evidence-pack" ] && cp -r "$tmp/$d/evidence-pack" "$here/autopilot/pack-$d"
