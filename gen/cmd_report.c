@@ -24,6 +24,7 @@
 #include "analysis/report.h"
 #include "analysis/study_report.h"
 #include "analysis/report_runs.h"
+#include "analysis/decision_text.h"
 #include "contract/contract_store.h"
 #include "core/atomic_file.h"
 #include "core/atomic_set.h"
@@ -570,24 +571,6 @@ static int reconcile_pairs(json_t *extra, const struct moe_report_run *runs, siz
 
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
-/* What one decision chose, in words. */
-static json_t *chose_text(const json_t *d)
-{
-    const json_t *c = json_object_get(d, "chose");
-    const char *stage = json_string_value(json_object_get(d, "stage"));
-
-    if (stage && strcmp(stage, "retune") == 0)
-        return json_sprintf("%zu winner%s", json_array_size(c),
-                            json_array_size(c) == 1 ? "" : "s");
-    if (json_object_get(c, "layout"))
-        return json_sprintf("layout %s", json_string_value(json_object_get(c, "layout")));
-    if (json_object_get(c, "recompute"))
-        return json_sprintf("recompute %s", json_string_value(json_object_get(c, "recompute")));
-    if (json_object_get(c, "bottleneck"))
-        return json_sprintf("retune for %s", json_string_value(json_object_get(c, "bottleneck")));
-    return json_sprintf("nothing: %s", json_string_value(json_object_get(c, "why")) ?: "?");
-}
-
 /* The study's decisions (moeflow run's trail), sealed, into extra; a
  * trail that is not sealed is said, not trusted. */
 static void trail(const char *study, json_t *extra)
@@ -603,7 +586,7 @@ static void trail(const char *study, json_t *extra)
     out = json_array();
     json_array_foreach(t, i, e) {
         const json_t *d = json_object_get(e, "decision");
-        json_t *said = chose_text(d);
+        json_t *said = moe_decision_said(d);
 
         json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O, s:O, s:o}", "file",
                                              json_object_get(e, "file"), "sha256",

@@ -423,6 +423,18 @@ static void plots(struct moe_strbuf *b, const json_t *p)
         text(b, str(p, "scale_rounds_why"));
         moe_strbuf_puts(b, "\n");
     }
+    if (json_array_size(get(p, "trail")))
+        moe_strbuf_puts(b, "\n### Decisions (moeflow run's trail, each sealed)\n\n");
+    json_array_foreach(get(p, "trail"), i, r) {
+        moe_strbuf_puts(b, "- ");
+        text(b, str(r, "file"));
+        moe_strbuf_printf(b, ": %s round %lld: ", str(r, "stage"),
+                          (long long)json_integer_value(get(r, "round")));
+        text(b, str(r, "chose"));
+        moe_strbuf_puts(b, " (rule ");
+        text(b, str(r, "rule"));
+        moe_strbuf_puts(b, ")\n");
+    }
     json_array_foreach(get(p, "refused_decisions"), i, r) {
         moe_strbuf_puts(b, "- **warning**: refused ");
         text(b, str(r, "file"));

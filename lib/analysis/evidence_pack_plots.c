@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/decision_text.h"
 #include "analysis/evidence_pack.h"
 #include "analysis/fit_report.h"
 #include "analysis/report_runs.h"
@@ -433,7 +434,8 @@ static char *sealed_text(const char *path, const char *name, char *why, size_t l
 /* One decision file: a chart of its ranking when it is a scale decision
  * with one, nothing for another stage's, refused when it is unsealed or
  * no decision. */
-static void one_decision(const char *study, const char *name, json_t *rounds, json_t *refused)
+static void one_decision(const char *study, const char *name, json_t *rounds, json_t *refused,
+                         json_t *trail)
 {
     char path[4400], why[300], file[64], source[400];
     json_error_t jerr;
@@ -453,9 +455,16 @@ static void one_decision(const char *study, const char *name, json_t *rounds, js
         refuse(refused, name, why);
         return;
     }
-    if (!decision_ok(d, why, sizeof(why)))
+    if (!decision_ok(d, why, sizeof(why))) {
         refuse(refused, name, why);
-    else if (strcmp(json_string_value(get(d, "stage")), "scale") == 0 && get(d, "ranking")) {
+        json_decref(d);
+        return;
+    }
+    json_array_append_new(trail, json_pack("{s:s+, s:O, s:O, s:O*, s:o}", "file", "decisions/",
+                                           name, "stage", get(d, "stage"), "round",
+                                           get(d, "round"), "rule", get(d, "rule"), "chose",
+                                           moe_decision_said(d)));
+    if (strcmp(json_string_value(get(d, "stage")), "scale") == 0 && get(d, "ranking")) {
         snprintf(file, sizeof(file), "scale-decision-%zu.svg", json_array_size(rounds));
         snprintf(source, sizeof(source), "decisions/%s", name);
         json_t *r = round_json(source, file, json_integer_value(get(d, "round")),
@@ -468,7 +477,7 @@ static void one_decision(const char *study, const char *name, json_t *rounds, js
 }
 
 /* Every decisions/NAME.json in name order (a stable order of charts). */
-static void decisions(const char *study, json_t *rounds, json_t *refused)
+static void decisions(const char *study, json_t *rounds, json_t *refused, json_t *trail)
 {
     char dir[4300];
     struct dirent **names = NULL;
@@ -479,7 +488,7 @@ static void decisions(const char *study, json_t *rounds, json_t *refused)
         return; /* no decision trail: the study predates it */
     for (int i = 0; i < n; i++) {
         if (i < DECISIONS_MAX)
-            one_decision(study, names[i]->d_name, rounds, refused);
+            one_decision(study, names[i]->d_name, rounds, refused, trail);
         else if (i == DECISIONS_MAX)
             refuse(refused, names[i]->d_name, "more than 64 decision files: the rest not read");
         free(names[i]);
@@ -493,14 +502,16 @@ json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
     char why[512] = "";
     json_t *rows = scale_rows(study, m, why, sizeof(why));
     json_t *rounds = json_array(), *refused = json_array(), *step = step_pairs(rows, why);
+    json_t *trail = json_array();
 
     if (rows)
         json_array_append_new(rounds, round_json("results/scale: the scale stage's runs, "
                                                  "median over the screening window",
                                                  "scale-round-1.svg", 1, json_incref(rows)));
-    decisions(study, rounds, refused);
+    decisions(study, rounds, refused, trail);
     json_decref(rows);
-    return json_pack("{s:o, s:o, s:o, s:o, s:s?, s:o}", "step_time", step_time_json(validate),
+    return json_pack("{s:o, s:o, s:o, s:o, s:s?, s:o, s:o}", "step_time", step_time_json(validate),
                      "memory", memory_json(study), "step", step, "scale_rounds", rounds,
-                     "scale_rounds_why", rows ? NULL : why, "refused_decisions", refused);
+                     "scale_rounds_why", rows ? NULL : why, "refused_decisions", refused,
+                     "trail", trail);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/decision_text.h"
 #include "analysis/evidence_pack.h"
 #include "analysis/report_runs.h"
 #include "core/readfile.h"
@@ -344,6 +345,10 @@ static void plots_from_the_decision_trail(void **state)
     assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
     plots = (json_t *)at(pack, "plots", NULL);
     assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 4);
+    /* the sealed decisions of the right shape are the pack's trail */
+    assert_int_equal(json_array_size(at(plots, "trail", NULL)), 2);
+    assert_string_equal(s_at(json_array_get(at(plots, "trail", NULL), 1), "file", NULL),
+                        "decisions/0002-fit.json");
     assert_non_null(strstr(s_at(json_array_get(at(plots, "refused_decisions", NULL), 3), "why",
                                 NULL), "not sealed"));
     assert_string_equal(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "file", NULL),
@@ -369,15 +374,39 @@ static void plots_from_the_decision_trail(void **state)
     snprintf(path, sizeof(path), "%s/README.md", dir);
     assert_non_null(md = moe_read_file(path, "README", NULL, &e));
     assert_non_null(strstr(md, "**warning**: refused decisions/0004-worse.json"));
+    assert_non_null(strstr(md, "### Decisions (moeflow run's trail, each sealed)"));
+    assert_non_null(strstr(md, "- decisions/0002-fit.json: fit round 1: nothing: ?"));
     assert_non_null(strstr(md, "**warning**: refused decisions/0005-row.json: ranking\\[0\\]"));
     assert_int_equal(count_named(dir, "scale-decision-"), 1);
     assert_int_equal(only_pack_files(dir), 0);
     free(md);
 }
 
+/* A decision in a few words, as report and pack list the trail. */
+static void decision_in_words(void **state)
+{
+    static const char *const cases[][2] = {
+        { "{\"stage\": \"fit\", \"chose\": {\"recompute\": \"none\"}}", "recompute none" },
+        { "{\"stage\": \"scale\", \"chose\": {\"layout\": \"tp1\"}}", "layout tp1" },
+        { "{\"stage\": \"profile\", \"chose\": {\"bottleneck\": \"host\"}}", "retune for host" },
+        { "{\"stage\": \"retune\", \"chose\": [{}, {}]}", "2 winners" },
+        { "{\"stage\": \"fit\", \"chose\": {\"why\": \"no rung fits\"}}", "nothing: no rung fits" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *d = json_loads(cases[i][0], 0, NULL), *said = moe_decision_said(d);
+
+        assert_string_equal(json_string_value(said), cases[i][1]);
+        json_decref(said);
+        json_decref(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(decision_in_words),
         cmocka_unit_test(pack_of_a_real_run),
         cmocka_unit_test(findings_from_the_validate_report),
         cmocka_unit_test(stage_not_run),
