@@ -333,7 +333,7 @@ static void ids_are_content_hashes(void **state)
         }
         moe_stage_plan_free(&p);
     }
-    assert_int_equal(json_object_size(seen), 35);   /* 1+10+5+1+17+1, counted in the manifest */
+    assert_int_equal(json_object_size(seen), 37);   /* 1+12+5+1+17+1, counted in the manifest */
     json_decref(seen);
     moe_study_free(&s);
 }
@@ -585,8 +585,10 @@ static void environment(void **state)
 }
 
 /* Fit: one GPU, fake process group, ranks 0 and the first of the last
- * pipeline stage (7 x 1024/8 = 896) for DeepSeek-V3; a flex baseline has no
- * fit candidates (no fake-process-group run can stand in), and says why. */
+ * pipeline stage (7 x 1024/8 = 896) for DeepSeek-V3, six rungs from no
+ * recompute (its selective baseline, two more modules, full); a flex
+ * baseline has no fit candidates (no fake-process-group run can stand in),
+ * and says why. */
 static void fit_candidates(void **state)
 {
     struct moe_study s;
@@ -597,7 +599,10 @@ static void fit_candidates(void **state)
     (void)state;
     load("deepseek-v3-1024xh100.yaml", &s);
     p = stage(&s, MOE_STAGE_FIT);
-    assert_int_equal(p.n, 10);
+    assert_int_equal(p.n, 12);
+    assert_string_equal(json_string_value(p.cands[0].value), "none");
+    assert_string_equal(json_string_value(p.cands[2].value), "selective");
+    assert_string_equal(json_string_value(p.cands[11].value), "full");
     c = &p.cands[0];
     assert_int_equal(c->rank, 0);
     assert_int_equal(p.cands[1].rank, 896);
