@@ -147,8 +147,16 @@ static json_t *diagnosis(struct run_ctx *c)
         fprintf(stderr, "moeflow run: cannot run moeflow diagnose: %s\n", strerror(errno));
         return NULL;
     }
-    if (r.status == 0)
-        return json_loads(r.out, 0, NULL);
+    if (r.status == 0) {
+        json_error_t jerr;
+        json_t *d = json_loads(r.out, 0, &jerr);
+
+        if (!d)
+            fprintf(stderr, "moeflow run: warning: moeflow diagnose of the profile printed no "
+                    "JSON it can read (line %d: %s)\n", jerr.line,
+                    moe_text_visible(jerr.text, shown, sizeof(shown)));
+        return d;
+    }
     fprintf(stderr, "moeflow run: warning: moeflow diagnose of the profile exited %d:\n%s",
             r.status, moe_text_visible(r.err, shown, sizeof(shown)));
     return NULL;
