@@ -11,7 +11,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 32
+tap_plan 36
 cluster_up loop --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -68,6 +68,20 @@ ok "the rebuilt scale runs without recompute" \
 
 SCALE=$(decision scale | tail -1)
 ok "scale: a sealed decision" test -s "$SCALE"
+# Round 1 ran the baseline and the 2 layouts ranked first (top_k 2); the
+# double's steps are about 10 times the model's, so the correction ran a
+# second round of the layouts it then ranked within its remaining error.
+ok "scale ran a second round, recorded with why" \
+    test "$(jq_ "$(decision scale 1)" 'd["rerank"]["needed"] and len(d["next_round"]) > 0')" = True
+ok "... which ran exactly the layouts round 1 named" python3 -c '
+import json, sys
+r1, r2 = (json.load(open(f)) for f in sys.argv[1:3])
+ran1 = {e["layout"] for e in r1["ranking"] if e["measured_ms"] is not None}
+ran2 = {e["layout"] for e in r2["ranking"] if e["measured_ms"] is not None and not e["baseline"]}
+sys.exit(0 if ran2 - ran1 == set(r1["next_round"]) else 1)' "$(decision scale 1)" "$SCALE"
+ok "... and the round-2 decision weighs the layouts of both rounds" \
+    test "$(jq_ "$SCALE" 'd["round"] == 2 and sum(1 for e in d["ranking"] if e["measured_ms"] is not None) >= 4')" = True
+ok "... the first round's state kept apart in run-state.json" has "$S/run-state.json" '"scale-round-1"'
 ok "... chose EP 2 without TP, the double's fastest layout" \
     test "$(jq_ "$SCALE" 'd["chose"]["layout"]')" = tp1.cp1.pp1.vpp1.ep2.etp1
 ok "... recorded the step model's correction as modeled-from-measured" \
