@@ -279,8 +279,7 @@ static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stag
     moe_log_init(&log);
     moe_error_clear(&err);
     oom = moe_log_read_file(&log, path, &err) == 0 &&
-          (strstr(log.last_error, "OutOfMemoryError") ||
-           strstr(log.last_error, "CUDA out of memory"));
+          moe_log_out_of_memory(log.last_error);
     moe_log_free(&log);
     return oom;
 }

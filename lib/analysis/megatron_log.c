@@ -710,3 +710,8 @@ const char *moe_log_arg(const struct moe_log *log, const char *key)
             return log->args[i].value;
     return NULL;
 }
+
+bool moe_log_out_of_memory(const char *last_error)
+{
+    return strstr(last_error, "OutOfMemoryError") || strstr(last_error, "CUDA out of memory");
+}

@@ -106,4 +106,8 @@ void moe_log_finish(struct moe_log *log);
 /* The argument dump's value for key, or NULL. */
 const char *moe_log_arg(const struct moe_log *log, const char *key);
 
+/* Whether a run's last Python exception (struct moe_log's last_error) is
+ * CUDA running out of memory: a fit rung's answer, not a failure. */
+bool moe_log_out_of_memory(const char *last_error);
+
 #endif

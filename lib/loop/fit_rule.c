@@ -4,11 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/megatron_log.h"
 #include "loop/fit_rule.h"
 
 static bool ran_out_of_memory(const struct moe_fit_row *row)
 {
-    return strstr(row->error, "OutOfMemoryError") || strstr(row->error, "CUDA out of memory");
+    return moe_log_out_of_memory(row->error);
 }
 
 /* One row's say on its rung: 1 fits, 0 does not, -1 cannot say. */
