@@ -442,21 +442,30 @@ static int fit_memory_ratio(const char *dir, struct moe_study *study)
     return MOE_CLI_RUN;
 }
 
-/* The layouts the last scale decision of DIR's trail asks the next round
- * to run ("next_round"), into s->scale_round; 0 when there are none. */
-static int next_scale_round(const char *dir, struct moe_study *s, struct moe_error *err)
+/* The last scale decision of a trail (contract_store.h), or NULL. */
+static const json_t *last_scale_decision(const json_t *trail)
 {
-    json_t *trail = moe_contract_load_trail(dir, err), *t, *last = NULL, *v;
+    const json_t *last = NULL, *t;
     size_t i;
 
-    if (!trail)
-        return -1;
     json_array_foreach(trail, i, t) {
-        const char *st = json_string_value(json_object_get(json_object_get(t, "decision"), "stage"));
+        const json_t *d = json_object_get(t, "decision");
+        const char *st = json_string_value(json_object_get(d, "stage"));
 
         if (st && strcmp(st, "scale") == 0)
-            last = json_object_get(t, "decision");
+            last = d;
     }
+    return last;
+}
+
+/* The layouts the last scale decision of DIR's trail asks the next round
+ * to run ("next_round"), into s->scale_round; 0 when there are none. */
+static int next_scale_round(const char *dir, const json_t *last, struct moe_study *s,
+                            struct moe_error *err)
+{
+    const json_t *v;
+    size_t i;
+
     s->scale_round_n = 0;
     json_array_foreach(json_object_get(last, "next_round"), i, v) {
         struct moe_layout *l = &s->scale_round[s->scale_round_n];
@@ -468,39 +477,25 @@ static int next_scale_round(const char *dir, struct moe_study *s, struct moe_err
                    &l->ep, &l->etp, &end) != 6 || name[end]) {
             moe_error_set(err, "%s/decisions: the last scale decision's next_round[%zu] is not "
                           "a layout moeflow writes", dir, i);
-            json_decref(trail);
             return -1;
         }
         s->scale_round_n++;
     }
-    json_decref(trail);
     return 0;
 }
 
 /* The scale run retune is compared with: the one DIR's last scale
  * decision adopted ("chose"."run_as"), into *ref; 0 with none. */
-static int retune_reference(const char *dir, struct moe_candidate **ref, struct moe_error *err)
+static int retune_reference(const char *dir, const json_t *last, struct moe_candidate **ref,
+                            struct moe_error *err)
 {
-    json_t *trail = moe_contract_load_trail(dir, err), *t;
-    const json_t *run_as = NULL;
-    size_t i;
+    const json_t *run_as = json_object_get(json_object_get(last, "chose"), "run_as");
 
-    if (!trail)
-        return -1;
-    json_array_foreach(trail, i, t) {
-        const json_t *d = json_object_get(t, "decision");
-        const char *st = json_string_value(json_object_get(d, "stage"));
-
-        if (st && strcmp(st, "scale") == 0)
-            run_as = json_object_get(json_object_get(d, "chose"), "run_as");
-    }
     if (json_is_object(run_as) && (*ref = calloc(1, sizeof(**ref))) &&
         moe_candidate_from_json(run_as, *ref) < 0) {
         moe_error_set(err, "%s/decisions: out of memory", dir);
-        json_decref(trail);
         return -1;
     }
-    json_decref(trail);
     return 0;
 }
 
@@ -512,17 +507,25 @@ static int adopt_decisions(struct gen_args *a, const struct moe_study *study,
                            struct moe_study *copies, struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1], path[4300];
-    json_t *frozen;
+    json_t *frozen, *trail = NULL;
+    const json_t *last;
     int rc = 0;
 
     snprintf(path, sizeof(path), "%s/contract/frozen.json", a->dir);
-    if (access(path, F_OK) != 0 || !(frozen = moe_contract_load_frozen(a->dir, digest, err)))
-        return access(path, F_OK) != 0 ? 0 : -1;
+    if (access(path, F_OK) != 0)
+        return 0;
+    if (!(frozen = moe_contract_load_frozen(a->dir, digest, err)) ||
+        !(trail = moe_contract_load_trail(a->dir, err))) {
+        json_decref(frozen);
+        return -1;
+    }
+    last = last_scale_decision(trail);
     if (a->opts.only <= MOE_STAGE_RETUNE && a->rebuild &&
-        retune_reference(a->dir, (struct moe_candidate **)&a->opts.retune_reference, err) < 0)
+        retune_reference(a->dir, last, (struct moe_candidate **)&a->opts.retune_reference,
+                         err) < 0)
         rc = -1;
     for (int st = a->opts.only; rc == 0 && st < MOE_STAGE_COUNT; st++) {
-        json_t *ref = moe_contract_reference(a->dir, (enum moe_stage)st, frozen, err);
+        json_t *ref = moe_contract_reference_in(trail, (enum moe_stage)st, frozen, err);
 
         if (!ref)
             rc = -1;
@@ -535,11 +538,12 @@ static int adopt_decisions(struct gen_args *a, const struct moe_study *study,
         if (rc == 0 && st == MOE_STAGE_SCALE && a->rebuild) {
             if (!a->opts.adopted[st])
                 copies[st] = *study;
-            if ((rc = next_scale_round(a->dir, &copies[st], err)) == 0 &&
+            if ((rc = next_scale_round(a->dir, last, &copies[st], err)) == 0 &&
                 (a->opts.adopted[st] || copies[st].scale_round_n))
                 a->opts.adopted[st] = &copies[st];
         }
     }
+    json_decref(trail);
     json_decref(frozen);
     return rc;
 }

@@ -113,18 +113,26 @@ static const json_t *adopting(const json_t *trail, enum moe_stage stage, const j
     return found ? found : frozen;
 }
 
+json_t *moe_contract_reference_in(const json_t *trail, enum moe_stage stage,
+                                  const json_t *frozen, struct moe_error *err)
+{
+    const json_t *b;
+
+    if (stage <= MOE_STAGE_FIT)
+        return json_incref((json_t *)frozen);
+    return (b = adopting(trail, stage, frozen, err)) ? json_deep_copy(b) : NULL;
+}
+
 json_t *moe_contract_reference(const char *study, enum moe_stage stage, const json_t *frozen,
                                struct moe_error *err)
 {
-    json_t *trail, *out = NULL;
-    const json_t *b;
+    json_t *trail, *out;
 
     if (stage <= MOE_STAGE_FIT)
         return json_incref((json_t *)frozen);
     if (!(trail = moe_contract_load_trail(study, err)))
         return NULL;
-    if ((b = adopting(trail, stage, frozen, err)))
-        out = json_deep_copy(b);
+    out = moe_contract_reference_in(trail, stage, frozen, err);
     json_decref(trail);
     return out;
 }

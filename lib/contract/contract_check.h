@@ -50,6 +50,11 @@ json_t *moe_contract_winner_contracts(const char *study, struct moe_error *err);
 json_t *moe_contract_reference(const char *study, enum moe_stage stage, const json_t *frozen,
                                struct moe_error *err);
 
+/* The same from a trail the caller loaded (moe_contract_load_trail), for
+ * one that asks of several stages at once. */
+json_t *moe_contract_reference_in(const json_t *trail, enum moe_stage stage,
+                                  const json_t *frozen, struct moe_error *err);
+
 /* runtime: requested already carries this node's facts (task start); else
  * they are taken from the frozen baseline (submission).  may_freeze: with
  * nothing frozen yet, freeze the study's baseline (at task start) or let
