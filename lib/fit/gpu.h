@@ -39,6 +39,10 @@ enum moe_gpu_arch { MOE_ARCH_AMPERE, MOE_ARCH_HOPPER, MOE_ARCH_BLACKWELL };
     X(MOE_GPU_A100, "a100", 80, 8, 8, MOE_ARCH_AMPERE, 312, 312, 300, 25, 2.04, 0, 0)
 MOE_ENUM_DECLARE(moe_gpu, MOE_GPU_LIST, MOE_GPU_COUNT, moe_gpu_names);
 
+/* The step model's stated error: the calibration record counts the rows
+ * it is within this of (tests/calibration/steptime-table.tsv). */
+#define MOE_STEPTIME_BAND_PCT 25.0
+
 /* One row of the table. */
 struct moe_gpu_type {
     const char *name;

@@ -327,8 +327,8 @@ int moe_loop_decide_scale(const char *study, int round, struct moe_loop_outcome 
         goto out;
     if (d.rerank && round < MOE_LOOP_SCALE_ROUNDS)
         n_next = moe_loop_next_round(c->l, c->n, &d,  next,
-                                     c->s.scale_top_k > 0 && c->s.scale_top_k < MOE_STUDY_LIST_MAX
-                                         ? (size_t)c->s.scale_top_k : 4);
+                                     c->s.scale_max_layouts < MOE_STUDY_LIST_MAX
+                                         ? (size_t)c->s.scale_max_layouts : MOE_STUDY_LIST_MAX);
     if (!(baseline = moe_loop_run_contract(study, "scale", c->l[d.best].id, err)))
         goto out;
     out->adopted = !c->l[d.best].baseline;

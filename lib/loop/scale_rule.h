@@ -35,7 +35,7 @@
 #include "fit/steptime.h"
 
 #define MOE_LOOP_RIDGE 0.001
-#define MOE_LOOP_RERANK_PCT 25.0
+#define MOE_LOOP_RERANK_PCT MOE_STEPTIME_BAND_PCT
 #define MOE_LOOP_GROUPS 3        /* gpu, communication, host */
 
 struct moe_loop_layout {

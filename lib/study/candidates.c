@@ -308,37 +308,51 @@ static json_t *layout_value(const struct moe_layout *l)
 #define SCALE_RANKED_MAX 256
 #define SCALE_SKIPS_LISTED 8
 
-/* Emits one ranked layout (1), or says why the study excludes it (0). */
-static int scale_variant(struct plan_ctx *c, const struct moe_run *base,
-                         const struct moe_layout_set *set, const struct moe_machine *machine,
-                         size_t rank, int *skips)
+/* Why the study runs ranked layout e at no scale stage: a rule of its own
+ * baseline, or a fit that needs more than the baseline's recompute; NULL
+ * when it may run. */
+static const char *scale_excluded(const struct plan_ctx *c, const struct moe_run *base,
+                                  const struct moe_layout_set *set,
+                                  const struct moe_machine *machine,
+                                  const struct moe_layout_entry *e, char *why, size_t len)
+{
+    struct moe_run r = *base;
+    struct moe_fit fit;
+    char fitbuf[160];
+    const char *broken;
+
+    r.cfg.layout = e->layout;
+    broken = layout_problem(c->s, &r.cfg, why, len);
+    if (broken)
+        return broken;
+    moe_layout_entry_fit(set, e, &fit);
+    if (fit.fits && fit.step == 0)
+        return NULL;
+    /* scale may change only the layout: recompute stays the baseline's */
+    moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
+    snprintf(why, len, "it needs %s; scale keeps the baseline's recompute (fit stage first)",
+             fitbuf);
+    return why;
+}
+
+/* Emits ranked layout `rank`, saying why it runs. */
+static void scale_variant(struct plan_ctx *c, const struct moe_run *base,
+                          const struct moe_layout_set *set, const struct moe_machine *machine,
+                          size_t rank, const char *chosen_by)
 {
     const struct moe_layout_entry *e = &set->valid[rank];
     struct moe_run r = *base;
     struct moe_fit fit;
-    char note[400], fitbuf[160], rule[256];
-    const char *why;
+    char note[520], fitbuf[160];
 
     r.cfg.layout = e->layout;
     moe_layout_entry_fit(set, e, &fit);
     moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
-    why = layout_problem(c->s, &r.cfg, rule, sizeof(rule));
-    /* scale may change only the layout: recompute stays the baseline's */
-    if (!why && (!fit.fits || fit.step != 0)) {
-        snprintf(note, sizeof(note), "it needs %s; scale keeps the baseline's recompute (fit "
-                 "stage first)", fitbuf);
-        why = note;
-    }
-    if (why) {
-        if ((*skips)++ < SCALE_SKIPS_LISTED)
-            skip(c, "layout", layout_value(&e->layout), "%s", why);
-        return 0;
-    }
     snprintf(note, sizeof(note), "rank %zu of %zu grids, predicted %.0f ms per step, %.0f "
-             "TFLOP/s per GPU (%s); %s", rank + 1, set->n_grids, e->time.step_ms,
-             e->time.tflops_per_gpu, moe_scale_rule_text(e->decided_by), fitbuf);
-    return emit(c, &r, "layout", layout_value(&e->layout), "communication",
-                c->s->cluster.nodes, c->s->cluster.gpus_per_node, -1, note);
+             "TFLOP/s per GPU (%s); %s; runs as %s", rank + 1, set->n_grids, e->time.step_ms,
+             e->time.tflops_per_gpu, moe_scale_rule_text(e->decided_by), fitbuf, chosen_by);
+    emit(c, &r, "layout", layout_value(&e->layout), "communication", c->s->cluster.nodes,
+         c->s->cluster.gpus_per_node, -1, note);
 }
 
 /* A later round of moeflow run runs the layouts its last scale decision
@@ -351,8 +365,90 @@ static bool in_round(const struct moe_study *s, const struct moe_layout *l)
     return s->scale_round_n == 0;
 }
 
-/* The baseline and the study's top_k best other layouts, ranked by the
- * scale rules over every layout Megatron accepts for this GPU count. */
+/* The layouts a scale round may run, in rank order, each with why the
+ * study excludes it (NULL: it may run). */
+struct scale_pick {
+    size_t rank[SCALE_RANKED_MAX];
+    size_t n;
+    double fastest_ms;            /* fastest predicted step among them */
+    double band_ms;               /* the model's error band above it; 0: no band */
+};
+
+static void scale_eligible(struct plan_ctx *c, const struct moe_run *base,
+                           const struct moe_layout_set *set, const struct moe_machine *machine,
+                           struct scale_pick *pick)
+{
+    const struct moe_gpu_type *gpu = moe_gpu_type(machine->perf.gpu);
+    int skips = 0;
+    char why[400];
+
+    pick->n = 0;
+    pick->fastest_ms = 0;
+    for (size_t i = 0; i < set->n_ranked && i < SCALE_RANKED_MAX; i++) {
+        const struct moe_layout_entry *e = &set->valid[i];
+        const char *no;
+
+        if (same_layout(&e->layout, &c->s->baseline.layout) || !in_round(c->s, &e->layout))
+            continue;
+        no = scale_excluded(c, base, set, machine, e, why, sizeof(why));
+        if (no) {
+            if (skips++ < SCALE_SKIPS_LISTED)
+                skip(c, "layout", layout_value(&e->layout), "%s", no);
+            continue;
+        }
+        if (pick->n == 0 || e->time.step_ms < pick->fastest_ms)
+            pick->fastest_ms = e->time.step_ms;
+        pick->rank[pick->n++] = i;
+    }
+    if (skips > SCALE_SKIPS_LISTED)
+        skip(c, "layout", json_integer(skips - SCALE_SKIPS_LISTED),
+             "more ranked layouts excluded for the reasons above");
+    /* Where no calibration row backs the step model (fit/gpu.h), its
+     * predictions only break ties of the seed's rules: no band. */
+    pick->band_ms = gpu && gpu->steptime_rows > 0
+                        ? pick->fastest_ms * (1 + MOE_STEPTIME_BAND_PCT / 100) : 0;
+}
+
+/* The first round runs the top_k ranked first and every layout predicted
+ * within the model's stated error of the fastest (issue 37: a fixed top_k
+ * never reaches a best layout the model ranks #12), at most max_layouts; a
+ * later round, exactly the layouts the last decision named. */
+static void scale_round(struct plan_ctx *c, const struct moe_run *base,
+                        const struct moe_layout_set *set, const struct moe_machine *machine)
+{
+    const struct moe_study *s = c->s;
+    struct scale_pick pick;
+    int emitted = 0, cut = 0;
+    char by[200];
+
+    scale_eligible(c, base, set, machine, &pick);
+    for (size_t k = 0; k < pick.n; k++) {
+        const struct moe_layout_entry *e = &set->valid[pick.rank[k]];
+        bool first = (int)k < s->scale_top_k, in_band = e->time.step_ms <= pick.band_ms;
+
+        if (s->scale_round_n > 0)
+            snprintf(by, sizeof(by), "the last scale decision's next round");
+        else if (first)
+            snprintf(by, sizeof(by), "one of the %d ranked first (scale.top_k)", s->scale_top_k);
+        else if (in_band)
+            snprintf(by, sizeof(by), "predicted within the step model's %.0f%% of the fastest "
+                     "(%.0f ms)", MOE_STEPTIME_BAND_PCT, pick.fastest_ms);
+        else
+            continue;
+        if (emitted >= s->scale_max_layouts) {
+            cut++;
+            continue;
+        }
+        scale_variant(c, base, set, machine, pick.rank[k], by);
+        emitted++;
+    }
+    if (cut)
+        skip(c, "layout", json_integer(cut), "more layouts of this round are not run: "
+             "scale.max_layouts is %d", s->scale_max_layouts);
+}
+
+/* The baseline and the layouts of this round, ranked by the scale rules
+ * over every layout Megatron accepts for this GPU count. */
 static void scale_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
@@ -361,7 +457,6 @@ static void scale_plan(struct plan_ctx *c)
     struct moe_train train;
     struct moe_error err;
     struct moe_run run;
-    int emitted = 0, skips = 0;
 
     moe_run_from_baseline(&run, s, screen_iters(s));
     emit_baseline(c, &run, "communication");
@@ -372,13 +467,7 @@ static void scale_plan(struct plan_ctx *c)
         skip(c, "layout", json_null(), "no layout ranking: %s", err.text);
         return;
     }
-    for (size_t i = 0; i < set.n_ranked && emitted < s->scale_top_k; i++)
-        if (!same_layout(&set.valid[i].layout, &s->baseline.layout) &&
-            in_round(s, &set.valid[i].layout))
-            emitted += scale_variant(c, &run, &set, &machine, i, &skips);
-    if (skips > SCALE_SKIPS_LISTED)
-        skip(c, "layout", json_integer(skips - SCALE_SKIPS_LISTED),
-             "more ranked layouts excluded for the reasons above");
+    scale_round(c, &run, &set, &machine);
     moe_layout_set_free(&set);
 }
 

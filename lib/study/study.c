@@ -698,6 +698,19 @@ static int reader_check(struct ctx *c)
     return reader_keys(c, moe_study_schema, "");
 }
 
+/* top_k layouts always run; the model's error band can add more, up to
+ * max_layouts, which therefore cannot be below top_k. */
+static int scale_read(struct ctx *c, struct moe_study *s)
+{
+    s->scale_top_k = get_int(c, "scale.top_k", 4);
+    s->scale_max_layouts = get_int(c, "scale.max_layouts",
+                                   s->scale_top_k > 16 ? s->scale_top_k : 16);
+    if (s->scale_max_layouts < s->scale_top_k)
+        return fail(c, "scale.max_layouts", "is %d, below scale.top_k (%d): the first top_k "
+                    "ranked layouts always run", s->scale_max_layouts, s->scale_top_k);
+    return 0;
+}
+
 static int resolve(struct ctx *c, struct moe_study *s)
 {
     if (own_str(c, &s->name, "name", NULL) < 0 || require(c, "name") < 0 || model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
@@ -707,7 +720,8 @@ static int resolve(struct ctx *c, struct moe_study *s)
     if (baseline_read(c, &s->baseline) < 0 || measure_read(c, &s->measure) < 0 ||
         retune_read(c, s) < 0)
         return -1;
-    s->scale_top_k = get_int(c, "scale.top_k", 4);
+    if (scale_read(c, s) < 0)
+        return -1;
     s->validate_checkpoint = get_bool(c, "validation.checkpoint", false);
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
         reader_check(c) < 0)

@@ -145,7 +145,8 @@ struct moe_study {
     struct moe_strlist retune_axes;
     int retune_mbs[MOE_STUDY_LIST_MAX];
     int retune_mbs_n;
-    int scale_top_k;              /* scale: the best K layouts besides the baseline */
+    int scale_top_k;              /* scale: the first K ranked layouts run, band or not */
+    int scale_max_layouts;        /* scale: at most this many layouts besides the baseline */
     bool validate_checkpoint;     /* validate: a checkpoint/resume run as well
                                      (study/validate_checkpoint.h) */
     double fit_memory_ratio;      /* not from the file: `moeflow gen --fit-memory-from`'s

@@ -107,7 +107,7 @@ static json_t *retune_json(const struct moe_study *s)
 
 json_t *moe_study_to_json(const struct moe_study *s)
 {
-    return json_pack("{s:s, s:o, s:o, s:o, s:{s:s, s:b, s:b, s:s, s:b}, s:o, s:o, s:{s:i}, s:o,"
+    return json_pack("{s:s, s:o, s:o, s:o, s:{s:s, s:b, s:b, s:s, s:b}, s:o, s:o, s:{s:i, s:i}, s:o,"
                      " s:{s:b}}",
                      "name", s->name, "model", model_json(&s->model),
                      "cluster", cluster_json(&s->cluster), "workload", workload_json(s),
@@ -115,6 +115,7 @@ json_t *moe_study_to_json(const struct moe_study *s)
                      "deepep", s->software.deepep, "hybridep", s->software.hybridep,
                      "transformer_engine", s->software.transformer_engine,
                      "apex", s->software.apex, "baseline", baseline_json(&s->baseline), "measure",
-                     measure_json(&s->measure), "scale", "top_k", s->scale_top_k, "retune",
+                     measure_json(&s->measure), "scale", "top_k", s->scale_top_k, "max_layouts", s->scale_max_layouts,
+                     "retune",
                      retune_json(s), "validation", "checkpoint", s->validate_checkpoint);
 }

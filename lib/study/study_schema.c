@@ -104,7 +104,7 @@ static const struct moe_field measure_keys[] = {
 };
 
 static const struct moe_field scale_keys[] = {
-    INT("top_k", 1, 64),
+    INT("top_k", 1, 64), INT("max_layouts", 1, 64),
     END
 };
 

@@ -333,7 +333,7 @@ static void ids_are_content_hashes(void **state)
         }
         moe_stage_plan_free(&p);
     }
-    assert_int_equal(json_object_size(seen), 37);   /* 1+12+5+1+17+1, counted in the manifest */
+    assert_int_equal(json_object_size(seen), 49);   /* 1+12+17+1+17+1, counted in the manifest */
     json_decref(seen);
     moe_study_free(&s);
 }
@@ -752,6 +752,94 @@ static void scale_keeps_pipeline_layout_to_its_vpp(void **state)
     moe_study_free(&s);
 }
 
+/* Mixtral's text with a scale section appended (the file has none). */
+static int load_mixtral_scale(const char *scale, struct moe_study *s, struct moe_error *e)
+{
+    char path[4200], text[32768];
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/etc/studies/mixtral-8x7b-16xh100.yaml", srcdir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(text, 1, sizeof(text) - 512, f);
+    fclose(f);
+    snprintf(text + n, sizeof(text) - n, "\n%s\n", scale);
+    return moe_study_load_string(s, "mixtral-scale", text, e);
+}
+
+/* The predicted step and the fastest of its round, from a layout's note. */
+static void band_of(const char *note, double *step_ms, double *fastest_ms)
+{
+    const char *p = strstr(note, "predicted "), *q = strstr(note, "of the fastest (");
+
+    assert_non_null(p);
+    *step_ms = strtod(p + strlen("predicted "), NULL);
+    *fastest_ms = q ? strtod(q + strlen("of the fastest ("), NULL) : 0;
+}
+
+/* The first round runs the top_k ranked first and then every layout the
+ * step model predicts within its stated error (25%) of the fastest: on
+ * Mixtral's 16 H100 seven more than top_k 4, each saying why. */
+static void scale_runs_the_model_error_band(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    struct moe_error e;
+    int layouts = 0, banded = 0;
+
+    (void)state;
+    assert_int_equal(load_mixtral_scale("scale: {top_k: 4}", &s, &e), 0);
+    p = stage(&s, MOE_STAGE_SCALE);
+    for (size_t i = 0; i < p.n; i++) {
+        const char *note = p.cands[i].note;
+        double step, fastest;
+
+        if (strcmp(p.cands[i].variable, "layout") != 0)
+            continue;
+        if (++layouts <= 4) {
+            assert_non_null(strstr(note, "one of the 4 ranked first (scale.top_k)"));
+            continue;
+        }
+        band_of(note, &step, &fastest);
+        assert_true(fastest > 0);
+        assert_true(step <= fastest * (1 + MOE_STEPTIME_BAND_PCT / 100) + 1);
+        banded++;
+    }
+    assert_true(banded >= 3);
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+}
+
+/* max_layouts cuts the round and says how many it left out; it cannot be
+ * below top_k, which always runs. */
+static void scale_max_layouts_caps_the_band(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p;
+    struct moe_error e;
+    char buf[1024];
+    int layouts = 0;
+    bool said = false;
+
+    (void)state;
+    assert_int_equal(load_mixtral_scale("scale: {top_k: 2, max_layouts: 3}", &s, &e), 0);
+    p = stage(&s, MOE_STAGE_SCALE);
+    for (size_t i = 0; i < p.n; i++)
+        layouts += strcmp(p.cands[i].variable, "layout") == 0;
+    for (size_t i = 0; i < p.n_skipped; i++)
+        said |= strstr(p.skipped[i].reason, "scale.max_layouts is 3") != NULL &&
+                json_integer_value(p.skipped[i].value) > 0;
+    assert_int_equal(layouts, 3);
+    assert_true(said);
+    moe_stage_plan_free(&p);
+    moe_study_free(&s);
+    assert_int_equal(load_mixtral_scale("scale: {top_k: 5, max_layouts: 3}", &s, &e), -1);
+    moe_error_format(&e, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "scale.max_layouts: is 3, below scale.top_k (5)"));
+    assert_non_null(strstr(buf, "mixtral-scale:"));
+}
+
 /* At EP 1 no token crosses GPUs: neither another dispatcher nor EP
  * overlap is run, and each skip says why in moeflow's own words (not as
  * Megatron's refusal, which would hide that nothing could be measured). */
@@ -869,6 +957,8 @@ int main(void)
         cmocka_unit_test(contracts_follow_stage_scope),
         cmocka_unit_test(scale_keeps_tp_in_nvlink_domain),
         cmocka_unit_test(scale_keeps_pipeline_layout_to_its_vpp),
+        cmocka_unit_test(scale_runs_the_model_error_band),
+        cmocka_unit_test(scale_max_layouts_caps_the_band),
         cmocka_unit_test(retune_at_ep1_skips_token_exchange),
         cmocka_unit_test(checkpoint_candidates),
     };
