@@ -20,7 +20,11 @@
 enum moe_bottleneck { MOE_BOTTLENECK_LIST(MOE_ENUM_ID) MOE_BOTTLENECK_COUNT };
 extern const char *const moe_bottleneck_names[];
 
-/* X(id, axis, variable, bottleneck, what it changes) */
+/* X(id, axis, variable, bottleneck, what it changes).  The bottlenecks are
+ * those of Megatron's MoE guide, "Step 3: Enable Performance Features Based
+ * on Profiling Bottlenecks" (megatron/core/transformer/moe/README.md:226-273
+ * in core 0.16 and 0.19): a larger micro-batch is its CPU-overhead remedy,
+ * "Reduce kernel launches" (line 263). */
 #define MOE_RETUNE_LIST(X)                                                                     \
     X(MOE_RETUNE_DISPATCHER, "dispatcher", "dispatcher", MOE_BOTTLENECK_COMMUNICATION,         \
       "flex dispatcher with DeepEP or HybridEP")                                               \
@@ -42,7 +46,8 @@ extern const char *const moe_bottleneck_names[];
       "CUDA graphs, smallest scope first (moe_router, moe_preprocess, attn)")                  \
     X(MOE_RETUNE_MANUAL_GC, "manual_gc", "manual_gc", MOE_BOTTLENECK_HOST,                     \
       "Python garbage collection at fixed intervals")                                          \
-    X(MOE_RETUNE_MBS, "mbs", "mbs", MOE_BOTTLENECK_COMPUTE, "a larger micro-batch")
+    X(MOE_RETUNE_MBS, "mbs", "mbs", MOE_BOTTLENECK_HOST,                                     \
+      "a larger micro-batch, fewer kernel launches per sample")
 /* moe_retune_axes: the axis names, NULL-ended (the schema's retune.axes). */
 MOE_ENUM_DECLARE(moe_retune_axis, MOE_RETUNE_LIST, MOE_RETUNE_COUNT, moe_retune_axes);
 
