@@ -10,21 +10,34 @@
 #include "cli.h"
 #include "report_pack.h"
 #include "analysis/evidence_pack.h"
+#include "contract/contract_store.h"
 #include "core/strbuf.h"
 #include "core/text.h"
 
 int moe_report_pack(const char *study, const char *dir, const struct moe_report_opts *opts)
 {
-    struct moe_error err;
+    struct moe_error err, trail_err;
+    struct moe_pack_trail trail;
+    json_t *decisions;
     char *where = dir ? NULL : moe_path_join(study, MOE_PACK_DIR);
     char shown[4400];
     json_t *pack;
     int rc;
 
     moe_error_clear(&err);
-    if (!dir && !where)
+    moe_error_clear(&trail_err);
+    /* The trail through the store's acceptance (owner, mode, seal, shape),
+     * as report and the plugin read it; a refused one is listed, not fatal. */
+    decisions = moe_contract_load_trail(study, &trail_err);
+    trail.decisions = decisions;
+    trail.error = decisions ? NULL : trail_err.text;
+    if (!dir && !where) {
+        json_decref(decisions);
         return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
-    if (!(pack = moe_evidence_pack(study, opts, &err))) {
+    }
+    pack = moe_evidence_pack(study, opts, &trail, &err);
+    json_decref(decisions);
+    if (!pack) {
         free(where);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }

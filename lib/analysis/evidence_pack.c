@@ -170,7 +170,7 @@ static json_t *assemble(const struct moe_manifest *m, const json_t *study_json,
 }
 
 json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
-                          struct moe_error *err)
+                          const struct moe_pack_trail *trail, struct moe_error *err)
 {
     json_t *study_json = NULL, *baseline = NULL, *measured = NULL, *report = NULL;
     json_t *runs = NULL, *pack = NULL;
@@ -184,7 +184,7 @@ json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
         optional_json(study, VALIDATE_REPORT, "validate report", &report, err) == 0 &&
         (runs = moe_evidence_pack_runs(study, &m, study_json, opts, err)) &&
         !(pack = assemble(&m, study_json, baseline, measured, report, runs,
-                          moe_evidence_pack_plots(study, &m, runs))))
+                          moe_evidence_pack_plots(study, &m, runs, trail))))
         moe_error_set(err, "out of memory");
     json_decref(study_json);
     json_decref(baseline);

@@ -31,8 +31,17 @@
 
 /* pack.json of the study directory study; NULL with err naming the file
  * that could not be read. */
+/* moeflow run's decision trail as the contract store accepted it
+ * (moe_contract_load_trail: each {"file", "digest", "decision"}, seals
+ * checked with owner and mode), or why the store refused it.  The pack
+ * reads no decision file itself: analysis/ does not judge seals. */
+struct moe_pack_trail {
+    const json_t *decisions;   /* NULL or empty: no trail */
+    const char *error;         /* non-NULL: the store refused it, this is why */
+};
+
 json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
-                          struct moe_error *err);
+                          const struct moe_pack_trail *trail, struct moe_error *err);
 
 /* The validate stage's part of it (evidence_pack_runs.c): per run of the
  * baseline, each winner alone and the combination, its command, its
@@ -48,11 +57,12 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
  * value), memory and step time modeled against measured per candidate
  * (the fit stage's predicted_mib and logs; the scale stage's notes and
  * logs), and each scale round's ranking (the scale stage's runs, then
- * every decisions/NAME.json of stage "scale").  What cannot be plotted is
- * listed with why; a decision file that is not the documented shape is
- * refused by name, never half read.  NULL only when out of memory. */
+ * every decision of trail of stage "scale").  What cannot be plotted is
+ * listed with why; a decision whose ranking is not the documented shape
+ * is refused by name, never half read, and a trail the store refused is
+ * listed as refused with its reason.  NULL only when out of memory. */
 json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
-                                const json_t *validate);
+                                const json_t *validate, const struct moe_pack_trail *trail);
 
 /* A file of the pack beside README.md and pack.json. */
 struct moe_pack_file {
@@ -87,6 +97,7 @@ int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error 
 /* moe_evidence_pack, then moe_evidence_pack_put into dir (NULL:
  * STUDY/evidence-pack). */
 int moe_evidence_pack_write(const char *study, const char *dir,
-                            const struct moe_report_opts *opts, struct moe_error *err);
+                            const struct moe_report_opts *opts,
+                            const struct moe_pack_trail *trail, struct moe_error *err);
 
 #endif

@@ -9,7 +9,6 @@
  * the plots never stop the pack. */
 #include "config.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,6 @@
 #include "analysis/study_report.h"
 #include "core/contract_keys.h"
 #include "core/readfile.h"
-#include "core/sha256.h"
 #include "core/strbuf.h"
 
 /* Bands of the modeled-against-measured plots: the memory model is held
@@ -32,7 +30,6 @@
 /* A decision's ranking past this many rows is cut (and said so): a bar
  * chart of more layouts is unreadable, and the file is data. */
 #define RANKING_MAX 64
-#define DECISIONS_MAX 64
 
 static json_t *num(double v)
 {
@@ -388,116 +385,58 @@ static json_t *decision_rows(const json_t *ranking, size_t *cut)
     return rows;
 }
 
-static void refuse(json_t *refused, const char *name, const char *why)
+static void refuse(json_t *refused, const char *file, const char *why)
 {
-    char rel[400];
-
-    snprintf(rel, sizeof(rel), "decisions/%s", name);
-    json_array_append_new(refused, json_pack("{s:s, s:s}", "file", rel, "why", why));
+    json_array_append_new(refused, json_pack("{s:s, s:s}", "file", file, "why", why));
 }
 
-static int json_name(const struct dirent *e)
+/* One decision of the trail: a chart of its ranking when it is a scale
+ * decision with one, nothing for another stage's, refused by name when its
+ * ranking is not the documented shape. */
+static void one_decision(const json_t *entry, json_t *rounds, json_t *refused, json_t *trail)
 {
-    size_t n = strlen(e->d_name);
-
-    return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
-}
-
-/* The decision's bytes when its NAME.sha256 seal (sha256sum's line, as
- * moeflow run writes it: contract/contract_store.h) matches them: nothing
- * unsealed is charted.  NULL with why. */
-static char *sealed_text(const char *path, const char *name, char *why, size_t len)
-{
-    char seal_path[4500], hex[MOE_SHA256_HEX_LEN + 1], line[MOE_SHA256_HEX_LEN + 300];
-    char *text, *seal = NULL;
-    struct moe_error err;
-    size_t n;
-
-    moe_error_clear(&err);
-    snprintf(seal_path, sizeof(seal_path), "%s.sha256", path);
-    if (!(text = moe_read_file(path, "decision", &n, &err)))
-        snprintf(why, len, "%.200s", err.text);
-    else if (!(seal = moe_read_file(seal_path, "seal", NULL, &err)))
-        snprintf(why, len, "not sealed: %.200s", err.text);
-    else if (moe_sha256_hex(text, n, hex, &err) != 0 ||
-             (snprintf(line, sizeof(line), "%s  %s\n", hex, name), strcmp(seal, line) != 0))
-        snprintf(why, len, "does not match its .sha256: edited after it was recorded");
-    else {
-        free(seal);
-        return text;
-    }
-    free(seal);
-    free(text);
-    return NULL;
-}
-
-/* One decision file: a chart of its ranking when it is a scale decision
- * with one, nothing for another stage's, refused when it is unsealed or
- * no decision. */
-static void one_decision(const char *study, const char *name, json_t *rounds, json_t *refused,
-                         json_t *trail)
-{
-    char path[4400], why[300], file[64], source[400];
-    json_error_t jerr;
-    json_t *d;
-    char *text;
+    const char *file = json_string_value(get(entry, "file"));
+    const json_t *d = get(entry, "decision");
+    char why[300], svg[64];
     size_t cut;
 
-    snprintf(path, sizeof(path), "%s/decisions/%s", study, name);
-    if (!(text = sealed_text(path, name, why, sizeof(why)))) {
-        refuse(refused, name, why);
-        return;
-    }
-    d = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
-    if (!d) {
-        snprintf(why, sizeof(why), "not valid JSON: %s", jerr.text);
-        refuse(refused, name, why);
-        return;
-    }
     if (!decision_ok(d, why, sizeof(why))) {
-        refuse(refused, name, why);
-        json_decref(d);
+        refuse(refused, file ? file : "decisions/", why);
         return;
     }
-    json_array_append_new(trail, json_pack("{s:s+, s:O, s:O, s:O*, s:o}", "file", "decisions/",
-                                           name, "stage", get(d, "stage"), "round",
-                                           get(d, "round"), "rule", get(d, "rule"), "chose",
-                                           moe_decision_said(d)));
+    json_array_append_new(trail, json_pack("{s:s, s:O, s:O, s:O, s:O*, s:o}", "file", file,
+                                           "sha256", get(entry, "digest"), "stage",
+                                           get(d, "stage"), "round", get(d, "round"), "rule",
+                                           get(d, "rule"), "chose", moe_decision_said(d)));
     if (strcmp(json_string_value(get(d, "stage")), "scale") == 0 && get(d, "ranking")) {
-        snprintf(file, sizeof(file), "scale-decision-%zu.svg", json_array_size(rounds));
-        snprintf(source, sizeof(source), "decisions/%s", name);
-        json_t *r = round_json(source, file, json_integer_value(get(d, "round")),
+        snprintf(svg, sizeof(svg), "scale-decision-%zu.svg", json_array_size(rounds));
+        json_t *r = round_json(file, svg, json_integer_value(get(d, "round")),
                                decision_rows(get(d, "ranking"), &cut));
         if (r && cut)
             json_object_set_new(r, "rows_cut", json_integer((json_int_t)cut));
         json_array_append_new(rounds, r);
     }
-    json_decref(d);
 }
 
-/* Every decisions/NAME.json in name order (a stable order of charts). */
-static void decisions(const char *study, json_t *rounds, json_t *refused, json_t *trail)
+/* The trail as the contract store accepted it; the pack reads no
+ * decision file itself, so its seals are judged once, with owner and
+ * mode, as report and the plugin judge them. */
+static void decisions(const struct moe_pack_trail *t, json_t *rounds, json_t *refused,
+                      json_t *trail)
 {
-    char dir[4300];
-    struct dirent **names = NULL;
-    int n;
+    const json_t *e;
+    size_t i;
 
-    snprintf(dir, sizeof(dir), "%s/decisions", study);
-    if ((n = scandir(dir, &names, json_name, alphasort)) < 0)
-        return; /* no decision trail: the study predates it */
-    for (int i = 0; i < n; i++) {
-        if (i < DECISIONS_MAX)
-            one_decision(study, names[i]->d_name, rounds, refused, trail);
-        else if (i == DECISIONS_MAX)
-            refuse(refused, names[i]->d_name, "more than 64 decision files: the rest not read");
-        free(names[i]);
+    if (t && t->error) {
+        refuse(refused, "decisions/", t->error);
+        return;
     }
-    free(names);
+    json_array_foreach(t ? t->decisions : NULL, i, e)
+        one_decision(e, rounds, refused, trail);
 }
 
 json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
-                                const json_t *validate)
+                                const json_t *validate, const struct moe_pack_trail *t)
 {
     char why[512] = "";
     json_t *rows = scale_rows(study, m, why, sizeof(why));
@@ -508,7 +447,7 @@ json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
         json_array_append_new(rounds, round_json("results/scale: the scale stage's runs, "
                                                  "median over the screening window",
                                                  "scale-round-1.svg", 1, json_incref(rows)));
-    decisions(study, rounds, refused, trail);
+    decisions(t, rounds, refused, trail);
     json_decref(rows);
     return json_pack("{s:o, s:o, s:o, s:o, s:s?, s:o, s:o}", "step_time", step_time_json(validate),
                      "memory", memory_json(study), "step", step, "scale_rounds", rounds,

@@ -260,9 +260,10 @@ int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error 
 }
 
 int moe_evidence_pack_write(const char *study, const char *dir,
-                            const struct moe_report_opts *opts, struct moe_error *err)
+                            const struct moe_report_opts *opts,
+                            const struct moe_pack_trail *trail, struct moe_error *err)
 {
-    json_t *pack = moe_evidence_pack(study, opts, err);
+    json_t *pack = moe_evidence_pack(study, opts, trail, err);
     char *own = NULL;
     int rc;
 

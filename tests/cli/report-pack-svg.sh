@@ -16,7 +16,7 @@ M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfsvg.XXXXXX) && trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"
-tap_plan 17
+tap_plan 19
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
 fixture_logs "$S" fit,scale,retune 0 1
@@ -26,17 +26,23 @@ chmod -R go-w "$S"
 "$M" gen "$S/study.yaml" --stage validate --winners "$S" > "$T/gen.out" 2>&1 || diag < "$T/gen.out"
 fixture_logs "$S" validate 0 1
 mkdir -p "$S/decisions"
-cat > "$S/decisions/0001-scale.json" <<'J'
-{"stage": "scale", "round": 2, "ranking": [
- {"candidate": "c1", "layout": "tp1.cp1.pp1.vpp1.ep2.etp1", "predicted_ms": 70, "measured_ms": 990},
- {"candidate": "c2", "layout": "tp2.cp1.pp1.vpp1.ep1.etp1", "predicted_ms": 95, "measured_ms": 1012.5},
- {"candidate": "c3 <x>&'\"", "layout": "</text><script>alert(1)</script>", "predicted_ms": 80, "measured_ms": null}]}
-J
-printf '{"stage": "scale", "round": "two"}\n' > "$S/decisions/0002-odd.json"
-printf 'not json\n' > "$S/decisions/0003-broken.json"
-# sealed as moeflow run seals them (sha256sum's line); one left unsealed
-(cd "$S/decisions" && for f in 000[123]-*.json; do sha256sum "$f" > "$f.sha256"; done)
-printf '{"stage": "scale", "round": 3, "ranking": []}\n' > "$S/decisions/0004-unsealed.json"
+# Two decisions as moeflow run records them (contract_store.c: canonical
+# JSON, NN-stage.json, sha256sum's line beside it): a scale round whose
+# strings are hostile, and one whose ranking the pack cannot draw.
+python3 - "$S/decisions" <<'PY'
+import json, sys
+d = sys.argv[1]
+docs = {"01-scale.json": {"stage": "scale", "round": 2, "ranking": [
+    {"candidate": "c1", "layout": "tp1.cp1.pp1.vpp1.ep2.etp1", "predicted_ms": 70, "measured_ms": 990},
+    {"candidate": "c2", "layout": "tp2.cp1.pp1.vpp1.ep1.etp1", "predicted_ms": 95, "measured_ms": 1012.5},
+    {"candidate": "c3 <x>&'\"", "layout": "</text><script>alert(1)</script>", "predicted_ms": 80,
+     "measured_ms": None}]},
+        "02-scale.json": {"stage": "scale", "round": "two"}}
+for name, doc in docs.items():
+    open("%s/%s" % (d, name), "w").write(json.dumps(doc, sort_keys=True, separators=(",", ":")))
+PY
+(cd "$S/decisions" && for f in *.json; do sha256sum "$f" > "$f.sha256"; done)
+chmod -R go-w "$S/decisions"
 
 "$M" report "$S" --pack > "$T/pack.out" 2>&1
 rc=$?
@@ -88,11 +94,10 @@ ok "the decision trail's scale round 2 is drawn, its strings as data" \
            grep -qF '</text><script>alert(1)</script>' '$T/scale-decision-1.svg.txt' &&
            ! grep -q '<script>' '$P/scale-decision-1.svg'"
 R=$P/README.md
-ok "README.md lists the plots, the candidate not plotted and the refused decision files" \
+ok "README.md lists the plots, the candidate not plotted and the decision it cannot draw" \
     sh -c "grep -q '^## Plots$' '$R' && grep -q '^  - not plotted: baseline: no modeled value' '$R' &&
-           grep -q '^- \*\*warning\*\*: refused decisions/0002-odd.json: not an object' '$R' &&
-           grep -q '^- \*\*warning\*\*: refused decisions/0003-broken.json' '$R' &&
-           grep -q '^- \*\*warning\*\*: refused decisions/0004-unsealed.json: not sealed' '$R'"
+           grep -q '^- decisions/01-scale.json: scale round 2' '$R' &&
+           grep -q '^- \*\*warning\*\*: refused decisions/02-scale.json: not an object' '$R'"
 ok "index.html shows each plot and links README.md and pack.json" \
     sh -c "for f in '$P'/*.svg; do grep -q \"<img src=\\\"\${f##*/}\\\"\" '$P/index.html' || exit 1; done &&
            grep -q 'href=\"README.md\"' '$P/index.html' && grep -q 'href=\"pack.json\"' '$P/index.html'"
@@ -100,6 +105,22 @@ cp "$P/step-time.svg" "$P/scale-round-1.svg" "$T/"
 "$M" report "$S" --pack > "$T/again.out" 2>&1 || diag < "$T/again.out"
 ok "a second pack draws the same bytes" \
     sh -c "cmp '$T/step-time.svg' '$P/step-time.svg' && cmp '$T/scale-round-1.svg' '$P/scale-round-1.svg'"
+# The pack takes the trail through the contract store, as report and the
+# plugin do: a decision edited after it was sealed, or one others may
+# write, leaves no trail and no chart of it, only the store's reason.
+chmod u+w "$S/decisions" "$S/decisions/01-scale.json"
+sed -i 's/"predicted_ms":70/"predicted_ms":7/' "$S/decisions/01-scale.json"
+chmod go-w "$S/decisions/01-scale.json"
+"$M" report "$S" --pack > "$T/edited.out" 2>&1 || diag < "$T/edited.out"
+ok "an edited decision: the pack refuses the trail with the store's reason and draws none of it" \
+    sh -c "grep -q '^- \*\*warning\*\*: refused decisions/: decisions/01-scale.json does not match its .sha256' '$R' &&
+           ! grep -q '^### Decisions' '$R' && ! test -e '$P/scale-decision-1.svg'"
+sed -i 's/"predicted_ms":7,/"predicted_ms":70,/' "$S/decisions/01-scale.json"
+chmod g+w "$S/decisions/01-scale.json"
+"$M" report "$S" --pack > "$T/mode.out" 2>&1 || diag < "$T/mode.out"
+ok "... and so does a decision others may write" \
+    sh -c "grep -q '^- \*\*warning\*\*: refused decisions/: .*01-scale.json.*writ' '$R' && ! test -e '$P/scale-decision-1.svg'"
+chmod g-w "$S/decisions/01-scale.json"
 
 # Headless Chromium, offline: a screenshot of index.html, decoded with
 # zlib and struct alone.

@@ -29,7 +29,7 @@ static void write_ok(const char *study, const char *dir)
     struct moe_error e;
 
     moe_error_clear(&e);
-    if (moe_evidence_pack_write(study, dir, &opts, &e) != 0)
+    if (moe_evidence_pack_write(study, dir, &opts, NULL, &e) != 0)
         fail_msg("%s: %s", e.source, e.text);
 }
 
@@ -115,7 +115,7 @@ static void pack_of_a_real_run(void **state)
     json_t *pack, *runs, *base;
 
     (void)state;
-    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, NULL, &e));
     assert_string_equal(s_at(pack, "study", NULL), "tiny-moe-2gpu");
     assert_string_equal(s_at(pack, "semantics", "label"), "benchmark-only");
     assert_string_equal(s_at(pack, "semantics", "text"), "benchmark-only: mock data");
@@ -160,7 +160,7 @@ static void findings_from_the_validate_report(void **state)
     put(study, "results/validate/report/report.json",
         "{\"runs\": [], \"checkpoint\": {\"verdict\": \"resumed bit-exact\"},"
         " \"profile_pairs\": [{\"a\": \"baseline\", \"b\": \"ep_overlap=true\"}]}\n");
-    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, NULL, &e));
     assert_string_equal(s_at(pack, "checkpoint", "status"), "reported");
     assert_string_equal(s_at(at(pack, "checkpoint", "value"), "verdict", NULL), "resumed bit-exact");
     assert_int_equal(json_array_size(at(pack, "profile_pairs", "value")), 1);
@@ -175,7 +175,7 @@ static void findings_from_the_validate_report(void **state)
     put(study, "study.json", text);
     free(text);
     json_decref(study_json);
-    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, NULL, &e));
     assert_string_equal(s_at(pack, "checkpoint", "status"), "no evidence");
     assert_string_equal(s_at(pack, "profile_pairs", "status"), "not requested");
     json_decref(pack);
@@ -192,7 +192,7 @@ static void stage_not_run(void **state)
     (void)state;
     snprintf(cmd, sizeof(cmd), "rm -rf '%s/results/validate'", study);
     assert_int_equal(system(cmd), 0);
-    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, NULL, &e));
     assert_string_equal(s_at(pack, "validate", "status"), "not run");
     assert_non_null(strstr(s_at(pack, "validate", "why"), "no log of the validate baseline"));
     json_decref(pack);
@@ -222,7 +222,7 @@ static void writes_the_folder_whole(void **state)
     snprintf(dir, sizeof(dir), "%s/evidence-pack", study);
     snprintf(path, sizeof(path), "%s/pack.json", dir);
     assert_non_null(written = moe_read_json(path, "pack", &e));
-    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, NULL, &e));
     assert_true(json_equal(written, pack));
     snprintf(path, sizeof(path), "%s/README.md", dir);
     assert_non_null(md = moe_read_file(path, "README", NULL, &e));
@@ -250,7 +250,7 @@ static void unreadable_input_leaves_nothing(void **state)
     (void)state;
     put(study, "contract/measured.json", "{\"host\": \"h200\", \"host\": \"twice\"}\n");
     moe_error_clear(&e);
-    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, &e), -1);
+    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, NULL, &e), -1);
     print_message("# %s: %s\n", e.source, e.text);
     assert_non_null(strstr(e.source[0] ? e.source : e.text, "contract/measured.json"));
     snprintf(dir, sizeof(dir), "%s/evidence-pack", study);
@@ -265,7 +265,7 @@ static void unreadable_input_leaves_nothing(void **state)
     assert_non_null(before = moe_read_file(path, "README", NULL, &e));
     put(study, "contracts/baseline.json", "{not json\n");
     moe_error_clear(&e);
-    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, &e), -1);
+    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, NULL, &e), -1);
     assert_non_null(strstr(e.source[0] ? e.source : e.text, "contracts/baseline.json"));
     assert_non_null(after = moe_read_file(path, "README", NULL, &e));
     assert_string_equal(before, after);
@@ -285,7 +285,7 @@ static void foreign_folder_is_kept(void **state)
     snprintf(dir, sizeof(dir), "%s/mine", study);
     put(study, "mine/notes.txt", "my notes\n");
     moe_error_clear(&e);
-    assert_int_equal(moe_evidence_pack_write(study, dir, &opts, &e), -1);
+    assert_int_equal(moe_evidence_pack_write(study, dir, &opts, NULL, &e), -1);
     assert_non_null(strstr(e.text, "is not an evidence pack"));
     assert_int_equal(count_named(dir, "notes.txt"), 1);
     assert_int_equal(count_named(dir, "README.md"), 0);
@@ -312,47 +312,53 @@ static void markdown_takes_strings_as_data(void **state)
     json_decref(pack);
 }
 
-/* The plots: a decision trail's scale rounds each get a chart, a file
- * that is not a decision is refused by name (a warning in README.md, no
- * chart, no failure), and strings from the trail reach the SVG and
- * index.html as data. */
+/* A trail entry as the contract store hands it (moe_contract_load_trail). */
+static json_t *trail_entry(const char *file, const char *decision)
+{
+    json_t *d = json_loads(decision, 0, NULL);
+
+    assert_non_null(d);
+    return json_pack("{s:s, s:s, s:o}", "file", file, "digest",
+                     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                     "decision", d);
+}
+
+/* The plots: each scale round of the trail the store accepted gets a
+ * chart, a decision whose ranking is not the documented shape is refused
+ * by name (a warning in README.md, no chart, no failure), and strings from
+ * the trail reach the SVG and index.html as data. */
 static void plots_from_the_decision_trail(void **state)
 {
     const char *study = lane_study("decisions");
+    json_t *decisions = json_array(), *pack, *plots;
+    struct moe_pack_trail trail = { decisions, NULL };
     struct moe_pack_file *files;
     struct moe_error e;
-    json_t *pack, *plots;
     size_t n;
     char dir[512], path[600], *md, *svg;
 
     (void)state;
-    put(study, "decisions/0001-scale.json",
+    json_array_append_new(decisions, trail_entry("decisions/01-scale.json",
         "{\"stage\": \"scale\", \"round\": 1, \"ranking\": ["
         "{\"candidate\": \"a\", \"layout\": \"tp1.cp1.pp1.vpp1.ep2.etp1\", \"predicted_ms\": 90,"
         " \"measured_ms\": 120},"
         "{\"candidate\": \"<b>&'\\\"\", \"layout\": \"</text><script>x</script>\","
-        " \"predicted_ms\": 80, \"measured_ms\": null}]}\n");
-    put(study, "decisions/0002-fit.json", "{\"stage\": \"fit\", \"round\": 1}\n");
-    put(study, "decisions/0003-bad.json", "{\"stage\": \"scale\", \"round\": 0}\n");
-    put(study, "decisions/0004-worse.json", "[1, 2\n");
-    put(study, "decisions/0005-row.json",
-        "{\"stage\": \"scale\", \"round\": 2, \"ranking\": [{\"candidate\": 1}]}\n");
-    /* sealed as moeflow run seals them; one more, unsealed, is refused */
-    snprintf(path, sizeof(path), "cd '%s/decisions' && for f in *.json; do sha256sum \"$f\" > "
-             "\"$f.sha256\"; done", study);
-    assert_int_equal(system(path), 0);
-    put(study, "decisions/0006-unsealed.json", "{\"stage\": \"scale\", \"round\": 3}\n");
-    assert_non_null(pack = moe_evidence_pack(study, &opts, &e));
+        " \"predicted_ms\": 80, \"measured_ms\": null}]}"));
+    json_array_append_new(decisions, trail_entry("decisions/02-fit.json",
+                                                 "{\"stage\": \"fit\", \"round\": 1}"));
+    json_array_append_new(decisions, trail_entry("decisions/03-scale.json",
+        "{\"stage\": \"scale\", \"round\": 2, \"ranking\": [{\"candidate\": 1}]}"));
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &trail, &e));
     plots = (json_t *)at(pack, "plots", NULL);
-    assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 4);
-    /* the sealed decisions of the right shape are the pack's trail */
+    assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 1);
+    assert_string_equal(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "file", NULL),
+                        "decisions/03-scale.json");
+    /* the decisions of the right shape are the pack's trail, with digests */
     assert_int_equal(json_array_size(at(plots, "trail", NULL)), 2);
     assert_string_equal(s_at(json_array_get(at(plots, "trail", NULL), 1), "file", NULL),
-                        "decisions/0002-fit.json");
-    assert_non_null(strstr(s_at(json_array_get(at(plots, "refused_decisions", NULL), 3), "why",
-                                NULL), "not sealed"));
-    assert_string_equal(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "file", NULL),
-                        "decisions/0003-bad.json");
+                        "decisions/02-fit.json");
+    assert_int_equal(strlen(s_at(json_array_get(at(plots, "trail", NULL), 1), "sha256", NULL)),
+                     64);
     assert_int_equal(moe_evidence_pack_render(pack, &files, &n), 0);
     svg = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -369,17 +375,41 @@ static void plots_from_the_decision_trail(void **state)
     moe_pack_files_free(files, n);
     json_decref(pack);
 
-    write_ok(study, NULL);
+    assert_int_equal(moe_evidence_pack_write(study, NULL, &opts, &trail, &e), 0);
+    json_decref(decisions);
     snprintf(dir, sizeof(dir), "%s/evidence-pack", study);
     snprintf(path, sizeof(path), "%s/README.md", dir);
     assert_non_null(md = moe_read_file(path, "README", NULL, &e));
-    assert_non_null(strstr(md, "**warning**: refused decisions/0004-worse.json"));
     assert_non_null(strstr(md, "### Decisions (moeflow run's trail, each sealed)"));
-    assert_non_null(strstr(md, "- decisions/0002-fit.json: fit round 1: nothing: ?"));
-    assert_non_null(strstr(md, "**warning**: refused decisions/0005-row.json: ranking\\[0\\]"));
+    assert_non_null(strstr(md, "- decisions/02-fit.json: fit round 1: nothing: ?"));
+    assert_non_null(strstr(md, "**warning**: refused decisions/03-scale.json: ranking\\[0\\]"));
     assert_int_equal(count_named(dir, "scale-decision-"), 1);
     assert_int_equal(only_pack_files(dir), 0);
     free(md);
+}
+
+/* A trail the store refused (an edited decision, a foreign owner) is no
+ * trail: listed as refused with the store's reason, nothing charted. */
+static void refused_trail_is_listed(void **state)
+{
+    const char *study = lane_study("refused-trail");
+    struct moe_pack_trail trail = {
+        NULL, "decisions/02-scale.json does not match its .sha256: it was edited after it was "
+              "recorded"
+    };
+    struct moe_error e;
+    json_t *pack, *plots;
+
+    (void)state;
+    assert_non_null(pack = moe_evidence_pack(study, &opts, &trail, &e));
+    plots = (json_t *)at(pack, "plots", NULL);
+    assert_int_equal(json_array_size(at(plots, "trail", NULL)), 0);
+    assert_int_equal(json_array_size(at(plots, "refused_decisions", NULL)), 1);
+    assert_string_equal(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "file", NULL),
+                        "decisions/");
+    assert_non_null(strstr(s_at(json_array_get(at(plots, "refused_decisions", NULL), 0), "why",
+                                NULL), "edited after it was recorded"));
+    json_decref(pack);
 }
 
 /* A decision in a few words, as report and pack list the trail. */
@@ -415,6 +445,7 @@ int main(void)
         cmocka_unit_test(foreign_folder_is_kept),
         cmocka_unit_test(markdown_takes_strings_as_data),
         cmocka_unit_test(plots_from_the_decision_trail),
+        cmocka_unit_test(refused_trail_is_listed),
     };
 
     return MOE_RUN_GROUP(tests, moe_unit_make_dir, moe_unit_remove_dir);
