@@ -1,11 +1,14 @@
 /* What moeflow run's files share: the options, the study being driven
- * (its manifest and run-state.json), and the few actions the stage driver
- * (cmd_run.c) and the loop's decisions (run_decide.c) both take. */
+ * (its manifest and run-state.json), one stage as the manifest lays it
+ * out, and the few actions the stage driver (cmd_run.c), its helpers
+ * (run_submit.c, run_wait.c, run_outcome.c, run_winners.c) and the loop's
+ * decisions (run_decide.c) take. */
 #ifndef MOEFLOW_RUN_CTX_H
 #define MOEFLOW_RUN_CTX_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -18,6 +21,23 @@ struct run_args {
     bool dry;
     bool all;                /* retune screens the whole catalogue */
     int timeout, poll;
+};
+
+#define RUN_MAX_CHUNKS 1024
+
+struct run_chunk {
+    int offset, count;
+    char array[48];
+};
+
+/* One stage as the manifest lays it out for submission. */
+struct run_stage_plan {
+    enum moe_stage stage;
+    const char *name, *script;
+    bool array;
+    struct run_chunk chunks[RUN_MAX_CHUNKS];
+    size_t n_chunks;
+    const struct moe_manifest_stage *ms;
 };
 
 struct run_ctx {
@@ -36,11 +56,6 @@ extern volatile sig_atomic_t run_interrupted;
 
 /* run-state.json written; MOE_EXIT_OK or the exit code, said. */
 int run_save(struct run_ctx *c);
-
-/* moeflow's own subcommand argv (argv[0] filled in here), as a child
- * whose output is moeflow run's; its exit status, -1 when it cannot
- * start (said). */
-int run_self(const char *what, char *argv[]);
 
 /* After stage st is done: the loop's decision from its evidence and the
  * later stages rebuilt from it (lib/loop/loop.h).  MOE_EXIT_OK; RUN_AGAIN

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run_ctx.h"
 #include "run_exec.h"
+#include "core/text.h"
 
 extern char **environ;
 
@@ -211,4 +213,24 @@ const char *run_self_path(void)
     n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     self[n > 0 ? n : 0] = '\0';
     return self;
+}
+
+int run_self(const char *what, char *argv[])
+{
+    struct run_limits lim = { .stop = &run_interrupted };
+    struct run_result r;
+
+    argv[0] = (char *)run_self_path();
+    printf("--- moeflow");
+    for (int i = 1; argv[i]; i++) {
+        char shown[4096];
+
+        printf(" %s", moe_text_visible(argv[i], shown, sizeof(shown)));
+    }
+    putchar('\n');
+    if (!argv[0][0] || run_program(NULL, argv, 0, &lim, &r) < 0) {
+        fprintf(stderr, "moeflow run: cannot run moeflow %s: %s\n", what, strerror(errno));
+        return -1;
+    }
+    return r.status;
 }

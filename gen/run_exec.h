@@ -49,4 +49,9 @@ int run_program(const char *dir, char *const argv[], int capture, const struct r
  * /proc/self/exe cannot be read. */
 const char *run_self_path(void);
 
+/* moeflow's own subcommand argv (argv[0] filled in here), as a child
+ * whose output is moeflow run's, stopped by the signal flag; its exit
+ * status, -1 when it cannot start (said). */
+int run_self(const char *what, char *argv[]);
+
 #endif
