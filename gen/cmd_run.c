@@ -251,6 +251,7 @@ static int start_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t
 static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
 {
     json_t *js = run_state_stage(c->state, p->name);
+    enum run_log_said *said;
     enum run_waited w;
     int rc;
 
@@ -262,8 +263,10 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
     if ((rc = start_stage(c, p, js)) != MOE_EXIT_OK ||
         (rc = run_submit_plan(c, p, js)) != MOE_EXIT_OK)
         return rc;
-    if ((w = run_wait_stage(c, p, js)) == RUN_WAITED) {
-        rc = run_judge_stage(c, p, js);
+    if (!(said = calloc(p->ms->n, sizeof(*said))))
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: out of memory\n");
+    if ((w = run_wait_stage(c, p, js, said)) == RUN_WAITED) {
+        rc = run_judge_stage(c, p, js, said);
     } else {
         fprintf(stderr, "moeflow run: %s: %s; its jobs stay in Slurm and in %s/%s: run moeflow "
                 "run again to wait for them (scancel them to give up)\n", p->name,
@@ -271,6 +274,7 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
                 RUN_STATE_FILE);
         rc = MOE_EXIT_STOPPED;
     }
+    free(said);
     return rc;
 }
 

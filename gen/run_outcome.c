@@ -1,6 +1,7 @@
 /* What a stage's jobs left behind, judged apart from submitting and
  * waiting: the exit statuses the poll counts and the end of the stage
- * acts on are read here only, so both judge a candidate alike. */
+ * acts on are read here only, so both judge a candidate alike, and a fit
+ * log is read once per stage run however often the poll asks. */
 #include "config.h"
 
 #include <stdio.h>
@@ -53,9 +54,11 @@ void run_forget_exit_status(const struct run_ctx *c, const struct run_stage_plan
 
 /* Whether fit candidate k's log ends in CUDA's out-of-memory error: a fit
  * rung that does not fit has given the answer it exists to give (issue
- * 37), which the fit report reads; it is no failure of the stage. */
+ * 37), which the fit report reads; it is no failure of the stage.  Only
+ * called once its .rc says it failed, when its log is whole: the answer
+ * is kept in said[k] and the log not read again. */
 static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stage_plan *p,
-                                  size_t k)
+                                  size_t k, enum run_log_said *said)
 {
     char path[4300];
     struct moe_log log;
@@ -64,12 +67,15 @@ static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stag
 
     if (p->stage != MOE_STAGE_FIT)
         return false;
+    if (said[k] != RUN_LOG_UNREAD)
+        return said[k] == RUN_LOG_OUT_OF_MEMORY;
     snprintf(path, sizeof(path), "%s/results/%s/%s.log", c->dir, p->name, p->ms->cands[k].id);
     moe_log_init(&log);
     moe_error_clear(&err);
     oom = moe_log_read_file(&log, path, &err) == 0 &&
           moe_log_out_of_memory(log.last_error);
     moe_log_free(&log);
+    said[k] = oom ? RUN_LOG_OUT_OF_MEMORY : RUN_LOG_OTHER;
     return oom;
 }
 
@@ -92,7 +98,7 @@ static long exit_status(const struct run_ctx *c, const struct run_stage_plan *p,
 }
 
 size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_plan *p,
-                             json_t *ids, json_t *oom, size_t *done)
+                             enum run_log_said *said, json_t *ids, json_t *oom, size_t *done)
 {
     size_t bad = 0;
 
@@ -104,7 +110,7 @@ size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_pla
 
         if (rc == 0) {
             (*done)++;
-        } else if (rc > 0 && fit_ran_out_of_memory(c, p, k)) {
+        } else if (rc > 0 && fit_ran_out_of_memory(c, p, k, said)) {
             (*done)++;
             if (oom)
                 json_array_append_new(oom, json_string(id));
@@ -211,7 +217,8 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
     }
 }
 
-int run_judge_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *js)
+int run_judge_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *js,
+                    enum run_log_said *said)
 {
     json_t *failed = json_array(), *oom = json_array();
     char t[32];
@@ -219,7 +226,7 @@ int run_judge_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *j
 
     json_object_set_new(js, "finished", json_integer((json_int_t)time(NULL)));
     json_object_set_new(js, "out_of_memory", oom);
-    if (run_failed_candidates(c, p, failed, oom, &(size_t){ 0 })) {
+    if (run_failed_candidates(c, p, said, failed, oom, &(size_t){ 0 })) {
         json_object_set_new(js, "state", json_string("failed"));
         json_object_set_new(js, "failed", failed);
         if ((rc = run_save(c)) != MOE_EXIT_OK)

@@ -97,14 +97,14 @@ static bool any_live(const struct run_ctx *c, const json_t *jobs, int *pending, 
 }
 
 enum run_waited run_wait_stage(struct run_ctx *c, const struct run_stage_plan *p,
-                               const json_t *js)
+                               const json_t *js, enum run_log_said *said)
 {
     const json_t *jobs = json_object_get(js, "jobs");
     time_t start = time(NULL), last_print = 0;
     char last[256] = "", t1[32], t2[32];
 
     for (;;) {
-        size_t done, failed = run_failed_candidates(c, p, NULL, NULL, &done);
+        size_t done, failed = run_failed_candidates(c, p, said, NULL, NULL, &done);
         int pending = 0, running = 0;
         bool unknown = false, live = any_live(c, jobs, &pending, &running, &unknown);
         char line[256];
