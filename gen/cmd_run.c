@@ -219,9 +219,10 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
     json_decref(plan);
 }
 
-/* A new stage planned, or a failed one (its failed candidates' old exit
- * statuses removed first), or one an earlier run submitted resumed; the
- * stage's deadline set. */
+/* A new or failed stage planned (its candidates' old exit statuses
+ * removed first: a job that dies before writing its own, such as a scale
+ * round's rerun baseline, is never read as its predecessor), or one an
+ * earlier run submitted resumed; the stage's deadline set. */
 static int start_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *js)
 {
     char s[16]; /* a copy: the state string is replaced below (D25) */
@@ -231,8 +232,7 @@ static int start_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t
     if (!s[0] || strcmp(s, "failed") == 0) {
         const json_t *failed = s[0] ? json_object_get(js, "failed") : NULL;
 
-        if (failed)
-            run_forget_exit_status(c, p, failed);
+        run_forget_exit_status(c, p, failed);
         json_object_set_new(js, "plan", run_make_plan(p, failed));
         json_object_set_new(js, "state", json_string("submitting"));
         json_object_set_new(js, "started", json_integer((json_int_t)time(NULL)));
