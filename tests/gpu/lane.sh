@@ -12,6 +12,11 @@
 #   lane.sh prepare BUILD_DIR   here: generate the studies into _work/
 #   lane.sh run OUT_DIR         on the GPU machine: train, validate, archive
 #   lane.sh collect ARCHIVE BUILD_DIR   here: results.tsv, validate.tsv, data
+#   lane.sh validate OUT_DIR    on a machine with torch: validate_args alone
+#                               (no training), OUT_DIR/validate.tar.gz;
+#   lane.sh validate-collect ARCHIVE    here: validate.tsv from it
+#                               (a gen change that moves only the candidate
+#                               set, not the lane's jobs, owes no GPU time)
 #   lane.sh all BUILD_DIR       the three in a row, on a GPU machine with a build
 #   lane.sh steady-prepare BUILD_DIR / steady OUT_DIR / steady-collect ARCHIVE
 #                               the scale stage alone with a long warm-up, one
@@ -178,6 +183,25 @@ run() {
     tar -C "$work" --exclude=pretrain_gpt.py -czf "$out/lane.tar.gz" lane validate.tsv validate.err
 }
 
+# validate_args on every candidate of every example study, nothing else.
+validate_only() {
+    local out=$1
+    machine_setup "$out"
+    python3 -c 'import pydantic' 2>/dev/null || export LANE_PYDANTIC_STANDIN=$here/pydantic-standin
+    timeout -k 5 "${LANE_VALIDATE_BUDGET_S:-580}" \
+        python3 "$here/validate_args.py" "$work/validate" /tmp/mlm > "$work/validate.tsv" \
+        2> "$work/validate.err" || echo "lane: validate_args.py exited $?" >&2
+    tar -C "$work" -czf "$out/validate.tar.gz" validate.tsv validate.err
+}
+
+validate_collect() {
+    local tmp
+    tmp=$(mktemp -d)
+    tar -xzf "$1" -C "$tmp"
+    cp "$tmp/validate.tsv" "$here/validate.tsv"
+    rm -rf "$tmp"
+}
+
 # The device's archive into tests/data/gpu (one tar.xz per dialect, the
 # traces beside them) and the two tables into tests/gpu.
 collect() {
@@ -206,6 +230,8 @@ case "${1:-}" in
     run) run "${2:?out dir}" ;;
     train) train_dialect "${2:?dialect}" ;;
     collect) collect "${2:?archive}" "${3:?build dir}" ;;
+    validate) validate_only "${2:?out dir}" ;;
+    validate-collect) validate_collect "${2:?archive}" ;;
     steady-prepare) steady_prepare "${2:?build dir}" ;;
     steady) steady "${2:?out dir}" ;;
     steady-collect) steady_collect "${2:?archive}" ;;
