@@ -184,22 +184,35 @@ static void print_failed(const struct run_ctx *c, const struct run_stage_plan *p
             print_one_failed(c, p, js, k);
 }
 
-/* After a stage: its report (saved under results/STAGE/report) and the
- * diagnosis of its reference run. */
+/* After the profile stage: its diagnosis, the one read from a trace.  No
+ * other stage has one, and a diagnosis without it ("compute ... without a
+ * profile") would contradict the bottleneck the profile measured (issue 37). */
+static void diagnose_profile(const struct run_ctx *c)
+{
+    char *argv[] = { NULL, "diagnose", (char *)c->dir, "--stage", "profile", NULL };
+    int rc = run_self("diagnose", argv);
+
+    if (rc != 0)
+        fprintf(stderr, "moeflow run: warning: moeflow diagnose of profile exited %d\n", rc);
+}
+
+/* After a stage: its report (saved under results/STAGE/report), or the
+ * profile's diagnosis. */
 static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p)
 {
     char outdir[4300];
     int rc;
 
-    if (p->stage == MOE_STAGE_CONTRACT || p->stage == MOE_STAGE_PROFILE)
+    if (p->stage == MOE_STAGE_PROFILE)
+        diagnose_profile(c);
+    if (p->stage == MOE_STAGE_CONTRACT || p->stage == MOE_STAGE_PROFILE ||
+        p->stage == MOE_STAGE_RETUNE) /* run_winners() reports retune, recording its winners */
         return;
     snprintf(outdir, sizeof(outdir), "%s/results/%s/report", c->dir, p->name);
     if (p->stage == MOE_STAGE_FIT) {
         char *argv[] = { NULL, "report", (char *)c->dir, "--stage", "fit", NULL };
 
         rc = run_self("report", argv);
-    } else if (p->stage == MOE_STAGE_RETUNE) {
-        rc = 0; /* run_winners() reports retune, recording its winners */
     } else {
         char *argv[] = { NULL, "report", (char *)c->dir, "--stage", (char *)p->name, "-o",
                          outdir, NULL };
@@ -208,13 +221,6 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
     }
     if (rc != 0)
         fprintf(stderr, "moeflow run: warning: moeflow report of %s exited %d\n", p->name, rc);
-    if (p->stage != MOE_STAGE_FIT) {
-        char *argv[] = { NULL, "diagnose", (char *)c->dir, "--stage", (char *)p->name, NULL };
-
-        if ((rc = run_self("diagnose", argv)) != 0)
-            fprintf(stderr, "moeflow run: warning: moeflow diagnose of %s exited %d\n", p->name,
-                    rc);
-    }
 }
 
 int run_judge_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *js,

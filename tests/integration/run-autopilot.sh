@@ -106,7 +106,8 @@ ok "... submits validate as the arrays gen wrote, cut at the study's --max-array
 ok "... every validate run exited 0" test "$(cat "$S"/results/validate/*.rc | grep -c '^0$')" = 8
 ok "... reports validate: the combination wins" \
     has "$WORK/run3.out" '^combination=\[.*\] +10 .* win$'
-ok "... diagnoses the validate baseline" has "$WORK/run3.out" '^baseline: [a-z]+ bottleneck: '
+ok "... prints no diagnosis that would ignore the profile (none after retune or validate)" \
+    hasnt "$WORK/run3.out" '^baseline: [a-z]+ bottleneck: '
 ok "... prints progress with the time so far" has "$WORK/run3.out" '^\[[0-9hms]+\] validate: 8/8 done, 0 running, 0 pending, 0 failed \(stage [0-9hms]+\)$'
 ok "... and ends with every stage done" has "$WORK/run3.out" '^\[.*\] study .*: every stage done$'
 ok "... having sealed a decision after fit, scale and retune" \
