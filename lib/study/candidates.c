@@ -459,7 +459,15 @@ static void scale_plan(struct plan_ctx *c)
     struct moe_run run;
 
     moe_run_from_baseline(&run, s, screen_iters(s));
-    emit_baseline(c, &run, "communication");
+    /* A later round measures the baseline again as its own reference.  Its
+     * note gives it an id of its own, so its log and .rc never overwrite
+     * round 1's, whose digests round 1's sealed decision holds. */
+    if (s->scale_round_n > 0)
+        emit(c, &run, "baseline", json_string("baseline"), "communication", s->cluster.nodes,
+             s->cluster.gpus_per_node, -1, "a later scale round's reference: the baseline "
+             "measured again beside the layouts this round runs");
+    else
+        emit_baseline(c, &run, "communication");
     moe_error_clear(&err);
     if (moe_study_fit_inputs(s, &train, &machine, &err) != 0 ||
         moe_layouts_enumerate(&s->model, &s->workload, &train, &machine,

@@ -11,7 +11,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 36
+tap_plan 37
 cluster_up loop --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -82,6 +82,13 @@ sys.exit(0 if ran2 - ran1 == set(r1["next_round"]) else 1)' "$(decision scale 1)
 ok "... and the round-2 decision weighs the layouts of both rounds" \
     test "$(jq_ "$SCALE" 'd["round"] == 2 and sum(1 for e in d["ranking"] if e["measured_ms"] is not None) >= 4')" = True
 ok "... the first round's state kept apart in run-state.json" has "$S/run-state.json" '"scale-round-1"'
+ok "... and round 1's sealed decision still names its logs as they are: round 2 measured its baseline under an id of its own" python3 -c '
+import hashlib, json, os, sys
+study, d = sys.argv[1], json.load(open(sys.argv[2]))
+logs = [e for e in d["evidence"] if e.get("log")]
+bad = [e["log"] for e in logs if hashlib.sha256(open(os.path.join(study, e["log"]), "rb").read()).hexdigest() != e["log_sha256"]]
+print(len(logs), "logs; changed:", bad)
+sys.exit(1 if bad or not logs else 0)' "$S" "$(decision scale 1)"
 ok "... chose EP 2 without TP, the double's fastest layout" \
     test "$(jq_ "$SCALE" 'd["chose"]["layout"]')" = tp1.cp1.pp1.vpp1.ep2.etp1
 ok "... recorded the step model's correction as modeled-from-measured" \

@@ -840,6 +840,37 @@ static void scale_max_layouts_caps_the_band(void **state)
     assert_non_null(strstr(buf, "mixtral-scale:"));
 }
 
+/* A later round runs exactly the layouts its decision named, and its
+ * baseline, measured again, has an id of its own: round 1's log and .rc,
+ * whose digests round 1's sealed decision holds, are never overwritten. */
+static void scale_later_round_has_its_own_baseline(void **state)
+{
+    struct moe_study s;
+    struct moe_stage_plan p1, p2;
+    struct moe_error e;
+    int layouts = 0;
+
+    (void)state;
+    assert_int_equal(load_mixtral_scale("scale: {top_k: 4}", &s, &e), 0);
+    p1 = stage(&s, MOE_STAGE_SCALE);
+    assert_true(p1.n >= 3);
+    s.scale_round[0] = (struct moe_layout){ .tp = 1, .cp = 2, .pp = 4, .vpp = 8, .ep = 4, .etp = 1 };
+    s.scale_round_n = 1;
+    p2 = stage(&s, MOE_STAGE_SCALE);
+    assert_string_equal(p2.cands[0].variable, "baseline");
+    assert_string_not_equal(p2.cands[0].id, p1.cands[0].id);
+    for (size_t i = 0; i < p2.n; i++)
+        if (strcmp(p2.cands[i].variable, "layout") == 0) {
+            layouts++;
+            assert_string_equal(json_string_value(p2.cands[i].value),
+                                "tp1.cp2.pp4.vpp8.ep4.etp1");
+        }
+    assert_int_equal(layouts, 1);
+    moe_stage_plan_free(&p1);
+    moe_stage_plan_free(&p2);
+    moe_study_free(&s);
+}
+
 /* At EP 1 no token crosses GPUs: neither another dispatcher nor EP
  * overlap is run, and each skip says why in moeflow's own words (not as
  * Megatron's refusal, which would hide that nothing could be measured). */
@@ -959,6 +990,7 @@ int main(void)
         cmocka_unit_test(scale_keeps_pipeline_layout_to_its_vpp),
         cmocka_unit_test(scale_runs_the_model_error_band),
         cmocka_unit_test(scale_max_layouts_caps_the_band),
+        cmocka_unit_test(scale_later_round_has_its_own_baseline),
         cmocka_unit_test(retune_at_ep1_skips_token_exchange),
         cmocka_unit_test(checkpoint_candidates),
     };
