@@ -18,6 +18,7 @@
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 
 static bool is_dir(const char *path)
 {
@@ -229,7 +230,7 @@ static int cmd_freeze(const char *study, const char *from)
         moe_cli_report(&err);
         return MOE_EXIT_INVALID_INPUT;
     }
-    printf("%s %s/contract/frozen.json sha256 %s\n", rc == 0 ? "froze" : "already frozen", study,
+    printf("%s %s/" MOE_STUDY_FROZEN " sha256 %s\n", rc == 0 ? "froze" : "already frozen", study,
            digest);
     return MOE_EXIT_OK;
 }
@@ -258,7 +259,7 @@ static const struct moe_cli contract_cli = {
              "A and B are contract files or study directories (their frozen baseline).\n"
              "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
              "\n"
-             "example: moeflow contract diff tiny tiny/runs/6_0 --stage retune\n",
+             "example: moeflow contract diff tiny tiny/" MOE_STUDY_RUNS "/6_0 --stage retune\n",
     .opts = contract_opts,
 };
 

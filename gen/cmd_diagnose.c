@@ -17,6 +17,7 @@
 #include "analysis/diagnose_profile.h"
 #include "core/readfile.h"
 #include "core/manifest.h"
+#include "core/study_dir.h"
 #include "analysis/report.h"
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
@@ -91,7 +92,8 @@ static const struct moe_cli diagnose_cli = {
              "output of moeflow overlap --json.  Classifies the bottleneck as memory,\n"
              "communication, host or compute, and prints the matching retune candidates\n"
              "(for moeflow gen --stage retune --for BOTTLENECK).  With --stage profile\n"
-             "it reads the profile stage's kernel traces under results/profile and the\n"
+             "it reads the profile stage's kernel traces under " MOE_STUDY_RESULTS
+             "/profile and the\n"
              "fit stage's peak memory, and prints what it measured and the retune axes\n"
              "it skips, with why.\n",
     .opts = diagnose_opts,
@@ -457,7 +459,7 @@ int cmd_diagnose(int argc, char **argv)
         return moe_cli_misuse(&diagnose_cli);
     if (a.stage && !moe_study_is_dir(argv[first]))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --stage needs a study directory "
-                             "(the folder moeflow gen wrote, with its manifest.json)\n");
+                             "(the folder moeflow gen wrote, with its " MOE_STUDY_MANIFEST ")\n");
     if (a.stage && strcmp(a.stage, "profile") == 0 && (a.run || argc - first > 1))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow diagnose: --stage profile reads the profile "
                              "stage's own traces and its baseline: no --run, no OVERLAP\n");

@@ -19,6 +19,7 @@
 #include "core/readfile.h"
 #include "core/shquote.h"
 #include "core/text.h"
+#include "core/study_dir.h"
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
 #include "study/baseline_fit.h"
@@ -164,7 +165,7 @@ static const struct moe_opt gen_opts[] = {
     { "rebuild", required_argument, 'R', "DIR",
       "rebuild --stage STAGE and every later stage of the study\n"
       "DIR in place, each on the baseline DIR's decisions\n"
-      "adopted for it (decisions/, as moeflow run records them),\n"
+      "adopted for it (" MOE_STUDY_DECISIONS "/, as moeflow run records them),\n"
       "with DIR's fit evidence applied as --fit-memory-from\n"
       "(no -o)", .set = moe_opt_string, .field = offsetof(struct gen_args, rebuild) },
     { .name = NULL },
@@ -182,7 +183,8 @@ static const struct moe_cli gen_cli = {
              "       moeflow gen DIR/study.yaml --stage validate --winners DIR\n"
              "       moeflow gen DIR/study.yaml --stage STAGE --rebuild DIR\n"
              "Writes one sbatch script per workflow stage (job arrays for fit, scale and\n"
-             "retune), manifest.json, candidates.tsv and submit.sh into DIR, which must not\n"
+             "retune), " MOE_STUDY_MANIFEST
+             ", candidates.tsv and submit.sh into DIR, which must not\n"
              "exist yet.  See moeflow-study(5) for the study file.\n\n",
     .opts = gen_opts,
     .column = 26,
@@ -224,7 +226,8 @@ static void print_stage(const char *dir, const struct moe_stage_plan *sp)
     putchar('\n');
     for (size_t j = 0; j < sp->n_skipped; j++) {
         if (j == SKIPS_SHOWN) {
-            printf("             ... %zu more in %s/manifest.json\n", sp->n_skipped - SKIPS_SHOWN,
+            printf("             ... %zu more in %s/" MOE_STUDY_MANIFEST
+                   "\n", sp->n_skipped - SKIPS_SHOWN,
                    dir);
             break;
         }
@@ -310,7 +313,7 @@ static int check_in_place(struct gen_args *a)
                              "first stage to rebuild\n");
     if (!moe_study_is_dir(dir))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --%s '%s': not a study directory "
-                             "written by moeflow gen (no manifest.json)\n",
+                             "written by moeflow gen (no " MOE_STUDY_MANIFEST ")\n",
                              a->winners ? "winners" : "rebuild", dir);
     a->dir = dir;
     if (a->winners)
@@ -409,7 +412,8 @@ static void warn_container_mounts(const struct moe_study *s, const char *study_d
     }
     fprintf(stderr, "moeflow gen: warning: the study directory %s is not under a container "
             "mount at its own path (cluster.container.mounts: '%s'): inside the container the "
-            "jobs would not find their fit-python/, moeflow_capture.py or results/; mount it "
+            "jobs would not find their fit-python/, moeflow_capture.py or " MOE_STUDY_RESULTS
+            "/; mount it "
             "(or a folder above it) as SRC:SRC, unless your pyxis mounts it already\n",
             study_dir, s->cluster.container_mounts);
 }
@@ -425,7 +429,7 @@ static int fit_memory_ratio(const char *dir, struct moe_study *study)
     moe_error_clear(&err);
     if (!moe_study_is_dir(dir))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: --fit-memory-from '%s': not a study "
-                             "directory written by moeflow gen (no manifest.json)\n", dir);
+                             "directory written by moeflow gen (no " MOE_STUDY_MANIFEST ")\n", dir);
     if (moe_fit_report_load(dir, &r, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     ratio = moe_fit_report_ratio(&r, &from);
@@ -511,7 +515,7 @@ static int adopt_decisions(struct gen_args *a, const struct moe_study *study,
     const json_t *last;
     int rc = 0;
 
-    snprintf(path, sizeof(path), "%s/contract/frozen.json", a->dir);
+    snprintf(path, sizeof(path), "%s/" MOE_STUDY_FROZEN, a->dir);
     if (access(path, F_OK) != 0)
         return 0;
     if (!(frozen = moe_contract_load_frozen(a->dir, digest, err)) ||

@@ -30,6 +30,7 @@
 #include "core/atomic_set.h"
 #include "core/readfile.h"
 #include "core/text.h"
+#include "core/study_dir.h"
 
 #define MAX_EXPECT 64
 
@@ -160,7 +161,7 @@ static const struct moe_opt report_opts[] = {
     { "pack", no_argument, 0, NULL,
       "with a STUDY_DIR: write its evidence pack (README.md and\n"
       "pack.json, for a reviewer without moeflow) into\n"
-      "STUDY_DIR/evidence-pack", .set = moe_opt_flag,
+      "STUDY_DIR/" MOE_STUDY_PACK, .set = moe_opt_flag,
       .field = offsetof(struct report_args, pack) },
     { "pack-dir", required_argument, 0, "DIR", "with --pack: write the evidence pack into DIR",
       .set = moe_opt_string, .field = offsetof(struct report_args, pack_dir) },
@@ -349,8 +350,8 @@ static int record_win(const struct moe_study_view *v, const char *label, char *r
     }
     r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
     if (r == 0) {
-        moe_error_set(err, "no run record of it under runs/ (did it run with the moeflow "
-                      "plugin?)");
+        moe_error_set(err, "no run record of it under " MOE_STUDY_RUNS "/ (did it run with the "
+                      "moeflow plugin?)");
         return -1;
     }
     if (r == 1)
@@ -614,7 +615,7 @@ static void print_trail(const char *study, const json_t *extra)
         printf("decisions (moeflow run's trail, each sealed; %s/decisions):\n", study);
     json_array_foreach(out, i, e)
         printf("  %-18s %-8s round %" JSON_INTEGER_FORMAT ": %s (rule %s)\n",
-               json_string_value(json_object_get(e, "file")) + strlen("decisions/"),
+               json_string_value(json_object_get(e, "file")) + strlen(MOE_STUDY_DECISIONS "/"),
                json_string_value(json_object_get(e, "stage")),
                json_integer_value(json_object_get(e, "round")),
                json_string_value(json_object_get(e, "chose")),
@@ -749,7 +750,7 @@ int cmd_report(int argc, char **argv)
     }
     if (a.stage || a.winners || a.pack)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --%s needs one study directory "
-                             "(the folder moeflow gen wrote, with its manifest.json)\n",
+                             "(the folder moeflow gen wrote, with its " MOE_STUDY_MANIFEST ")\n",
                              a.stage ? "stage" : a.winners ? "record-winners" : "pack");
     return report_files(&a, argv + first, argc - first);
 }

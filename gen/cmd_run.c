@@ -29,6 +29,7 @@
 #include "core/manifest.h"
 #include "core/stage.h"
 #include "core/text.h"
+#include "core/study_dir.h"
 #include "study/baseline_fit.h"
 #include "study/study.h"
 
@@ -91,8 +92,10 @@ static const struct moe_cli run_cli = {
              "fit -> the least recompute that fits, scale -> the fastest measured layout (and,\n"
              "when the step model was wrong, a second round), profile -> the retune axes that\n"
              "target its bottleneck, retune -> the winners validate runs beside the written\n"
-             "baseline.  Each decision is sealed in STUDY_DIR/decisions/.  Its state is\n"
-             "STUDY_DIR/run-state.json: run it again to resume; a finished stage is never\n"
+             "baseline.  Each decision is sealed in STUDY_DIR/" MOE_STUDY_DECISIONS
+             "/.  Its state is\n"
+             "STUDY_DIR/" MOE_STUDY_RUN_STATE
+             ": run it again to resume; a finished stage is never\n"
              "submitted again, and jobs already submitted are waited for, not resubmitted.\n",
     .opts = run_opts,
     .column = 20,
@@ -411,7 +414,7 @@ int cmd_run(int argc, char **argv)
     c.shown = moe_text_visible(argv[first], c.shown_buf, sizeof(c.shown_buf));
     if (!moe_study_is_dir(argv[first]))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow run: '%s': not a study directory written "
-                             "by moeflow gen (no manifest.json)\n", c.shown);
+                             "by moeflow gen (no " MOE_STUDY_MANIFEST ")\n", c.shown);
     if (!realpath(argv[first], c.dir))
         return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: %s\n", c.shown, strerror(errno));
     c.shown = moe_text_visible(c.dir, c.shown_buf, sizeof(c.shown_buf));

@@ -15,6 +15,7 @@
 #include "contract_show.h"
 #include "core/contract_keys.h"
 #include "core/readfile.h"
+#include "core/study_dir.h"
 
 /* "measured (SOURCE)" when the plugin measured PATH or an object above it
  * (environment.container holds every container variable), else declared. */
@@ -111,9 +112,9 @@ static void measured_path(const char *path, char *buf, size_t len)
     buf[0] = '\0';
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return;
-    snprintf(buf, len, "%s/contract/measured.json", path);
+    snprintf(buf, len, "%s/" MOE_STUDY_MEASURED, path);
     if (access(buf, F_OK) != 0)
-        snprintf(buf, len, "%s/../../contract/measured.json", path);
+        snprintf(buf, len, "%s/../../" MOE_STUDY_MEASURED, path);
 }
 
 /* A measured module or library: its version, or absent with the reason. */
@@ -145,7 +146,8 @@ static void print_gpus(const json_t *g)
     else
         printf("  %-28s measured none (%s)\n", "gpus", why ? why : "no GPU seen");
     if (topo)
-        printf("  %-28s measured (nvidia-smi topo -m, in measured.json)\n", "topology");
+        printf("  %-28s measured (nvidia-smi topo -m, in " MOE_STUDY_MEASURED_NAME
+               ")\n", "topology");
     else
         printf("  %-28s measured absent (%s)\n", "topology",
                json_string_value(json_object_get(g, "topology_reason"))
@@ -208,7 +210,7 @@ int moe_contract_show(const char *path, const json_t *doc, const char *digest, b
     moe_error_clear(&err);
     measured_path(path, file, sizeof(file));
     if (file[0] && access(file, F_OK) == 0 &&
-        !(measured = moe_read_json(file, "measured.json", &err))) {
+        !(measured = moe_read_json(file, MOE_STUDY_MEASURED_NAME, &err))) {
         moe_cli_report(&err);
         rc = MOE_EXIT_INVALID_INPUT;
     }
@@ -227,7 +229,7 @@ int moe_contract_show(const char *path, const json_t *doc, const char *digest, b
         if (measured)
             print_measured(file, measured);
         else if (rc == MOE_EXIT_OK && file[0])
-            printf("nothing measured yet: the contract stage writes contract/measured.json\n");
+            printf("nothing measured yet: the contract stage writes " MOE_STUDY_MEASURED "\n");
     }
     json_decref(lab);
     json_decref(measured);

@@ -21,11 +21,14 @@
 #include "analysis/megatron_log.h"
 #include "core/readfile.h"
 #include "core/text.h"
+#include "core/study_dir.h"
 
+/* A path too long for path is "", which names no file: read as no exit
+ * status yet, never as another candidate's. */
 static void rc_path(const struct run_ctx *c, const struct run_stage_plan *p, const char *id,
                     char *path, size_t len)
 {
-    snprintf(path, len, "%s/results/%s/%s.rc", c->dir, p->name, id);
+    (void)moe_study_result_buf(path, len, c->dir, p->name, id, MOE_RESULT_RC);
 }
 
 bool run_listed(const json_t *ids, const char *id)
@@ -69,7 +72,8 @@ static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stag
         return false;
     if (said[k] != RUN_LOG_UNREAD)
         return said[k] == RUN_LOG_OUT_OF_MEMORY;
-    snprintf(path, sizeof(path), "%s/results/%s/%s.log", c->dir, p->name, p->ms->cands[k].id);
+    (void)moe_study_result_buf(path, sizeof(path), c->dir, p->name, p->ms->cands[k].id,
+                               MOE_RESULT_LOG);
     moe_log_init(&log);
     moe_error_clear(&err);
     oom = moe_log_read_file(&log, path, &err) == 0 &&
@@ -163,7 +167,7 @@ static void print_one_failed(const struct run_ctx *c, const struct run_stage_pla
         rc[strcspn(rc, "\n")] = '\0';
     val = moe_value_text(cand->value);
     printf("  %s=%s (index %zu, job %s): %s%s\n    log: %s/logs/%s-%s.out\n"
-           "    run: %s/results/%s/%s.log\n",
+           "    run: %s/" MOE_STUDY_RESULTS "/%s/%s" MOE_RESULT_LOG "\n",
            moe_text_visible(cand->variable ? cand->variable : "?", shown_var, sizeof(shown_var)),
            moe_text_visible(val ? val : "?", shown, sizeof(shown)), k, job,
            rc ? "exited " : "no exit status (the job ended before its candidate did)",
@@ -208,7 +212,8 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
     if (p->stage == MOE_STAGE_CONTRACT || p->stage == MOE_STAGE_PROFILE ||
         p->stage == MOE_STAGE_RETUNE) /* run_winners() reports retune, recording its winners */
         return;
-    snprintf(outdir, sizeof(outdir), "%s/results/%s/report", c->dir, p->name);
+    snprintf(outdir, sizeof(outdir), "%s/" MOE_STUDY_RESULTS "/%s/" MOE_STUDY_REPORT_DIR, c->dir,
+             p->name);
     if (p->stage == MOE_STAGE_FIT) {
         char *argv[] = { NULL, "report", (char *)c->dir, "--stage", "fit", NULL };
 

@@ -9,6 +9,7 @@
 
 #include "run_state.h"
 #include "core/readfile.h"
+#include "core/study_dir.h"
 
 json_t *run_state_load(const char *dir, const char *study_hash, struct moe_error *err)
 {
@@ -31,7 +32,8 @@ json_t *run_state_load(const char *dir, const char *study_hash, struct moe_error
         return NULL;
     }
     if (study_hash && strcmp(h, study_hash) != 0) {
-        moe_error_at(err, path, 0, 0, "run state: of study hash %.16s..., but manifest.json is "
+        moe_error_at(err, path, 0, 0, "run state: of study hash %.16s..., but " MOE_STUDY_MANIFEST
+                                      " is "
                      "of %.16s...: the study was generated again; remove %s to run it afresh",
                      h, study_hash, RUN_STATE_FILE);
         json_decref(s);

@@ -24,8 +24,9 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/study_dir.h"
 
-#define RUN_STATE_FILE "run-state.json"
+#define RUN_STATE_FILE MOE_STUDY_RUN_STATE
 /* Array indices one submission names at most: gen splits a stage into
  * chunks of MaxArraySize, and a cluster's MaxArraySize is at most 4000001. */
 #define RUN_MAX_INDICES 4096

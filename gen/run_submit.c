@@ -18,6 +18,7 @@
 #include "run_state.h"
 #include "run_submit.h"
 #include "core/text.h"
+#include "core/study_dir.h"
 
 /* sbatch is given RUN_SBATCH_GRACE seconds after a Ctrl-C or the
  * deadline to print the id of a job it may already have submitted. */
@@ -43,7 +44,7 @@ static int sbatch_argv(const struct run_stage_plan *p, const json_t *sub, char *
         argv[n++] = bufs[0];
     }
     if (off > 0) {
-        snprintf(bufs[1], 96, "--export=ALL,MOEFLOW_INDEX_OFFSET=%d", (int)off);
+        snprintf(bufs[1], 96, "--export=ALL," MOE_ENV_INDEX_OFFSET "=%d", (int)off);
         argv[n++] = bufs[1];
     }
     snprintf(bufs[2], 96, "%s", p->script);

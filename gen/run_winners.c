@@ -16,6 +16,7 @@
 #include "contract/contract_store.h"
 #include "core/manifest.h"
 #include "core/stage.h"
+#include "core/study_dir.h"
 
 bool run_winners_settled(const json_t *state)
 {
@@ -59,7 +60,8 @@ int run_winners(struct run_ctx *c)
     if (run_winners_settled(c->state))
         return MOE_EXIT_OK;
     snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
-    snprintf(outdir, sizeof(outdir), "%s/results/retune/report", c->dir);
+    snprintf(outdir, sizeof(outdir), "%s/" MOE_STUDY_RESULTS "/retune/" MOE_STUDY_REPORT_DIR,
+             c->dir);
     if ((rc = run_self("report", rec)) == 0) {
         int n;
 

@@ -19,6 +19,7 @@
 #include "core/contract_keys.h"
 #include "core/number.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 #include "core/model.h"
 #include "contract/node_facts.h"
 #include "topology/nodetopo.h"
@@ -264,7 +265,7 @@ static int index_offset(spank_t sp, uint32_t task, long *offset, struct moe_erro
 {
     char text[64];
     struct moe_error why;
-    spank_err_t rc = spank_getenv(sp, "MOEFLOW_INDEX_OFFSET", text, sizeof(text));
+    spank_err_t rc = spank_getenv(sp, MOE_ENV_INDEX_OFFSET, text, sizeof(text));
 
     *offset = 0;
     if (rc == ESPANK_ENV_NOEXIST || (rc == ESPANK_SUCCESS && !text[0]))
@@ -277,7 +278,7 @@ static int index_offset(spank_t sp, uint32_t task, long *offset, struct moe_erro
         return 0;
     else if (rc != ESPANK_SUCCESS)
         moe_error_set(&why, "%s", spank_strerror(rc));
-    moe_error_set(err, "MOEFLOW_INDEX_OFFSET (array task %u): %s; it is the index of a chunk's "
+    moe_error_set(err, MOE_ENV_INDEX_OFFSET " (array task %u): %s; it is the index of a chunk's "
                   "first candidate, which the stage's chunked submission sets (moeflow run, "
                   "submit.sh)", task, why.text);
     return -1;

@@ -13,6 +13,7 @@
 #include "core/readfile.h"
 #include "core/strbuf.h"
 
+#include "core/study_dir.h"
 const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o)
 {
     return o == MOE_CKPT_PASS ? "pass" : o == MOE_CKPT_FAIL ? "fail" : "missing evidence";
@@ -294,8 +295,9 @@ static long long recorded_bytes(const char *study, const char *id)
     struct moe_error e;
     long long n;
 
-    snprintf(path, sizeof(path), "%s/results/validate/%s.checkpoint-bytes", study, id);
-    if (!(text = moe_read_file(path, "checkpoint size", NULL, &e)))
+    if (moe_study_result_buf(path, sizeof(path), study, "validate", id,
+                             MOE_RESULT_CHECKPOINT_BYTES) < 0 ||
+        !(text = moe_read_file(path, "checkpoint size", NULL, &e)))
         return -1;
     errno = 0;
     n = strtoll(text, &end, 10);
@@ -313,13 +315,15 @@ static void unfinished(const char *study, const char *id, struct moe_ckpt_verdic
     char rc[4400], was[sizeof(v->reason)];
     struct stat st;
 
-    snprintf(rc, sizeof(rc), "%s/results/validate/%s.rc", study, id);
-    if (v->outcome != MOE_CKPT_FAIL || lstat(rc, &st) == 0)
+    if (v->outcome != MOE_CKPT_FAIL ||
+        moe_study_result_buf(rc, sizeof(rc), study, "validate", id, MOE_RESULT_RC) < 0 ||
+        lstat(rc, &st) == 0)
         return;
     snprintf(was, sizeof(was), "%s", v->reason);
     v->outcome = MOE_CKPT_MISSING;
-    snprintf(v->reason, sizeof(v->reason), "the job has no exit status yet (results/validate/"
-             "%.64s.rc): it is running or was cut short; so far: %.300s", id, was);
+    snprintf(v->reason, sizeof(v->reason), "the job has no exit status yet (" MOE_STUDY_RESULTS
+             "/validate/%.64s" MOE_RESULT_RC
+             "): it is running or was cut short; so far: %.300s", id, was);
 }
 
 int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
@@ -341,12 +345,18 @@ int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
                  "--train-iters)");
         return 0;
     }
-    snprintf(a_path, sizeof(a_path), "%s/results/validate/%s.log", study, c->id);
-    snprintf(b_path, sizeof(b_path), "%s/results/validate/%s.resumed.log", study, c->id);
     full = moe_path_join(study, dir);
-    if (!full || read_log(a_path, &a, &has_a, err) < 0 || read_log(b_path, &b, &has_b, err) < 0)
+    if (moe_study_result_buf(a_path, sizeof(a_path), study, "validate", c->id,
+                             MOE_RESULT_LOG) < 0 ||
+        moe_study_result_buf(b_path, sizeof(b_path), study, "validate", c->id,
+                             MOE_RESULT_RESUMED_LOG) < 0) {
+        moe_error_at(err, study, 0, 0, "the checkpoint run's logs: path too long");
         rc = -1;
     if (rc == 0) {
+    } else if (!full || read_log(a_path, &a, &has_a, err) < 0 ||
+               read_log(b_path, &b, &has_b, err) < 0) {
+        rc = -1;
+    }
         bool recorded = false;
         long long bytes = moe_ckpt_dir_bytes(full);
 

@@ -15,8 +15,9 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/study_dir.h"
 
-#define MOE_PROFILE_RESULTS "results/profile"
+#define MOE_PROFILE_RESULTS MOE_STUDY_RESULTS "/profile"
 
 struct moe_profile_evidence {
     char candidate[72];   /* the profile stage's baseline */

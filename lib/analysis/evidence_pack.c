@@ -11,8 +11,9 @@
 #include "analysis/evidence_pack.h"
 #include "core/contract_keys.h"
 #include "core/readfile.h"
+#include "core/study_dir.h"
 
-#define VALIDATE_REPORT "results/validate/report/report.json"
+#define VALIDATE_REPORT MOE_STUDY_VALIDATE_REPORT
 
 /* study/rel as JSON; *out NULL and 0 when nothing is there (its stage did
  * not run), -1 with err naming the file when it is there but unreadable. */
@@ -61,7 +62,7 @@ static json_t *semantics_json(const struct moe_manifest *m)
     if (!c) {
         json_decref(list);
         return json_pack("{s:s, s:s}", "label", "unlabelled", "text",
-                         "unlabelled: manifest.json lists no candidate");
+                         "unlabelled: " MOE_STUDY_MANIFEST " lists no candidate");
     }
     label = moe_candidate_semantics(c, reasons, &n);
     for (size_t i = 0; list && i < n; i++)
@@ -84,9 +85,9 @@ static json_t *declared_json(const json_t *baseline)
 
     if (!baseline)
         return json_pack("{s:s, s:s}", "status", "not run",
-                         "why", "no contracts/baseline.json (moeflow gen writes it)");
+                         "why", "no " MOE_STUDY_BASELINE " (moeflow gen writes it)");
     return json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:O?}", "status", "declared", "source",
-                     "contracts/baseline.json", "container_image", get(env, "container_image"),
+                     MOE_STUDY_BASELINE, "container_image", get(env, "container_image"),
                      "megatron", get(env, "megatron"), "transformer_engine",
                      get(env, "transformer_engine"), "hardware",
                      get(baseline, MOE_CONTRACT_HARDWARE), "parallel",
@@ -99,9 +100,9 @@ static json_t *measured_json(const json_t *m)
 
     if (!m)
         return json_pack("{s:s, s:s}", "status", "not run", "why",
-                         "no contract/measured.json (the contract stage's capture writes it)");
+                         "no " MOE_STUDY_MEASURED " (the contract stage's capture writes it)");
     return json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
-                     "s:O?}", "status", "measured", "source", "contract/measured.json", "host",
+                     "s:O?}", "status", "measured", "source", MOE_STUDY_MEASURED, "host",
                      get(m, "host"), "captured_at", get(m, "captured_at"), "megatron_version",
                      get(meg, "version"), "megatron_commit", get(meg, "commit"),
                      "megatron_commit_reason", get(meg, "commit_reason"), "gpu_model",
@@ -179,8 +180,8 @@ json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
     if (moe_manifest_load(study, &m, err) < 0)
         return NULL;
     if (optional_json(study, "study.json", "study", &study_json, err) == 0 &&
-        optional_json(study, "contracts/baseline.json", "contract", &baseline, err) == 0 &&
-        optional_json(study, "contract/measured.json", "measured.json", &measured, err) == 0 &&
+        optional_json(study, MOE_STUDY_BASELINE, "contract", &baseline, err) == 0 &&
+        optional_json(study, MOE_STUDY_MEASURED, MOE_STUDY_MEASURED_NAME, &measured, err) == 0 &&
         optional_json(study, VALIDATE_REPORT, "validate report", &report, err) == 0 &&
         (runs = moe_evidence_pack_runs(study, &m, study_json, opts, err)) &&
         !(pack = assemble(&m, study_json, baseline, measured, report, runs,

@@ -24,10 +24,11 @@
 
 #include "core/error.h"
 #include "core/manifest.h"
+#include "core/study_dir.h"
 #include "analysis/report.h"
 
 /* The folder's name under the study when the caller names none. */
-#define MOE_PACK_DIR "evidence-pack"
+#define MOE_PACK_DIR MOE_STUDY_PACK
 
 /* pack.json of the study directory study; NULL with err naming the file
  * that could not be read. */

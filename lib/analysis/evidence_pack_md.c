@@ -13,6 +13,7 @@
 #include "analysis/evidence_pack.h"
 #include "core/strbuf.h"
 #include "core/text.h"
+#include "core/study_dir.h"
 
 static const json_t *get(const json_t *o, const char *key)
 {
@@ -130,7 +131,7 @@ static void semantics(struct moe_strbuf *b, const json_t *s)
     row(b, "reasons", get(s, "reasons"));
     row(b, "routing (contract)", get(s, "routing"));
     row(b, "data (contract)", get(s, "data"));
-    row(b, "manifest.json's label", get(s, "manifest_label"));
+    row(b, MOE_STUDY_MANIFEST "'s label", get(s, "manifest_label"));
     row(b, "contract semantics.class", get(s, "contract_class"));
     moe_strbuf_puts(b, "\n");
     text(b, str(s, "contract_class_note"));
@@ -141,7 +142,7 @@ static void declared(struct moe_strbuf *b, const json_t *d)
 {
     const json_t *hw = get(d, "hardware");
 
-    moe_strbuf_puts(b, "### Declared (contracts/baseline.json)\n\n");
+    moe_strbuf_puts(b, "### Declared (" MOE_STUDY_BASELINE ")\n\n");
     if (absent(b, d))
         return;
     moe_strbuf_puts(b, "| field | declared |\n|---|---|\n");
@@ -158,7 +159,7 @@ static void declared(struct moe_strbuf *b, const json_t *d)
 
 static void measured_env(struct moe_strbuf *b, const json_t *m)
 {
-    moe_strbuf_puts(b, "### Measured by the contract stage (contract/measured.json)\n\n");
+    moe_strbuf_puts(b, "### Measured by the contract stage (" MOE_STUDY_MEASURED ")\n\n");
     if (absent(b, m))
         return;
     moe_strbuf_puts(b, "| field | measured |\n|---|---|\n");

@@ -22,6 +22,7 @@
 #include "core/contract_keys.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 
 /* Bands of the modeled-against-measured plots: the memory model is held
  * to MOE_FIT_ERROR_FLAG_PCT; the step-time model ranks layouts and is
@@ -117,7 +118,7 @@ static void add_point(json_t *plot, const char *candidate, double modeled, doubl
                       const char *note, bool trusted)
 {
     if (!isfinite(modeled))
-        skip_point(plot, candidate, "no modeled value in manifest.json");
+        skip_point(plot, candidate, "no modeled value in " MOE_STUDY_MANIFEST);
     else if (!isfinite(measured))
         skip_point(plot, candidate, note ? note : "no measured value");
     else
@@ -143,9 +144,11 @@ static json_t *memory_json(const char *study)
         return not_drawn(why);
     }
     plot = pair_plot("memory-modeled-vs-measured.svg", "MiB", MOE_FIT_ERROR_FLAG_PCT,
-                     "manifest.json predicted_mib: moeflow's memory model of the rank the fit "
+                     MOE_STUDY_MANIFEST
+                     " predicted_mib: moeflow's memory model of the rank the fit "
                      "run stands in for",
-                     "results/fit/<id>.log: Megatron's largest max allocated of any rank");
+                     MOE_STUDY_RESULTS
+                     "/fit/<id>.log: Megatron's largest max allocated of any rank");
     for (size_t i = 0; plot && i < r.n; i++) {
         const struct moe_fit_row *row = &r.rows[i];
 
@@ -272,9 +275,9 @@ static json_t *scale_rows(const char *study, const struct moe_manifest *m, char 
 static json_t *step_pairs(const json_t *rows, const char *why)
 {
     json_t *plot = pair_plot("step-modeled-vs-measured.svg", "ms", STEP_BAND_PCT,
-                             "manifest.json: the scale candidate's note (moeflow's step-time "
+                             MOE_STUDY_MANIFEST ": the scale candidate's note (moeflow's step-time "
                              "model, rounded to 1 ms)",
-                             "results/scale/<id>.log: median over the screening window");
+                             MOE_STUDY_RESULTS "/scale/<id>.log: median over the screening window");
     const json_t *r;
     size_t i;
 
@@ -401,7 +404,7 @@ static void one_decision(const json_t *entry, json_t *rounds, json_t *refused, j
     size_t cut;
 
     if (!decision_ok(d, why, sizeof(why))) {
-        refuse(refused, file ? file : "decisions/", why);
+        refuse(refused, file ? file : MOE_STUDY_DECISIONS "/", why);
         return;
     }
     json_array_append_new(trail, json_pack("{s:s, s:O, s:O, s:O, s:O*, s:o}", "file", file,
@@ -428,7 +431,7 @@ static void decisions(const struct moe_pack_trail *t, json_t *rounds, json_t *re
     size_t i;
 
     if (t && t->error) {
-        refuse(refused, "decisions/", t->error);
+        refuse(refused, MOE_STUDY_DECISIONS "/", t->error);
         return;
     }
     json_array_foreach(t ? t->decisions : NULL, i, e)
@@ -444,7 +447,8 @@ json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
     json_t *trail = json_array();
 
     if (rows)
-        json_array_append_new(rounds, round_json("results/scale: the scale stage's runs, "
+        json_array_append_new(rounds, round_json(MOE_STUDY_RESULTS
+                                                 "/scale: the scale stage's runs, "
                                                  "median over the screening window",
                                                  "scale-round-1.svg", 1, json_incref(rows)));
     decisions(t, rounds, refused, trail);

@@ -12,6 +12,7 @@
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 
 /* A candidate id names files under results/: only a SHA-256 in hex may. */
 static bool is_digest(const char *s)
@@ -77,8 +78,8 @@ static int read_rc(const char *path)
  * and line, the evidence line, the last exception. */
 static int read_run(const char *study, struct moe_fit_row *row, struct moe_error *err)
 {
-    char *rc = moe_strdup_printf("%s/results/fit/%s.rc", study, row->id);
-    char *path = moe_strdup_printf("%s/results/fit/%s.log", study, row->id);
+    char *rc = moe_study_result(study, "fit", row->id, MOE_RESULT_RC);
+    char *path = moe_study_result(study, "fit", row->id, MOE_RESULT_LOG);
     struct moe_log log;
     struct stat st;
     int ok;

@@ -11,6 +11,7 @@
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 
 /* A run's traces: one per rank; more than this is no one run's profile. */
 #define MAX_TRACES 4096
@@ -546,7 +547,7 @@ static int twin_steps(const struct pairing *p, const struct moe_candidate *twin,
         if (*first <= *last)
             return 0;
     }
-    moe_error_at(p->err, p->study, 0, 0, "manifest.json: validate candidate %s: "
+    moe_error_at(p->err, p->study, 0, 0, MOE_STUDY_MANIFEST ": validate candidate %s: "
                  "contract.profiling.steps: expected [first, last]", twin->id);
     return -1;
 }
@@ -558,7 +559,7 @@ static int load_twin(const struct pairing *p, const struct moe_candidate *twin, 
     char rel[256];
 
     if (!moe_candidate_id_is_hash(twin->twin_of)) {
-        moe_error_at(p->err, p->study, 0, 0, "manifest.json: validate candidate %.80s: "
+        moe_error_at(p->err, p->study, 0, 0, MOE_STUDY_MANIFEST ": validate candidate %.80s: "
                      "twin_of: not a candidate id (64 hex digits)", twin->id ? twin->id : "?");
         return -1;
     }

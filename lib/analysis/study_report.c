@@ -13,6 +13,7 @@
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
+#include "core/study_dir.h"
 
 /* The study's manifest, which must list stages. */
 static int load_manifest(const char *study, struct moe_manifest *m, struct moe_error *err)
@@ -48,7 +49,8 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
         snprintf(out->label, sizeof(out->label), "%s=%s", var, text ? text : "?");
         free(text);
     }
-    snprintf(out->log, sizeof(out->log), "%s/results/%s/%s.log", study, stage, out->id);
+    (void)moe_study_result_buf(out->log, sizeof(out->log), study, stage, out->id,
+                               MOE_RESULT_LOG);
     {
         const char *reasons[MOE_LABEL_REASONS_MAX];
         size_t n;
@@ -70,7 +72,7 @@ static int stage_window(const char *stage, const struct moe_candidate *c, long *
 
     if (strcmp(stage, "validate") == 0) {
         if (json_array_size(win) != 2) {
-            moe_error_set(err, "manifest.json: %s: contract.timing.window is missing", stage);
+            moe_error_set(err, MOE_STUDY_MANIFEST ": %s: contract.timing.window is missing", stage);
             return -1;
         }
         *first = (long)json_integer_value(json_array_get(win, 0));
@@ -80,7 +82,7 @@ static int stage_window(const char *stage, const struct moe_candidate *c, long *
     }
     if (strcmp(stage, "scale") == 0 || strcmp(stage, "retune") == 0) {
         if (screen < 1) {
-            moe_error_set(err, "manifest.json: %s: contract.timing.screen_steps is missing",
+            moe_error_set(err, MOE_STUDY_MANIFEST ": %s: contract.timing.screen_steps is missing",
                           stage);
             return -1;
         }
@@ -135,8 +137,8 @@ static const char *default_stage(const char *study, const struct moe_manifest *m
     for (const char *const *s = order; *s; s++)
         if ((st = find_stage(m, *s)) && stage_has_log(study, st, *s))
             return *s;
-    moe_error_set(err, "%s: no launch log of a scale, retune or validate run under results/ yet "
-                  "(submit.sh writes them; or name one: --stage)", study);
+    moe_error_set(err, "%s: no launch log of a scale, retune or validate run under "
+                  MOE_STUDY_RESULTS "/ yet (submit.sh writes them; or name one: --stage)", study);
     return NULL;
 }
 
@@ -153,7 +155,7 @@ static const struct moe_candidate *reference(const char *study, const struct moe
                                                            : NULL;
 
     if (!ref)
-        moe_error_set(err, "%s/manifest.json: %s has no reference run: %s", study, stage,
+        moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": %s has no reference run: %s", study, stage,
                       strcmp(stage, "retune") == 0
                           ? "retune is compared with the scale stage's baseline, and this study "
                             "has no scale stage (generate it, or give the logs by hand)"
@@ -206,8 +208,8 @@ int moe_study_view_load(const char *study, const char *stage, struct moe_study_v
         goto out;
     snprintf(v->stage, sizeof(v->stage), "%s", stage);
     if (!(st = find_stage(&m, stage)))
-        moe_error_set(err, "%s/manifest.json: the study has no %s stage (generated with --stage?)",
-                      study, stage);
+        moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": the study has no %s stage (generated "
+                      "with --stage?)", study, stage);
     else if ((ref = reference(study, &m, stage, err)))
         rc = fill_view(v, st, ref, err);
 out:
@@ -262,7 +264,8 @@ static int candidate_in(const char *study, const char *stage, const char *id,
         rc = stage_window(stage, c, &w->first, &w->last, note, sizeof(note), err) < 0 ? -1 : 1;
     }
     if (rc < 0 && !err->text[0])
-        moe_error_set(err, "%s/manifest.json: stage %s has no candidate %.16s", study, stage, id);
+        moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": stage %s has no candidate %.16s", study,
+                      stage, id);
     moe_manifest_free(&m);
     return rc;
 }

@@ -16,10 +16,11 @@
 #include "core/readfile.h"
 #include "core/strbuf.h"
 #include "core/stage.h"
+#include "core/study_dir.h"
 
 json_t *moe_contract_declared(const char *study, const char *candidate, struct moe_error *err)
 {
-    char *path = moe_strdup_printf("%s/contracts/%s.json", study,
+    char *path = moe_strdup_printf("%s/" MOE_STUDY_CONTRACTS "/%s.json", study,
                                    candidate && candidate[0] ? candidate : "baseline");
     json_t *doc = NULL;
 
@@ -49,11 +50,12 @@ int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, 
     if (chosen)
         snprintf(id, len, "%s", chosen);
     else if (index < 0)
-        moe_error_set(err, "%s/manifest.json: the %s stage has %zu candidates; pick one with "
+        moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": the %s stage has %zu candidates; pick one with "
                       "--moe-candidate or run it as a job array", study, moe_stage_name(stage),
                       ids.n);
     else
-        moe_error_set(err, "%s/manifest.json: the %s stage has no candidate at index %ld", study,
+        moe_error_set(err, "%s/" MOE_STUDY_MANIFEST
+                           ": the %s stage has no candidate at index %ld", study,
                       moe_stage_name(stage), index);
     moe_strv_free(&ids);
     return chosen ? 0 : -1;
@@ -169,7 +171,7 @@ static int check_in_force(enum moe_stage stage, const json_t *frozen, const json
 
 static bool frozen_exists(const char *study)
 {
-    char *path = moe_path_join(study, "contract/frozen.json");
+    char *path = moe_path_join(study, MOE_STUDY_FROZEN);
     struct stat st;
     bool found = path && lstat(path, &st) == 0;
 
@@ -184,6 +186,7 @@ static void outcome(struct moe_contract_outcome *out, bool allowed, const char *
     snprintf(out->rule, sizeof(out->rule), "%s", rule);
     snprintf(out->reason, sizeof(out->reason), "%s", reason);
 }
+    /* a message: cut, it still reads and names no file */
 
 /* The study's declared baseline with this run's node facts. */
 static int freeze_baseline(const char *study, enum moe_stage stage, const json_t *requested,
@@ -337,7 +340,8 @@ static int check_candidate(const char *study, const char *run_dir, const struct 
         declared = cand && rc == 0 ? moe_contract_declared(study, cand, &none) : NULL;
         if (!declared && (rc == 0 || !cand))
             moe_error_set(err, "%s/contract.json: candidate '%.64s' is not a candidate of the %s "
-                          "stage of %s (candidates.tsv, contracts/): a record of another study, "
+                          "stage of %s (candidates.tsv, " MOE_STUDY_CONTRACTS
+                          "/): a record of another study, "
                           "or edited", run_dir, cand ? cand : "(none)", moe_stage_name(c->stage),
                           study);
         if (!declared)

@@ -20,6 +20,7 @@
 #include "core/json_canon.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 
 
 /* A symlink on the way is fine when the user or root made it; one owned by
@@ -320,7 +321,7 @@ static int seal_as(int dfd, const char *name, const char *digest, struct moe_err
 
 static int seal(int cfd, const char *digest, struct moe_error *err)
 {
-    return seal_as(cfd, "frozen.json", digest, err);
+    return seal_as(cfd, MOE_STUDY_FROZEN_NAME, digest, err);
 }
 
 static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN + 1],
@@ -332,14 +333,15 @@ static int freeze_at(int cfd, const json_t *doc, char digest[MOE_SHA256_HEX_LEN 
 
     if (!canon || moe_sha256_hex(canon, strlen(canon), digest, err) != 0)
         goto out;
-    rc = write_once(cfd, "frozen.json", canon, err);
+    rc = write_once(cfd, MOE_STUDY_FROZEN_NAME, canon, err);
     if (rc == 0)
         rc = seal(cfd, digest, err);
     else if (rc == 1) {
         /* someone froze first: fine if it is the same contract */
         uid_t me = geteuid();
-        char *prior = read_whole(cfd, "frozen.json", "contract/frozen.json", "contract", &me, err);
-        existing = prior ? parse_canonical(prior, "contract/frozen.json", theirs, err) : NULL;
+        char *prior = read_whole(cfd, MOE_STUDY_FROZEN_NAME, MOE_STUDY_FROZEN, "contract", &me,
+                                 err);
+        existing = prior ? parse_canonical(prior, MOE_STUDY_FROZEN, theirs, err) : NULL;
         free(prior);
         if (!existing)
             rc = -1;
@@ -366,7 +368,7 @@ int moe_contract_freeze(const char *study, const json_t *doc,
     sfd = open_study(study, err);
     if (sfd < 0)
         return -1;
-    cfd = open_owned_subdir(sfd, "contract", study, err);
+    cfd = open_owned_subdir(sfd, MOE_STUDY_CONTRACT_DIR, study, err);
     if (cfd >= 0) {
         rc = freeze_at(cfd, doc, digest, err);
         close(cfd);
@@ -393,7 +395,7 @@ json_t *moe_contract_load_frozen(const char *study, char digest[MOE_SHA256_HEX_L
                       strerror(ENOENT));
     if (cfd < 0)
         return NULL;
-    doc = load_sealed(cfd, "frozen.json", "contract/frozen.json", owner, "tampered with", digest,
+    doc = load_sealed(cfd, MOE_STUDY_FROZEN_NAME, MOE_STUDY_FROZEN, owner, "tampered with", digest,
                       err);
     close(cfd);
     return doc;
@@ -424,7 +426,8 @@ static int recorded_before(int run, const char *run_id, const json_t *doc,
     json_t *prior;
     int rc = -1;
 
-    snprintf(shown, sizeof(shown), "runs/%.64s/contract.json", run_id);
+    /* fits: 83 at most */
+    snprintf(shown, sizeof(shown), MOE_STUDY_RUNS "/%.64s/contract.json", run_id);
     text = read_whole(run, "contract.json", shown, "contract", &me, err);
     prior = text ? parse_canonical(text, shown, digest, err) : NULL;
     free(text);
@@ -455,8 +458,9 @@ static int move_aside(int runs, const char *run_id, const char *digest, struct m
     if (renameat2(runs, run_id, runs, aside, RENAME_NOREPLACE) == 0 || errno == EEXIST ||
         errno == ENOENT)
         return 0;
-    moe_error_set(err, "runs/%s holds another run's record (job id %s used before) and cannot "
-                  "be moved aside to runs/%s: %s", run_id, run_id, aside, strerror(errno));
+    moe_error_set(err, MOE_STUDY_RUNS "/%s holds another run's record (job id %s used before) "
+                  "and cannot be moved aside to " MOE_STUDY_RUNS "/%s: %s", run_id, run_id, aside,
+                  strerror(errno));
     return -1;
 }
 
@@ -489,7 +493,7 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
     sfd = open_study(study, err);
     if (sfd < 0)
         return -1;
-    runs = open_owned_subdir(sfd, "runs", study, err);
+    runs = open_owned_subdir(sfd, MOE_STUDY_RUNS, study, err);
     canon = runs >= 0 ? moe_json_canonical(doc) : NULL;
     if (canon && moe_sha256_hex(canon, strlen(canon), digest, err) == 0) {
         /* twice at most: another run's folder is moved aside once */
@@ -499,7 +503,8 @@ int moe_contract_record_run(const char *study, const char *run_id, const json_t 
                      ? -1
                      : record_once(runs, study, run_id, doc, canon, digest, moved, err);
         if (rc == 2) {
-            moe_error_set(err, "runs/%s holds another run's record again after it was moved "
+            moe_error_set(err, MOE_STUDY_RUNS
+                               "/%s holds another run's record again after it was moved "
                           "aside: job id %s is being used by two jobs at once", run_id, run_id);
             rc = -1;
         }
@@ -571,7 +576,8 @@ static json_t *winning_run(const char *study, const char *run_dir, struct moe_er
     json_t *doc;
 
     if (!run_of_study(study, run_dir)) {
-        moe_error_set(err, "%s is not a run record of %s (STUDY/runs/ID)", run_dir, study);
+        moe_error_set(err, "%s is not a run record of %s (STUDY/" MOE_STUDY_RUNS
+                           "/ID)", run_dir, study);
         return NULL;
     }
     if (!(doc = moe_contract_load_run(run_dir, digest, err)))
@@ -606,7 +612,7 @@ static int same_file(int wfd, const char *name, const char *canon, struct moe_er
     int same = text && strcmp(text, canon) == 0;
 
     if (text && !same)
-        moe_error_set(err, "winners/%s exists and is not this winner: remove it", name);
+        moe_error_set(err, MOE_STUDY_WINNERS "/%s exists and is not this winner: remove it", name);
     free(text);
     return same ? 0 : -1;
 }
@@ -632,7 +638,7 @@ static int write_winner(int wfd, const json_t *doc, char *name, size_t len,
     if (rc >= 0 && (!(seal = read_seal_of(wfd, name, name, geteuid(), err)) ||
                     !seal_matches(seal, digest, name))) {
         if (seal)
-            moe_error_set(err, "winners/%s.sha256 does not match it: remove both", name);
+            moe_error_set(err, MOE_STUDY_WINNERS "/%s.sha256 does not match it: remove both", name);
         rc = -1;
     }
 out:
@@ -656,10 +662,10 @@ int moe_contract_record_winner(const char *study, const char *run_dir, char *pat
     if ((sfd = open_study(study, err)) < 0)
         return -1;
     doc = winning_run(study, run_dir, err);
-    wfd = doc ? open_owned_subdir(sfd, "winners", study, err) : -1;
+    wfd = doc ? open_owned_subdir(sfd, MOE_STUDY_WINNERS, study, err) : -1;
     if (wfd >= 0) {
         rc = write_winner(wfd, doc, name, sizeof(name), err);
-        snprintf(path, len, "%s/winners/%s", study, name);
+        snprintf(path, len, "%s/" MOE_STUDY_WINNERS "/%s", study, name);
         close(wfd);
     }
     json_decref(doc);
@@ -688,7 +694,7 @@ static void add_retune_run(int runs, const char *study, const char *id, json_t *
     free(text);
     path = doc && run_field(doc, MOE_CONTRACT_RUN_STAGE) &&
                    strcmp(run_field(doc, MOE_CONTRACT_RUN_STAGE), "retune") == 0
-               ? moe_strdup_printf("%s/runs/%s", study, id)
+               ? moe_strdup_printf("%s/" MOE_STUDY_RUNS "/%s", study, id)
                : NULL;
     json_decref(doc);
     if (path && moe_contract_check_run(path, &c, &ignored) == 0 && c.verdict.allowed) {
@@ -707,7 +713,7 @@ static void add_retune_run(int runs, const char *study, const char *id, json_t *
 static json_t *accepted_retune_runs(const char *study, uid_t owner, struct moe_error *err)
 {
     json_t *out = json_object();
-    char *path = moe_path_join(study, "runs");
+    char *path = moe_path_join(study, MOE_STUDY_RUNS);
     struct dirent *e;
     DIR *d;
     int fd = path ? open_sealed_dir(path, owner, err) : -1;
@@ -749,7 +755,7 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, uid_t 
     char digest[MOE_SHA256_HEX_LEN + 1], shown[300], *text, *seal = NULL;
     json_t *doc = NULL, *run;
 
-    snprintf(shown, sizeof(shown), "winners/%s", name);
+    snprintf(shown, sizeof(shown), MOE_STUDY_WINNERS "/%s", name); /* fits: name is one entry */
     if (!(text = read_whole(wfd, name, shown, "winner", &owner, err)))
         return NULL;
     doc = parse_canonical(text, shown, digest, err);
@@ -762,7 +768,8 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, uid_t 
         moe_error_set(err, "%s does not match its .sha256: it was edited after it was recorded",
                       shown);
     else if (seal && !(run = json_object_get(runs, digest)))
-        moe_error_set(err, "%s: no sealed retune run record under runs/ that contract verify "
+        moe_error_set(err, "%s: no sealed retune run record under " MOE_STUDY_RUNS
+                           "/ that contract verify "
                       "accepts has this contract: not a recorded winner", shown);
     else if (seal) {
         free(seal);
@@ -812,7 +819,7 @@ done:
 
 json_t *moe_contract_load_winners(const char *study, struct moe_error *err)
 {
-    char *path = moe_path_join(study, "winners");
+    char *path = moe_path_join(study, MOE_STUDY_WINNERS);
     json_t *out;
     uid_t owner;
     int wfd = -1;
@@ -906,7 +913,7 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
     if (!canon || !stage || strlen(stage) > 20 || moe_sha256_hex(canon, strlen(canon), digest, err))
         moe_error_set(err, "a decision must be JSON naming its stage");
     else if ((sfd = open_study(study, err)) >= 0 &&
-             (dfd = open_owned_subdir(sfd, "decisions", study, err)) >= 0 &&
+             (dfd = open_owned_subdir(sfd, MOE_STUDY_DECISIONS, study, err)) >= 0 &&
              (n = scandirat(dfd, ".", &ents, decision_entry, alphasort)) < 0)
         moe_error_set(err, "%s/decisions: %s", study, strerror(errno));
     if (n >= 0 && n < 99) {
@@ -914,10 +921,11 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
         /* the next number, never a name taken: a second writer fails here */
         rc = write_once(dfd, name, canon, err);
         if (rc == 1)
-            moe_error_set(err, "%s/decisions/%s exists: another moeflow run recorded a decision "
+            moe_error_set(err, "%s/" MOE_STUDY_DECISIONS
+                               "/%s exists: another moeflow run recorded a decision "
                           "at the same time", study, name);
         rc = rc == 0 ? seal_as(dfd, name, digest, err) : -1;
-        snprintf(path, len, "%s/decisions/%s", study, name);
+        snprintf(path, len, "%s/" MOE_STUDY_DECISIONS "/%s", study, name);
     } else if (n >= 99) {
         moe_error_set(err, "%s/decisions holds 99 decisions: the trail is full", study);
     }
@@ -939,7 +947,7 @@ static json_t *load_decision(int dfd, const char *entry, uid_t owner, struct moe
     json_t *doc;
 
     snprintf(name, sizeof(name), "%.40s", entry); /* is_decision_name: 40 at most */
-    snprintf(shown, sizeof(shown), "decisions/%s", name);
+    snprintf(shown, sizeof(shown), MOE_STUDY_DECISIONS "/%s", name); /* fits: name is 40 at most */
     if (!(text = read_whole(dfd, name, shown, "decision", &owner, err)))
         return NULL;
     doc = parse_decision(text, shown, digest, err);
@@ -959,7 +967,7 @@ static json_t *load_decision(int dfd, const char *entry, uid_t owner, struct moe
 
 json_t *moe_contract_load_trail(const char *study, struct moe_error *err)
 {
-    char *path = moe_path_join(study, "decisions");
+    char *path = moe_path_join(study, MOE_STUDY_DECISIONS);
     struct dirent **ents = NULL;
     json_t *out = NULL, *d;
     uid_t owner;

@@ -14,6 +14,7 @@
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 
 void moe_candidate_init(struct moe_candidate *c)
 {
@@ -202,7 +203,7 @@ enum moe_study_dir moe_study_dir(const char *path)
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return MOE_STUDY_NOT_DIR;
     /* out of memory reads as no manifest: the caller's next read reports it */
-    if (!(manifest = moe_path_join(path, "manifest.json")) || stat(manifest, &st) != 0)
+    if (!(manifest = moe_path_join(path, MOE_STUDY_MANIFEST)) || stat(manifest, &st) != 0)
         kind = MOE_STUDY_PLAIN_DIR;
     else
         kind = S_ISREG(st.st_mode) ? MOE_STUDY_GENERATED : MOE_STUDY_ODD_MANIFEST;
@@ -221,7 +222,7 @@ int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error 
     size_t i;
 
     memset(m, 0, sizeof(*m));
-    snprintf(m->path, sizeof(m->path), "%s/manifest.json", dir);
+    snprintf(m->path, sizeof(m->path), "%s/" MOE_STUDY_MANIFEST, dir);
     /* rule 9: a killed gen --winners may have renamed some of its files */
     if (moe_atomic_set_pending(dir)) {
         moe_error_at(err, dir, 0, 0, "an interrupted moeflow gen --winners left its files half "

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/stage.h"
 #include "core/strv.h"
+#include "core/study_dir.h"
 
 /* One run of a stage.  Strings are owned (moe_candidate_free); NULL reads
  * as absent.  value is JSON because it is polymorphic and nothing looks
@@ -57,7 +58,7 @@ struct moe_candidate {
 #define MOE_CANDIDATE_CHECKPOINT "checkpoint"
 /* Where it saves, below the study: a folder named by its value, the id of
  * the configuration it checkpoints. */
-#define MOE_CANDIDATE_CHECKPOINT_DIR "results/validate/checkpoint"
+#define MOE_CANDIDATE_CHECKPOINT_DIR MOE_STUDY_RESULTS "/validate/checkpoint"
 /* Where a validate profiling twin's profiler writes, relative to the study
  * directory, named by the id of the run it is the twin of (its own id is a
  * hash over its arguments, which name this folder): the PyTorch profiler's
@@ -68,7 +69,7 @@ struct moe_candidate {
  * Nsight Systems writes <dir>/nsys-rankN.
  * The generator (study/validate_profile.c) writes, the report
  * (analysis/profile_pair.c) reads. */
-#define MOE_TWIN_PROFILE_DIR_FMT "results/validate/profile-%s"
+#define MOE_TWIN_PROFILE_DIR_FMT MOE_STUDY_RESULTS "/validate/profile-%s"
 
 /* A catalogue entry a stage did not emit, and why. */
 struct moe_skip {

@@ -10,6 +10,7 @@
 #include "core/manifest.h"
 #include "core/retune.h"
 #include "core/strv.h"
+#include "core/study_dir.h"
 #include "loop/evidence.h"
 #include "loop/loop.h"
 
@@ -84,8 +85,8 @@ int moe_loop_decide_retune(const char *study, struct moe_loop_outcome *out,
     doc = json_pack("{s:s, s:i, s:s, s:s, s:o, s:s}", "stage", "retune", "round", 1, "rule",
                     "retune-winners", "question", "which changes does validate measure together?",
                     "chose", chose, "evidence_is",
-                    "the winners' sealed records (winners/) and the retune report "
-                    "(results/retune/report)");
+                    "the winners' sealed records (" MOE_STUDY_WINNERS "/) and the retune report "
+                    "(" MOE_STUDY_RESULTS "/retune/report)");
     if (doc && moe_loop_record(study, doc, out, err) == 0)
         rc = 0;
     snprintf(out->said, sizeof(out->said), "%zu winner%s recorded", json_array_size(w),

@@ -11,6 +11,7 @@
 #include "core/contract_keys.h"
 #include "core/readfile.h"
 #include "core/sha256.h"
+#include "core/study_dir.h"
 #include "loop/evidence.h"
 
 static json_t *file_digest(const char *path, struct moe_error *err)
@@ -35,7 +36,7 @@ json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
     json_t *sum, *rec = NULL, *run = json_null(), *out;
     struct moe_error none;
 
-    snprintf(rel, sizeof(rel), "results/%s/%.72s.log", stage, id);
+    snprintf(rel, sizeof(rel), MOE_STUDY_RESULTS "/%s/%.72s" MOE_RESULT_LOG, stage, id);
     snprintf(log, sizeof(log), "%s/%s", study, rel);
     if (!(sum = file_digest(log, err)))
         return NULL;
@@ -43,7 +44,7 @@ json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
     if (moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), &none) == 1 &&
         (rec = moe_contract_load_run(run_dir, digest, &none))) {
         json_decref(run);
-        run = json_sprintf("runs/%s", strrchr(run_dir, '/') + 1);
+        run = json_sprintf(MOE_STUDY_RUNS "/%s", strrchr(run_dir, '/') + 1);
     }
     out = json_pack("{s:s, s:s?, s:o, s:o, s:s?}", "candidate", id, "log",
                     json_is_null(sum) ? NULL : rel, "log_sha256", sum, "run", run,
@@ -61,7 +62,8 @@ json_t *moe_loop_run_contract(const char *study, const char *stage, const char *
     int found = moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), err);
 
     if (found == 0)
-        moe_error_set(err, "%s: no run record of %s candidate %.12s under runs/ (the moeflow "
+        moe_error_set(err, "%s: no run record of %s candidate %.12s under " MOE_STUDY_RUNS
+                           "/ (the moeflow "
                       "plugin records one for every run it checks)", study, stage, id);
     if (found != 1)
         return NULL;

@@ -18,6 +18,7 @@
 #include "core/readfile.h"
 #include "core/shquote.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 #include "study/gen_write.h"
 
 /* One level of subfolder (contracts/, fit-python/) for name, if it has one. */
@@ -244,7 +245,7 @@ static int add_contracts(int dirfd, const struct moe_gen_output *out, struct moe
         const struct moe_gen_file *g = &out->files[i];
         struct stat sb;
 
-        if (strncmp(g->name, "contracts/", 10) != 0)
+        if (strncmp(g->name, MOE_STUDY_CONTRACTS "/", 10) != 0)
             continue;
         if (fstatat(dirfd, g->name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
@@ -325,7 +326,7 @@ static int put_stages(int dirfd, const char *dir, const struct moe_gen_plan *pla
     if (!set || !json)
         moe_error_at(err, dir, 0, 0, "cannot write: out of memory");
     else if (add_contracts(dirfd, out, set, &n) < 0)
-        moe_error_at(err, dir, 0, 0, "contracts/: %s", strerror(errno));
+        moe_error_at(err, dir, 0, 0, MOE_STUDY_CONTRACTS "/: %s", strerror(errno));
     else if ((tsv = merged_candidates(dir, plan, &tsv_len, err))) {
         for (int i = 0; i < plan->n; i++) {
             char name[64];
@@ -336,7 +337,7 @@ static int put_stages(int dirfd, const char *dir, const struct moe_gen_plan *pla
                 set[n++] = (struct moe_set_file){ f->name, f->data, f->len, f->mode };
         }
         set[n++] = (struct moe_set_file){ "candidates.tsv", tsv, tsv_len, 0644 };
-        set[n++] = (struct moe_set_file){ "manifest.json", json, strlen(json), 0644 };
+        set[n++] = (struct moe_set_file){ MOE_STUDY_MANIFEST, json, strlen(json), 0644 };
         rc = moe_atomic_set_write(dirfd, dir, set, n, err);
     }
     free(tsv);

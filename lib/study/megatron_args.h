@@ -4,13 +4,14 @@
 #define MOEFLOW_MEGATRON_ARGS_H
 
 #include "core/strv.h"
+#include "core/study_dir.h"
 #include "study/study.h"
 
 /* The profile stage's --tensorboard-dir, relative to the study directory
  * the job runs in.  The PyTorch profiler's traces land in
  * results/profile/torch_profile/rank-N.json.gz (core 0.19, bridge-pin) or
  * in this folder as *.pt.trace.json (core 0.16). */
-#define MOE_PYTORCH_PROFILE_DIR "results/profile/tensorboard"
+#define MOE_PYTORCH_PROFILE_DIR MOE_STUDY_RESULTS "/profile/tensorboard"
 
 struct moe_run {
     struct moe_baseline cfg;      /* layout and tuning knobs for this run */

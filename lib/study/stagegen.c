@@ -15,6 +15,7 @@
 #include "study/capture.h"
 #include "core/shquote.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 #include "study/launcher.h"
 #include "study/megatron_args.h"
 #include "study/stagegen.h"
@@ -140,7 +141,7 @@ static struct moe_chunk *chunks(const char *script, int n, int max, int throttle
             snprintf(c->args, sizeof(c->args), " --array=0-%d%%%d", c->count - 1, throttle);
         else
             snprintf(c->args, sizeof(c->args),
-                     " --array=0-%d%%%d --export=ALL,MOEFLOW_INDEX_OFFSET=%d", c->count - 1,
+                     " --array=0-%d%%%d --export=ALL," MOE_ENV_INDEX_OFFSET "=%d", c->count - 1,
                      throttle, off);
         snprintf(c->sbatch, sizeof(c->sbatch), "sbatch%s %s", c->args, script);
     }
@@ -583,8 +584,10 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     free(launcher);
     free(image);
     free(mounts);
-    if (ctx)
+    if (ctx) {
         json_object_set_new(ctx, "twins", json_boolean(has_twins(m)));
+        json_object_set_new(ctx, "layout", moe_study_dir_template(moe_stage_name(m->stage)));
+    }
     if (ctx && m->stage == MOE_STAGE_CONTRACT && capture_context(s, ctx, g->err) < 0) {
         json_decref(ctx);
         return NULL;
@@ -654,7 +657,8 @@ static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
     else
         rc = json_array_append_new(g->submit,
                                    json_pack("{s:s, s:s, s:b}", "stage", moe_stage_name(sp->stage),
-                                             "summary", "no candidates: see skipped in manifest.json",
+                                             "summary", "no candidates: see skipped in "
+                                             MOE_STUDY_MANIFEST,
                                              "run", 0));
     free(ch);
     return rc;
@@ -671,7 +675,7 @@ static int add_contracts(struct gen_render *g)
 
     moe_run_from_baseline(&run, s, 0);
     doc = moe_run_contract(s, &run, moe_study_routing_class(s));
-    rc = add_file(g->out, "contracts/baseline.json", canonical_line(doc), 0644, g->err);
+    rc = add_file(g->out, MOE_STUDY_BASELINE, canonical_line(doc), 0644, g->err);
     json_decref(doc);
     for (int i = 0; i < g->p->n && rc == 0; i++) {
         const struct moe_stage_plan *sp = &g->p->stages[i];
@@ -679,7 +683,7 @@ static int add_contracts(struct gen_render *g)
         for (size_t j = 0; j < sp->n && rc == 0; j++) {
             char name[128];
 
-            snprintf(name, sizeof(name), "contracts/%s.json", sp->cands[j].id);
+            snprintf(name, sizeof(name), MOE_STUDY_CONTRACTS "/%s.json", sp->cands[j].id);
             rc = add_file(g->out, name, canonical_line(sp->cands[j].contract), 0644, g->err);
         }
     }
@@ -718,8 +722,9 @@ char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header)
 /* submit.sh, which submits every stage in order, and rank-env.sh. */
 static int add_launchers(struct gen_render *g)
 {
-    json_t *ctx = json_pack("{s:s, s:s, s:s, s:O}", "version", g->o->version, "study",
-                            g->s->name, "study_hash", g->p->study_hash, "stages", g->submit);
+    json_t *ctx = json_pack("{s:s, s:s, s:s, s:O, s:o}", "version", g->o->version, "study",
+                            g->s->name, "study_hash", g->p->study_hash, "stages", g->submit,
+                            "layout", moe_study_dir_template(NULL));
     int rc = add_file(g->out, "submit.sh", render(g->o, "submit.sh.in", ctx, g->err), 0755,
                       g->err);
 
@@ -737,7 +742,7 @@ static int add_index(struct gen_render *g)
 
     out->manifest = moe_manifest_json(g->o->version, g->s->name, g->p->study_hash,
                                       g->p->max_array_size, g->stages);
-    if (add_file(out, "manifest.json", out->manifest ? moe_manifest_text(out->manifest) : NULL,
+    if (add_file(out, MOE_STUDY_MANIFEST, out->manifest ? moe_manifest_text(out->manifest) : NULL,
                  0644, g->err) < 0 ||
         add_file(out, "candidates.tsv", moe_gen_tsv(g->p->stages, g->p->n, true), 0644,
                  g->err) < 0 ||

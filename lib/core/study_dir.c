@@ -1,0 +1,49 @@
+/* The study folder's layout (study_dir.h): path builders and the names the
+ * job scripts' templates render. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/strbuf.h"
+#include "core/study_dir.h"
+
+char *moe_study_result(const char *study, const char *stage, const char *id,
+                       const char *suffix)
+{
+    return moe_strdup_printf("%s%s" MOE_STUDY_RESULTS "/%s%s%s%s", study ? study : "",
+                             study ? "/" : "", stage, id ? "/" : "", id ? id : "",
+                             id && suffix ? suffix : "");
+}
+
+int moe_study_result_buf(char *buf, size_t len, const char *study, const char *stage,
+                         const char *id, const char *suffix)
+{
+    char *path = moe_study_result(study, stage, id, suffix);
+    int n = path ? snprintf(buf, len, "%s", path) : -1;
+
+    free(path);
+    if (n < 0 || (size_t)n >= len) {
+        if (len)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+json_t *moe_study_dir_template(const char *stage)
+{
+    char *results = stage ? moe_study_result(NULL, stage, NULL, NULL) : NULL;
+    json_t *o = NULL;
+
+    if (!stage || results)
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+                      "results", results ? results : MOE_STUDY_RESULTS, "runs", MOE_STUDY_RUNS,
+                      "launch_log", MOE_STUDY_LAUNCH_LOG, "contract", MOE_STUDY_CONTRACT_DIR,
+                      "measured", MOE_STUDY_MEASURED, "log", MOE_RESULT_LOG, "rc", MOE_RESULT_RC,
+                      "resumed_log", MOE_RESULT_RESUMED_LOG, "checkpoint_bytes",
+                      MOE_RESULT_CHECKPOINT_BYTES, "window", MOE_RESULT_WINDOW, "index_offset",
+                      "${" MOE_ENV_INDEX_OFFSET ":-0}");
+    free(results);
+    return o;
+}
