@@ -21,6 +21,7 @@
 #include "study/study.h"
 #include "study/study_fit.h"
 #include "study/study_pipeline.h"
+#include "study/study_schema.h"
 #include "study/study_yaml.h"
 #include "study/time_limit.h"
 
@@ -180,33 +181,34 @@ bool moe_precision_is_fp8(enum moe_precision p)
 
 /* ---- model ---- */
 
-#define MODEL_INT(key, field) { key, offsetof(struct moe_model, field) }
-static const struct { const char *key; size_t off; } model_ints[] = {
-    MODEL_INT("num_layers", num_layers), MODEL_INT("hidden", hidden),
-    MODEL_INT("ffn_hidden", ffn_hidden), MODEL_INT("moe_ffn_hidden", moe_ffn_hidden),
-    MODEL_INT("num_experts", num_experts), MODEL_INT("topk", topk),
-    MODEL_INT("shared_expert_ffn", shared_expert_ffn),
-    MODEL_INT("first_dense_layers", first_dense_layers), MODEL_INT("mtp_layers", mtp_layers),
-    MODEL_INT("router_groups", router_groups), MODEL_INT("router_group_topk", router_group_topk),
-    MODEL_INT("num_heads", num_heads), MODEL_INT("num_query_groups", num_query_groups),
-    MODEL_INT("head_dim", head_dim), MODEL_INT("q_lora_rank", q_lora_rank),
-    MODEL_INT("kv_lora_rank", kv_lora_rank), MODEL_INT("qk_head_dim", qk_head_dim),
-    MODEL_INT("qk_pos_head_dim", qk_pos_head_dim), MODEL_INT("v_head_dim", v_head_dim),
-    MODEL_INT("vocab", vocab),
+#define MODEL_INT(key, field) { MOE_SK_MODEL_##key, offsetof(struct moe_model, field) }
+static const struct { const char *path; size_t off; } model_ints[] = {
+    MODEL_INT(NUM_LAYERS, num_layers), MODEL_INT(HIDDEN, hidden),
+    MODEL_INT(FFN_HIDDEN, ffn_hidden), MODEL_INT(MOE_FFN_HIDDEN, moe_ffn_hidden),
+    MODEL_INT(NUM_EXPERTS, num_experts), MODEL_INT(TOPK, topk),
+    MODEL_INT(SHARED_EXPERT_FFN, shared_expert_ffn),
+    MODEL_INT(FIRST_DENSE_LAYERS, first_dense_layers), MODEL_INT(MTP_LAYERS, mtp_layers),
+    MODEL_INT(ROUTER_GROUPS, router_groups), MODEL_INT(ROUTER_GROUP_TOPK, router_group_topk),
+    MODEL_INT(NUM_HEADS, num_heads), MODEL_INT(NUM_QUERY_GROUPS, num_query_groups),
+    MODEL_INT(HEAD_DIM, head_dim), MODEL_INT(Q_LORA_RANK, q_lora_rank),
+    MODEL_INT(KV_LORA_RANK, kv_lora_rank), MODEL_INT(QK_HEAD_DIM, qk_head_dim),
+    MODEL_INT(QK_POS_HEAD_DIM, qk_pos_head_dim), MODEL_INT(V_HEAD_DIM, v_head_dim),
+    MODEL_INT(VOCAB, vocab),
 };
 #define N_MODEL_INTS (sizeof(model_ints) / sizeof(model_ints[0]))
 
 static int model_preset(struct ctx *c, struct moe_model *m)
 {
-    const char *name = get_str(c, "model.preset", NULL);
+    const char *name = get_str(c, MOE_SK_MODEL_PRESET, NULL);
     const struct moe_model *p;
     const char *const *names = moe_preset_names();
     int n = 0;
 
     if (!name) {
-        static const char *const needed[] = { "model.num_layers", "model.hidden",
-                                              "model.moe_ffn_hidden", "model.num_experts",
-                                              "model.topk", "model.num_heads", "model.vocab" };
+        static const char *const needed[] = {
+            MOE_SK_MODEL_NUM_LAYERS, MOE_SK_MODEL_HIDDEN, MOE_SK_MODEL_MOE_FFN_HIDDEN,
+            MOE_SK_MODEL_NUM_EXPERTS, MOE_SK_MODEL_TOPK, MOE_SK_MODEL_NUM_HEADS,
+            MOE_SK_MODEL_VOCAB };
         memset(m, 0, sizeof(*m));
         snprintf(m->name, sizeof(m->name), "custom");
         m->swiglu = true;
@@ -230,35 +232,33 @@ static int model_preset(struct ctx *c, struct moe_model *m)
             off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? "|" : "",
                                     names[i]);
         if (near)
-            return fail(c, "model.preset", "unknown preset '%s' (did you mean '%s'?); known: %s",
-                        name, near, list);
-        return fail(c, "model.preset", "unknown preset '%s'; known: %s", name, list);
+            return fail(c, MOE_SK_MODEL_PRESET,
+                        "unknown preset '%s' (did you mean '%s'?); known: %s", name, near, list);
+        return fail(c, MOE_SK_MODEL_PRESET, "unknown preset '%s'; known: %s", name, list);
     }
 }
 
 static int model_read(struct ctx *c, struct moe_model *m)
 {
-    char path[64];
-
-    if (require(c, "model") < 0 || model_preset(c, m) < 0)
+    if (require(c, MOE_SK_MODEL) < 0 || model_preset(c, m) < 0)
         return -1;
     for (size_t i = 0; i < N_MODEL_INTS; i++) {
-        snprintf(path, sizeof(path), "model.%s", model_ints[i].key);
-        *(int *)((char *)m + model_ints[i].off) =
-            get_int(c, path, *(int *)((char *)m + model_ints[i].off));
+        int *v = (int *)((char *)m + model_ints[i].off);
+
+        *v = get_int(c, model_ints[i].path, *v);
     }
-    if (get(c, "model.preset") && json_object_size(get(c, "model")) > 1)
+    if (get(c, MOE_SK_MODEL_PRESET) && json_object_size(get(c, MOE_SK_MODEL)) > 1)
         snprintf(m->name, sizeof(m->name), "custom");
-    if (!get(c, "model.preset") && !get(c, "model.num_query_groups"))
+    if (!get(c, MOE_SK_MODEL_PRESET) && !get(c, MOE_SK_MODEL_NUM_QUERY_GROUPS))
         m->num_query_groups = m->num_heads;
-    if (!get(c, "model.preset") && !get(c, "model.head_dim"))
+    if (!get(c, MOE_SK_MODEL_PRESET) && !get(c, MOE_SK_MODEL_HEAD_DIM))
         m->head_dim = m->hidden / m->num_heads;
-    m->router_score = get_enum(c, "model.router_score", moe_router_score_names,
+    m->router_score = get_enum(c, MOE_SK_MODEL_ROUTER_SCORE, moe_router_score_names,
                                m->router_score);
-    m->attention = get_enum(c, "model.attention", moe_attention_names, m->attention);
-    m->qk_layernorm = get_bool(c, "model.qk_layernorm", m->qk_layernorm);
-    m->swiglu = get_bool(c, "model.swiglu", m->swiglu);
-    m->untie_embeddings = get_bool(c, "model.untie_embeddings", m->untie_embeddings);
+    m->attention = get_enum(c, MOE_SK_MODEL_ATTENTION, moe_attention_names, m->attention);
+    m->qk_layernorm = get_bool(c, MOE_SK_MODEL_QK_LAYERNORM, m->qk_layernorm);
+    m->swiglu = get_bool(c, MOE_SK_MODEL_SWIGLU, m->swiglu);
+    m->untie_embeddings = get_bool(c, MOE_SK_MODEL_UNTIE_EMBEDDINGS, m->untie_embeddings);
     return 0;
 }
 
@@ -272,7 +272,7 @@ static int model_check(struct ctx *c, const struct moe_model *m)
     moe_error_clear(&e);
     if (moe_model_check(m, &key, &e) == 0)
         return 0;
-    snprintf(path, sizeof(path), "model.%s", key ? key : "");
+    snprintf(path, sizeof(path), MOE_SK_MODEL ".%s", key ? key : "");
     return fail(c, path, "%s", e.text);
 }
 
@@ -287,21 +287,21 @@ const struct moe_study_rate moe_study_rates[] = {
     /* A100's BF16 at Megatron's share is the least any type reaches (187);
      * under 1 TFLOP/s is a unit slip (GFLOP/s).  20x GB300's dense FP8
      * peak (5 PFLOP/s) is more than any GPU. */
-    { "cluster.achievable_tflops_bf16", 1, 1e5, "TFLOP/s per GPU" },
-    { "cluster.achievable_tflops_fp8", 1, 1e5, "TFLOP/s per GPU" },
+    { MOE_SK_CLUSTER_ACHIEVABLE_TFLOPS_BF16, 1, 1e5, "TFLOP/s per GPU" },
+    { MOE_SK_CLUSTER_ACHIEVABLE_TFLOPS_FP8, 1, 1e5, "TFLOP/s per GPU" },
     /* Gigabit Ethernet (0.125 GB/s) is slower than any GPU fabric; 100x
      * NVLink 5's 900 GB/s one way is faster than any. */
-    { "cluster.nvlink_gbps", 0.1, 1e5, "GB/s per GPU, one way" },
-    { "cluster.internode_gbps", 0.1, 1e5, "GB/s per GPU, one way" },
+    { MOE_SK_CLUSTER_NVLINK_GBPS, 0.1, 1e5, "GB/s per GPU, one way" },
+    { MOE_SK_CLUSTER_INTERNODE_GBPS, 0.1, 1e5, "GB/s per GPU, one way" },
     /* A time may be 0 (TE's documented host_expert_us and host_etp_us);
      * one second per layer and microbatch is 85x the slowest measured
      * (the local implementation's 11.8 ms). */
-    { "cluster.host_overhead_us", 0, 1e6, "microseconds per layer and microbatch" },
-    { "cluster.host_expert_us", 0, 1e6, "microseconds per local expert and MoE layer" },
-    { "cluster.host_etp_us", 0, 1e6, "microseconds per MoE layer" },
+    { MOE_SK_CLUSTER_HOST_OVERHEAD_US, 0, 1e6, "microseconds per layer and microbatch" },
+    { MOE_SK_CLUSTER_HOST_EXPERT_US, 0, 1e6, "microseconds per local expert and MoE layer" },
+    { MOE_SK_CLUSTER_HOST_ETP_US, 0, 1e6, "microseconds per MoE layer" },
     /* 1 ms per routed token copy is 4000x the slowest default (A100, the
      * local implementation: 255 ns). */
-    { "cluster.route_ns", 0, 1e6, "nanoseconds per routed token copy and MoE layer" },
+    { MOE_SK_CLUSTER_ROUTE_NS, 0, 1e6, "nanoseconds per routed token copy and MoE layer" },
     { NULL, 0, 0, NULL },
 };
 
@@ -346,7 +346,7 @@ static int time_limit_check(struct ctx *c, const char *text)
 
     moe_error_clear(&e);
     if (moe_time_limit_minutes(text, &minutes, &e) < 0)
-        return fail(c, "cluster.time_limit", "%s", e.text);
+        return fail(c, MOE_SK_CLUSTER_TIME_LIMIT, "%s", e.text);
     return 0;
 }
 
@@ -359,7 +359,7 @@ static int launcher_check(struct ctx *c, const char *command)
 
     moe_error_clear(&e);
     if (moe_launcher_parse(command, &l, &e) < 0)
-        return fail(c, "cluster.launcher.command", "%s", e.text);
+        return fail(c, MOE_SK_CLUSTER_LAUNCHER_COMMAND, "%s", e.text);
     moe_launcher_free(&l);
     return 0;
 }
@@ -368,36 +368,37 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
 {
     const struct moe_gpu_type *type;
 
-    if (require(c, "cluster") < 0 || require(c, "cluster.nodes") < 0)
+    if (require(c, MOE_SK_CLUSTER) < 0 || require(c, MOE_SK_CLUSTER_NODES) < 0)
         return -1;
-    k->gpu = get_enum(c, "cluster.gpu", moe_gpu_names, MOE_GPU_H100);
+    k->gpu = get_enum(c, MOE_SK_CLUSTER_GPU, moe_gpu_names, MOE_GPU_H100);
     type = moe_gpu_type(k->gpu); /* the schema took only its names */
-    k->gpu_memory_gib = get_int(c, "cluster.gpu_memory_gib", type->memory_gib);
-    k->gpus_per_node = get_int(c, "cluster.gpus_per_node", type->gpus_per_node);
+    k->gpu_memory_gib = get_int(c, MOE_SK_CLUSTER_GPU_MEMORY_GIB, type->memory_gib);
+    k->gpus_per_node = get_int(c, MOE_SK_CLUSTER_GPUS_PER_NODE, type->gpus_per_node);
     /* a board's domain is its node, however many GPUs the study uses */
-    k->nvlink_domain = get_int(c, "cluster.nvlink_domain",
+    k->nvlink_domain = get_int(c, MOE_SK_CLUSTER_NVLINK_DOMAIN,
                                type->nvlink_domain == type->gpus_per_node ? k->gpus_per_node
                                                                           : type->nvlink_domain);
-    k->nodes = get_int(c, "cluster.nodes", 1);
-    k->max_array_size = get_int(c, "cluster.max_array_size", 0);
-    k->exclusive = get_bool(c, "cluster.exclusive", true);
-    if (own_str(c, &k->partition, "cluster.partition", "") < 0 ||
-        own_str(c, &k->account, "cluster.account", "") < 0 ||
-        own_str(c, &k->time_limit, "cluster.time_limit", "01:00:00") < 0 ||
+    k->nodes = get_int(c, MOE_SK_CLUSTER_NODES, 1);
+    k->max_array_size = get_int(c, MOE_SK_CLUSTER_MAX_ARRAY_SIZE, 0);
+    k->exclusive = get_bool(c, MOE_SK_CLUSTER_EXCLUSIVE, true);
+    if (own_str(c, &k->partition, MOE_SK_CLUSTER_PARTITION, "") < 0 ||
+        own_str(c, &k->account, MOE_SK_CLUSTER_ACCOUNT, "") < 0 ||
+        own_str(c, &k->time_limit, MOE_SK_CLUSTER_TIME_LIMIT, "01:00:00") < 0 ||
         time_limit_check(c, k->time_limit) < 0 ||
-        own_str(c, &k->container_image, "cluster.container.image", "") < 0 ||
-        own_str(c, &k->container_mounts, "cluster.container.mounts", "") < 0 ||
-        own_str(c, &k->launcher, "cluster.launcher.command", "python pretrain_gpt.py") < 0)
+        own_str(c, &k->container_image, MOE_SK_CLUSTER_CONTAINER_IMAGE, "") < 0 ||
+        own_str(c, &k->container_mounts, MOE_SK_CLUSTER_CONTAINER_MOUNTS, "") < 0 ||
+        own_str(c, &k->launcher, MOE_SK_CLUSTER_LAUNCHER_COMMAND, "python pretrain_gpt.py") < 0)
         return -1;
     if (!k->launcher[0] || strspn(k->launcher, " \t") == strlen(k->launcher))
-        return fail(c, "cluster.launcher.command", "is empty");
+        return fail(c, MOE_SK_CLUSTER_LAUNCHER_COMMAND, "is empty");
     if (launcher_check(c, k->launcher) < 0)
         return -1;
     if (k->nvlink_domain < k->gpus_per_node && k->gpus_per_node % k->nvlink_domain)
-        return fail(c, "cluster.nvlink_domain", "%d does not divide gpus_per_node %d",
-                    k->nvlink_domain, k->gpus_per_node);
+        return fail(c, MOE_SK_CLUSTER_NVLINK_DOMAIN, "%d does not divide %s %d",
+                    k->nvlink_domain, MOE_SK_KEY(CLUSTER, GPUS_PER_NODE), k->gpus_per_node);
     if (moe_study_str_set(k->container_mounts) && !moe_study_str_set(k->container_image))
-        return fail(c, "cluster.container.mounts", "mounts need cluster.container.image");
+        return fail(c, MOE_SK_CLUSTER_CONTAINER_MOUNTS,
+                    "mounts need " MOE_SK_CLUSTER_CONTAINER_IMAGE);
     return cluster_rates(c, k);
 }
 
@@ -406,49 +407,49 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     struct moe_workload *w = &s->workload;
     const char *data;
 
-    if (require(c, "workload") < 0 || require(c, "workload.gbs") < 0)
+    if (require(c, MOE_SK_WORKLOAD) < 0 || require(c, MOE_SK_WORKLOAD_GBS) < 0)
         return -1;
-    w->seq_len = get_int(c, "workload.seq_len", 4096);
-    w->mbs = get_int(c, "workload.mbs", 1);
-    w->gbs = get_int(c, "workload.gbs", 0);
-    w->routing = get_enum(c, "workload.routing", moe_routing_names, MOE_ROUTING_DROPLESS);
+    w->seq_len = get_int(c, MOE_SK_WORKLOAD_SEQ_LEN, 4096);
+    w->mbs = get_int(c, MOE_SK_WORKLOAD_MBS, 1);
+    w->gbs = get_int(c, MOE_SK_WORKLOAD_GBS, 0);
+    w->routing = get_enum(c, MOE_SK_WORKLOAD_ROUTING, moe_routing_names, MOE_ROUTING_DROPLESS);
     /* Only an absent factor takes drop-and-pad's default: an explicit 0 is
      * refused by its range, not replaced. */
-    w->capacity_factor = get(c, "workload.capacity_factor")
-                             ? json_real_value(get(c, "workload.capacity_factor"))
+    w->capacity_factor = get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR)
+                             ? json_real_value(get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR))
                              : w->routing == MOE_ROUTING_DROP_AND_PAD ? 1.0 : 0.0;
-    if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, "workload.capacity_factor"))
-        return fail(c, "workload.capacity_factor", "applies only to routing: drop-and-pad");
+    if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR))
+        return fail(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR, "applies only to routing: drop-and-pad");
     /* Each expert keeps capacity_factor x its balanced share of tokens:
      * under 1% it drops nearly every token, which no run means; over 64x
      * no token is ever dropped, and the buffers grow with it. */
     if (w->routing == MOE_ROUTING_DROP_AND_PAD &&
-        in_range(c, "workload.capacity_factor", w->capacity_factor, 0.01, 64,
+        in_range(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR, w->capacity_factor, 0.01, 64,
                  "times each expert's balanced share of tokens") < 0)
         return -1;
-    data = get_str(c, "workload.data", "mock");
+    data = get_str(c, MOE_SK_WORKLOAD_DATA, "mock");
     if (own_str(c, &s->data_path, NULL, strcmp(data, "mock") == 0 ? "" : data) < 0 ||
-        own_str(c, &s->optimizer, "workload.optimizer", "adam") < 0)
+        own_str(c, &s->optimizer, MOE_SK_WORKLOAD_OPTIMIZER, "adam") < 0)
         return -1;
-    s->distributed_optimizer = get_bool(c, "workload.distributed_optimizer", true);
-    s->grad_reduce_in_bf16 = get_bool(c, "workload.grad_reduce_in_bf16", false);
-    s->baseline.precision = get_enum(c, "workload.precision", moe_precision_names,
+    s->distributed_optimizer = get_bool(c, MOE_SK_WORKLOAD_DISTRIBUTED_OPTIMIZER, true);
+    s->grad_reduce_in_bf16 = get_bool(c, MOE_SK_WORKLOAD_GRAD_REDUCE_IN_BF16, false);
+    s->baseline.precision = get_enum(c, MOE_SK_WORKLOAD_PRECISION, moe_precision_names,
                                      MOE_PREC_BF16);
     return 0;
 }
 
 static int software_read(struct ctx *c, struct moe_software *sw)
 {
-    if (require(c, "software") < 0 || require(c, "software.megatron") < 0)
+    if (require(c, MOE_SK_SOFTWARE) < 0 || require(c, MOE_SK_SOFTWARE_MEGATRON) < 0)
         return -1;
-    sw->dialect = get_enum(c, "software.megatron", moe_dialect_names, MOE_DIALECT_CORE_0_16);
-    sw->deepep = get_bool(c, "software.deepep", false);
-    sw->hybridep = get_bool(c, "software.hybridep", false);
-    if (own_str(c, &sw->transformer_engine, "software.transformer_engine", "") < 0)
+    sw->dialect = get_enum(c, MOE_SK_SOFTWARE_MEGATRON, moe_dialect_names, MOE_DIALECT_CORE_0_16);
+    sw->deepep = get_bool(c, MOE_SK_SOFTWARE_DEEPEP, false);
+    sw->hybridep = get_bool(c, MOE_SK_SOFTWARE_HYBRIDEP, false);
+    if (own_str(c, &sw->transformer_engine, MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, "") < 0)
         return -1;
     /* NGC's PyTorch containers ship Apex with TE; a plain PyTorch
      * environment has neither. */
-    sw->apex = get_bool(c, "software.apex", moe_software_has_te(sw));
+    sw->apex = get_bool(c, MOE_SK_SOFTWARE_APEX, moe_software_has_te(sw));
     return 0;
 }
 
@@ -458,48 +459,48 @@ static int baseline_read(struct ctx *c, struct moe_baseline *b)
 {
     struct moe_layout *l = &b->layout;
 
-    l->tp = get_int(c, "baseline.tp", 1);
-    l->cp = get_int(c, "baseline.cp", 1);
-    l->pp = get_int(c, "baseline.pp", 1);
-    l->vpp = get_int(c, "baseline.vpp", 1);
-    l->ep = get_int(c, "baseline.ep", 1);
-    l->etp = get_int(c, "baseline.etp", 1);
-    b->dispatcher = get_enum(c, "baseline.dispatcher", moe_dispatcher_names,
+    l->tp = get_int(c, MOE_SK_BASELINE_TP, 1);
+    l->cp = get_int(c, MOE_SK_BASELINE_CP, 1);
+    l->pp = get_int(c, MOE_SK_BASELINE_PP, 1);
+    l->vpp = get_int(c, MOE_SK_BASELINE_VPP, 1);
+    l->ep = get_int(c, MOE_SK_BASELINE_EP, 1);
+    l->etp = get_int(c, MOE_SK_BASELINE_ETP, 1);
+    b->dispatcher = get_enum(c, MOE_SK_BASELINE_DISPATCHER, moe_dispatcher_names,
                              MOE_DISPATCH_ALLTOALL);
-    b->ep_overlap = get_bool(c, "baseline.ep_overlap", false);
-    b->shared_expert_overlap = get_bool(c, "baseline.shared_expert_overlap", false);
-    b->delay_wgrad = get_bool(c, "baseline.delay_wgrad", false);
-    b->overlap_grad_reduce = get_bool(c, "baseline.overlap_grad_reduce", false);
-    b->tp_comm_overlap = get_bool(c, "baseline.tp_comm_overlap", false);
-    b->manual_gc = get_bool(c, "baseline.manual_gc", false);
-    if (get_strlist(c, "baseline.recompute_modules", &b->recompute_modules) < 0 ||
-        get_strlist(c, "baseline.cuda_graph_modules", &b->cuda_graph_modules) < 0)
+    b->ep_overlap = get_bool(c, MOE_SK_BASELINE_EP_OVERLAP, false);
+    b->shared_expert_overlap = get_bool(c, MOE_SK_BASELINE_SHARED_EXPERT_OVERLAP, false);
+    b->delay_wgrad = get_bool(c, MOE_SK_BASELINE_DELAY_WGRAD, false);
+    b->overlap_grad_reduce = get_bool(c, MOE_SK_BASELINE_OVERLAP_GRAD_REDUCE, false);
+    b->tp_comm_overlap = get_bool(c, MOE_SK_BASELINE_TP_COMM_OVERLAP, false);
+    b->manual_gc = get_bool(c, MOE_SK_BASELINE_MANUAL_GC, false);
+    if (get_strlist(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, &b->recompute_modules) < 0 ||
+        get_strlist(c, MOE_SK_BASELINE_CUDA_GRAPH_MODULES, &b->cuda_graph_modules) < 0)
         return -1;
-    b->recompute = get_enum(c, "baseline.recompute", moe_recompute_names,
+    b->recompute = get_enum(c, MOE_SK_BASELINE_RECOMPUTE, moe_recompute_names,
                             b->recompute_modules.n ? MOE_RECOMPUTE_SELECTIVE
                                                    : MOE_RECOMPUTE_NONE);
-    return own_str(c, &b->pipeline_layout, "baseline.pipeline_layout", "");
+    return own_str(c, &b->pipeline_layout, MOE_SK_BASELINE_PIPELINE_LAYOUT, "");
 }
 
 /* The study key each layout rule (fit/layouts.h) names when the baseline
  * breaks it: the value the rule refuses, or the one that does not divide. */
 static const char *const rule_keys[MOE_RULE_COUNT] = {
-    [MOE_RULE_OK] = "baseline",
-    [MOE_RULE_LAYERS_PP] = "baseline.pp",
-    [MOE_RULE_WORLD_DENSE] = "baseline.tp",
-    [MOE_RULE_HEADS_TP] = "baseline.tp",
-    [MOE_RULE_GROUPS_TP] = "baseline.tp",
-    [MOE_RULE_FFN_TP] = "baseline.tp",
-    [MOE_RULE_SEQ_CP] = "workload.seq_len",
-    [MOE_RULE_SEQ_TP] = "workload.seq_len",
-    [MOE_RULE_CP_IMPL] = "baseline.cp",
-    [MOE_RULE_GBS] = "workload.gbs",
-    [MOE_RULE_WORLD_EXPERT] = "baseline.ep",
-    [MOE_RULE_EXPERTS_EP] = "baseline.ep",
-    [MOE_RULE_FFN_ETP] = "baseline.etp",
-    [MOE_RULE_SP] = "baseline.tp",
-    [MOE_RULE_VPP_PP] = "baseline.vpp",
-    [MOE_RULE_VPP_LAYERS] = "baseline.vpp",
+    [MOE_RULE_OK] = MOE_SK_BASELINE,
+    [MOE_RULE_LAYERS_PP] = MOE_SK_BASELINE_PP,
+    [MOE_RULE_WORLD_DENSE] = MOE_SK_BASELINE_TP,
+    [MOE_RULE_HEADS_TP] = MOE_SK_BASELINE_TP,
+    [MOE_RULE_GROUPS_TP] = MOE_SK_BASELINE_TP,
+    [MOE_RULE_FFN_TP] = MOE_SK_BASELINE_TP,
+    [MOE_RULE_SEQ_CP] = MOE_SK_WORKLOAD_SEQ_LEN,
+    [MOE_RULE_SEQ_TP] = MOE_SK_WORKLOAD_SEQ_LEN,
+    [MOE_RULE_CP_IMPL] = MOE_SK_BASELINE_CP,
+    [MOE_RULE_GBS] = MOE_SK_WORKLOAD_GBS,
+    [MOE_RULE_WORLD_EXPERT] = MOE_SK_BASELINE_EP,
+    [MOE_RULE_EXPERTS_EP] = MOE_SK_BASELINE_EP,
+    [MOE_RULE_FFN_ETP] = MOE_SK_BASELINE_ETP,
+    [MOE_RULE_SP] = MOE_SK_BASELINE_TP,
+    [MOE_RULE_VPP_PP] = MOE_SK_BASELINE_VPP,
+    [MOE_RULE_VPP_LAYERS] = MOE_SK_BASELINE_VPP,
 };
 
 const char *moe_study_rule_key(enum moe_rule r)
@@ -517,15 +518,15 @@ static int layout_check(struct ctx *c, struct moe_study *s)
     enum moe_rule r = moe_study_layout_check(s, l, s->workload.mbs, why, sizeof(why));
 
     if (r != MOE_RULE_OK)
-        return fail(c, moe_study_rule_key(r) ? moe_study_rule_key(r) : "baseline", "%s%s", why,
+        return fail(c, moe_study_rule_key(r) ? moe_study_rule_key(r) : MOE_SK_BASELINE, "%s%s", why,
                     (r == MOE_RULE_LAYERS_PP || r == MOE_RULE_VPP_LAYERS)
-                        ? " (baseline.pipeline_layout, e.g. \"Et|(tt|)*30mL\")"
+                        ? " (" MOE_SK_BASELINE_PIPELINE_LAYOUT ", e.g. \"Et|(tt|)*30mL\")"
                         : "");
     for (int i = 0; i < s->retune_mbs_n; i++) {
         struct moe_layout m = *l;
 
         if (moe_study_layout_check(s, &m, s->retune_mbs[i], why, sizeof(why)) != MOE_RULE_OK)
-            return fail(c, "retune.mbs", "%d: %s", s->retune_mbs[i], why);
+            return fail(c, MOE_SK_RETUNE_MBS, "%d: %s", s->retune_mbs[i], why);
     }
     return 0;
 }
@@ -543,7 +544,7 @@ static int pipeline_check(struct ctx *c, const struct moe_study *s)
     moe_error_clear(&perr);
     if (moe_pipeline_layout_check(layout, l->pp * l->vpp, s->model.num_layers,
                                   s->model.mtp_layers, &perr) < 0)
-        return fail(c, "baseline.pipeline_layout", "%s", perr.text);
+        return fail(c, MOE_SK_BASELINE_PIPELINE_LAYOUT, "%s", perr.text);
     return 0;
 }
 
@@ -562,80 +563,89 @@ static int features_check(struct ctx *c, const struct moe_study *s)
     const struct moe_layout *l = &b->layout;
 
     if (b->dispatcher == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep)
-        return fail(c, "baseline.dispatcher", "flex-deepep needs software.deepep: true");
+        return fail(c, MOE_SK_BASELINE_DISPATCHER,
+                    "flex-deepep needs " MOE_SK_SOFTWARE_DEEPEP ": true");
     if (b->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep)
-        return fail(c, "baseline.dispatcher", "flex-hybridep needs software.hybridep: true");
+        return fail(c, MOE_SK_BASELINE_DISPATCHER,
+                    "flex-hybridep needs " MOE_SK_SOFTWARE_HYBRIDEP ": true");
     if (b->ep_overlap && l->pp > 1 && l->vpp == 1)
-        return fail(c, "baseline.ep_overlap", "EP overlap with PP %d needs VPP > 1", l->pp);
+        return fail(c, MOE_SK_BASELINE_EP_OVERLAP, "EP overlap with PP %d needs VPP > 1", l->pp);
     if (b->ep_overlap && b->dispatcher == MOE_DISPATCH_ALLGATHER)
-        return fail(c, "baseline.ep_overlap", "EP overlap needs the alltoall or flex dispatcher");
+        return fail(c, MOE_SK_BASELINE_EP_OVERLAP,
+                    "EP overlap needs the alltoall or flex dispatcher");
     if (b->ep_overlap && b->recompute == MOE_RECOMPUTE_FULL)
-        return fail(c, "baseline.ep_overlap", "EP overlap does not work with full recompute");
+        return fail(c, MOE_SK_BASELINE_EP_OVERLAP, "EP overlap does not work with full recompute");
     if (b->delay_wgrad && !b->ep_overlap)
-        return fail(c, "baseline.delay_wgrad", "delayed wgrad needs ep_overlap: true");
+        return fail(c, MOE_SK_BASELINE_DELAY_WGRAD, "delayed wgrad needs %s: true",
+                    MOE_SK_KEY(BASELINE, EP_OVERLAP));
     if (b->shared_expert_overlap && !s->model.shared_expert_ffn)
-        return fail(c, "baseline.shared_expert_overlap", "the model has no shared expert");
+        return fail(c, MOE_SK_BASELINE_SHARED_EXPERT_OVERLAP, "the model has no shared expert");
     if (b->shared_expert_overlap && b->ep_overlap)
-        return fail(c, "baseline.shared_expert_overlap",
+        return fail(c, MOE_SK_BASELINE_SHARED_EXPERT_OVERLAP,
                     "EP overlap already overlaps the shared expert; set only one");
     if (b->tp_comm_overlap && l->tp == 1)
-        return fail(c, "baseline.tp_comm_overlap", "needs tp > 1");
+        return fail(c, MOE_SK_BASELINE_TP_COMM_OVERLAP, "needs tp > 1");
     if (b->recompute == MOE_RECOMPUTE_SELECTIVE && !b->recompute_modules.n)
-        return fail(c, "baseline.recompute_modules", "selective recompute needs modules");
+        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, "selective recompute needs modules");
     if (b->recompute != MOE_RECOMPUTE_SELECTIVE && b->recompute_modules.n)
-        return fail(c, "baseline.recompute_modules", "modules apply to selective recompute only");
+        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES,
+                    "modules apply to selective recompute only");
     if (has_module(&b->recompute_modules, "mla_up_proj") && s->model.attention != MOE_ATTN_MLA)
-        return fail(c, "baseline.recompute_modules", "mla_up_proj needs MLA attention");
+        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, "mla_up_proj needs MLA attention");
     if (has_module(&b->recompute_modules, "shared_experts") && !s->model.shared_expert_ffn)
-        return fail(c, "baseline.recompute_modules", "the model has no shared expert");
+        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, "the model has no shared expert");
     if (has_module(&b->recompute_modules, "mlp") && !s->model.first_dense_layers)
-        return fail(c, "baseline.recompute_modules", "mlp recomputes dense layers; the model has none");
+        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES,
+                    "mlp recomputes dense layers; the model has none");
     if (moe_precision_is_fp8(b->precision) && !moe_gpu_is_hopper(s->cluster.gpu) &&
         !moe_gpu_is_blackwell(s->cluster.gpu))
-        return fail(c, "workload.precision", "FP8 needs Hopper or Blackwell, not %s",
+        return fail(c, MOE_SK_WORKLOAD_PRECISION, "FP8 needs Hopper or Blackwell, not %s",
                     moe_gpu_name(s->cluster.gpu));
     if ((b->precision == MOE_PREC_MXFP8 || b->precision == MOE_PREC_NVFP4) &&
         !moe_gpu_is_blackwell(s->cluster.gpu))
-        return fail(c, "workload.precision", "%s needs Blackwell, not %s",
+        return fail(c, MOE_SK_WORKLOAD_PRECISION, "%s needs Blackwell, not %s",
                     moe_precision_name(b->precision), moe_gpu_name(s->cluster.gpu));
     if (b->cuda_graph_modules.n && !moe_software_has_te(&s->software))
-        return fail(c, "baseline.cuda_graph_modules",
-                    "TE CUDA graphs need software.transformer_engine");
+        return fail(c, MOE_SK_BASELINE_CUDA_GRAPH_MODULES,
+                    "TE CUDA graphs need " MOE_SK_SOFTWARE_TRANSFORMER_ENGINE);
     return 0;
 }
 
 static int measure_read(struct ctx *c, struct moe_measure *m)
 {
-    json_t *win = get(c, "measure.report_window"), *prof = get(c, "measure.profile_steps");
+    json_t *win = get(c, MOE_SK_MEASURE_REPORT_WINDOW);
+    json_t *prof = get(c, MOE_SK_MEASURE_PROFILE_STEPS);
 
-    m->warmup = get_int(c, "measure.warmup", 3);
-    m->screen_steps = get_int(c, "measure.screen_steps", 10);
-    m->validate_steps = get_int(c, "measure.validate_steps", 50);
-    m->profiler = get_enum(c, "measure.profiler", moe_profiler_names, MOE_PROFILER_NSYS);
-    m->log_interval = get_int(c, "measure.log_interval", 1);
+    m->warmup = get_int(c, MOE_SK_MEASURE_WARMUP, 3);
+    m->screen_steps = get_int(c, MOE_SK_MEASURE_SCREEN_STEPS, 10);
+    m->validate_steps = get_int(c, MOE_SK_MEASURE_VALIDATE_STEPS, 50);
+    m->profiler = get_enum(c, MOE_SK_MEASURE_PROFILER, moe_profiler_names, MOE_PROFILER_NSYS);
+    m->log_interval = get_int(c, MOE_SK_MEASURE_LOG_INTERVAL, 1);
     m->window_first = win ? (int)json_integer_value(json_array_get(win, 0)) : 41;
     m->window_last = win ? (int)json_integer_value(json_array_get(win, 1)) : 50;
     m->profile_first = prof ? (int)json_integer_value(json_array_get(prof, 0)) : m->warmup + 2;
     m->profile_last = prof ? (int)json_integer_value(json_array_get(prof, 1)) : m->warmup + 4;
     if (win && json_array_size(win) != 2)
-        return fail(c, "measure.report_window", "give two steps: [first, last]");
+        return fail(c, MOE_SK_MEASURE_REPORT_WINDOW, "give two steps: [first, last]");
     if (prof && json_array_size(prof) != 2)
-        return fail(c, "measure.profile_steps", "give two steps: [first, last]");
+        return fail(c, MOE_SK_MEASURE_PROFILE_STEPS, "give two steps: [first, last]");
     if (m->screen_steps < 6 || m->screen_steps > 12)
-        return fail(c, "measure.screen_steps", "%d: screen with 6 to 12 post-warm-up steps",
+        return fail(c, MOE_SK_MEASURE_SCREEN_STEPS, "%d: screen with 6 to 12 post-warm-up steps",
                     m->screen_steps);
     if (m->validate_steps < 50)
-        return fail(c, "measure.validate_steps", "%d: a validation run needs at least 50 steps",
+        return fail(c, MOE_SK_MEASURE_VALIDATE_STEPS,
+                    "%d: a validation run needs at least 50 steps",
                     m->validate_steps);
     if (m->window_first > m->window_last || m->window_last > m->validate_steps)
-        return fail(c, "measure.report_window", "[%d, %d] must lie inside 1..%d (validate_steps)",
-                    m->window_first, m->window_last, m->validate_steps);
+        return fail(c, MOE_SK_MEASURE_REPORT_WINDOW,
+                    "[%d, %d] must lie inside 1..%d (%s)", m->window_first, m->window_last,
+                    m->validate_steps, MOE_SK_KEY(MEASURE, VALIDATE_STEPS));
     if (m->window_first <= m->warmup)
-        return fail(c, "measure.report_window", "starts at %d, inside the %d warm-up steps",
+        return fail(c, MOE_SK_MEASURE_REPORT_WINDOW, "starts at %d, inside the %d warm-up steps",
                     m->window_first, m->warmup);
     if (m->profile_first <= m->warmup || m->profile_first > m->profile_last ||
         m->profile_last > m->warmup + m->screen_steps)
-        return fail(c, "measure.profile_steps",
+        return fail(c, MOE_SK_MEASURE_PROFILE_STEPS,
                     "[%d, %d] must lie after warm-up, inside steps %d..%d", m->profile_first,
                     m->profile_last, m->warmup + 1, m->warmup + m->screen_steps);
     return 0;
@@ -643,11 +653,11 @@ static int measure_read(struct ctx *c, struct moe_measure *m)
 
 static int retune_read(struct ctx *c, struct moe_study *s)
 {
-    json_t *mbs = get(c, "retune.mbs"), *v;
+    json_t *mbs = get(c, MOE_SK_RETUNE_MBS), *v;
     size_t i;
 
-    if (get(c, "retune.axes")) {
-        if (get_strlist(c, "retune.axes", &s->retune_axes) < 0)
+    if (get(c, MOE_SK_RETUNE_AXES)) {
+        if (get_strlist(c, MOE_SK_RETUNE_AXES, &s->retune_axes) < 0)
             return -1;
     } else {
         for (const char *const *a = moe_retune_axes; *a; a++)
@@ -655,7 +665,8 @@ static int retune_read(struct ctx *c, struct moe_study *s)
                 s->retune_axes.v[s->retune_axes.n++] = *a;
     }
     if (json_array_size(mbs) > MOE_STUDY_LIST_MAX)
-        return fail(c, "retune.mbs", "%zu values: a list holds at most %d", json_array_size(mbs),
+        return fail(c, MOE_SK_RETUNE_MBS, "%zu values: a list holds at most %d",
+                    json_array_size(mbs),
                     MOE_STUDY_LIST_MAX);
     s->retune_mbs_n = 0;
     json_array_foreach(mbs, i, v)
@@ -702,18 +713,20 @@ static int reader_check(struct ctx *c)
  * max_layouts, which therefore cannot be below top_k. */
 static int scale_read(struct ctx *c, struct moe_study *s)
 {
-    s->scale_top_k = get_int(c, "scale.top_k", 4);
-    s->scale_max_layouts = get_int(c, "scale.max_layouts",
+    s->scale_top_k = get_int(c, MOE_SK_SCALE_TOP_K, 4);
+    s->scale_max_layouts = get_int(c, MOE_SK_SCALE_MAX_LAYOUTS,
                                    s->scale_top_k > 16 ? s->scale_top_k : 16);
     if (s->scale_max_layouts < s->scale_top_k)
-        return fail(c, "scale.max_layouts", "is %d, below scale.top_k (%d): the first top_k "
+        return fail(c, MOE_SK_SCALE_MAX_LAYOUTS,
+                    "is %d, below " MOE_SK_SCALE_TOP_K " (%d): the first top_k "
                     "ranked layouts always run", s->scale_max_layouts, s->scale_top_k);
     return 0;
 }
 
 static int resolve(struct ctx *c, struct moe_study *s)
 {
-    if (own_str(c, &s->name, "name", NULL) < 0 || require(c, "name") < 0 || model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
+    if (own_str(c, &s->name, MOE_SK_NAME, NULL) < 0 || require(c, MOE_SK_NAME) < 0 ||
+        model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
         cluster_read(c, &s->cluster) < 0 || software_read(c, &s->software) < 0 ||
         workload_read(c, s) < 0)
         return -1;
@@ -722,7 +735,7 @@ static int resolve(struct ctx *c, struct moe_study *s)
         return -1;
     if (scale_read(c, s) < 0)
         return -1;
-    s->validate_checkpoint = get_bool(c, "validation.checkpoint", false);
+    s->validate_checkpoint = get_bool(c, MOE_SK_VALIDATION_CHECKPOINT, false);
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
         reader_check(c) < 0)
         return -1;

@@ -6,6 +6,27 @@
 
 #include "core/contract_keys.h"
 #include "study/study_contract.h"
+#include "study/study_schema.h"
+
+/* A key the contract shares with the study is the study's (study_schema.h);
+ * these are the contract's own: what it derives (the Megatron version, the
+ * GPU count, the routing class) and what it names otherwise. */
+#define K(parent, key) MOE_SK_KEY(parent, key)
+#define CK_MEGATRON_VERSION "megatron"
+#define CK_CONTAINER_IMAGE "container_image"
+#define CK_GPU_MODEL "gpu_model"
+#define CK_GPUS "gpus"
+#define CK_MODEL "model"
+#define CK_ARCHITECTURE "architecture"
+#define CK_CLASS "class"
+#define CK_ROUTER_DTYPE "router_dtype"
+#define CK_PROFILE_STEPS "steps"
+/* baseline.cuda_graph_modules is Megatron's --cuda-graph-scope (0.16; renamed
+ * --cuda-graph-modules in 0.18), and every contract sealed so far holds
+ * it under that name: renaming it would change the digest of every sealed
+ * contract, and a study's frozen baseline would then differ from its own
+ * runs' declared contracts in a key no run changed. */
+#define CK_CUDA_GRAPH_SCOPE "cuda_graph_scope"
 
 static const char *megatron_version(enum moe_dialect d)
 {
@@ -42,15 +63,17 @@ static json_t *tuning(const struct moe_run *r)
     /* recompute granularity and modules are one variable: one key. */
     return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:{s:s, s:o}, s:o, s:s}",
                      MOE_CONTRACT_DISPATCHER, type, MOE_CONTRACT_DISPATCHER_BACKEND, backend,
-                     "ep_overlap", c->ep_overlap, "shared_expert_overlap",
-                     c->shared_expert_overlap, "delay_wgrad", c->delay_wgrad,
-                     "overlap_grad_reduce", c->overlap_grad_reduce, "tp_comm_overlap",
-                     c->tp_comm_overlap, "manual_gc", c->manual_gc,
+                     K(BASELINE, EP_OVERLAP), c->ep_overlap,
+                     K(BASELINE, SHARED_EXPERT_OVERLAP), c->shared_expert_overlap,
+                     K(BASELINE, DELAY_WGRAD), c->delay_wgrad,
+                     K(BASELINE, OVERLAP_GRAD_REDUCE), c->overlap_grad_reduce,
+                     K(BASELINE, TP_COMM_OVERLAP), c->tp_comm_overlap,
+                     K(BASELINE, MANUAL_GC), c->manual_gc,
                      MOE_CONTRACT_RECOMPUTE, MOE_CONTRACT_GRANULARITY,
                      moe_recompute_name(c->recompute), MOE_CONTRACT_MODULES,
                      strlist(&c->recompute_modules),
-                     "cuda_graph_scope", strlist(&c->cuda_graph_modules),
-                     "precision", moe_precision_name(c->precision));
+                     CK_CUDA_GRAPH_SCOPE, strlist(&c->cuda_graph_modules),
+                     K(WORKLOAD, PRECISION), moe_precision_name(c->precision));
 }
 
 json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, const char *label)
@@ -63,19 +86,23 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
         " s:{s:s, s:s, s:f, s:s},"
         " s:o, s:o,"
         " s:{s:i, s:i, s:i, s:[ii]}}",
-        MOE_CONTRACT_ENVIRONMENT, "megatron", megatron_version(s->software.dialect),
-        "transformer_engine", s->software.transformer_engine, "apex", s->software.apex,
-        "deepep", s->software.deepep,
-        "hybridep", s->software.hybridep, "container_image", s->cluster.container_image,
-        MOE_CONTRACT_HARDWARE, "gpu_model", moe_gpu_name(s->cluster.gpu), "gpu_memory_gib",
-        s->cluster.gpu_memory_gib, "gpus", moe_study_world_size(s), "gpus_per_node",
-        s->cluster.gpus_per_node, "nvlink_domain", s->cluster.nvlink_domain,
-        MOE_CONTRACT_WORKLOAD, "model", s->model.name, "architecture",
-        json_object_get(s->json, "model"), "seq_len", s->workload.seq_len, MOE_CONTRACT_MBS,
-        r->mbs, "gbs", s->workload.gbs, "data", s->data_path[0] ? s->data_path : "mock",
-        "optimizer", s->optimizer,
-        MOE_CONTRACT_SEMANTICS, "routing", moe_routing_name(s->workload.routing), "class", label,
-        "capacity_factor", s->workload.capacity_factor, "router_dtype", "fp32",
+        MOE_CONTRACT_ENVIRONMENT, CK_MEGATRON_VERSION, megatron_version(s->software.dialect),
+        K(SOFTWARE, TRANSFORMER_ENGINE), s->software.transformer_engine,
+        K(SOFTWARE, APEX), s->software.apex, K(SOFTWARE, DEEPEP), s->software.deepep,
+        K(SOFTWARE, HYBRIDEP), s->software.hybridep, CK_CONTAINER_IMAGE, s->cluster.container_image,
+        MOE_CONTRACT_HARDWARE, CK_GPU_MODEL, moe_gpu_name(s->cluster.gpu),
+        K(CLUSTER, GPU_MEMORY_GIB), s->cluster.gpu_memory_gib, CK_GPUS, moe_study_world_size(s),
+        K(CLUSTER, GPUS_PER_NODE), s->cluster.gpus_per_node,
+        K(CLUSTER, NVLINK_DOMAIN), s->cluster.nvlink_domain,
+        MOE_CONTRACT_WORKLOAD, CK_MODEL, s->model.name,
+        CK_ARCHITECTURE, json_object_get(s->json, MOE_SK_MODEL),
+        K(WORKLOAD, SEQ_LEN), s->workload.seq_len, MOE_CONTRACT_MBS, r->mbs,
+        K(WORKLOAD, GBS), s->workload.gbs,
+        K(WORKLOAD, DATA), s->data_path[0] ? s->data_path : "mock",
+        K(WORKLOAD, OPTIMIZER), s->optimizer,
+        MOE_CONTRACT_SEMANTICS, K(WORKLOAD, ROUTING), moe_routing_name(s->workload.routing),
+        CK_CLASS, label, K(WORKLOAD, CAPACITY_FACTOR), s->workload.capacity_factor,
+        CK_ROUTER_DTYPE, "fp32",
         MOE_CONTRACT_PARALLEL, moe_contract_parallel(&r->cfg.layout, r->cfg.pipeline_layout),
         MOE_CONTRACT_TUNING, tuning(r),
         MOE_CONTRACT_TIMING, MOE_CONTRACT_WARMUP, m->warmup, MOE_CONTRACT_SCREEN_STEPS,
@@ -86,11 +113,11 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
         json_object_set_new(doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(s));
     /* only when off, as in the canonical study: default contracts unchanged */
     if (doc && !s->distributed_optimizer)
-        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD), "distributed_optimizer",
-                            json_false());
+        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD),
+                            K(WORKLOAD, DISTRIBUTED_OPTIMIZER), json_false());
     if (doc && s->grad_reduce_in_bf16)
-        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD), "grad_reduce_in_bf16",
-                            json_true());
+        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD),
+                            K(WORKLOAD, GRAD_REDUCE_IN_BF16), json_true());
     return doc;
 }
 
@@ -116,6 +143,6 @@ json_t *moe_contract_profiling(const struct moe_study *s)
 {
     const struct moe_measure *m = &s->measure;
 
-    return json_pack("{s:s, s:[ii]}", "profiler", moe_profiler_name(m->profiler), "steps",
-                     m->profile_first, m->profile_last);
+    return json_pack("{s:s, s:[ii]}", K(MEASURE, PROFILER), moe_profiler_name(m->profiler),
+                     CK_PROFILE_STEPS, m->profile_first, m->profile_last);
 }

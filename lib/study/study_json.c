@@ -6,6 +6,15 @@
 #include <string.h>
 
 #include "study/study.h"
+#include "study/study_schema.h"
+
+/* A key by its parent and name (study_schema.h), never spelled here. */
+#define K(parent, key) MOE_SK_KEY(parent, key)
+/* Written, never read: the preset's name (or "custom") for model.preset,
+ * and the data-parallel sizes the layout rules derive. */
+#define MODEL_NAME "name"
+#define DP "dp"
+#define EDP "edp"
 
 static json_t *strlist(const struct moe_strlist *l)
 {
@@ -18,52 +27,58 @@ static json_t *strlist(const struct moe_strlist *l)
 
 static json_t *model_json(const struct moe_model *m)
 {
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:s,"
-                     " s:i, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:b}",
-                     "name", m->name, "num_layers", m->num_layers, "hidden", m->hidden,
-                     "ffn_hidden", m->ffn_hidden, "moe_ffn_hidden", m->moe_ffn_hidden,
-                     "num_experts", m->num_experts, "topk", m->topk,
-                     "shared_expert_ffn", m->shared_expert_ffn,
-                     "first_dense_layers", m->first_dense_layers, "mtp_layers", m->mtp_layers,
-                     "router_score", moe_router_score_name(m->router_score),
-                     "router_groups", m->router_groups, "router_group_topk", m->router_group_topk,
-                     "attention", moe_attention_name(m->attention),
-                     "num_heads", m->num_heads, "num_query_groups", m->num_query_groups,
-                     "head_dim", m->head_dim, "qk_layernorm", m->qk_layernorm,
-                     "q_lora_rank", m->q_lora_rank, "kv_lora_rank", m->kv_lora_rank,
-                     "qk_head_dim", m->qk_head_dim, "qk_pos_head_dim", m->qk_pos_head_dim,
-                     "v_head_dim", m->v_head_dim, "vocab", m->vocab, "swiglu", m->swiglu,
-                     "untie_embeddings", m->untie_embeddings);
+    return json_pack(
+        "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:s,"
+        " s:i, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:b}",
+        MODEL_NAME, m->name, K(MODEL, NUM_LAYERS), m->num_layers, K(MODEL, HIDDEN), m->hidden,
+        K(MODEL, FFN_HIDDEN), m->ffn_hidden, K(MODEL, MOE_FFN_HIDDEN), m->moe_ffn_hidden,
+        K(MODEL, NUM_EXPERTS), m->num_experts, K(MODEL, TOPK), m->topk,
+        K(MODEL, SHARED_EXPERT_FFN), m->shared_expert_ffn,
+        K(MODEL, FIRST_DENSE_LAYERS), m->first_dense_layers, K(MODEL, MTP_LAYERS), m->mtp_layers,
+        K(MODEL, ROUTER_SCORE), moe_router_score_name(m->router_score),
+        K(MODEL, ROUTER_GROUPS), m->router_groups,
+        K(MODEL, ROUTER_GROUP_TOPK), m->router_group_topk,
+        K(MODEL, ATTENTION), moe_attention_name(m->attention),
+        K(MODEL, NUM_HEADS), m->num_heads, K(MODEL, NUM_QUERY_GROUPS), m->num_query_groups,
+        K(MODEL, HEAD_DIM), m->head_dim, K(MODEL, QK_LAYERNORM), m->qk_layernorm,
+        K(MODEL, Q_LORA_RANK), m->q_lora_rank, K(MODEL, KV_LORA_RANK), m->kv_lora_rank,
+        K(MODEL, QK_HEAD_DIM), m->qk_head_dim, K(MODEL, QK_POS_HEAD_DIM), m->qk_pos_head_dim,
+        K(MODEL, V_HEAD_DIM), m->v_head_dim, K(MODEL, VOCAB), m->vocab,
+        K(MODEL, SWIGLU), m->swiglu, K(MODEL, UNTIE_EMBEDDINGS), m->untie_embeddings);
 }
 
 static json_t *cluster_json(const struct moe_cluster *k)
 {
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i, s:b,"
-                     " s:{s:s, s:s}, s:{s:s}}",
-                     "gpu", moe_gpu_name(k->gpu), "gpu_memory_gib", k->gpu_memory_gib,
-                     "gpus_per_node", k->gpus_per_node, "nvlink_domain", k->nvlink_domain,
-                     "nodes", k->nodes, "partition", k->partition, "account", k->account,
-                     "time_limit", k->time_limit, "max_array_size", k->max_array_size,
-                     "exclusive", k->exclusive,
-                     "container", "image", k->container_image, "mounts", k->container_mounts,
-                     "launcher", "command", k->launcher);
+    return json_pack(
+        "{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i, s:b, s:{s:s, s:s}, s:{s:s}}",
+        K(CLUSTER, GPU), moe_gpu_name(k->gpu), K(CLUSTER, GPU_MEMORY_GIB), k->gpu_memory_gib,
+        K(CLUSTER, GPUS_PER_NODE), k->gpus_per_node, K(CLUSTER, NVLINK_DOMAIN), k->nvlink_domain,
+        K(CLUSTER, NODES), k->nodes, K(CLUSTER, PARTITION), k->partition,
+        K(CLUSTER, ACCOUNT), k->account, K(CLUSTER, TIME_LIMIT), k->time_limit,
+        K(CLUSTER, MAX_ARRAY_SIZE), k->max_array_size, K(CLUSTER, EXCLUSIVE), k->exclusive,
+        K(CLUSTER, CONTAINER), K(CLUSTER_CONTAINER, IMAGE), k->container_image,
+        K(CLUSTER_CONTAINER, MOUNTS), k->container_mounts,
+        K(CLUSTER, LAUNCHER), K(CLUSTER_LAUNCHER, COMMAND), k->launcher);
 }
 
 static json_t *workload_json(const struct moe_study *s)
 {
     const struct moe_workload *w = &s->workload;
-    json_t *j = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", "seq_len", w->seq_len,
-                          "mbs", w->mbs, "gbs", w->gbs, "data",
-                          moe_study_str_set(s->data_path) ? s->data_path : "mock", "optimizer", s->optimizer,
-                          "precision", moe_precision_name(s->baseline.precision), "routing",
-                          moe_routing_name(w->routing), "capacity_factor", w->capacity_factor);
+    json_t *j = json_pack(
+        "{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", K(WORKLOAD, SEQ_LEN), w->seq_len,
+        K(WORKLOAD, MBS), w->mbs, K(WORKLOAD, GBS), w->gbs,
+        K(WORKLOAD, DATA), moe_study_str_set(s->data_path) ? s->data_path : "mock",
+        K(WORKLOAD, OPTIMIZER), s->optimizer,
+        K(WORKLOAD, PRECISION), moe_precision_name(s->baseline.precision),
+        K(WORKLOAD, ROUTING), moe_routing_name(w->routing),
+        K(WORKLOAD, CAPACITY_FACTOR), w->capacity_factor);
 
     /* only when off: a study that leaves the default keeps the hash (and
      * the ids of its committed evidence) it had before the key existed */
     if (j && !s->distributed_optimizer)
-        json_object_set_new(j, "distributed_optimizer", json_false());
+        json_object_set_new(j, K(WORKLOAD, DISTRIBUTED_OPTIMIZER), json_false());
     if (j && s->grad_reduce_in_bf16) /* only when on, for the same reason */
-        json_object_set_new(j, "grad_reduce_in_bf16", json_true());
+        json_object_set_new(j, K(WORKLOAD, GRAD_REDUCE_IN_BF16), json_true());
     return j;
 }
 
@@ -71,29 +86,32 @@ static json_t *baseline_json(const struct moe_baseline *b)
 {
     const struct moe_layout *l = &b->layout;
 
-    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:b, s:b, s:b,"
-                     " s:b, s:b, s:s, s:o, s:o}",
-                     "tp", l->tp, "cp", l->cp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep,
-                     "etp", l->etp, "dp", l->dp, "edp", l->edp,
-                     "pipeline_layout", b->pipeline_layout,
-                     "dispatcher", moe_dispatcher_name(b->dispatcher),
-                     "ep_overlap", b->ep_overlap, "shared_expert_overlap",
-                     b->shared_expert_overlap, "delay_wgrad", b->delay_wgrad,
-                     "overlap_grad_reduce", b->overlap_grad_reduce, "tp_comm_overlap",
-                     b->tp_comm_overlap, "manual_gc", b->manual_gc,
-                     "recompute", moe_recompute_name(b->recompute),
-                     "recompute_modules", strlist(&b->recompute_modules),
-                     "cuda_graph_modules", strlist(&b->cuda_graph_modules));
+    return json_pack(
+        "{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:b, s:b, s:b,"
+        " s:b, s:b, s:s, s:o, s:o}",
+        K(BASELINE, TP), l->tp, K(BASELINE, CP), l->cp, K(BASELINE, PP), l->pp,
+        K(BASELINE, VPP), l->vpp, K(BASELINE, EP), l->ep, K(BASELINE, ETP), l->etp,
+        DP, l->dp, EDP, l->edp, K(BASELINE, PIPELINE_LAYOUT), b->pipeline_layout,
+        K(BASELINE, DISPATCHER), moe_dispatcher_name(b->dispatcher),
+        K(BASELINE, EP_OVERLAP), b->ep_overlap,
+        K(BASELINE, SHARED_EXPERT_OVERLAP), b->shared_expert_overlap,
+        K(BASELINE, DELAY_WGRAD), b->delay_wgrad,
+        K(BASELINE, OVERLAP_GRAD_REDUCE), b->overlap_grad_reduce,
+        K(BASELINE, TP_COMM_OVERLAP), b->tp_comm_overlap, K(BASELINE, MANUAL_GC), b->manual_gc,
+        K(BASELINE, RECOMPUTE), moe_recompute_name(b->recompute),
+        K(BASELINE, RECOMPUTE_MODULES), strlist(&b->recompute_modules),
+        K(BASELINE, CUDA_GRAPH_MODULES), strlist(&b->cuda_graph_modules));
 }
 
 static json_t *measure_json(const struct moe_measure *m)
 {
-    return json_pack("{s:i, s:i, s:i, s:[ii], s:[ii], s:s, s:i}", "warmup", m->warmup,
-                     "screen_steps", m->screen_steps, "validate_steps", m->validate_steps,
-                     "report_window", m->window_first, m->window_last,
-                     "profile_steps", m->profile_first, m->profile_last,
-                     "profiler", moe_profiler_name(m->profiler),
-                     "log_interval", m->log_interval);
+    return json_pack(
+        "{s:i, s:i, s:i, s:[ii], s:[ii], s:s, s:i}", K(MEASURE, WARMUP), m->warmup,
+        K(MEASURE, SCREEN_STEPS), m->screen_steps, K(MEASURE, VALIDATE_STEPS), m->validate_steps,
+        K(MEASURE, REPORT_WINDOW), m->window_first, m->window_last,
+        K(MEASURE, PROFILE_STEPS), m->profile_first, m->profile_last,
+        K(MEASURE, PROFILER), moe_profiler_name(m->profiler),
+        K(MEASURE, LOG_INTERVAL), m->log_interval);
 }
 
 static json_t *retune_json(const struct moe_study *s)
@@ -102,20 +120,26 @@ static json_t *retune_json(const struct moe_study *s)
 
     for (int i = 0; i < s->retune_mbs_n; i++)
         json_array_append_new(mbs, json_integer(s->retune_mbs[i]));
-    return json_pack("{s:o, s:o}", "axes", strlist(&s->retune_axes), "mbs", mbs);
+    return json_pack("{s:o, s:o}", K(RETUNE, AXES), strlist(&s->retune_axes), K(RETUNE, MBS),
+                     mbs);
+}
+
+static json_t *software_json(const struct moe_software *sw)
+{
+    return json_pack("{s:s, s:b, s:b, s:s, s:b}", K(SOFTWARE, MEGATRON),
+                     moe_dialect_name(sw->dialect), K(SOFTWARE, DEEPEP), sw->deepep,
+                     K(SOFTWARE, HYBRIDEP), sw->hybridep, K(SOFTWARE, TRANSFORMER_ENGINE),
+                     sw->transformer_engine, K(SOFTWARE, APEX), sw->apex);
 }
 
 json_t *moe_study_to_json(const struct moe_study *s)
 {
-    return json_pack("{s:s, s:o, s:o, s:o, s:{s:s, s:b, s:b, s:s, s:b}, s:o, s:o, s:{s:i, s:i}, s:o,"
-                     " s:{s:b}}",
-                     "name", s->name, "model", model_json(&s->model),
-                     "cluster", cluster_json(&s->cluster), "workload", workload_json(s),
-                     "software", "megatron", moe_dialect_name(s->software.dialect),
-                     "deepep", s->software.deepep, "hybridep", s->software.hybridep,
-                     "transformer_engine", s->software.transformer_engine,
-                     "apex", s->software.apex, "baseline", baseline_json(&s->baseline), "measure",
-                     measure_json(&s->measure), "scale", "top_k", s->scale_top_k, "max_layouts", s->scale_max_layouts,
-                     "retune",
-                     retune_json(s), "validation", "checkpoint", s->validate_checkpoint);
+    return json_pack(
+        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i}, s:o, s:{s:b}}", MOE_SK_NAME, s->name,
+        MOE_SK_MODEL, model_json(&s->model), MOE_SK_CLUSTER, cluster_json(&s->cluster),
+        MOE_SK_WORKLOAD, workload_json(s), MOE_SK_SOFTWARE, software_json(&s->software),
+        MOE_SK_BASELINE, baseline_json(&s->baseline), MOE_SK_MEASURE, measure_json(&s->measure),
+        MOE_SK_SCALE, K(SCALE, TOP_K), s->scale_top_k, K(SCALE, MAX_LAYOUTS), s->scale_max_layouts,
+        MOE_SK_RETUNE, retune_json(s),
+        MOE_SK_VALIDATION, K(VALIDATION, CHECKPOINT), s->validate_checkpoint);
 }

@@ -12,15 +12,25 @@
 #include "study/study.h"
 #include "study/study_schema.h"
 
-#define INT(k, lo, hi) { .key = (k), .type = MOE_F_INT, .min = (lo), .max = (hi) }
-#define NUM(k) { .key = (k), .type = MOE_F_NUM }
-#define STR(k) { .key = (k), .type = MOE_F_STR }
-#define BOOL(k) { .key = (k), .type = MOE_F_BOOL }
-#define ENUM(k, c) { .key = (k), .type = MOE_F_ENUM, .choices = (c) }
-#define MAP(k, s) { .key = (k), .type = MOE_F_MAP, .sub = (s) }
+/* Each field is named by its parent and key (study_schema.h): the key's
+ * spelling is the header's, never this table's. */
+#define K(p, k) MOE_SK_KEY(p, k)
+#define INT(p, k, lo, hi) { .key = K(p, k), .type = MOE_F_INT, .min = (lo), .max = (hi) }
+#define NUM(p, k) { .key = K(p, k), .type = MOE_F_NUM }
+#define STR(p, k) { .key = K(p, k), .type = MOE_F_STR }
+#define BOOL(p, k) { .key = K(p, k), .type = MOE_F_BOOL }
+#define ENUM(p, k, c) { .key = K(p, k), .type = MOE_F_ENUM, .choices = (c) }
+#define STRLIST(p, k, c) { .key = K(p, k), .type = MOE_F_STRLIST, .choices = (c) }
+/* [first, last] */
+#define RANGE(p, k, lo, hi)                                                                    \
+    { .key = K(p, k), .type = MOE_F_INTLIST, .min = (lo), .max = (hi), .range = true }
+#define MAP(p, k, s) { .key = K(p, k), .type = MOE_F_MAP, .sub = (s) }
+/* a section: a top-level map */
+#define SECTION(k, s) { .key = MOE_SK_##k, .type = MOE_F_MAP, .sub = (s) }
 #define END { .key = NULL }
 /* A string that lands in an #SBATCH line: only what Slurm takes there. */
-#define SBATCH_STR(k, re, what) { .key = (k), .type = MOE_F_STR, .pattern = (re), .allows = (what) }
+#define SBATCH_STR(name, re, what)                                                             \
+    { .key = (name), .type = MOE_F_STR, .pattern = (re), .allows = (what) }
 
 /* Enum values come from the tables next to each enum (model.h, study.h),
  * the same ones the reader and the JSON writer use. */
@@ -31,17 +41,20 @@ static const char *const graph_modules[] = { "attn", "mlp", "moe", "moe_router",
                                              "moe_preprocess", NULL };
 
 static const struct moe_field model_keys[] = {
-    STR("preset"),
-    INT("num_layers", 1, 1024), INT("hidden", 1, 1 << 20), INT("ffn_hidden", 0, 1 << 22),
-    INT("moe_ffn_hidden", 1, 1 << 22), INT("num_experts", 1, 65536), INT("topk", 1, 1024),
-    INT("shared_expert_ffn", 0, 1 << 22), INT("first_dense_layers", 0, 1024),
-    INT("mtp_layers", 0, 16), ENUM("router_score", moe_router_score_names),
-    INT("router_groups", 0, 65536), INT("router_group_topk", 0, 65536),
-    ENUM("attention", moe_attention_names), INT("num_heads", 1, 4096),
-    INT("num_query_groups", 1, 4096), INT("head_dim", 1, 4096), BOOL("qk_layernorm"),
-    INT("q_lora_rank", 0, 1 << 20), INT("kv_lora_rank", 0, 1 << 20),
-    INT("qk_head_dim", 0, 4096), INT("qk_pos_head_dim", 0, 4096), INT("v_head_dim", 0, 4096),
-    INT("vocab", 1, 1 << 24), BOOL("swiglu"), BOOL("untie_embeddings"),
+    STR(MODEL, PRESET),
+    INT(MODEL, NUM_LAYERS, 1, 1024), INT(MODEL, HIDDEN, 1, 1 << 20),
+    INT(MODEL, FFN_HIDDEN, 0, 1 << 22), INT(MODEL, MOE_FFN_HIDDEN, 1, 1 << 22),
+    INT(MODEL, NUM_EXPERTS, 1, 65536), INT(MODEL, TOPK, 1, 1024),
+    INT(MODEL, SHARED_EXPERT_FFN, 0, 1 << 22), INT(MODEL, FIRST_DENSE_LAYERS, 0, 1024),
+    INT(MODEL, MTP_LAYERS, 0, 16), ENUM(MODEL, ROUTER_SCORE, moe_router_score_names),
+    INT(MODEL, ROUTER_GROUPS, 0, 65536), INT(MODEL, ROUTER_GROUP_TOPK, 0, 65536),
+    ENUM(MODEL, ATTENTION, moe_attention_names), INT(MODEL, NUM_HEADS, 1, 4096),
+    INT(MODEL, NUM_QUERY_GROUPS, 1, 4096), INT(MODEL, HEAD_DIM, 1, 4096),
+    BOOL(MODEL, QK_LAYERNORM),
+    INT(MODEL, Q_LORA_RANK, 0, 1 << 20), INT(MODEL, KV_LORA_RANK, 0, 1 << 20),
+    INT(MODEL, QK_HEAD_DIM, 0, 4096), INT(MODEL, QK_POS_HEAD_DIM, 0, 4096),
+    INT(MODEL, V_HEAD_DIM, 0, 4096),
+    INT(MODEL, VOCAB, 1, 1 << 24), BOOL(MODEL, SWIGLU), BOOL(MODEL, UNTIE_EMBEDDINGS),
     END
 };
 
@@ -53,69 +66,75 @@ static const struct moe_field model_keys[] = {
 #define ACCOUNT_RE "^" SLURM_NAME "$"
 #define TIME_RE "^([0-9]+(-[0-9]+)?(:[0-9]+){0,2}|unlimited|infinite)$"
 
-static const struct moe_field container_keys[] = { STR("image"), STR("mounts"), END };
-static const struct moe_field launcher_keys[] = { STR("command"), END };
+static const struct moe_field container_keys[] = {
+    STR(CLUSTER_CONTAINER, IMAGE), STR(CLUSTER_CONTAINER, MOUNTS), END
+};
+static const struct moe_field launcher_keys[] = { STR(CLUSTER_LAUNCHER, COMMAND), END };
 
 static const struct moe_field cluster_keys[] = {
-    ENUM("gpu", moe_gpu_names), INT("gpu_memory_gib", 1, 4096), INT("gpus_per_node", 1, 64),
-    INT("nvlink_domain", 1, 1 << 16), INT("nodes", 1, 1 << 20),
-    SBATCH_STR("partition", PARTITION_RE, "a comma-separated list of Slurm partition names "
-               "(letters, digits, _ . -)"),
-    SBATCH_STR("account", ACCOUNT_RE, "a Slurm account name (letters, digits, _ . -)"),
-    SBATCH_STR("time_limit", TIME_RE, "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, "
-               "D-H:M:S or unlimited"), INT("max_array_size", 1, 4000001), BOOL("exclusive"),
-    MAP("container", container_keys), MAP("launcher", launcher_keys),
-    NUM("achievable_tflops_bf16"), NUM("achievable_tflops_fp8"), NUM("nvlink_gbps"),
-    NUM("internode_gbps"), NUM("host_overhead_us"), NUM("host_expert_us"), NUM("host_etp_us"),
-    NUM("route_ns"),
+    ENUM(CLUSTER, GPU, moe_gpu_names), INT(CLUSTER, GPU_MEMORY_GIB, 1, 4096),
+    INT(CLUSTER, GPUS_PER_NODE, 1, 64), INT(CLUSTER, NVLINK_DOMAIN, 1, 1 << 16),
+    INT(CLUSTER, NODES, 1, 1 << 20),
+    SBATCH_STR(K(CLUSTER, PARTITION), PARTITION_RE,
+               "a comma-separated list of Slurm partition names (letters, digits, _ . -)"),
+    SBATCH_STR(K(CLUSTER, ACCOUNT), ACCOUNT_RE, "a Slurm account name (letters, digits, _ . -)"),
+    SBATCH_STR(K(CLUSTER, TIME_LIMIT), TIME_RE, "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, "
+               "D-H:M:S or unlimited"),
+    INT(CLUSTER, MAX_ARRAY_SIZE, 1, 4000001), BOOL(CLUSTER, EXCLUSIVE),
+    MAP(CLUSTER, CONTAINER, container_keys), MAP(CLUSTER, LAUNCHER, launcher_keys),
+    NUM(CLUSTER, ACHIEVABLE_TFLOPS_BF16), NUM(CLUSTER, ACHIEVABLE_TFLOPS_FP8),
+    NUM(CLUSTER, NVLINK_GBPS), NUM(CLUSTER, INTERNODE_GBPS), NUM(CLUSTER, HOST_OVERHEAD_US),
+    NUM(CLUSTER, HOST_EXPERT_US), NUM(CLUSTER, HOST_ETP_US), NUM(CLUSTER, ROUTE_NS),
     END
 };
 
 static const struct moe_field workload_keys[] = {
-    INT("seq_len", 1, 1 << 24), INT("mbs", 1, 1 << 16), INT("gbs", 1, 1 << 26), STR("data"),
-    ENUM("optimizer", optimizers), ENUM("precision", moe_precision_names), ENUM("routing", moe_routing_names),
-    NUM("capacity_factor"), BOOL("distributed_optimizer"), BOOL("grad_reduce_in_bf16"),
+    INT(WORKLOAD, SEQ_LEN, 1, 1 << 24), INT(WORKLOAD, MBS, 1, 1 << 16),
+    INT(WORKLOAD, GBS, 1, 1 << 26), STR(WORKLOAD, DATA), ENUM(WORKLOAD, OPTIMIZER, optimizers),
+    ENUM(WORKLOAD, PRECISION, moe_precision_names), ENUM(WORKLOAD, ROUTING, moe_routing_names),
+    NUM(WORKLOAD, CAPACITY_FACTOR), BOOL(WORKLOAD, DISTRIBUTED_OPTIMIZER),
+    BOOL(WORKLOAD, GRAD_REDUCE_IN_BF16),
     END
 };
 
 static const struct moe_field software_keys[] = {
-    ENUM("megatron", moe_dialect_names), BOOL("deepep"), BOOL("hybridep"), STR("transformer_engine"),
-    BOOL("apex"), END
+    ENUM(SOFTWARE, MEGATRON, moe_dialect_names), BOOL(SOFTWARE, DEEPEP), BOOL(SOFTWARE, HYBRIDEP),
+    STR(SOFTWARE, TRANSFORMER_ENGINE), BOOL(SOFTWARE, APEX), END
 };
 
 static const struct moe_field baseline_keys[] = {
-    INT("tp", 1, 1024), INT("cp", 1, 1024), INT("pp", 1, 1024), INT("vpp", 1, 1024),
-    INT("ep", 1, 65536), INT("etp", 1, 1024), STR("pipeline_layout"),
-    ENUM("dispatcher", moe_dispatcher_names), BOOL("ep_overlap"), BOOL("shared_expert_overlap"),
-    BOOL("delay_wgrad"), BOOL("overlap_grad_reduce"), BOOL("tp_comm_overlap"),
-    BOOL("manual_gc"), ENUM("recompute", moe_recompute_names),
-    { .key = "recompute_modules", .type = MOE_F_STRLIST, .choices = moe_recompute_module_names },
-    { .key = "cuda_graph_modules", .type = MOE_F_STRLIST, .choices = graph_modules },
+    INT(BASELINE, TP, 1, 1024), INT(BASELINE, CP, 1, 1024), INT(BASELINE, PP, 1, 1024),
+    INT(BASELINE, VPP, 1, 1024), INT(BASELINE, EP, 1, 65536), INT(BASELINE, ETP, 1, 1024),
+    STR(BASELINE, PIPELINE_LAYOUT), ENUM(BASELINE, DISPATCHER, moe_dispatcher_names),
+    BOOL(BASELINE, EP_OVERLAP), BOOL(BASELINE, SHARED_EXPERT_OVERLAP), BOOL(BASELINE, DELAY_WGRAD),
+    BOOL(BASELINE, OVERLAP_GRAD_REDUCE), BOOL(BASELINE, TP_COMM_OVERLAP),
+    BOOL(BASELINE, MANUAL_GC), ENUM(BASELINE, RECOMPUTE, moe_recompute_names),
+    STRLIST(BASELINE, RECOMPUTE_MODULES, moe_recompute_module_names),
+    STRLIST(BASELINE, CUDA_GRAPH_MODULES, graph_modules),
     END
 };
 
 static const struct moe_field measure_keys[] = {
-    INT("warmup", 0, 1000000), INT("screen_steps", 1, 1000000),
-    INT("validate_steps", 1, 1000000),
-    { .key = "report_window", .type = MOE_F_INTLIST, .min = 1, .max = 1000000, .range = true },
-    { .key = "profile_steps", .type = MOE_F_INTLIST, .min = 1, .max = 1000000, .range = true },
-    ENUM("profiler", moe_profiler_names), INT("log_interval", 1, 1000000),
+    INT(MEASURE, WARMUP, 0, 1000000), INT(MEASURE, SCREEN_STEPS, 1, 1000000),
+    INT(MEASURE, VALIDATE_STEPS, 1, 1000000),
+    RANGE(MEASURE, REPORT_WINDOW, 1, 1000000), RANGE(MEASURE, PROFILE_STEPS, 1, 1000000),
+    ENUM(MEASURE, PROFILER, moe_profiler_names), INT(MEASURE, LOG_INTERVAL, 1, 1000000),
     END
 };
 
 static const struct moe_field scale_keys[] = {
-    INT("top_k", 1, 64), INT("max_layouts", 1, 64),
+    INT(SCALE, TOP_K, 1, 64), INT(SCALE, MAX_LAYOUTS, 1, 64),
     END
 };
 
 static const struct moe_field validation_keys[] = {
-    BOOL("checkpoint"),
+    BOOL(VALIDATION, CHECKPOINT),
     END
 };
 
 static const struct moe_field retune_keys[] = {
-    { .key = "axes", .type = MOE_F_STRLIST, .choices = moe_retune_axes },
-    { .key = "mbs", .type = MOE_F_INTLIST, .min = 1, .max = 1 << 16 },
+    STRLIST(RETUNE, AXES, moe_retune_axes),
+    { .key = K(RETUNE, MBS), .type = MOE_F_INTLIST, .min = 1, .max = 1 << 16 },
     END
 };
 
@@ -140,11 +159,11 @@ const struct moe_field *moe_study_field(const char *path)
 }
 
 const struct moe_field moe_study_schema[] = {
-    SBATCH_STR("name", NAME_RE, "1 to 63 letters, digits and _ . + -, starting with a letter "
+    SBATCH_STR(MOE_SK_NAME, NAME_RE, "1 to 63 letters, digits and _ . + -, starting with a letter "
                "or digit (it names the Slurm jobs)"),
-    MAP("model", model_keys), MAP("cluster", cluster_keys),
-    MAP("workload", workload_keys), MAP("software", software_keys),
-    MAP("baseline", baseline_keys), MAP("measure", measure_keys), MAP("scale", scale_keys), MAP("retune", retune_keys),
-    MAP("validation", validation_keys),
+    SECTION(MODEL, model_keys), SECTION(CLUSTER, cluster_keys),
+    SECTION(WORKLOAD, workload_keys), SECTION(SOFTWARE, software_keys),
+    SECTION(BASELINE, baseline_keys), SECTION(MEASURE, measure_keys),
+    SECTION(SCALE, scale_keys), SECTION(RETUNE, retune_keys), SECTION(VALIDATION, validation_keys),
     END
 };
