@@ -211,9 +211,7 @@ static int file_exists(const char *path)
 /* The flags whose effect a report must prove (the seed's pitfall 8: a
  * backend can fall back, an overlap be dropped), each with its key in
  * Megatron's argument dump (argparse's dest: --fp8-format is "fp8"). */
-static const struct {
-    const char *flag, *key;
-} requested_keys[] = {
+static const struct moe_report_flag requested_keys[] = {
     { "--moe-token-dispatcher-type", "moe_token_dispatcher_type" },
     { "--moe-flex-dispatcher-backend", "moe_flex_dispatcher_backend" },
     { "--fp8-format", "fp8" },
@@ -234,6 +232,12 @@ static const struct {
     { "--cuda-graph-scope", "cuda_graph_scope" },
     { "--cuda-graph-modules", "cuda_graph_modules" },
 };
+
+const struct moe_report_flag *moe_report_requested_flags(size_t *n)
+{
+    *n = sizeof(requested_keys) / sizeof(requested_keys[0]);
+    return requested_keys;
+}
 
 size_t moe_report_requested(const struct moe_candidate *c, const char *run,
                             struct moe_report_expect_for *out, size_t max, char *buf,

@@ -41,6 +41,17 @@ size_t moe_report_count_logs(char *const *paths, int n);
 int moe_report_load_run(const char *path, const char *label, const struct moe_report_reader *rd,
                         struct moe_report_run *r, struct moe_error *err);
 
+/* A flag whose effect a report proves, with its key in Megatron's
+ * argument dump (argparse's dest: --fp8-format is "fp8"). */
+struct moe_report_flag {
+    const char *flag, *key;
+};
+
+/* The flags moe_report_requested looks for: test_megatron_args checks
+ * each against every dialect that spells it so, and that they cover what
+ * the retune axes change. */
+const struct moe_report_flag *moe_report_requested_flags(size_t *n);
+
 /* What candidate c asked Megatron for on its command line, as
  * expectations of its run's argument dump, each for the run named run:
  * the dispatcher and its backend, the precision, the overlap switches,

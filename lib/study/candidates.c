@@ -22,7 +22,14 @@ struct plan_ctx {
     const struct moe_study *s;
     struct moe_stage_plan *plan;
     bool oom;                     /* an append failed: the build fails */
+    int unknown_axis;             /* -1, or an axis no generator here knows: the build fails */
 };
+
+/* Axis a has no candidate generator here: the stage fails, naming it. */
+static void unknown_axis(struct plan_ctx *c, enum moe_retune_axis a)
+{
+    c->unknown_axis = (int)a;
+}
 
 /* The label users see, with its reasons (moe_study_label); -1 when out of
  * memory. */
@@ -551,19 +558,32 @@ static const char *overlap_problem(const struct moe_study *s, enum moe_retune_ax
     return NULL;
 }
 
+/* The switch that axis a turns on; NULL for an axis that is not an on/off
+ * switch.  Every axis is listed and there is no default, so that -Wswitch
+ * names a new axis here instead of it toggling another axis's switch. */
 static bool *flag_of(struct moe_baseline *b, enum moe_retune_axis a)
 {
-    if (a == MOE_RETUNE_EP_OVERLAP)
+    switch (a) {
+    case MOE_RETUNE_EP_OVERLAP:
         return &b->ep_overlap;
-    if (a == MOE_RETUNE_SHARED_EXPERT_OVERLAP)
+    case MOE_RETUNE_SHARED_EXPERT_OVERLAP:
         return &b->shared_expert_overlap;
-    if (a == MOE_RETUNE_DELAY_WGRAD)
+    case MOE_RETUNE_DELAY_WGRAD:
         return &b->delay_wgrad;
-    if (a == MOE_RETUNE_OVERLAP_GRAD_REDUCE)
+    case MOE_RETUNE_OVERLAP_GRAD_REDUCE:
         return &b->overlap_grad_reduce;
-    if (a == MOE_RETUNE_TP_COMM_OVERLAP)
+    case MOE_RETUNE_TP_COMM_OVERLAP:
         return &b->tp_comm_overlap;
-    return &b->manual_gc;
+    case MOE_RETUNE_MANUAL_GC:
+        return &b->manual_gc;
+    case MOE_RETUNE_DISPATCHER:
+    case MOE_RETUNE_RECOMPUTE:
+    case MOE_RETUNE_PRECISION:
+    case MOE_RETUNE_CUDA_GRAPH:
+    case MOE_RETUNE_MBS:
+        break;
+    }
+    return NULL;
 }
 
 static void retune_flag(struct plan_ctx *c, const struct moe_run *base, enum moe_retune_axis a)
@@ -572,6 +592,10 @@ static void retune_flag(struct plan_ctx *c, const struct moe_run *base, enum moe
     bool *flag = flag_of(&r.cfg, a);
     const char *why = overlap_problem(c->s, a, &base->cfg);
 
+    if (!flag) {
+        unknown_axis(c, a);
+        return;
+    }
     if (*flag) {
         skip(c, var(a), json_true(), "already on in the baseline");
         return;
@@ -690,73 +714,133 @@ static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)
     }
 }
 
+/* The candidates of axis a.  Every axis is listed and there is no default,
+ * so that -Wswitch names a new axis of the catalogue here; one that still
+ * reaches the end fails the stage rather than being left out unseen. */
+static void retune_axis(struct plan_ctx *c, const struct moe_run *base, enum moe_retune_axis a)
+{
+    switch (a) {
+    case MOE_RETUNE_DISPATCHER:
+        retune_dispatcher(c, base);
+        return;
+    case MOE_RETUNE_EP_OVERLAP:
+    case MOE_RETUNE_SHARED_EXPERT_OVERLAP:
+    case MOE_RETUNE_DELAY_WGRAD:
+    case MOE_RETUNE_OVERLAP_GRAD_REDUCE:
+    case MOE_RETUNE_TP_COMM_OVERLAP:
+    case MOE_RETUNE_MANUAL_GC:
+        retune_flag(c, base, a);
+        return;
+    case MOE_RETUNE_RECOMPUTE:
+        retune_recompute(c, base);
+        return;
+    case MOE_RETUNE_PRECISION:
+        retune_precision(c, base);
+        return;
+    case MOE_RETUNE_CUDA_GRAPH:
+        retune_graphs(c, base);
+        return;
+    case MOE_RETUNE_MBS:
+        retune_mbs(c, base);
+        return;
+    }
+    unknown_axis(c, a);
+}
+
 static void retune_plan(struct plan_ctx *c)
 {
     const struct moe_study *s = c->s;
     struct moe_run base;
-    /* the boolean switches, in the order their candidates are emitted */
-    static const enum moe_retune_axis flags[] = {
-        MOE_RETUNE_EP_OVERLAP, MOE_RETUNE_SHARED_EXPERT_OVERLAP, MOE_RETUNE_DELAY_WGRAD,
-        MOE_RETUNE_OVERLAP_GRAD_REDUCE, MOE_RETUNE_TP_COMM_OVERLAP, MOE_RETUNE_MANUAL_GC,
+    /* the order candidates are emitted in (manual GC with the other
+     * switches, not at its place in the catalogue); an axis of the
+     * catalogue missing here fails the stage */
+    static const enum moe_retune_axis order[] = {
+        MOE_RETUNE_DISPATCHER,  MOE_RETUNE_EP_OVERLAP,          MOE_RETUNE_SHARED_EXPERT_OVERLAP,
+        MOE_RETUNE_DELAY_WGRAD, MOE_RETUNE_OVERLAP_GRAD_REDUCE, MOE_RETUNE_TP_COMM_OVERLAP,
+        MOE_RETUNE_MANUAL_GC,   MOE_RETUNE_RECOMPUTE,           MOE_RETUNE_PRECISION,
+        MOE_RETUNE_CUDA_GRAPH,  MOE_RETUNE_MBS,
     };
+    const size_t n = sizeof(order) / sizeof(order[0]);
 
+    for (int a = 0; a < MOE_RETUNE_COUNT; a++) {
+        bool listed = false;
+
+        for (size_t i = 0; i < n; i++)
+            listed |= order[i] == (enum moe_retune_axis)a;
+        if (!listed) {
+            unknown_axis(c, (enum moe_retune_axis)a);
+            return;
+        }
+    }
     moe_run_from_baseline(&base, s, screen_iters(s));
-    if (axis_on(s, MOE_RETUNE_DISPATCHER))
-        retune_dispatcher(c, &base);
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        if (axis_on(s, flags[i]))
-            retune_flag(c, &base, flags[i]);
-    if (axis_on(s, MOE_RETUNE_RECOMPUTE))
-        retune_recompute(c, &base);
-    if (axis_on(s, MOE_RETUNE_PRECISION))
-        retune_precision(c, &base);
-    if (axis_on(s, MOE_RETUNE_CUDA_GRAPH))
-        retune_graphs(c, &base);
-    if (axis_on(s, MOE_RETUNE_MBS))
-        retune_mbs(c, &base);
+    for (size_t i = 0; i < n; i++)
+        if (axis_on(s, order[i]))
+            retune_axis(c, &base, order[i]);
+}
+
+/* The candidates of stage into c->plan; false for a value outside the
+ * enum.  Every stage is listed and there is no default, so that -Wswitch
+ * names a new stage here. */
+static bool plan_stage(struct plan_ctx *c, enum moe_stage stage)
+{
+    const struct moe_study *s = c->s;
+    struct moe_run run;
+
+    switch (stage) {
+    case MOE_STAGE_CONTRACT:
+        moe_run_from_baseline(&run, s, screen_iters(s));
+        emit(c, &run, "baseline", json_string("baseline"), "none", 1, 1, -1,
+             "captures versions, hardware and topology of one node");
+        return true;
+    case MOE_STAGE_FIT:
+        fit_plan(c);
+        return true;
+    case MOE_STAGE_SCALE:
+        scale_plan(c);
+        return true;
+    case MOE_STAGE_PROFILE:
+        moe_run_from_baseline(&run, s, screen_iters(s));
+        run.profile = true;
+        emit_baseline(c, &run, "unknown");
+        return true;
+    case MOE_STAGE_RETUNE:
+        retune_plan(c);
+        return true;
+    case MOE_STAGE_VALIDATE:
+        moe_run_from_baseline(&run, s, s->measure.validate_steps);
+        emit_baseline(c, &run, "none");
+        return true;
+    case MOE_STAGE_NONE:
+    case MOE_STAGE_COUNT:
+        break;
+    }
+    return false;
 }
 
 int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
                          struct moe_stage_plan *plan, struct moe_error *err)
 {
     struct plan_ctx c;
-    struct moe_run run;
+    const struct moe_retune_entry *e;
 
     memset(plan, 0, sizeof(*plan));
     plan->stage = stage;
-    c = (struct plan_ctx){ s, plan, false };
-    switch (stage) {
-    case MOE_STAGE_CONTRACT:
-        moe_run_from_baseline(&run, s, screen_iters(s));
-        emit(&c, &run, "baseline", json_string("baseline"), "none", 1, 1, -1,
-             "captures versions, hardware and topology of one node");
-        break;
-    case MOE_STAGE_FIT:
-        fit_plan(&c);
-        break;
-    case MOE_STAGE_SCALE:
-        scale_plan(&c);
-        break;
-    case MOE_STAGE_PROFILE:
-        moe_run_from_baseline(&run, s, screen_iters(s));
-        run.profile = true;
-        emit_baseline(&c, &run, "unknown");
-        break;
-    case MOE_STAGE_RETUNE:
-        retune_plan(&c);
-        break;
-    case MOE_STAGE_VALIDATE:
-        moe_run_from_baseline(&run, s, s->measure.validate_steps);
-        emit_baseline(&c, &run, "none");
-        break;
-    default:
+    c = (struct plan_ctx){ s, plan, false, -1 };
+    if (!plan_stage(&c, stage)) {
         moe_error_set(err, "no such stage %d", (int)stage);
         moe_stage_plan_free(plan);
         return -1;
     }
-    if (!c.oom)
+    if (!c.oom && c.unknown_axis < 0)
         return 0;
-    moe_error_set(err, "%s stage: out of memory", moe_stage_name(stage));
+    if (c.oom)
+        moe_error_set(err, "%s stage: out of memory", moe_stage_name(stage));
+    else if ((e = moe_retune_entry((enum moe_retune_axis)c.unknown_axis)))
+        moe_error_set(err, "%s stage: the retune axis %s has no candidate generator "
+                      "(lib/study/candidates.c, retune_axis)", moe_stage_name(stage), e->axis);
+    else
+        moe_error_set(err, "%s stage: no such retune axis %d", moe_stage_name(stage),
+                      c.unknown_axis);
     moe_stage_plan_free(plan);
     return -1;
 }
@@ -790,7 +874,7 @@ int moe_candidates_render(const struct moe_study *s, struct moe_stage_plan *plan
 
 int moe_candidates_keep_bottleneck(struct moe_stage_plan *plan, const char *bottleneck)
 {
-    struct plan_ctx c = { NULL, plan, false };
+    struct plan_ctx c = { NULL, plan, false, -1 };
     size_t kept = 0;
 
     for (size_t i = 0; i < plan->n; i++) {

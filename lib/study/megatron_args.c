@@ -1,6 +1,6 @@
 /* The argument list follows Megatron-LM's pretrain_gpt.py.  Only flags that
- * exist in every supported dialect are emitted, except where the dialect
- * switch says otherwise (CUDA-graph module selection); the unit test
+ * exist in every supported dialect are emitted, spelled as the dialect
+ * spells them (renames[]: CUDA-graph module selection); the unit test
  * test_megatron_flags checks each flag and choice against the argparse dumps. */
 #include "config.h"
 
@@ -10,10 +10,38 @@
 
 #include "study/megatron_args.h"
 
+/* Renamed flags, by dialect (enum moe_dialect's order). */
+static const struct moe_megatron_rename renames[] = {
+    /* core 0.18 renamed --cuda-graph-scope; core 0.19 keeps the old name
+     * as a deprecated alias (dest cuda_graph_scope_deprecated) */
+    { "--cuda-graph-modules",
+      { [MOE_DIALECT_CORE_0_16] = "--cuda-graph-scope",
+        [MOE_DIALECT_CORE_0_19] = "--cuda-graph-modules",
+        [MOE_DIALECT_BRIDGE_PIN] = "--cuda-graph-modules" } },
+};
+
+const struct moe_megatron_rename *moe_megatron_renames(size_t *n)
+{
+    *n = sizeof(renames) / sizeof(renames[0]);
+    return renames;
+}
+
+const char *moe_megatron_flag(const char *flag, enum moe_dialect d)
+{
+    for (size_t i = 0; i < sizeof(renames) / sizeof(renames[0]); i++)
+        if (strcmp(renames[i].flag, flag) == 0)
+            return (unsigned)d < MOE_DIALECT_COUNT ? renames[i].in[d] : NULL;
+    return flag;
+}
+
 /* An append that fails marks the list (strv.oom); moe_megatron_argv
- * checks once at the end. */
+ * checks once at the end.  So does a flag with no spelling (NULL). */
 static void add(struct moe_strv *argv, const char *flag)
 {
+    if (!flag) {
+        argv->oom = true;
+        return;
+    }
     moe_strv_push(argv, flag);
 }
 
@@ -195,9 +223,7 @@ static void tuning_args(struct moe_strv *a, const struct moe_study *s, const str
     }
     if (c->cuda_graph_modules.n) {
         adds(a, "--cuda-graph-impl", "transformer_engine");
-        /* core 0.18 renamed --cuda-graph-scope to --cuda-graph-modules. */
-        add(a, s->software.dialect == MOE_DIALECT_CORE_0_16 ? "--cuda-graph-scope"
-                                                            : "--cuda-graph-modules");
+        add(a, moe_megatron_flag("--cuda-graph-modules", s->software.dialect));
         for (int i = 0; i < c->cuda_graph_modules.n; i++)
             add(a, c->cuda_graph_modules.v[i]);
         add(a, "--te-rng-tracker");

@@ -24,8 +24,25 @@ struct moe_run {
 /* A run equal to the study's baseline, for train_iters steps. */
 void moe_run_from_baseline(struct moe_run *run, const struct moe_study *study, int train_iters);
 
+/* A flag Megatron renamed: moeflow's name for it (the newest spelling)
+ * and its spelling in each dialect.  Every flag whose spelling depends on
+ * the dialect goes through this table; test_megatron_args checks each
+ * spelling against that dialect's argparse dump. */
+struct moe_megatron_rename {
+    const char *flag;
+    const char *in[MOE_DIALECT_COUNT];
+};
+
+/* The whole table. */
+const struct moe_megatron_rename *moe_megatron_renames(size_t *n);
+
+/* flag as dialect d spells it: flag itself when it was never renamed;
+ * NULL when it was and the table has no spelling for d. */
+const char *moe_megatron_flag(const char *flag, enum moe_dialect d);
+
 /* The argument list, in a fixed order, appended to argv; -1 when out of
- * memory. */
+ * memory, or when a renamed flag has no spelling in the study's dialect
+ * (a table test_megatron_args refuses). */
 int moe_megatron_argv(const struct moe_study *study, const struct moe_run *run,
                       struct moe_strv *argv);
 

@@ -411,11 +411,49 @@ const struct moe_megatron_rule *moe_megatron_rules(size_t *n)
     return rules;
 }
 
+/* The rules (of this table and of validate_checkpoint.c's citations) that
+ * a dialect does not have, each with why: the only NULLs their where[]
+ * may hold.  A NULL without a row here is a missing citation. */
+static const struct {
+    const char *rule;
+    enum moe_dialect dialect;
+    const char *why;
+} absent[] = {
+    { "moe_router_needs_te", MOE_DIALECT_CORE_0_19,
+      "without TE the import binds te_general_gemm to None and the router multiplies in "
+      "PyTorch (megatron/core/transformer/moe/moe_utils.py:1326)" },
+    { "moe_router_needs_te", MOE_DIALECT_BRIDGE_PIN,
+      "without TE the import binds te_general_gemm to None and the router multiplies in "
+      "PyTorch, as in core 0.19" },
+    { "deterministic_no_ce_fusion", MOE_DIALECT_CORE_0_19,
+      "the check moved to determinism.py (deterministic_required_args)" },
+    { "deterministic_no_ce_fusion", MOE_DIALECT_BRIDGE_PIN,
+      "the check moved to determinism.py (deterministic_required_args)" },
+    { "deterministic_needs_nccl_algo", MOE_DIALECT_CORE_0_19,
+      "determinism.py sets NCCL_ALGO itself (deterministic_env_defaults)" },
+    { "deterministic_needs_nccl_algo", MOE_DIALECT_BRIDGE_PIN,
+      "determinism.py sets NCCL_ALGO itself (deterministic_env_defaults)" },
+    { "deterministic_required_args", MOE_DIALECT_CORE_0_16,
+      "core 0.16 has no determinism.py: arguments.py checks the fusion itself "
+      "(deterministic_no_ce_fusion)" },
+    { "deterministic_env_defaults", MOE_DIALECT_CORE_0_16,
+      "core 0.16 sets no environment and asserts NCCL_ALGO instead "
+      "(deterministic_needs_nccl_algo)" },
+};
+
+const char *moe_megatron_rule_absent(const struct moe_megatron_rule *rule, enum moe_dialect d)
+{
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+        if (absent[i].dialect == d && strcmp(absent[i].rule, rule->id) == 0)
+            return absent[i].why;
+    return NULL;
+}
+
 const struct moe_megatron_rule *moe_megatron_rule_broken(const struct moe_study *s,
                                                          const struct moe_run *r)
 {
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-        if (rules[i].where[s->software.dialect] && rules[i].broken(s, r))
+        if (!moe_megatron_rule_absent(&rules[i], s->software.dialect) && rules[i].broken(s, r))
             return &rules[i];
     return NULL;
 }
@@ -424,7 +462,7 @@ void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_d
                                 char *buf, size_t size)
 {
     snprintf(buf, size, "Megatron rule %s (%s in %s): %s", rule->id,
-             rule->where[d] ? rule->where[d] : "-", moe_dialect_name(d), rule->text);
+             rule->where[d] ? rule->where[d] : "uncited", moe_dialect_name(d), rule->text);
 }
 
 const char *moe_megatron_refusal(const struct moe_study *s, const struct moe_run *r, char *buf,

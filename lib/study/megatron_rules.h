@@ -18,8 +18,8 @@
 struct moe_megatron_rule {
     const char *id;
     const char *text;                        /* what Megatron requires */
-    /* "path:line" in megatron-lm-<tag>, by enum moe_dialect; NULL where
-     * that dialect has no such rule */
+    /* "path:line" in megatron-lm-<tag>, by enum moe_dialect; NULL only
+     * where moe_megatron_rule_absent says why that dialect has no such rule */
     const char *where[MOE_DIALECT_COUNT];
     bool (*broken)(const struct moe_study *s, const struct moe_run *r);
 };
@@ -27,13 +27,22 @@ struct moe_megatron_rule {
 /* The whole table, in checking order. */
 const struct moe_megatron_rule *moe_megatron_rules(size_t *n);
 
+/* Why dialect d has no rule like rule (Megatron there does not refuse
+ * it), or NULL when it has: then rule->where[d] must cite its check, and a
+ * rule with neither (a dialect added without its citations) is checked
+ * all the same, never skipped; test_megatron_rules refuses it.  Covers
+ * validate_checkpoint.h's citations too. */
+const char *moe_megatron_rule_absent(const struct moe_megatron_rule *rule, enum moe_dialect d);
+
 /* The first rule of the table, in the study's dialect, that run breaks,
- * or NULL.  The table holds the prerequisite rules only: the layout rules
- * are fit/layouts.h's (moe_megatron_refusal checks both). */
+ * or NULL; a rule absent from that dialect is not asked.  The table holds
+ * the prerequisite rules only: the layout rules are fit/layouts.h's
+ * (moe_megatron_refusal checks both). */
 const struct moe_megatron_rule *moe_megatron_rule_broken(const struct moe_study *s,
                                                          const struct moe_run *r);
 
-/* "rule ID (FILE:LINE in DIALECT): TEXT" into buf. */
+/* "rule ID (FILE:LINE in DIALECT): TEXT" into buf; "uncited" for FILE:LINE
+ * where rule->where[d] is NULL. */
 void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_dialect d,
                                 char *buf, size_t size);
 

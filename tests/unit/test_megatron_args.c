@@ -16,17 +16,21 @@
 #include <string.h>
 
 #include "core/readfile.h"
+#include "analysis/report_runs.h"
+#include "core/retune.h"
 #include "fit/memory.h"
+#include "study/candidates.h"
 #include "study/megatron_args.h"
 #include "study/study.h"
 #include "unit.h"
 
 static char srcdir[4096];
 
-/* ---- the argparse dumps: option -> nargs, choices, type ---- */
+/* ---- the argparse dumps: option -> dest, nargs, choices, type ---- */
 
 struct flagspec {
     char opt[96];
+    char dest[96];
     char nargs[16];
     char choices[1024]; /* "|a|b|", or "" for any value */
     char type[64];
@@ -63,11 +67,12 @@ static void load_dump(int d)
     snprintf(path, sizeof(path), "%s/tests/data/megatron/%s", srcdir, dump_files[d]);
     assert_non_null(f = fopen(path, "r"));
     while (fgets(line, sizeof(line), f)) {
-        char opts[1024], choices[2048], nargs[16], type[64], *save = NULL;
+        char opts[1024], dest[96], choices[2048], nargs[16], type[64], *save = NULL;
 
         if (line[0] != '[' || !strchr(line, ']'))
             continue;
         snprintf(opts, sizeof(opts), "%.*s", (int)(strchr(line, ']') - line - 1), line + 1);
+        between(line, " dest= ", " default= ", dest, sizeof(dest));
         between(line, " choices= ", " nargs= ", choices, sizeof(choices));
         between(line, " nargs= ", " type= ", nargs, sizeof(nargs));
         between(line, " type= ", " action= ", type, sizeof(type));
@@ -78,6 +83,7 @@ static void load_dump(int d)
             assert_non_null(dp->f = realloc(dp->f, (size_t)(dp->n + 1) * sizeof(*dp->f)));
             fs = &dp->f[dp->n++];
             snprintf(fs->opt, sizeof(fs->opt), "%.*s", (int)strlen(o) - 2, o + 1);
+            snprintf(fs->dest, sizeof(fs->dest), "%s", dest);
             snprintf(fs->nargs, sizeof(fs->nargs), "%s", nargs);
             snprintf(fs->type, sizeof(fs->type), "%s", type);
             fs->choices[0] = '\0';
@@ -101,6 +107,13 @@ static const struct flagspec *find(int d, const char *opt)
         if (strcmp(dumps[d].f[i].opt, opt) == 0)
             return &dumps[d].f[i];
     return NULL;
+}
+
+static void load_dumps(void)
+{
+    for (int d = 0; d < MOE_DIALECT_COUNT; d++)
+        if (!dumps[d].n)
+            load_dump(d);
 }
 
 /* Parses argv as argparse would; fails the test at the first problem. */
@@ -537,9 +550,7 @@ static void graph_seq(const char *spec, enum moe_dialect d, char *out, size_t le
 static void each_branch_parses_and_means_what_it_says(void **state)
 {
     (void)state;
-    for (int d = 0; d < MOE_DIALECT_COUNT; d++)
-        if (!dumps[d].n)
-            load_dump(d);
+    load_dumps();
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
             const struct moe_case *c = &cases[i];
@@ -607,12 +618,191 @@ static void every_enum_value_has_a_case(void **state)
         }
 }
 
+/* Every renamed flag has a spelling in every dialect of enum moe_dialect,
+ * that spelling is an option of the dialect's argparse dump, and moeflow's
+ * own name is not where the dialect spells it otherwise (else the rename
+ * would not be needed). */
+static void renames_match_each_dialect(void **state)
+{
+    size_t n;
+    const struct moe_megatron_rename *r = moe_megatron_renames(&n);
+
+    (void)state;
+    load_dumps();
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+            const char *in = r[i].in[d], *dn = moe_dialect_name((enum moe_dialect)d);
+
+            if (!in)
+                fail_msg("renamed flag %s has no spelling in %s", r[i].flag, dn);
+            assert_string_equal(moe_megatron_flag(r[i].flag, (enum moe_dialect)d), in);
+            if (!find(d, in))
+                fail_msg("renamed flag %s: %s is not an option of %s", r[i].flag, in,
+                         dump_files[d]);
+            if (strcmp(in, r[i].flag) != 0 && find(d, r[i].flag))
+                fail_msg("renamed flag %s is an option of %s itself: %s needs no rename",
+                         r[i].flag, dump_files[d], dn);
+        }
+    assert_string_equal(moe_megatron_flag("--bf16", MOE_DIALECT_CORE_0_16), "--bf16");
+    assert_null(moe_megatron_flag("--cuda-graph-modules", (enum moe_dialect)MOE_DIALECT_COUNT));
+}
+
+/* moeflow's name for the flag that the report table's entry f spells. */
+static const char *renamed_from(const char *f)
+{
+    size_t n;
+    const struct moe_megatron_rename *r = moe_megatron_renames(&n);
+
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++)
+            if (r[i].in[d] && strcmp(r[i].in[d], f) == 0)
+                return r[i].flag;
+    return f;
+}
+
+/* Each flag of the report's table (lib/analysis/report_runs.c) is an
+ * option of every dialect moeflow spells it so in, with the argument-dump
+ * key the table claims (argparse's dest): a key that is not the dest is a
+ * proof that never finds its value. */
+static void report_flags_match_each_dialect(void **state)
+{
+    size_t n;
+    const struct moe_report_flag *t = moe_report_requested_flags(&n);
+
+    (void)state;
+    load_dumps();
+    for (size_t i = 0; i < n; i++) {
+        const char *own = renamed_from(t[i].flag);
+        int spelled = 0;
+
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+            const struct flagspec *fs;
+
+            if (strcmp(moe_megatron_flag(own, (enum moe_dialect)d), t[i].flag) != 0)
+                continue;
+            spelled++;
+            if (!(fs = find(d, t[i].flag)))
+                fail_msg("report flag %s is not an option of %s", t[i].flag, dump_files[d]);
+            if (strcmp(fs->dest, t[i].key) != 0)
+                fail_msg("report flag %s: its key in %s is %s, the table says %s", t[i].flag,
+                         dump_files[d], fs->dest, t[i].key);
+        }
+        if (!spelled)
+            fail_msg("report flag %s is spelled so in no dialect", t[i].flag);
+    }
+}
+
+/* The flags of argv that base lacks or holds with other values. */
+static void changed_flags(const struct moe_strv *argv, const struct moe_strv *base,
+                          char *out, size_t len)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < argv->n; i++) {
+        size_t e = i + 1, k;
+        long j;
+
+        if (strncmp(argv->v[i], "--", 2) != 0)
+            continue;
+        while (e < argv->n && strncmp(argv->v[e], "--", 2) != 0)
+            e++;
+        j = moe_strv_find(base, argv->v[i]);
+        for (k = 1; j >= 0 && i + k < e; k++)
+            if ((size_t)j + k >= base->n || strcmp(base->v[j + k], argv->v[i + k]) != 0)
+                break;
+        if (j < 0 || i + k < e)
+            snprintf(out + strlen(out), len - strlen(out), "%s ", argv->v[i]);
+    }
+}
+
+/* Flags a retune candidate may change that the report does not prove:
+ * Megatron takes them as given or stops, with nothing to fall back to. */
+static const char *const unproven[] = {
+    "--manual-gc",        /* Python's collector at fixed intervals */
+    "--manual-gc-interval",
+    "--micro-batch-size", /* the mbs axis; the dump's micro_batch_size is shown, not checked */
+    /* with CUDA graphs Megatron turns the TE RNG tracker on itself
+     * (core 0.19 arguments.py:1878) */
+    "--te-rng-tracker", NULL,
+};
+
+static bool proven(const char *flag)
+{
+    size_t n;
+    const struct moe_report_flag *t = moe_report_requested_flags(&n);
+
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(t[i].flag, flag) == 0)
+            return true;
+    for (const char *const *u = unproven; *u; u++)
+        if (strcmp(*u, flag) == 0)
+            return true;
+    return false;
+}
+
+/* Every flag a retune candidate changes from the baseline, for every axis
+ * of MOE_RETUNE_LIST, is in the report's table (or unproven[], with its
+ * reason): an axis added to the catalogue whose flag the report would not
+ * check fails here.  Each axis must have a candidate in some example. */
+static void report_flags_cover_the_retune_axes(void **state)
+{
+    /* the third with EP overlap on, which delay_wgrad needs */
+    static const char *const studies[] = { "qwen3-30b-a3b-16xh100.yaml",
+                                           "deepseek-v3-1024xh100.yaml",
+                                           "qwen3-30b-a3b-16xh100.yaml" };
+    bool seen[MOE_RETUNE_COUNT] = { false };
+
+    (void)state;
+    for (size_t k = 0; k < 3; k++)
+        for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+            struct moe_study s;
+            struct moe_stage_plan base, p;
+            struct moe_error e;
+
+            load(studies[k], moe_dialect_name((enum moe_dialect)d), NULL, &s);
+            s.baseline.ep_overlap = k == 2;
+            assert_int_equal(moe_candidates_build(&s, MOE_STAGE_PROFILE, &base, &e), 0);
+            assert_int_equal(moe_candidates_render(&s, &base, &e), 0);
+            assert_int_equal(moe_candidates_build(&s, MOE_STAGE_RETUNE, &p, &e), 0);
+            assert_int_equal(moe_candidates_render(&s, &p, &e), 0);
+            for (size_t i = 0; i < p.n; i++) {
+                char flags[2048], *save = NULL;
+                int a = 0;
+
+                while (a < MOE_RETUNE_COUNT &&
+                       strcmp(moe_retune_entry((enum moe_retune_axis)a)->variable,
+                              p.cands[i].variable) != 0)
+                    a++;
+                if (a == MOE_RETUNE_COUNT)
+                    continue; /* the reference run */
+                seen[a] = true;
+                changed_flags(&p.cands[i].argv, &base.cands[0].argv, flags, sizeof(flags));
+                for (char *f = strtok_r(flags, " ", &save); f; f = strtok_r(NULL, " ", &save))
+                    if (!proven(f))
+                        fail_msg("%s in %s: the retune axis %s changes %s, which the report's "
+                                 "table (lib/analysis/report_runs.c) does not prove",
+                                 studies[k], moe_dialect_name((enum moe_dialect)d),
+                                 moe_retune_entry((enum moe_retune_axis)a)->axis, f);
+            }
+            moe_stage_plan_free(&base);
+            moe_stage_plan_free(&p);
+            moe_study_free(&s);
+        }
+    for (int a = 0; a < MOE_RETUNE_COUNT; a++)
+        if (!seen[a])
+            fail_msg("the retune axis %s has no candidate in the examples: nothing checks its flags",
+                     moe_retune_entry((enum moe_retune_axis)a)->axis);
+}
+
 int main(void)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_branch_parses_and_means_what_it_says),
         cmocka_unit_test(every_enum_value_has_a_case),
+        cmocka_unit_test(renames_match_each_dialect),
+        cmocka_unit_test(report_flags_match_each_dialect),
+        cmocka_unit_test(report_flags_cover_the_retune_axes),
     };
     int rc;
 

@@ -635,6 +635,37 @@ static void every_layout_rule_has_a_source(void **state)
     assert_true(cited);
 }
 
+/* Every rule, of the prerequisite table and of validate_checkpoint's
+ * citations, cites its check in every dialect of enum moe_dialect or says
+ * why that dialect has none, never both: a Megatron release added without
+ * its citations fails here rather than switching its rules off. */
+static void every_rule_is_cited_in_every_dialect(void **state)
+{
+    const struct moe_megatron_rule *tables[2];
+    size_t sizes[2], absent = 0;
+
+    (void)state;
+    tables[0] = moe_megatron_rules(&sizes[0]);
+    tables[1] = moe_checkpoint_citations(&sizes[1]);
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < sizes[t]; i++)
+            for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+                const struct moe_megatron_rule *r = &tables[t][i];
+                const char *why = moe_megatron_rule_absent(r, (enum moe_dialect)d);
+
+                if (!r->where[d] && !why)
+                    fail_msg("rule %s has no citation in %s and no reason why it is absent "
+                             "there (absent[] in lib/study/megatron_rules.c)",
+                             r->id, moe_dialect_name((enum moe_dialect)d));
+                if (r->where[d] && why)
+                    fail_msg("rule %s cites %s in %s, yet is listed as absent there: %s", r->id,
+                             r->where[d], moe_dialect_name((enum moe_dialect)d), why);
+                absent += why != NULL;
+            }
+    /* moe_router_needs_te in two dialects, the four determinism citations */
+    assert_int_equal(absent, 8);
+}
+
 int main(int argc, char **argv)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
@@ -647,6 +678,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(generator_names_rules),
         cmocka_unit_test(versions_compare_numerically),
         cmocka_unit_test(every_layout_rule_has_a_source),
+        cmocka_unit_test(every_rule_is_cited_in_every_dialect),
     };
 
     snprintf(srcdir, sizeof(srcdir), "%s", src ? src : "..");
