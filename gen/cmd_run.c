@@ -148,8 +148,8 @@ static int stage_plan(const struct run_ctx *c, enum moe_stage st, struct run_sta
     p->stage = st;
     p->name = moe_stage_name(st);
     p->ms = moe_manifest_find(&c->m, st);
-    p->script = json_string_value(json_object_get(e, "script"));
-    p->array = json_is_true(json_object_get(e, "array"));
+    p->script = p->ms ? p->ms->script : NULL;
+    p->array = p->ms && p->ms->array;
     if (!p->ms || !p->ms->n || !p->script || !p->script[0])
         return 1;
     if (strchr(p->script, '/') || p->script[0] == '.' || p->script[0] == '-') {
