@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 
 static const char *file_kind(mode_t mode)
 {
@@ -71,7 +72,8 @@ char *moe_read_fd(int fd, const char *path, const char *what, size_t *len_out,
             return fail(fd, buf, path, what, err,
                         "too large (at most " MOE_READ_FILE_MAX_TEXT " is read whole)");
         if (len + 1 >= cap || !buf) {
-            char *p = realloc(buf, cap = buf ? cap * 2 : cap);
+            /* the first allocation is the file's size; each after doubles */
+            char *p = moe_grow_array(buf, &cap, buf ? cap + 1 : cap, 1);
             if (!p)
                 return fail(fd, buf, path, what, err, "out of memory");
             buf = p;

@@ -5,19 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "core/strv.h"
 
 static int grow(struct moe_strv *l)
 {
-    size_t cap = l->cap ? l->cap * 2 : 16;
-    char **v;
+    char **v = moe_grow_array(l->v, &l->cap, l->n + 1, sizeof(*v));
 
-    if (l->n < l->cap)
-        return 0;
-    if (!(v = realloc(l->v, cap * sizeof(*v))))
+    if (!v)
         return -1;
     l->v = v;
-    l->cap = cap;
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "fit/layouts.h"
 
 /* Where Megatron enforces each rule, per dialect, is in study/megatron_rules.c's
@@ -273,32 +274,27 @@ static void keep_best_vpp(struct moe_layout_entry *best, const struct moe_layout
 static int push_valid(struct builder *b, const struct moe_layout_entry *e)
 {
     struct moe_layout_set *s = b->s;
+    struct moe_layout_entry *p;
 
     s->n_grids++;
-    if (s->n_ranked == b->cap_valid) {
-        size_t cap = b->cap_valid ? 2 * b->cap_valid : 256;
-        void *p = realloc(s->valid, cap * sizeof(*e));
-        if (!p)
-            return -1;
-        s->valid = p, b->cap_valid = cap;
-    }
+    if (!(p = moe_grow_array(s->valid, &b->cap_valid, s->n_ranked + 1, sizeof(*p))))
+        return -1;
+    s->valid = p;
     s->valid[s->n_ranked++] = *e;
     return 0;
 }
 
 static int reject(struct builder *b, const struct moe_layout *l, enum moe_rule r, size_t count)
 {
+    struct moe_rejected *p;
+
     b->s->rejected_by[r] += count;
     b->s->considered += count;
     if (!b->keep)
         return 0;
-    if (b->s->n_rejected == b->cap_rej) {
-        size_t cap = b->cap_rej ? 2 * b->cap_rej : 256;
-        void *p = realloc(b->s->rejected, cap * sizeof(struct moe_rejected));
-        if (!p)
-            return -1;
-        b->s->rejected = p, b->cap_rej = cap;
-    }
+    if (!(p = moe_grow_array(b->s->rejected, &b->cap_rej, b->s->n_rejected + 1, sizeof(*p))))
+        return -1;
+    b->s->rejected = p;
     b->s->rejected[b->s->n_rejected++] = (struct moe_rejected){ *l, r };
     return 0;
 }

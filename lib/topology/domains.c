@@ -11,27 +11,35 @@
 #include <yaml.h>
 
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/yaml_depth.h"
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 
+/* Room for one more domain and more_nodes nodes.  Capacities double
+ * (moe_grow_array): a map of one-node domains, one per node of a large
+ * cluster, would otherwise copy every array once per domain. */
 static int grow(struct moe_domains *d, int more_nodes)
 {
-    struct moe_domain *dom = realloc(d->domains, (size_t)(d->ndomains + 1) * sizeof(*dom));
+    size_t need = (size_t)d->nnodes + (size_t)more_nodes, cap = d->nodes_cap;
+    struct moe_domain *dom;
     char **nodes;
     int *nd;
 
-    if (!dom)
+    if (!(dom = moe_grow_array(d->domains, &d->domains_cap, (size_t)d->ndomains + 1,
+                               sizeof(*dom))))
         return -1;
     d->domains = dom;
-    nodes = realloc(d->nodes, (size_t)(d->nnodes + more_nodes) * sizeof(*nodes));
-    if (!nodes)
+    /* nodes and node_domain are parallel: both grow to the one nodes_cap,
+     * which is raised only once both have it */
+    if (!(nodes = moe_grow_array(d->nodes, &cap, need, sizeof(*nodes))))
         return -1;
     d->nodes = nodes;
-    nd = realloc(d->node_domain, (size_t)(d->nnodes + more_nodes) * sizeof(*nd));
-    if (!nd)
+    cap = d->nodes_cap;
+    if (!(nd = moe_grow_array(d->node_domain, &cap, need, sizeof(*nd))))
         return -1;
     d->node_domain = nd;
+    d->nodes_cap = cap;
     return 0;
 }
 
@@ -67,6 +75,7 @@ static int add_domain(struct moe_domains *d, const char *name, int gpn, const ch
         moe_error_set(err, "out of memory");
         return -1;
     }
+    /* fits: its length is checked above */
     snprintf(d->domains[d->ndomains].name, MOE_DOMAIN_NAME_MAX, "%s", name);
     d->domains[d->ndomains].gpus_per_node = gpn;
     d->domains[d->ndomains].line = line;
@@ -195,6 +204,7 @@ static int yerr(struct yctx *y, yaml_node_t *n, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
+    /* a message: cut, it still reads and names no file */
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     moe_error_at(y->err, y->src, (int)n->start_mark.line + 1, (int)n->start_mark.column + 1, "%s",

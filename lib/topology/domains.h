@@ -4,6 +4,8 @@
 #ifndef MOEFLOW_DOMAINS_H
 #define MOEFLOW_DOMAINS_H
 
+#include <stddef.h>
+
 #include "core/error.h"
 
 #define MOE_DOMAIN_NAME_MAX 64
@@ -20,6 +22,7 @@ struct moe_domains {
     int nnodes;
     char **nodes;                /* sorted by name for lookup */
     int *node_domain;            /* parallel to nodes */
+    size_t domains_cap, nodes_cap; /* allocated elements (node_domain: nodes_cap) */
 };
 
 /* Picks the format from the content: a file whose settings are Slurm

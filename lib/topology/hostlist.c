@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "topology/hostlist.h"
 
 static struct moe_hostlist_api api;
@@ -156,7 +157,9 @@ int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_erro
     void *hl;
     char *host, **out = NULL;
     const char *twice, *why;
-    int count = 0, cap = 0;
+    int count = 0;
+    size_t cap = 0;
+    char **grown;
 
     *names = NULL;
     *n = 0;
@@ -185,17 +188,14 @@ int moe_hostlist_expand(const char *expr, char ***names, int *n, struct moe_erro
                           "gb[001-018][001-018]?)", expr, MOE_HOSTLIST_MAX);
             return -1;
         }
-        if (count == cap) {
-            char **grown = realloc(out, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*out));
-            if (!grown) {
-                free(host);
-                moe_hostlist_free(out, count);
-                api.destroy(hl);
-                moe_error_set(err, "out of memory");
-                return -1;
-            }
-            out = grown;
+        if (!(grown = moe_grow_array(out, &cap, (size_t)count + 1, sizeof(*out)))) {
+            free(host);
+            moe_hostlist_free(out, count);
+            api.destroy(hl);
+            moe_error_set(err, "out of memory");
+            return -1;
         }
+        out = grown;
         out[count++] = host;
     }
     api.destroy(hl);

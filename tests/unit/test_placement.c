@@ -178,6 +178,37 @@ static void many_domains_and_repeated_names(void **state)
     free(text);
 }
 
+/* The map's arrays grow by doubling, not by one domain at a time: 1000
+ * domains of one node and 1000 of three leave capacities that are powers
+ * of two (one-at-a-time growth leaves exactly 1000 and 4000), so a
+ * 65,536-domain map costs 14 copies, not 65,536 (12 CPU-minutes under the
+ * sanitizers once). */
+static void map_grows_geometrically(void **state)
+{
+    char *text = malloc(1 << 20), *p = text;
+    const char *path;
+    struct moe_domains d;
+    struct moe_error err;
+
+    (void)state;
+    p += sprintf(p, "domains:\n");
+    for (int i = 0; i < 1000; i++)
+        p += sprintf(p, "  - {name: d%d, nodes: n%d}\n", i, i);
+    for (int i = 0; i < 1000; i++)
+        p += sprintf(p, "  - {name: t%d, nodes: 't%d-[1-3]'}\n", i, i);
+    path = write_tmp("grow.yaml", text);
+    moe_error_clear(&err);
+    assert_int_equal(moe_domains_load(&d, path, &err), 0);
+    assert_int_equal(d.ndomains, 2000);
+    assert_int_equal(d.nnodes, 4000);
+    assert_int_equal(d.domains_cap, 2048);
+    assert_int_equal(d.nodes_cap, 4096);
+    assert_int_equal(moe_domains_find(&d, "t999-3"), 1999);
+    moe_domains_free(&d);
+    unlink(path);
+    free(text);
+}
+
 /* The shipped example map loads and says what its comments say. */
 static void example_map(void **state)
 {
@@ -427,6 +458,7 @@ int main(void)
         cmocka_unit_test(bad_maps),
         cmocka_unit_test(map_nodes_bounded_in_all),
         cmocka_unit_test(many_domains_and_repeated_names),
+        cmocka_unit_test(map_grows_geometrically),
         cmocka_unit_test(example_map),
         cmocka_unit_test(placement_modes),
         cmocka_unit_test(layout_strings),
