@@ -9,10 +9,10 @@
 #include "study/study_schema.h"
 
 /* A key the contract shares with the study is the study's (study_schema.h);
- * these are the contract's own: what it derives (the Megatron version, the
- * GPU count, the routing class) and what it names otherwise. */
+ * these are the contract's own: what it derives (the GPU count, the
+ * routing class) and what it names otherwise.  environment.megatron is
+ * software.megatron resolved to the version it names. */
 #define K(parent, key) MOE_SK_KEY(parent, key)
-#define CK_MEGATRON_VERSION "megatron"
 #define CK_CONTAINER_IMAGE "container_image"
 #define CK_GPU_MODEL "gpu_model"
 #define CK_GPUS "gpus"
@@ -86,7 +86,7 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
         " s:{s:s, s:s, s:f, s:s},"
         " s:o, s:o,"
         " s:{s:i, s:i, s:i, s:[ii]}}",
-        MOE_CONTRACT_ENVIRONMENT, CK_MEGATRON_VERSION, megatron_version(s->software.dialect),
+        MOE_CONTRACT_ENVIRONMENT, K(SOFTWARE, MEGATRON), megatron_version(s->software.dialect),
         K(SOFTWARE, TRANSFORMER_ENGINE), s->software.transformer_engine,
         K(SOFTWARE, APEX), s->software.apex, K(SOFTWARE, DEEPEP), s->software.deepep,
         K(SOFTWARE, HYBRIDEP), s->software.hybridep, CK_CONTAINER_IMAGE, s->cluster.container_image,

@@ -9,8 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/contract_keys.h"
 #include "core/json_canon.h"
+#include "core/retune.h"
 #include "study/study.h"
+#include "study/study_contract.h"
 #include "study/study_fit.h"
 #include "study/study_pipeline.h"
 #include "study/study_schema.h"
@@ -583,6 +586,127 @@ static void canonical_json_has_the_schema_keys(void **state)
     }
 }
 
+/* Every schema key by its name alone (the contract and the catalogue name
+ * a study key without its section). */
+static void schema_leaves(const struct moe_field *keys, json_t *set)
+{
+    for (const struct moe_field *k = keys; k->key; k++) {
+        if (k->type == MOE_F_MAP)
+            schema_leaves(k->sub, set);
+        else
+            json_object_set_new(set, k->key, json_true());
+    }
+}
+
+/* The contract's keys that are not study keys, written by hand: what the
+ * contract derives (the GPU count, the routing
+ * class, the resolved model), the dispatcher's backend (core/
+ * contract_keys.h), and cuda_graph_scope, the name every
+ * sealed contract holds for baseline.cuda_graph_modules (study_contract.c
+ * says why it stays).  A study key the contract spells for itself instead
+ * of taking it from study_schema.h shows up as a key in neither list once
+ * the schema's is renamed (tests/mutation: study-key-rename). */
+static const char *const contract_own[] = {
+    "container_image", "gpu_model", "gpus", "model", "architecture", "class",
+    "router_dtype", "steps", "dispatcher_backend", "cuda_graph_scope", NULL };
+
+/* The contract's sections that describe the study hold study keys (by the
+ * schema's names) and the contract's own, nothing else; parallel and
+ * timing are core/contract_keys.h's vocabulary, tested with the contract.
+ * Each of the contract's own keys is written, so the list holds no stale
+ * name. */
+static void contract_keys_are_the_studys(void **state)
+{
+    static const char *const sections[] = { MOE_CONTRACT_ENVIRONMENT, MOE_CONTRACT_HARDWARE,
+                                             MOE_CONTRACT_WORKLOAD, MOE_CONTRACT_SEMANTICS,
+                                             MOE_CONTRACT_TUNING, MOE_CONTRACT_PROFILING, NULL };
+    static const char *const examples[] = { "qwen3-30b-a3b-16xh100.yaml",
+                                            "deepseek-v3-1024xh100.yaml",
+                                            "tiny-moe-2gpu.yaml", NULL };
+    json_t *study_keys = json_object(), *own = json_object();
+    const char *k;
+    json_t *v;
+
+    (void)state;
+    schema_leaves(moe_study_schema, study_keys);
+    for (const char *const *o = contract_own; *o; o++) {
+        if (json_object_get(study_keys, *o))
+            fail_msg("'%s' is a study key: the contract takes it from study_schema.h", *o);
+        json_object_set_new(own, *o, json_false());
+    }
+    for (const char *const *e = examples; *e; e++) {
+        struct moe_study s;
+        struct moe_run run;
+        json_t *doc;
+
+        load_example(*e, &s);
+        moe_run_from_baseline(&run, &s, s.measure.screen_steps);
+        run.profile = true;
+        assert_non_null(doc = moe_run_contract(&s, &run, moe_study_routing_class(&s)));
+        for (const char *const *sec = sections; *sec; sec++) {
+            assert_non_null(json_object_get(doc, *sec));
+            json_object_foreach(json_object_get(doc, *sec), k, v) {
+                if (json_object_get(own, k))
+                    json_object_set_new(own, k, json_true());
+                else if (!json_object_get(study_keys, k))
+                    fail_msg("%s: contract %s.%s is neither a study key nor one of the "
+                             "contract's own", *e, *sec, k);
+            }
+        }
+        json_decref(doc);
+        moe_study_free(&s);
+    }
+    json_object_foreach(own, k, v)
+        if (!json_is_true(v))
+            fail_msg("the contract's own key '%s' is in no contract: a stale name", k);
+    json_decref(study_keys);
+    json_decref(own);
+}
+
+/* Each retune axis's variable (core/retune.h) is a key of the study's
+ * baseline or workload, and the contract records it under that name, or
+ * under the name the table below gives and why. */
+static void retune_variables_are_study_and_contract_keys(void **state)
+{
+    static const struct { const char *variable, *contract_path; } renamed[] = {
+        /* granularity and modules are one variable (core/contract_keys.h) */
+        { "recompute_modules", MOE_CONTRACT_TUNING "." MOE_CONTRACT_RECOMPUTE },
+        /* Megatron 0.16's name, frozen in every sealed contract */
+        { "cuda_graph_modules", MOE_CONTRACT_TUNING ".cuda_graph_scope" },
+        /* a retune axis inside an invariant section */
+        { "mbs", MOE_CONTRACT_WORKLOAD "." MOE_CONTRACT_MBS },
+    };
+    struct moe_study s;
+    struct moe_run run;
+    json_t *doc;
+
+    (void)state;
+    load_example("qwen3-30b-a3b-16xh100.yaml", &s);
+    moe_run_from_baseline(&run, &s, s.measure.screen_steps);
+    assert_non_null(doc = moe_run_contract(&s, &run, moe_study_routing_class(&s)));
+    for (int a = 0; a < MOE_RETUNE_COUNT; a++) {
+        const char *var = moe_retune_entry((enum moe_retune_axis)a)->variable;
+        char path[128], sec[64];
+        json_t *at;
+
+        snprintf(path, sizeof(path), MOE_SK_BASELINE ".%s", var);
+        if (!moe_study_field(path))
+            snprintf(path, sizeof(path), MOE_SK_WORKLOAD ".%s", var);
+        if (!moe_study_field(path))
+            fail_msg("retune variable '%s' is no key of baseline or workload", var);
+        snprintf(path, sizeof(path), MOE_CONTRACT_TUNING ".%s", var);
+        for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+            if (strcmp(renamed[i].variable, var) == 0)
+                snprintf(path, sizeof(path), "%s", renamed[i].contract_path);
+        assert_int_equal(sscanf(path, "%63[^.]", sec), 1);
+        at = json_object_get(json_object_get(doc, sec), path + strlen(sec) + 1);
+        if (!at)
+            fail_msg("retune variable '%s': the contract has no %s", var, path);
+    }
+    json_decref(doc);
+    moe_study_free(&s);
+}
+
 /* Pipeline layouts: repeats expand, and stages, decoder layers and MTP
  * layers are counted (DeepSeek-V3: 1 + 30 x 2 = 61 layers over 32 stages). */
 static void pipeline_layouts(void **state)
@@ -623,6 +747,8 @@ int main(void)
         cmocka_unit_test(schema_is_documented),
         cmocka_unit_test(retune_axes_are_documented),
         cmocka_unit_test(canonical_json_has_the_schema_keys),
+        cmocka_unit_test(contract_keys_are_the_studys),
+        cmocka_unit_test(retune_variables_are_study_and_contract_keys),
         cmocka_unit_test(pipeline_layouts),
     };
 
