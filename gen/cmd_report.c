@@ -508,6 +508,7 @@ static int checkpoint_verdict(const struct moe_study_view *v, json_t *extra,
                               struct moe_ckpt_verdict **out, char *id, size_t len)
 {
     struct moe_error err;
+    json_t *j;
     int r;
 
     *out = NULL;
@@ -523,7 +524,10 @@ static int checkpoint_verdict(const struct moe_study_view *v, json_t *extra,
         *out = NULL;
         return MOE_EXIT_OK;
     }
-    json_object_set_new(extra, "checkpoint", moe_ckpt_verdict_json(*out, id));
+    if (!(j = moe_ckpt_verdict_json(*out, id, &err)) ||
+        json_object_set_new(extra, "checkpoint", j) < 0)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: checkpoint%s%s\n",
+                             j ? ": " : ".", j ? "could not be set (out of memory)" : err.text);
     return MOE_EXIT_OK;
 }
 

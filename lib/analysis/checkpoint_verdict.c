@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "analysis/checkpoint_verdict.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 
@@ -399,45 +400,66 @@ int moe_ckpt_study(const char *study, struct moe_ckpt_verdict *v, char *id, size
     return rc;
 }
 
-/* A number, or null when there is none. */
-static json_t *num(double x)
+/* One compared step; a loss Megatron logged as inf or nan is null and
+ * named in the step's "non_finite" (core/json_build.h). */
+static json_t *step_json(struct moe_jb *b, const struct moe_ckpt_step *s)
 {
-    return isnan(x) ? json_null() : json_real(x);
+    json_t *j = json_object();
+
+    moe_jb_int(b, j, "iteration", (json_int_t)s->iter);
+    moe_jb_num(b, j, "loss_uninterrupted", s->loss_uninterrupted);
+    moe_jb_num(b, j, "loss_resumed", s->loss_resumed);
+    moe_jb_num(b, j, "lr_uninterrupted", s->lr_uninterrupted);
+    moe_jb_num(b, j, "lr_resumed", s->lr_resumed);
+    moe_jb_bool(b, j, "loss_is_mean_of_two", s->mean_of_two);
+    return moe_jb_done(b, j);
 }
 
-json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *candidate)
+static const char *bytes_from(const struct moe_ckpt_verdict *v)
 {
-    json_t *steps = json_array();
+    if (v->dir_bytes < 0)
+        return "nowhere";
+    return v->bytes_recorded ? "the job's record" : "the folder";
+}
 
-    for (size_t i = 0; i < v->n; i++) {
-        const struct moe_ckpt_step *s = &v->steps[i];
+/* The differences and rises: losses near the largest double make them
+ * infinite, and they are written null and named, never the verdict left
+ * out; NaN is "not measured" (no step compared). */
+static void measured_json(struct moe_jb *b, json_t *j, const struct moe_ckpt_verdict *v)
+{
+    moe_jb_num(b, j, "tolerance_relative", v->tolerance);
+    moe_jb_int(b, j, "resumed_first_iteration", (json_int_t)v->resumed_first);
+    moe_jb_num_opt(b, j, "max_abs_loss_diff", v->max_loss_diff);
+    moe_jb_num_opt(b, j, "max_abs_lr_diff", v->max_lr_diff);
+    moe_jb_num_opt(b, j, "loss_jump", v->loss_jump);
+    moe_jb_num(b, j, "largest_rise_uninterrupted", v->largest_rise);
+    moe_jb_int(b, j, "skipped_iterations", (json_int_t)v->skipped);
+    moe_jb_int(b, j, "nan_iterations", (json_int_t)v->nan_iters);
+    moe_jb_set(b, j, "checkpoint_bytes",
+               v->dir_bytes >= 0 ? json_integer(v->dir_bytes) : json_null());
+    moe_jb_str(b, j, "checkpoint_bytes_from", bytes_from(v));
+}
 
-        json_array_append_new(steps, json_pack("{s:I, s:o, s:o, s:o, s:o, s:b}", "iteration",
-                                               (json_int_t)s->iter, "loss_uninterrupted",
-                                               num(s->loss_uninterrupted), "loss_resumed",
-                                               num(s->loss_resumed), "lr_uninterrupted",
-                                               num(s->lr_uninterrupted), "lr_resumed",
-                                               num(s->lr_resumed), "loss_is_mean_of_two",
-                                               s->mean_of_two));
-    }
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:f, s:I, s:o, s:o, s:o, s:f, s:I,"
-                     " s:I, s:o, s:s, s:o}",
-                     "candidate", candidate ? candidate : "", "verdict",
-                     moe_ckpt_outcome_name(v->outcome), "reason", v->reason, "source", "measured",
-                     "save_step", (json_int_t)v->spec.save_step, "last_step",
-                     (json_int_t)v->spec.last_step, "compared_through",
-                     (json_int_t)v->compared_last, "deterministic", v->spec.deterministic,
-                     "tolerance_relative", v->tolerance, "resumed_first_iteration",
-                     (json_int_t)v->resumed_first, "max_abs_loss_diff", num(v->max_loss_diff),
-                     "max_abs_lr_diff", num(v->max_lr_diff), "loss_jump", num(v->loss_jump),
-                     "largest_rise_uninterrupted", v->largest_rise, "skipped_iterations",
-                     (json_int_t)v->skipped, "nan_iterations", (json_int_t)v->nan_iters,
-                     "checkpoint_bytes",
-                     v->dir_bytes >= 0 ? json_integer(v->dir_bytes) : json_null(),
-                     "checkpoint_bytes_from", v->dir_bytes < 0 ? "nowhere"
-                                              : v->bytes_recorded ? "the job's record"
-                                                                  : "the folder",
-                     "steps", steps);
+json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *candidate,
+                              struct moe_error *err)
+{
+    json_t *j = json_object(), *steps = json_array();
+    struct moe_jb b;
+
+    moe_jb_init(&b, err);
+    for (size_t i = 0; i < v->n; i++)
+        moe_jb_append(&b, steps, step_json(&b, &v->steps[i]));
+    moe_jb_str(&b, j, "candidate", candidate ? candidate : "");
+    moe_jb_str(&b, j, "verdict", moe_ckpt_outcome_name(v->outcome));
+    moe_jb_str(&b, j, "reason", v->reason);
+    moe_jb_str(&b, j, "source", "measured");
+    moe_jb_int(&b, j, "save_step", (json_int_t)v->spec.save_step);
+    moe_jb_int(&b, j, "last_step", (json_int_t)v->spec.last_step);
+    moe_jb_int(&b, j, "compared_through", (json_int_t)v->compared_last);
+    moe_jb_bool(&b, j, "deterministic", v->spec.deterministic);
+    measured_json(&b, j, v);
+    moe_jb_set(&b, j, "steps", steps);
+    return moe_jb_done(&b, j);
 }
 
 void moe_ckpt_verdict_print(FILE *out, const struct moe_ckpt_verdict *v, const char *candidate)

@@ -101,8 +101,10 @@ int moe_ckpt_study(const char *study, struct moe_ckpt_verdict *v, char *id, size
 const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o);
 
 /* The verdict as report.json's "checkpoint" object; every number in it is
- * measured. */
-json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *candidate);
+ * measured, a non-finite one null and named in its object's "non_finite".
+ * NULL with err naming the key that could not be made. */
+json_t *moe_ckpt_verdict_json(const struct moe_ckpt_verdict *v, const char *candidate,
+                              struct moe_error *err);
 
 /* The verdict in words, a few lines. */
 void moe_ckpt_verdict_print(FILE *out, const struct moe_ckpt_verdict *v, const char *candidate);

@@ -16,6 +16,7 @@
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/shquote.h"
 #include "core/strbuf.h"
 
@@ -26,11 +27,6 @@ struct stage_runs {
     size_t n;
     json_t *skipped;   /* {candidate, id, reason} of each run without a usable log */
 };
-
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
 
 static json_t *not_run(const char *why)
 {
@@ -125,42 +121,54 @@ static json_t *steps_json(const struct moe_report_run *r)
     json_t *a = json_array();
 
     for (size_t i = 0; a && i < r->nseries; i++)
+        /* a logged step time is inside the reader's range: NaN, no time */
         json_array_append_new(a, json_pack("[I,o]", (json_int_t)r->series[i].iter,
-                                           num(r->series[i].step_ms)));
+                                           moe_json_number(r->series[i].step_ms)));
     return a;
 }
 
-static json_t *measured_json(const struct moe_report_run *r, const struct moe_candidate *c)
+static json_t *measured_json(struct moe_jb *b, const struct moe_report_run *r,
+                             const struct moe_candidate *c)
 {
-    bool profiled = json_object_get(c->contract, MOE_CONTRACT_PROFILING) != NULL;
+    json_t *j = json_object();
 
-    return json_pack("{s:s, s:s, s:b, s:[I,I], s:I, s:o, s:o, s:b, s:I, s:I, s:o, s:o}",
-                     "status", "measured", "source",
-                     "the run's log over the study's report window; steps: every logged "
-                     "iteration, warm-up included", "profiled", profiled, "window",
-                     (json_int_t)r->first,
-                     (json_int_t)r->last, "window_iterations", (json_int_t)r->n,
-                     "step_ms_median", num(r->step_median), "tflops_per_gpu_median",
-                     num(r->tflops_median), "loss_finite", r->loss_finite,
-                     "skipped_iterations", (json_int_t)r->skipped, "nan_iterations",
-                     (json_int_t)r->nan_iters, "peak_max_allocated_mib",
-                     num(r->peak_bytes / 1048576.0), "steps", steps_json(r));
+    moe_jb_str(b, j, "status", "measured");
+    moe_jb_str(b, j, "source", "the run's log over the study's report window; steps: every "
+               "logged iteration, warm-up included");
+    moe_jb_bool(b, j, "profiled", json_object_get(c->contract, MOE_CONTRACT_PROFILING) != NULL);
+    moe_jb_set(b, j, "window",
+               moe_jb_pack(b, "[I,I]", (json_int_t)r->first, (json_int_t)r->last));
+    moe_jb_int(b, j, "window_iterations", (json_int_t)r->n);
+    moe_jb_num_opt(b, j, "step_ms_median", r->step_median);
+    moe_jb_num_opt(b, j, "tflops_per_gpu_median", r->tflops_median);
+    moe_jb_bool(b, j, "loss_finite", r->loss_finite);
+    moe_jb_int(b, j, "skipped_iterations", (json_int_t)r->skipped);
+    moe_jb_int(b, j, "nan_iterations", (json_int_t)r->nan_iters);
+    moe_jb_num_opt(b, j, "peak_max_allocated_mib", r->peak_bytes / 1048576.0);
+    moe_jb_set(b, j, "steps", steps_json(r));
+    return moe_jb_done(b, j);
 }
 
 /* This run against the baseline's, measured over the same window. */
-static json_t *versus_json(const struct moe_report_run *base, const struct moe_report_run *r,
-                           const struct moe_report_opts *o)
+static json_t *versus_json(struct moe_jb *b, const struct moe_report_run *base,
+                           const struct moe_report_run *r, const struct moe_report_opts *o)
 {
     struct moe_report_ab ab;
     double tflops = base->tflops_median > 0 ? 100.0 * (r->tflops_median / base->tflops_median - 1)
                                             : NAN;
+    json_t *j = json_object(), *ci = json_array();
 
     moe_report_compare(base, r, o, &ab);
-    return json_pack("{s:s, s:o, s:[o,o], s:o, s:o, s:s, s:s}", "source",
-                     "measured: this run against the baseline's run", "step_ms_delta_pct",
-                     num(ab.delta_pct), "step_ms_delta_interval_95_pct", num(ab.ci_lo_pct),
-                     num(ab.ci_hi_pct), "p_value", num(ab.p_value), "tflops_delta_pct",
-                     num(tflops), "verdict", moe_verdict_name(ab.verdict), "why", ab.why);
+    moe_jb_str(b, j, "source", "measured: this run against the baseline's run");
+    moe_jb_num_opt(b, j, "step_ms_delta_pct", ab.delta_pct);
+    moe_jb_append_num_opt(b, j, "step_ms_delta_interval_95_pct", ci, ab.ci_lo_pct);
+    moe_jb_append_num_opt(b, j, "step_ms_delta_interval_95_pct", ci, ab.ci_hi_pct);
+    moe_jb_set(b, j, "step_ms_delta_interval_95_pct", ci);
+    moe_jb_num_opt(b, j, "p_value", ab.p_value);
+    moe_jb_num_opt(b, j, "tflops_delta_pct", tflops);
+    moe_jb_str(b, j, "verdict", moe_verdict_name(ab.verdict));
+    moe_jb_str(b, j, "why", ab.why);
+    return moe_jb_done(b, j);
 }
 
 static json_t *proof_json(const struct moe_report_run *r)
@@ -210,7 +218,8 @@ static const char *skip_reason(const struct stage_runs *s, const char *id)
     return "no log";
 }
 
-static json_t *run_entry(const struct stage_runs *s, const struct moe_candidate *c,
+static json_t *run_entry(struct moe_jb *b, const struct stage_runs *s,
+                         const struct moe_candidate *c,
                          const struct moe_candidate *base, const json_t *study_json,
                          const struct moe_report_opts *o)
 {
@@ -220,21 +229,23 @@ static json_t *run_entry(const struct stage_runs *s, const struct moe_candidate 
 
     /* no label of its own: data and routing are invariants of the
      * contract, so every run carries the pack's one label */
-    e = json_pack("{s:s, s:s?, s:s?, s:o, s:o}", "role", role_of(c), "name", name, "id",
-                  c->id, "command", command_json(c, study_json),
-                  "config_diff", config_diff(c, base));
-    if (!e)
-        return NULL;
+    e = json_object();
+    moe_jb_str(b, e, "role", role_of(c));
+    moe_jb_str_opt(b, e, "name", name);
+    moe_jb_str_opt(b, e, "id", c->id);
+    moe_jb_set(b, e, "command", command_json(c, study_json));
+    moe_jb_set(b, e, "config_diff", config_diff(c, base));
     if (!r) {
-        json_object_set_new(e, "measured", json_pack("{s:s, s:s}", "status", "no evidence",
-                                                     "why", skip_reason(s, c->id ? c->id : "")));
-        return e;
+        moe_jb_set(b, e, "measured",
+                   moe_jb_pack(b, "{s:s, s:s}", "status", "no evidence", "why",
+                               skip_reason(s, c->id ? c->id : "")));
+        return moe_jb_done(b, e);
     }
-    json_object_set_new(e, "measured", measured_json(r, c));
-    json_object_set_new(e, "proof", proof_json(r));
+    moe_jb_set(b, e, "measured", measured_json(b, r, c));
+    moe_jb_set(b, e, "proof", proof_json(r));
     if (r != &s->runs[0])
-        json_object_set_new(e, "versus_baseline", versus_json(&s->runs[0], r, o));
-    return e;
+        moe_jb_set(b, e, "versus_baseline", versus_json(b, &s->runs[0], r, o));
+    return moe_jb_done(b, e);
 }
 
 static void stage_runs_free(struct stage_runs *s)
@@ -290,6 +301,7 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
     const struct moe_manifest_stage *st = moe_manifest_find(m, MOE_STAGE_VALIDATE);
     const struct moe_candidate *base = st ? baseline_of(st) : NULL;
     struct stage_runs s;
+    struct moe_jb b;
     char why[512];
     json_t *out, *runs;
     int rc;
@@ -301,15 +313,19 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
         stage_runs_free(&s);
         return rc < 0 ? NULL : not_run(why);
     }
+    moe_jb_init(&b, err);
     runs = json_array();
-    for (size_t i = 0; runs && i < st->n; i++)
+    for (size_t i = 0; i < st->n; i++)
         if (moe_candidate_is_timed(&st->cands[i]))
-            json_array_append_new(runs, run_entry(&s, &st->cands[i], base, study_json, opts));
-    out = json_pack("{s:s, s:[I,I], s:s, s:o}", "status", "ran", "window",
-                    (json_int_t)s.view.first, (json_int_t)s.view.last, "window_source",
-                    s.view.window_note, "runs", runs);
+            moe_jb_append(&b, runs, run_entry(&b, &s, &st->cands[i], base, study_json, opts));
+    out = json_object();
+    moe_jb_str(&b, out, "status", "ran");
+    moe_jb_set(&b, out, "window",
+               moe_jb_pack(&b, "[I,I]", (json_int_t)s.view.first, (json_int_t)s.view.last));
+    moe_jb_str(&b, out, "window_source", s.view.window_note);
+    moe_jb_set(&b, out, "runs", runs);
     stage_runs_free(&s);
-    if (!out)
-        moe_error_set(err, "out of memory");
+    if (!(out = moe_jb_done(&b, out)))
+        moe_jb_within(&b, "runs");
     return out;
 }

@@ -53,6 +53,12 @@ static int fail(struct moe_jb *b, const char *seg, const char *why)
     return -1;
 }
 
+void moe_jb_within(struct moe_jb *b, const char *seg)
+{
+    if (b->failed)
+        prefix(b, seg);
+}
+
 json_t *moe_json_number(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -100,6 +106,11 @@ int moe_jb_num(struct moe_jb *b, json_t *obj, const char *key, double v)
     if (moe_jb_set(b, obj, key, moe_json_number(v)) < 0)
         return -1;
     return isfinite(v) ? 0 : record_non_finite(b, obj, key, v);
+}
+
+int moe_jb_num_opt(struct moe_jb *b, json_t *obj, const char *key, double v)
+{
+    return isnan(v) ? moe_jb_set(b, obj, key, json_null()) : moe_jb_num(b, obj, key, v);
 }
 
 int moe_jb_str(struct moe_jb *b, json_t *obj, const char *key, const char *s)
@@ -170,6 +181,12 @@ int moe_jb_append_num(struct moe_jb *b, json_t *owner, const char *key, json_t *
     if (moe_jb_append(b, arr, moe_json_number(v)) < 0)
         return -1;
     return isfinite(v) ? 0 : record_non_finite(b, owner, name, v);
+}
+
+int moe_jb_append_num_opt(struct moe_jb *b, json_t *owner, const char *key, json_t *arr,
+                          double v)
+{
+    return isnan(v) ? moe_jb_append(b, arr, json_null()) : moe_jb_append_num(b, owner, key, arr, v);
 }
 
 json_t *moe_jb_done(struct moe_jb *b, json_t *obj)

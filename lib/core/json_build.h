@@ -13,7 +13,10 @@
  * The non-finite rule: a number that is inf, -inf or NaN is written as
  * JSON null, and the object that holds it says so under "non_finite":
  * {"largest_rise": null, "non_finite": {"largest_rise": "inf"}}.  An
- * element of an array is named "key[i]" in the object holding the array. */
+ * element of an array is named "key[i]" in the object holding the array.
+ * Where the code uses NaN for "no value" (a median of no steps, a jump
+ * with nothing before it), moe_jb_num_opt writes that NaN as a plain null,
+ * as the files always had it; an infinity there is still recorded. */
 #ifndef MOEFLOW_JSON_BUILD_H
 #define MOEFLOW_JSON_BUILD_H
 
@@ -51,6 +54,9 @@ int moe_jb_set(struct moe_jb *b, json_t *obj, const char *key, json_t *v);
 /* obj[key] = v by the non-finite rule. */
 int moe_jb_num(struct moe_jb *b, json_t *obj, const char *key, double v);
 
+/* The same, NaN meaning "none": null without a record. */
+int moe_jb_num_opt(struct moe_jb *b, json_t *obj, const char *key, double v);
+
 /* obj[key] = s; a NULL s is a failure (moe_jb_str_opt writes null). */
 int moe_jb_str(struct moe_jb *b, json_t *obj, const char *key, const char *s);
 int moe_jb_str_opt(struct moe_jb *b, json_t *obj, const char *key, const char *s);
@@ -72,6 +78,12 @@ int moe_jb_append(struct moe_jb *b, json_t *arr, json_t *v);
 /* arr += v by the non-finite rule; a non-finite element is recorded in
  * owner's "non_finite" as "key[i]". */
 int moe_jb_append_num(struct moe_jb *b, json_t *owner, const char *key, json_t *arr, double v);
+int moe_jb_append_num_opt(struct moe_jb *b, json_t *owner, const char *key, json_t *arr,
+                          double v);
+
+/* After a failure, seg ("key" or "[i]") goes in front of its path: for a
+ * build whose outer keys are not set through b. */
+void moe_jb_within(struct moe_jb *b, const char *seg);
 
 /* obj when nothing failed; otherwise obj is released and NULL returned. */
 json_t *moe_jb_done(struct moe_jb *b, json_t *obj);

@@ -151,7 +151,7 @@ static void exact_resume_passes(void **state)
     assert_true(fabs(v->loss_jump - 0.475267) < 1e-9);
     assert_true(v->largest_rise >= v->loss_jump);
     assert_int_equal(v->skipped + v->nan_iters, 0);
-    j = moe_ckpt_verdict_json(v, "cand");
+    j = moe_ckpt_verdict_json(v, "cand", NULL);
     assert_string_equal(json_string_value(json_object_get(j, "verdict")), "pass");
     assert_string_equal(json_string_value(json_object_get(j, "source")), "measured");
     assert_int_equal(json_integer_value(json_object_get(j, "checkpoint_bytes")), 123456);
@@ -178,6 +178,53 @@ static void second_step_own_loss_fails(void **state)
     assert_int_equal(v->outcome, MOE_CKPT_FAIL);
     assert_non_null(strstr(v->reason, "step 42: "));
     assert_non_null(strstr(v->reason, "(mean of two steps)"));
+}
+
+/* A resumed run whose loss Megatron printed as "nan": the verdict is still
+ * in report.json, the step's loss null and named in its "non_finite". */
+static void nan_loss_stays_in_the_json(void **state)
+{
+    const struct edit e = { 45, "lm loss:", "nan" };
+    struct moe_ckpt_verdict *v = judge(41, 50, &e, &at_40);
+    json_t *j, *step;
+
+    (void)state;
+    assert_non_null(j = moe_ckpt_verdict_json(v, "cand", NULL));
+    assert_non_null(json_object_get(j, "verdict"));
+    step = json_array_get(json_object_get(j, "steps"), 4);
+    assert_int_equal(json_integer_value(json_object_get(step, "iteration")), 45);
+    assert_true(json_is_null(json_object_get(step, "loss_resumed")));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(step, "non_finite"), "loss_resumed")), "nan");
+    assert_true(json_is_real(json_object_get(step, "loss_uninterrupted")));
+    json_decref(j);
+}
+
+/* Losses near the largest double make the rise and the differences
+ * infinite (the traced bug: json_pack returned NULL and report.json lost
+ * the whole verdict): each is null and named, the verdict kept. */
+static void infinite_measures_stay_in_the_json(void **state)
+{
+    struct moe_ckpt_verdict *v = judge(41, 50, NULL, &at_40);
+    const char *keys[] = { "largest_rise_uninterrupted", "max_abs_loss_diff", "loss_jump" };
+    json_t *j, *nf;
+
+    (void)state;
+    v->largest_rise = INFINITY;
+    v->max_loss_diff = INFINITY;
+    v->loss_jump = -INFINITY;
+    v->steps[0].loss_uninterrupted = INFINITY;
+    assert_non_null(j = moe_ckpt_verdict_json(v, "cand", NULL));
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), "pass");
+    nf = json_object_get(j, "non_finite");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        assert_true(json_is_null(json_object_get(j, keys[i])));
+        assert_non_null(json_object_get(nf, keys[i]));
+    }
+    assert_string_equal(json_string_value(json_object_get(nf, "loss_jump")), "-inf");
+    assert_int_equal(json_object_size(nf), 3);
+    assert_int_equal(json_array_size(json_object_get(j, "steps")), 10);
+    json_decref(j);
 }
 
 static void loss_mismatch_fails(void **state)
@@ -369,6 +416,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_resume_passes),
         cmocka_unit_test(loss_mismatch_fails),
+        cmocka_unit_test(nan_loss_stays_in_the_json),
+        cmocka_unit_test(infinite_measures_stay_in_the_json),
         cmocka_unit_test(second_step_own_loss_fails),
         cmocka_unit_test(tolerance_when_not_deterministic),
         cmocka_unit_test(iteration_not_restored_fails),

@@ -148,6 +148,25 @@ static void optional_and_copied_values(void **state)
     json_decref(o);
 }
 
+/* NaN as "none" is a plain null; an infinity is still recorded. */
+static void none_is_null_without_record(void **state)
+{
+    struct moe_jb b;
+    json_t *o = json_object();
+    char *s;
+
+    (void)state;
+    moe_jb_init(&b, NULL);
+    moe_jb_num_opt(&b, o, "p_value", NAN);
+    moe_jb_num_opt(&b, o, "delta", INFINITY);
+    moe_jb_num_opt(&b, o, "ms", 3.5);
+    assert_non_null(o = moe_jb_done(&b, o));
+    assert_string_equal(s = dump(o), "{\"delta\":null,\"ms\":3.5,\"non_finite\":"
+                                     "{\"delta\":\"inf\"},\"p_value\":null}");
+    free(s);
+    json_decref(o);
+}
+
 /* The name of each kind, and none for a finite number. */
 static void non_finite_names(void **state)
 {
@@ -169,6 +188,7 @@ int main(void)
         cmocka_unit_test(inner_failure_names_its_path),
         cmocka_unit_test(null_values_are_named),
         cmocka_unit_test(optional_and_copied_values),
+        cmocka_unit_test(none_is_null_without_record),
         cmocka_unit_test(non_finite_names),
     };
 
