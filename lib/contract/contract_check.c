@@ -47,9 +47,10 @@ int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, 
         chosen = ids.v[0];
     else if (index >= 0 && (size_t)index < ids.n)
         chosen = ids.v[index];
-    if (chosen)
-        snprintf(id, len, "%s", chosen);
-    else if (index < 0)
+    if (chosen) {
+        if (moe_fmt_fixed(id, len, err, "%s", chosen) != 0)
+            chosen = NULL;
+    } else if (index < 0)
         moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": the %s stage has %zu candidates; pick one with "
                       "--moe-candidate or run it as a job array", study, moe_stage_name(stage),
                       ids.n);
@@ -160,8 +161,9 @@ static int check_in_force(enum moe_stage stage, const json_t *frozen, const json
         moe_contract_diff_free(diff);
         *diff = d2;
         *v = v2;
+        /* fits: constants shorter than rule[64] and reason[512] */
         snprintf(v->rule, sizeof(v->rule), "validate-written-baseline");
-        snprintf(v->reason, sizeof(v->reason), "the study's written baseline (frozen), "
+        snprintf(v->reason, sizeof(v->reason), /* fits */ "the study's written baseline (frozen), "
                  "validated beside the one its decisions adopted");
         return 0;
     }
@@ -183,10 +185,10 @@ static void outcome(struct moe_contract_outcome *out, bool allowed, const char *
                     const char *reason)
 {
     out->allowed = allowed;
-    snprintf(out->rule, sizeof(out->rule), "%s", rule);
-    snprintf(out->reason, sizeof(out->reason), "%s", reason);
-}
     /* a message: cut, it still reads and names no file */
+    snprintf(out->rule, sizeof(out->rule), "%s", rule);
+    snprintf(out->reason, sizeof(out->reason), "%s", reason); /* a message */
+}
 
 /* The study's declared baseline with this run's node facts. */
 static int freeze_baseline(const char *study, enum moe_stage stage, const json_t *requested,

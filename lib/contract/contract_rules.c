@@ -27,9 +27,10 @@ static void decide(struct moe_verdict *v, bool allowed, const char *rule, const 
     va_list ap;
 
     v->allowed = allowed;
+    /* a message: cut, it still reads and names no file */
     snprintf(v->rule, sizeof(v->rule), "%s", rule);
     va_start(ap, fmt);
-    vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+    vsnprintf(v->reason, sizeof(v->reason), fmt, ap); /* a message */
     va_end(ap);
 }
 
@@ -38,17 +39,17 @@ const char *moe_contract_variable(const char *path, char *buf, size_t len)
     static const char tuning[] = MOE_CONTRACT_TUNING ".";
     const char *name;
 
-    if (strcmp(path, retunable_workload_path) == 0) {
-        snprintf(buf, len, MOE_CONTRACT_MBS);
-        return buf;
-    }
+    /* a variable's name cut short would be another variable: none */
+    if (strcmp(path, retunable_workload_path) == 0)
+        return (size_t)snprintf(buf, len, MOE_CONTRACT_MBS) < len ? buf : NULL;
     if (strncmp(path, tuning, sizeof(tuning) - 1) != 0)
         return NULL;
     name = path + sizeof(tuning) - 1;
-    snprintf(buf, len, "%.*s", (int)moe_contract_path_segment(name), name);
+    if ((size_t)snprintf(buf, len, "%.*s", (int)moe_contract_path_segment(name), name) >= len)
+        return NULL;
     /* the dispatcher type and its backend are one choice */
     if (strcmp(buf, MOE_CONTRACT_DISPATCHER_BACKEND) == 0)
-        snprintf(buf, len, MOE_CONTRACT_DISPATCHER);
+        return (size_t)snprintf(buf, len, MOE_CONTRACT_DISPATCHER) < len ? buf : NULL;
     return buf;
 }
 
@@ -130,6 +131,7 @@ static void check_retune(const struct moe_contract_diff *d, struct moe_verdict *
             return;
         }
         if (variables == 0) {
+            /* fits: name is as large as first */
             snprintf(first, sizeof(first), "%s", name);
             variables = 1;
         } else if (strcmp(name, first) != 0) {
@@ -284,6 +286,7 @@ static int check_twin(const json_t *frozen, const json_t *requested, const json_
     json_decref(sibling);
     if (rc != 0)
         return -1;
+    /* a message: cut, it still reads and names no file */
     snprintf(why, sizeof(why), "%s", v->reason);
     if (v->allowed)
         decide(v, true, "validate-profiling-twin",

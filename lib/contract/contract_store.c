@@ -226,8 +226,9 @@ static int seal_matches(const char *seal, const char *digest, const char *name)
 {
     char line[MOE_SHA256_HEX_LEN + 160];
 
-    snprintf(line, sizeof(line), "%s  %s\n", digest, name);
-    return strcmp(seal, line) == 0;
+    /* a line too long to build matches nothing */
+    return (size_t)snprintf(line, sizeof(line), "%s  %s\n", digest, name) < sizeof(line) &&
+           strcmp(seal, line) == 0;
 }
 
 /* The .sha256 goes in after the contract: a reader racing a writer waits
@@ -238,8 +239,9 @@ static char *read_seal_of(int dfd, const char *name, const char *shown, uid_t ow
     struct timespec pause = { 0, 20 * 1000 * 1000 };
     char seal_name[128], seal_shown[PATH_MAX + 8];
 
-    snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
-    snprintf(seal_shown, sizeof(seal_shown), "%s.sha256", shown);
+    if (moe_fmt_fixed(seal_name, sizeof(seal_name), err, "%s.sha256", name) != 0 ||
+        moe_fmt_fixed(seal_shown, sizeof(seal_shown), err, "%s.sha256", shown) != 0)
+        return NULL;
     for (int i = 0; i < 100; i++) {
         if (faccessat(dfd, seal_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
             return read_whole(dfd, seal_name, seal_shown, "seal", &owner, err);
@@ -314,8 +316,9 @@ static int seal_as(int dfd, const char *name, const char *digest, struct moe_err
 {
     char line[MOE_SHA256_HEX_LEN + 160], seal_name[128];
 
-    snprintf(line, sizeof(line), "%s  %s\n", digest, name);
-    snprintf(seal_name, sizeof(seal_name), "%s.sha256", name);
+    if (moe_fmt_fixed(line, sizeof(line), err, "%s  %s\n", digest, name) != 0 ||
+        moe_fmt_fixed(seal_name, sizeof(seal_name), err, "%s.sha256", name) != 0)
+        return -1;
     return write_once(dfd, seal_name, line, err) < 0 ? -1 : 0;
 }
 
@@ -454,7 +457,7 @@ static int move_aside(int runs, const char *run_id, const char *digest, struct m
 {
     char aside[160];
 
-    snprintf(aside, sizeof(aside), "%.64s.reused-%.16s", run_id, digest);
+    snprintf(aside, sizeof(aside), "%.64s.reused-%.16s", run_id, digest); /* fits: 88 at most */
     if (renameat2(runs, run_id, runs, aside, RENAME_NOREPLACE) == 0 || errno == EEXIST ||
         errno == ENOENT)
         return 0;
@@ -628,7 +631,8 @@ static int write_winner(int wfd, const json_t *doc, char *name, size_t len,
 
     if (!canon || moe_sha256_hex(canon, strlen(canon), digest, err) != 0)
         goto out;
-    snprintf(name, len, "%s.json", digest);
+    if (moe_fmt_fixed(name, len, err, "%s.json", digest) != 0)
+        goto out;
     rc = write_once(wfd, name, canon, err);
     if (rc == 1 && same_file(wfd, name, canon, err) < 0)
         rc = -1;
@@ -665,7 +669,10 @@ int moe_contract_record_winner(const char *study, const char *run_dir, char *pat
     wfd = doc ? open_owned_subdir(sfd, MOE_STUDY_WINNERS, study, err) : -1;
     if (wfd >= 0) {
         rc = write_winner(wfd, doc, name, sizeof(name), err);
-        snprintf(path, len, "%s/" MOE_STUDY_WINNERS "/%s", study, name);
+        /* recorded, but a caller's path cut short would name another file */
+        if (rc >= 0 && moe_fmt_fixed(path, len, err, "%s/" MOE_STUDY_WINNERS
+                                                     "/%s", study, name) != 0)
+            rc = -1;
         close(wfd);
     }
     json_decref(doc);
@@ -917,7 +924,7 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
              (n = scandirat(dfd, ".", &ents, decision_entry, alphasort)) < 0)
         moe_error_set(err, "%s/decisions: %s", study, strerror(errno));
     if (n >= 0 && n < 99) {
-        snprintf(name, sizeof(name), "%02d-%s.json", n + 1, stage);
+        snprintf(name, sizeof(name), "%02d-%s.json", n + 1, stage); /* fits: stage <= 20 */
         /* the next number, never a name taken: a second writer fails here */
         rc = write_once(dfd, name, canon, err);
         if (rc == 1)
@@ -925,7 +932,9 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
                                "/%s exists: another moeflow run recorded a decision "
                           "at the same time", study, name);
         rc = rc == 0 ? seal_as(dfd, name, digest, err) : -1;
-        snprintf(path, len, "%s/" MOE_STUDY_DECISIONS "/%s", study, name);
+        if (rc == 0 && moe_fmt_fixed(path, len, err, "%s/" MOE_STUDY_DECISIONS
+                                                     "/%s", study, name) != 0)
+            rc = -1;
     } else if (n >= 99) {
         moe_error_set(err, "%s/decisions holds 99 decisions: the trail is full", study);
     }

@@ -62,6 +62,7 @@ int moe_jobopts_set_study(struct moe_jobopts *opts, const char *value, struct mo
         moe_error_set(err, "--moe-study path is longer than %zu characters", sizeof(opts->study) - 1);
         return -1;
     }
+    /* fits: its length is checked above */
     snprintf(opts->study, sizeof(opts->study), "%s", value);
     return 0;
 }
@@ -99,6 +100,7 @@ int moe_jobopts_set_candidate(struct moe_jobopts *opts, const char *value, struc
                       value ? value : "", MOE_CANDIDATE_ID_MAX);
         return -1;
     }
+    /* fits: a valid id is MOE_CANDIDATE_ID_MAX at most */
     snprintf(opts->candidate, sizeof(opts->candidate), "%s", value);
     return 0;
 }

@@ -37,6 +37,7 @@ static void set_fact(json_t *contract, const char *section, const char *key, jso
         json_object_set_new(contract, MOE_CONTRACT_SOURCES, sources);
     }
     json_object_set_new(json_object_get(contract, section), key, value);
+    /* fits: a section and a key of runtime_paths, 40 bytes at most */
     snprintf(path, sizeof(path), "%s.%s", section, key);
     json_object_set_new(sources, path, json_string(source));
 }
@@ -94,6 +95,7 @@ void moe_node_facts_inherit(json_t *dst, const json_t *src)
         if (!section || !value || json_object_get(section, runtime_paths[i][1]))
             continue;
         json_object_set(section, runtime_paths[i][1], value);
+        /* fits: a section and a key of runtime_paths, 40 bytes at most */
         snprintf(path, sizeof(path), "%s.%s", runtime_paths[i][0], runtime_paths[i][1]);
         source = json_object_get(json_object_get(src, MOE_CONTRACT_SOURCES), path);
         if (source) {
@@ -138,6 +140,7 @@ static json_t *gpu_summary(hwloc_topology_t topo)
 
         if (!is_nvidia_gpu(obj))
             continue;
+        /* fits: four hex numbers of 32 bits, 36 bytes at most */
         snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%01x", obj->attr->pcidev.domain,
                  obj->attr->pcidev.bus, obj->attr->pcidev.dev, obj->attr->pcidev.func);
         if (near && near->cpuset)

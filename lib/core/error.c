@@ -19,6 +19,7 @@ void moe_error_set(struct moe_error *err, const char *fmt, ...)
     if (!err)
         return;
     va_start(ap, fmt);
+    /* a message: cut, it still reads */
     vsnprintf(err->text, sizeof(err->text), fmt, ap);
     va_end(ap);
 }
@@ -30,10 +31,12 @@ void moe_error_at(struct moe_error *err, const char *source, int line, int colum
 
     if (!err)
         return;
+    /* a message: cut, it still reads (its source is a name shown, never opened) */
     snprintf(err->source, sizeof(err->source), "%s", source ? source : "");
     err->line = line;
     err->column = column;
     va_start(ap, fmt);
+    /* a message: cut, it still reads */
     vsnprintf(err->text, sizeof(err->text), fmt, ap);
     va_end(ap);
 }
@@ -42,6 +45,7 @@ void moe_error_locate(struct moe_error *err, const char *source, int line, int c
 {
     if (!err)
         return;
+    /* a message: cut, it still reads (its source is a name shown, never opened) */
     snprintf(err->source, sizeof(err->source), "%s", source ? source : "");
     err->line = line;
     err->column = column;
@@ -50,12 +54,13 @@ void moe_error_locate(struct moe_error *err, const char *source, int line, int c
 const char *moe_error_format(const struct moe_error *err, char *buf, size_t len)
 {
     if (!err->source[0])
-        snprintf(buf, len, "%s", err->text);
+        snprintf(buf, len, "%s", err->text); /* a message */
     else if (err->line > 0 && err->column > 0)
-        snprintf(buf, len, "%s:%d:%d: %s", err->source, err->line, err->column, err->text);
+        snprintf(buf, len, "%s:%d:%d: %s", /* a message */
+                 err->source, err->line, err->column, err->text);
     else if (err->line > 0)
-        snprintf(buf, len, "%s:%d: %s", err->source, err->line, err->text);
+        snprintf(buf, len, "%s:%d: %s", err->source, err->line, err->text); /* a message */
     else
-        snprintf(buf, len, "%s: %s", err->source, err->text);
+        snprintf(buf, len, "%s: %s", err->source, err->text); /* a message */
     return buf;
 }

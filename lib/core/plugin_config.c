@@ -102,6 +102,7 @@ static int apply_path(char *dst, size_t size, const char *value, struct moe_erro
         moe_error_set(err, "path is longer than %zu characters", size - 1);
         return -1;
     }
+    /* fits: its length is checked above */
     snprintf(dst, size, "%s", value);
     return 0;
 }

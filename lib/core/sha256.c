@@ -26,6 +26,7 @@ static void *symbol(void *lib, const char *name)
     void *f = dlsym(lib, name);
 
     if (!f && !crypto.why[0])
+        /* a message: cut, it still reads and names no file */
         snprintf(crypto.why, sizeof(crypto.why), "%s has no %s", MOE_LIBCRYPTO_SONAME, name);
     return f;
 }
@@ -35,6 +36,7 @@ static void open_crypto(void)
     void *lib = dlopen(MOE_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
 
     if (!lib) {
+        /* a message: cut, it still reads and names no file */
         snprintf(crypto.why, sizeof(crypto.why), "%s", dlerror());
         return;
     }

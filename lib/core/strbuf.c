@@ -70,6 +70,7 @@ static int strbuf_vprintf(struct moe_strbuf *b, const char *fmt, va_list ap)
         va_end(again);
         return -1;
     }
+    /* fits: the room was measured by the first call */
     vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, again);
     va_end(again);
     b->len += (size_t)n;

@@ -44,6 +44,10 @@ char *moe_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* snprintf into a fixed buffer that is kept on purpose (the plugin, a
  * path the kernel bounds), checked: -1 with err ("TEXT...: too long (at
  * most N bytes)") instead of a cut text that names another file. */
+/* The rule for every other snprintf into a fixed buffer: a path or a name
+ * goes through moe_fmt_fixed or is checked where it is built; one that
+ * cannot be cut says why beside it ("fits: ..."); only text for people
+ * (messages, labels) may be cut, marked "a message". */
 int moe_fmt_fixed(char *buf, size_t len, struct moe_error *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -29,6 +29,7 @@ const char *moe_text_control_name(const char *s, char *buf, size_t len)
                        : cp == '\t' ? "a tab " : cp == 0 ? "a NUL byte "
                        : cp == 0x1b ? "an escape " : "";
 
+    /* a message: cut, it still reads and names no file */
     snprintf(buf, len, "%s%sU+%04X%s", what, *what ? "(" : "", cp, *what ? ")" : "");
     return buf;
 }

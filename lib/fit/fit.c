@@ -96,21 +96,27 @@ const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *
     char what[140];
 
     if (strcmp(kind, "selective") == 0)
+        /* a message: cut, it still reads and names no file */
         snprintf(what, sizeof(what), "selective recompute %s",
                  moe_recompute_modules_format(f->train.recompute.modules, mods, sizeof(mods)));
     else if (strcmp(kind, "full") == 0)
+        /* a message: cut, it still reads and names no file */
         snprintf(what, sizeof(what), "full recompute (uniform, %d layer)",
                  f->train.recompute.num_layers);
     else if (strcmp(kind, "offload") == 0)
+        /* a message: cut, it still reads and names no file */
         snprintf(what, sizeof(what), "full recompute + %s offload",
                  f->train.offload_layers > 0 ? "optimizer and activation" : "optimizer");
     else
+        /* a message: cut, it still reads and names no file */
         snprintf(what, sizeof(what), "no recompute");
     if (c->measured_ratio > 0)
+        /* a message: cut, it still reads and names no file */
         snprintf(buf, len, "%s: %.1f GiB %s %.1f GiB usable (divided by the fit stage's "
                  "measured/predicted %.3f)", what, f->mem.total / MOE_GIB, f->fits ? "<=" : ">",
                  usable / MOE_GIB, c->measured_ratio);
     else
+        /* a message: cut, it still reads and names no file */
         snprintf(buf, len, "%s: %.1f GiB %s %.1f GiB usable", what, f->mem.total / MOE_GIB,
                  f->fits ? "<=" : ">", usable / MOE_GIB);
     return buf;

@@ -54,20 +54,24 @@ const char *moe_fit_where_text(const struct moe_fit_where *wh, const struct moe_
     char a[96], b[96], nodes[48] = "";
 
     if (!wh->found) {
+        /* a message: cut, it still reads and names no file */
         snprintf(buf, len, "no layout fits on %d GPUs, nor on up to %d times as many: add "
                  "GPUs with more memory", c->gpus, MOE_FIT_WHERE_MAX_FACTOR);
         return buf;
     }
     if (gpus_per_node > 0 && wh->gpus % gpus_per_node == 0)
+        /* a message: cut, it still reads and names no file */
         snprintf(nodes, sizeof(nodes), " (%d node%s)", wh->gpus / gpus_per_node,
                  wh->gpus == gpus_per_node ? "" : "s");
     moe_layout_format_attention(&wh->layout, a, sizeof(a));
     moe_layout_format_moe(&wh->layout, b, sizeof(b));
     if (wh->gpus == c->gpus)
+        /* a message: cut, it still reads and names no file */
         snprintf(buf, len, "the smallest layout that fits on these %d GPUs is %s %s VPP %d "
                  "(%.1f GiB per GPU, fit step: %s)", c->gpus, a, b, wh->layout.vpp,
                  wh->peak_gib, wh->settings);
     else
+        /* a message: cut, it still reads and names no file */
         snprintf(buf, len, "no layout fits on %d GPUs; the smallest GPU count tried (2x, 4x, "
                  "...) with one that does is %d%s: %s %s VPP %d (%.1f GiB per GPU, fit step: "
                  "%s)", c->gpus, wh->gpus, nodes, a, b, wh->layout.vpp, wh->peak_gib,

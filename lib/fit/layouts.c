@@ -801,7 +801,7 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
             if (s->rejected_by[r])
                 used += (size_t)snprintf(advice + used, len - used, " %s %zu", moe_rule_id(r),
                                          s->rejected_by[r]);
-        if (used < len)
+        if (used < len) /* a message: cut, it still reads */
             snprintf(advice + used, len - used,
                      "); use a GPU count whose factors divide the heads, experts, layers and "
                      "GBS/MBS");
@@ -812,11 +812,11 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
     double state = (mm->weights + mm->grads + mm->optimizer) / MOE_GIB;
     double act = (mm->activations + mm->transient) / MOE_GIB;
     if (state >= act)
-        snprintf(advice, len,
+        snprintf(advice, len, /* a message */
                  "%.1f GiB over; model state is %.1f GiB per GPU: add GPUs so that EP/PP can "
                  "grow, or raise --gpu-mem-gib", over, state);
     else
-        snprintf(advice, len,
+        snprintf(advice, len, /* a message */
                  "%.1f GiB over; activations are %.1f GiB per GPU: lower --mbs or --seq, or "
                  "add GPUs for CP/TP%s", over, act,
                  s->n_steps > 0 && s->steps[0].recompute_fixed
@@ -826,12 +826,14 @@ const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_
 
 const char *moe_layout_format_attention(const struct moe_layout *l, char *buf, size_t len)
 {
+    /* a label for people: cut, it still reads */
     snprintf(buf, len, "Attention: TP%d×CP%d×DP%d×PP%d", l->tp, l->cp, l->dp, l->pp);
     return buf;
 }
 
 const char *moe_layout_format_moe(const struct moe_layout *l, char *buf, size_t len)
 {
+    /* a label for people: cut, it still reads */
     snprintf(buf, len, "MoE: ETP%d×EP%d×EDP%d×PP%d", l->etp, l->ep, l->edp, l->pp);
     return buf;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/enum_names.h"
+#include "core/strbuf.h"
 #include "fit/memory.h"
 
 void moe_train_defaults(struct moe_train *t)
@@ -516,7 +517,9 @@ int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_err
     *bits = 0;
     if (!list || !*list)
         return 0;
-    snprintf(buf, sizeof(buf), "%s", list);
+    /* a list cut short would drop a module without a word */
+    if (moe_fmt_fixed(buf, sizeof(buf), err, "%s", list) != 0)
+        return -1;
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         int i;
         for (i = 0; i < MOE_RC_MODULE_COUNT; i++)

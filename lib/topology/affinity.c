@@ -21,6 +21,7 @@ int moe_affinity_opts_parse(const char *s, struct moe_affinity_opts *o, struct m
         size_t len = strcspn(p, ",");
         bool *flag = NULL;
 
+        /* cut on purpose: a long word is unknown either way */
         snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : sizeof(word) - 1), p);
         if (strcmp(word, "verbose") == 0)
             flag = &out.verbose;
@@ -98,6 +99,7 @@ static void no_bind(struct moe_affinity_task *t, const char *fmt, ...)
     t->bind = false;
     hwloc_bitmap_zero(t->cpuset);
     va_start(ap, fmt);
+    /* a message: cut, it still reads and names no file */
     vsnprintf(t->why, sizeof(t->why), fmt, ap);
     va_end(ap);
 }

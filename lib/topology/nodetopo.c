@@ -87,6 +87,7 @@ static char *read_xml(const char *xml, size_t *len, struct moe_error *err)
 
     /* The plugin reads it as the job user: an admin's 0600 file fails. */
     if (!text && errno == EACCES && (used = strlen(err->text)) < sizeof(err->text))
+        /* a message: cut, it still reads and names no file */
         snprintf(err->text + used, sizeof(err->text) - used, " (plugstack hwloc_xml= must be "
                  "readable by every job user, e.g. mode 0644)");
     return text;
@@ -249,10 +250,12 @@ void moe_nodetopo_gpu_busid(const struct moe_nodetopo *nt, int gpu, char *buf, s
     const struct hwloc_pcidev_attr_s *a;
 
     if (gpu < 0 || gpu >= nt->ngpus) {
-        snprintf(buf, len, "%s", "");
+        if (len)
+            buf[0] = '\0';
         return;
     }
     a = &nt->gpus[gpu]->attr->pcidev;
+    /* fits the callers' MOE_GPU_BUSID_MAX: four hex numbers, 36 bytes at most */
     snprintf(buf, len, "%04x:%02x:%02x.%01x", (unsigned)a->domain, (unsigned)a->bus,
              (unsigned)a->dev, (unsigned)a->func);
 }

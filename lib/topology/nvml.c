@@ -77,6 +77,7 @@ static int read_gpus(const struct nvml_api *api, struct moe_nvml_report *r, stru
             moe_error_set(err, "NVML GPU %d: %s", i, api->error_string(rc));
             return -1;
         }
+        /* fits: NVML's bus id buffer is 32 bytes too */
         snprintf(g->busid, sizeof(g->busid), "%s", pci.bus_id);
         g->pci_domain = pci.domain;
         g->pci_bus = pci.bus;

@@ -43,6 +43,7 @@ static int parse_item(const char *spec, const char *item, size_t len, struct moe
         /* The one numeric check (core/number.h), digits only: strtol alone
          * took "tp= 2" and "tp=\n2" for 2. */
         vlen = (int)(item + len - eq - 1);
+        /* a cut number is refused just below */
         snprintf(num, sizeof(num), "%.*s", vlen, eq + 1);
         if ((size_t)vlen >= sizeof(num) || strspn(num, "0123456789") != (size_t)vlen ||
             moe_number_parse_long(num, 1, LAYOUT_MAX, &v, err) != 0) {

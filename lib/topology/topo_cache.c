@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,16 +61,19 @@ static int read_boot_id(const char *path, char *out, size_t len, struct moe_erro
 }
 
 /* A sysfs attribute is a few bytes and a node has hundreds of PCI
- * functions: one read into a stack buffer, no allocation per file. */
-static int read_attr(const char *dir, const char *dev, const char *name, char *buf, size_t len)
+ * functions: one read into a stack buffer, no allocation per file.  DEV/NAME
+ * is opened relative to the open PCI folder: no path is built that could be
+ * cut. */
+static int read_attr(int pci, const char *dev, const char *name, char *buf, size_t len)
 {
-    char path[4096];
+    char rel[NAME_MAX + 16];
     ssize_t n;
     int fd;
 
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", dir, dev, name) >= sizeof(path))
+    /* fits: dev is one directory entry (NAME_MAX), name one of ours */
+    if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", dev, name) >= sizeof(rel))
         return -1;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = openat(pci, rel, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     n = read(fd, buf, len - 1);
@@ -82,13 +86,13 @@ static int read_attr(const char *dir, const char *dev, const char *name, char *b
 
 /* The test moe_nodetopo applies to hwloc's PCI objects: vendor NVIDIA,
  * base class display. */
-static bool sysfs_nvidia_gpu(const char *dir, const char *dev)
+static bool sysfs_nvidia_gpu(int pci, const char *dev)
 {
     char vendor[32], class[32];
 
-    return read_attr(dir, dev, "vendor", vendor, sizeof(vendor)) == 0 &&
+    return read_attr(pci, dev, "vendor", vendor, sizeof(vendor)) == 0 &&
            strtoul(vendor, NULL, 16) == 0x10de &&
-           read_attr(dir, dev, "class", class, sizeof(class)) == 0 &&
+           read_attr(pci, dev, "class", class, sizeof(class)) == 0 &&
            (strtoul(class, NULL, 16) >> 16) == 0x03;
 }
 
@@ -125,7 +129,7 @@ static int pci_gpus(const char *dir, char *out, size_t len, struct moe_error *er
         return -1;
     }
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || !sysfs_nvidia_gpu(dir, e->d_name))
+        if (e->d_name[0] == '.' || !sysfs_nvidia_gpu(dirfd(d), e->d_name))
             continue;
         if (n == MAX_GPUS || !(ids[n] = strdup(e->d_name))) {
             moe_error_at(err, dir, 0, 0, "more than %d GPUs, or out of memory", MAX_GPUS);
@@ -220,7 +224,7 @@ static int check_key(const struct moe_nodetopo *nt, const struct moe_topo_cache_
     char api[32], gpus[MOE_TOPO_CACHE_GPUS_MAX];
     const char *version = root_info(nt, "hwlocVersion");
 
-    snprintf(api, sizeof(api), "%#lx", k->hwloc_api);
+    snprintf(api, sizeof(api), "%#lx", k->hwloc_api); /* fits: 18 at most */
     if (strcmp(root_info(nt, "MoeflowCacheFormat"), CACHE_FORMAT) != 0)
         moe_error_at(why, path, 0, 0, "not a moeflow topology cache of format %s", CACHE_FORMAT);
     else if (strcmp(root_info(nt, "MoeflowBootId"), k->boot_id) != 0)
@@ -245,6 +249,7 @@ static int check_key(const struct moe_nodetopo *nt, const struct moe_topo_cache_
 
 static void format_mtime(const struct timespec *t, char out[SUM_MTIME_LEN + 1])
 {
+    /* fits: 20 digits, a dot and 9 (SUM_MTIME_LEN) */
     snprintf(out, SUM_MTIME_LEN + 1, "%020lld.%09ld", (long long)t->tv_sec, (long)t->tv_nsec);
 }
 
@@ -299,7 +304,7 @@ static int checked_body(const char *text, size_t *len, const struct stat *st, co
 int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
                         struct moe_nodetopo *nt, struct moe_error *why)
 {
-    char path[4096];
+    char path[PATH_MAX];
     struct stat st;
     size_t len;
     char *xml;
@@ -377,7 +382,7 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
         return -1;
     }
     root = hwloc_get_root_obj(dup);
-    snprintf(api, sizeof(api), "%#lx", k->hwloc_api);
+    snprintf(api, sizeof(api), "%#lx", k->hwloc_api); /* fits: 18 at most */
     if (hwloc_obj_add_info(root, "MoeflowCacheFormat", CACHE_FORMAT) ||
         hwloc_obj_add_info(root, "MoeflowBootId", k->boot_id) ||
         hwloc_obj_add_info(root, "MoeflowHwlocApi", api) ||
@@ -396,6 +401,7 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
     /* the buffer's length counts a final NUL that the file does not need */
     rv = moe_sha256_hex(buf, (size_t)len - 1, hex, err);
     if (rv == 0) {
+        /* fits: markers, a digest and a time, under 160 */
         snprintf(tail, sizeof(tail), "%s%s%s%s%s", SUM_OPEN, hex, SUM_MTIME, when, SUM_CLOSE);
         rv = write_file(path, buf, (size_t)len - 1, tail, &mtime, err);
     }
@@ -407,7 +413,7 @@ static int export_to(const struct moe_nodetopo *nt, const struct moe_topo_cache_
 int moe_topo_cache_write(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
                          const struct moe_nodetopo *nt, struct moe_error *err)
 {
-    char path[4096], gpus[MOE_TOPO_CACHE_GPUS_MAX];
+    char path[PATH_MAX], gpus[MOE_TOPO_CACHE_GPUS_MAX];
 
     if (geteuid() != c->owner) {
         moe_error_at(err, c->dir, 0, 0, "only uid %u writes the cache (this is uid %u)",
@@ -430,6 +436,7 @@ static void set_note(char *note, size_t len, const char *what, const struct moe_
     char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 8];
 
     if (note && len)
+        /* a message: cut, it still reads and names no file */
         snprintf(note, len, "%s: %s", what, moe_error_format(e, buf, sizeof(buf)));
 }
 
