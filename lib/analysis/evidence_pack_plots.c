@@ -20,6 +20,7 @@
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
@@ -31,11 +32,6 @@
 /* A decision's ranking past this many rows is cut (and said so): a bar
  * chart of more layouts is unreadable, and the file is data. */
 #define RANKING_MAX 64
-
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
 
 static json_t *not_drawn(const char *why)
 {
@@ -229,8 +225,8 @@ static json_t *scale_row(const struct moe_manifest *m, const struct moe_study_ca
     row = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "candidate", c->label, "id", c->id,
                     "layout", layout ? layout : "?",
                     "predicted_rank", rank > 0 ? json_integer(rank) : json_null(),
-                    "predicted_ms", num(ms), "measured_ms",
-                    num(run_median(runs, n, c->label)));
+                    "predicted_ms", moe_json_number(ms), "measured_ms",
+                    moe_json_number(run_median(runs, n, c->label)));
     free(layout);
     return row;
 }
@@ -381,9 +377,9 @@ static json_t *decision_rows(const json_t *ranking, size_t *cut)
                                               json_is_string(c) ? c : get(e, "layout"), "layout",
                                               get(e, "layout"), "predicted_rank",
                                               o ? o : json_null(), "predicted_ms",
-                                              num(number_or_nan(get(e, "predicted_ms"))),
+                                              moe_json_number(number_or_nan(get(e, "predicted_ms"))),
                                               "measured_ms",
-                                              num(number_or_nan(get(e, "measured_ms")))));
+                                              moe_json_number(number_or_nan(get(e, "measured_ms")))));
     }
     return rows;
 }

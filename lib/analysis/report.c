@@ -9,6 +9,7 @@
 
 #include "analysis/abtest.h"
 #include "analysis/report.h"
+#include "core/json_build.h"
 
 static int by_iter(const void *pa, const void *pb)
 {
@@ -454,11 +455,6 @@ const char *moe_verdict_name(enum moe_verdict v)
     return "no change";
 }
 
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *run_json(const struct moe_report_run *r, const struct moe_report_run *base,
                         const struct moe_report_opts *opts)
 {
@@ -469,20 +465,20 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
     json_object_set_new(j, "steps_seen", json_integer((json_int_t)r->steps_seen));
     json_object_set_new(j, "last_iteration", json_integer(r->max_iter));
     json_object_set_new(j, "window_iterations", json_integer((json_int_t)r->n));
-    json_object_set_new(j, "step_ms_mean", num(r->step_mean));
-    json_object_set_new(j, "step_ms_median", num(r->step_median));
-    json_object_set_new(j, "step_ms_stdev", num(r->step_stdev));
-    json_object_set_new(j, "step_cv", num(r->step_cv));
-    json_object_set_new(j, "tflops_per_gpu_mean", num(r->tflops_mean));
-    json_object_set_new(j, "tflops_per_gpu_median", num(r->tflops_median));
+    json_object_set_new(j, "step_ms_mean", moe_json_number(r->step_mean));
+    json_object_set_new(j, "step_ms_median", moe_json_number(r->step_median));
+    json_object_set_new(j, "step_ms_stdev", moe_json_number(r->step_stdev));
+    json_object_set_new(j, "step_cv", moe_json_number(r->step_cv));
+    json_object_set_new(j, "tflops_per_gpu_mean", moe_json_number(r->tflops_mean));
+    json_object_set_new(j, "tflops_per_gpu_median", moe_json_number(r->tflops_median));
     json_object_set_new(j, "loss_finite", json_boolean(r->loss_finite));
-    json_object_set_new(j, "loss_last", num(r->loss_last));
+    json_object_set_new(j, "loss_last", moe_json_number(r->loss_last));
     json_object_set_new(j, "skipped_iterations", json_integer(r->skipped));
     json_object_set_new(j, "nan_iterations", json_integer(r->nan_iters));
-    json_object_set_new(j, "peak_max_allocated_mib", num(r->peak_bytes / 1048576.0));
+    json_object_set_new(j, "peak_max_allocated_mib", moe_json_number(r->peak_bytes / 1048576.0));
     json_object_set_new(j, "peak_rank",
                         r->peak_rank >= 0 ? json_integer(r->peak_rank) : json_null());
-    json_object_set_new(j, "theoretical_total_mb", num(r->theo_total_mb));
+    json_object_set_new(j, "theoretical_total_mb", moe_json_number(r->theo_total_mb));
     json_object_set_new(j, "in_effect", json_incref(r->in_effect));
     json_object_set_new(j, "mismatches", json_incref(r->mismatches));
     json_object_set_new(j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());
@@ -490,7 +486,7 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
         json_object_set_new(j, "profile", json_incref(r->profile));
     for (size_t i = 0; i < r->nseries; i++)
         json_array_append_new(series, json_pack("[I,o]", (json_int_t)r->series[i].iter,
-                                                num(r->series[i].step_ms)));
+                                                moe_json_number(r->series[i].step_ms)));
     json_object_set_new(j, "step_ms_series", series);
     if (base && base != r) {
         struct moe_report_ab ab;
@@ -499,9 +495,9 @@ static json_t *run_json(const struct moe_report_run *r, const struct moe_report_
         json_object_set_new(
             j, "ab",
             json_pack("{s:s,s:o,s:o,s:[o,o],s:o,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "baseline",
-                      base->name, "baseline_cv", num(ab.ref_cv), "delta_pct", num(ab.delta_pct),
-                      "ci95_pct", num(ab.ci_lo_pct),
-                      num(ab.ci_hi_pct), "p_value", num(ab.p_value), "test",
+                      base->name, "baseline_cv", moe_json_number(ab.ref_cv), "delta_pct", moe_json_number(ab.delta_pct),
+                      "ci95_pct", moe_json_number(ab.ci_lo_pct),
+                      moe_json_number(ab.ci_hi_pct), "p_value", moe_json_number(ab.p_value), "test",
                       ab.exact ? "Mann-Whitney U, exact" : "Mann-Whitney U, normal approximation",
                       "n_baseline", (json_int_t)ab.n_base, "n_candidate", (json_int_t)ab.n_cand,
                       "alpha", ab.alpha, "min_effect_pct", ab.min_effect_pct, "verdict",
