@@ -80,7 +80,23 @@ DELEGATES = {
                      [w + r"( \(baseline\.pipeline_layout, .*\))?" for w in formats("lib/fit/layouts.c", "WHY", first=True)]),
 }
 
-study = read("lib/study/study.c")
+def study_keys(text):
+    """study.c with the study keys of lib/study/study_schema.h written out:
+    MOE_SK_<SECTION>_<KEY> as its path, MOE_SK_KEY(PARENT, KEY) as its
+    last segment, each a string literal as the messages print them."""
+    keys = {}
+    for name, value in re.findall(r"^#define (MOE_SK_\w+) ((?:MOE_SK_\w+ )?" + STR + r")$",
+                                  read("lib/study/study_schema.h"), re.M):
+        parts = value.split(" ", 1)
+        keys[name] = (keys[parts[0]] if len(parts) == 2 else "") + c_string(parts[-1])
+    text = re.sub(r"\bMOE_SK_KEY\((\w+), (\w+)\)",
+                  lambda m: '"' + keys["MOE_SK_%s_%s" % m.groups()][len(keys["MOE_SK_" + m.group(1)]) + 1:] + '"',
+                  text)
+    return re.sub(r"\bMOE_SK_\w+\b",
+                  lambda m: '"' + keys[m.group(0)] + '"' if m.group(0) in keys else m.group(0), text)
+
+
+study = study_keys(read("lib/study/study.c"))
 sites, problems = [], []
 # every call with its enclosing function
 funcs = [(m.start(), m.group(1))
