@@ -13,8 +13,8 @@
 #include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
-
 #include "core/study_dir.h"
+
 const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o)
 {
     return o == MOE_CKPT_PASS ? "pass" : o == MOE_CKPT_FAIL ? "fail" : "missing evidence";
@@ -353,11 +353,11 @@ int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
                              MOE_RESULT_RESUMED_LOG) < 0) {
         moe_error_at(err, study, 0, 0, "the checkpoint run's logs: path too long");
         rc = -1;
-    if (rc == 0) {
     } else if (!full || read_log(a_path, &a, &has_a, err) < 0 ||
                read_log(b_path, &b, &has_b, err) < 0) {
         rc = -1;
     }
+    if (rc == 0) {
         bool recorded = false;
         long long bytes = moe_ckpt_dir_bytes(full);
 
