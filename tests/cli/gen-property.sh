@@ -32,7 +32,7 @@ each=(name model.preset cluster.partition cluster.account cluster.time_limit
 together=(cluster.container.image cluster.container.mounts cluster.launcher.command
           workload.data software.transformer_engine)
 # A new string field must be added above (and so tested).
-nstr=$(grep -oE '(^|[ (,])(SBATCH_)?STR\("' "$MOEFLOW_SRCDIR/lib/study/study_schema.c" | wc -l)
+nstr=$(grep -oE '(^|[ (,])(SBATCH_)?STR\([A-Z]' "$MOEFLOW_SRCDIR/lib/study/study_schema.c" | wc -l)
 
 # The study, one line per field; ${v[PATH]} are YAML scalars.
 declare -A v=(
