@@ -1,7 +1,7 @@
 /* The keys a study may hold: the one table of them.  The reader
  * (study.c) asks only for these and for each of them, on every load; the
  * canonical writer (study_json.c) writes each, and doc/moeflow-study.5
- * documents each in its section: tests/unit/test_study.c fails on a key
+ * documents each in its section: tests/unit/study/test_study.c fails on a key
  * that one of them has and the table lacks, or the other way round. */
 #include "config.h"
 

@@ -45,7 +45,7 @@ int moe_checkpoint_resume_argv(const struct moe_candidate *c, struct moe_strv *o
 
 /* Where Megatron does what this candidate relies on, as the rule table's
  * citations (broken is NULL: nothing is refused here, the citations say
- * why the arguments are what they are).  tests/unit/test_megatron_rules.c
+ * why the arguments are what they are).  tests/unit/study/test_megatron_rules.c
  * checks each against the committed excerpts. */
 const struct moe_megatron_rule *moe_checkpoint_citations(size_t *n);
 

@@ -4,7 +4,7 @@
 # once (report and topo --xml hung on a FIFO and grew to the memory limit on
 # /dev/zero), a gzip bomb and a deeply nested YAML are refused in seconds
 # (4.2 GB and 2 minutes; 27 s).  The readers' own bounds are unit-tested in
-# tests/unit/test_hostile_readers.c.
+# tests/unit/analysis/test_hostile_readers.c.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 M=$MOEFLOW_BIN
 tap_plan 24

@@ -11,7 +11,7 @@ shared=${MOEFLOW_MEGATRON_DIR:-$S/../shared/megatron}
 out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
 tap_plan 2
 
-"$MOEFLOW_BUILDDIR/tests/unit/test_megatron_rules" --citations > "$out/citations"
+"$MOEFLOW_BUILDDIR/tests/unit/study/test_megatron_rules" --citations > "$out/citations"
 ok "test_megatron_rules lists its citations (more than 100)" \
     test "$(wc -l < "$out/citations")" -gt 100
 if [ -f "$shared/megatron-lm-core_v0.19.0.tar.xz" ]; then

@@ -4,7 +4,7 @@
 # or are refused with their limit (D02), a UTF-16 study is refused by name
 # (D15), absurd numbers are refused and layouts --json keeps step_ms at the
 # edges of every range (D17), a time limit Slurm would wrap is refused
-# (D21).  tests/unit/test_study_limits explores the same rules over the
+# (D21).  tests/unit/study/test_study_limits explores the same rules over the
 # whole schema.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 M="$MOEFLOW_BIN"

@@ -36,5 +36,18 @@ for f in $list; do
     if [ -f "$f" ]; then echo "ok $n - listed $f exists"
     else echo "not ok $n - tests/README.md lists $f, which does not exist"; failed=1; fi
 done
+# tests/unit/ mirrors lib/: a folder of tests for each folder of lib/, and
+# no test outside them but the sanitizer build's own check.
+for d in tests/unit/*/; do
+    n=$((n + 1)); d=${d%/}
+    if [ -d "lib/${d#tests/unit/}" ]; then echo "ok $n - $d mirrors lib/${d#tests/unit/}"
+    else echo "not ok $n - $d has no lib/ folder to mirror"; failed=1; fi
+done
+for f in tests/unit/*.c; do
+    [ "$f" = tests/unit/test_ubsan_aborts.c ] && continue
+    n=$((n + 1))
+    echo "not ok $n - $f is outside the lib/ mirror: move it to tests/unit/<lib folder>/"
+    failed=1
+done
 echo "1..$n"
 exit $failed

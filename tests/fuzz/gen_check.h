@@ -1,6 +1,6 @@
 /* Test oracles for generated scripts (issue 21): how sbatch reads an
  * #SBATCH line, and a script's shell skeleton.  Used by the gen fuzz
- * harness and tests/unit/test_hostile.c; test code, never linked into
+ * harness and tests/unit/study/test_hostile_input.c; test code, never linked into
  * moeflow. */
 #ifndef MOEFLOW_GEN_CHECK_H
 #define MOEFLOW_GEN_CHECK_H

@@ -1,6 +1,6 @@
 #!/bin/sh
 # moeflow overlap / report / diagnose end to end: golden outputs (values
-# worked out by hand, see tests/unit/test_overlap.c and test_report.c),
+# worked out by hand, see tests/unit/analysis/test_overlap.c and test_report.c),
 # exit codes, and the files report -o writes.  No cluster needed.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 

@@ -6,7 +6,7 @@ test_megatron_rules checks every citation without the Megatron trees.
 usage: excerpts.py write MEGATRON_DIR < CITATIONS
        excerpts.py check MEGATRON_DIR < CITATIONS
 
-CITATIONS: what `tests/unit/test_megatron_rules --citations` prints, one
+CITATIONS: what `tests/unit/study/test_megatron_rules --citations` prints, one
 citation a line: TREE <tab> PATH <tab> LINE <tab> RULE.  MEGATRON_DIR holds
 TREE.tar.xz (../shared/megatron).  write (re)writes the excerpts: for each
 citation the few lines test_megatron_rules reads, no more: the line before
