@@ -49,8 +49,21 @@ violations() {
     done
 }
 
+# A folder's private header, FOLDER/NAME_internal.h, declares what the
+# folder's files share among themselves: only lib/FOLDER and its unit tests
+# (tests/unit/FOLDER) may include it.  Prints one line per other includer.
+private_violations() {
+    (cd "$1" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z]+/[a-z0-9_]+_internal\.h"' \
+        --include='*.c' --include='*.h' lib gen spank tests 2>/dev/null) |
+        sed -E 's/^([^:]*):([0-9]+):.*"([a-z]+)\/([a-z0-9_]+_internal\.h)".*/\1 \2 \3 \4/' |
+        while read -r f line top name; do
+            case $f in lib/"$top"/*|tests/unit/"$top"/*) continue ;; esac
+            echo "$f:$line: includes \"$top/$name\", private to lib/$top"
+        done
+}
+
 rows=$(rules "$S")
-echo "1..$(( $(echo "$rows" | wc -l) + 3 ))"
+echo "1..$(( $(echo "$rows" | wc -l) + 5 ))"
 
 folders=$(echo "$rows" | awk '{print $1}' | tr '\n' ' ')
 [ "$folders" = "lib/core lib/topology lib/contract lib/fit lib/study lib/analysis lib/loop spank " ]
@@ -89,5 +102,20 @@ echo "$planted" | diag
     echo "$planted" | grep -q '^lib/core/planted.c:4: includes "error.h"' &&
     echo "$planted" | grep -q '^spank/planted.c:2: includes "study/stagegen.h"'
 tap_ok $? "a planted include against the table is caught (lib/core -> study, a bare lib header, spank -> study)"
+
+out=$(private_violations "$S")
+[ -z "$out" ]
+rc=$?
+[ $rc -ne 0 ] && echo "$out" | diag
+tap_ok $rc "a folder's private header (NAME_internal.h) is included only by its folder and its unit tests"
+
+mkdir -p "$tmp/gen" "$tmp/lib/study" "$tmp/tests/unit/study"
+printf '#include "study/stagegen_internal.h"\n' > "$tmp/gen/planted.c"
+printf '#include "study/stagegen_internal.h"\n' > "$tmp/lib/study/ok.c"
+printf '#include "study/stagegen_internal.h"\n' > "$tmp/tests/unit/study/ok.c"
+planted=$(private_violations "$tmp")
+echo "$planted" | diag
+[ "$planted" = 'gen/planted.c:1: includes "study/stagegen_internal.h", private to lib/study' ]
+tap_ok $? "a planted include of another folder's private header is caught, and its own folder's and tests' are not"
 
 [ "$TAP_FAILED" -eq 0 ]
