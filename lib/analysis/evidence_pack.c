@@ -5,12 +5,17 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
+#include "analysis/report_internal.h"
+#include "core/json_build.h"
 #include "core/contract_keys.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/study_dir.h"
 
 #define VALIDATE_REPORT MOE_STUDY_VALIDATE_REPORT
@@ -20,20 +25,43 @@
 static int optional_json(const char *study, const char *rel, const char *what, json_t **out,
                          struct moe_error *err)
 {
-    char path[4400];
+    char *path = moe_path_join(study, rel);
     struct stat st;
 
     *out = NULL;
-    snprintf(path, sizeof(path), "%s/%s", study, rel);
-    if (lstat(path, &st) != 0 && errno == ENOENT)
+    if (!path) {
+        moe_error_at(err, study, 0, 0, "out of memory");
+        return -1;
+    }
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        free(path);
         return 0;
+    }
     *out = moe_read_json(path, what, err);
+    free(path);
     return *out ? 0 : -1;
 }
 
 static const json_t *get(const json_t *o, const char *key)
 {
     return json_object_get(o, key);
+}
+
+/* obj[key] = a copy of o[key] when there is one: what "s:O?" gave, null
+ * for an absent value. */
+static void copy_opt(struct moe_jb *b, json_t *obj, const char *key, const json_t *v)
+{
+    moe_jb_set(b, obj, key, v ? json_incref((json_t *)v) : json_null());
+}
+
+/* {"status": status, "why": why} */
+static json_t *status_why(struct moe_jb *b, const char *status, const char *why)
+{
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, "status", status);
+    moe_jb_str(b, j, "why", why);
+    return moe_jb_done(b, j);
 }
 
 /* The candidate whose label the study's results carry: validate's
@@ -50,65 +78,82 @@ static const struct moe_candidate *labelled(const struct moe_manifest *m)
     return NULL;
 }
 
-static json_t *semantics_json(const struct moe_manifest *m)
+static json_t *semantics_json(struct moe_jb *b, const struct moe_manifest *m)
 {
     const struct moe_candidate *c = labelled(m);
-    const char *reasons[MOE_LABEL_REASONS_MAX], *label;
+    const char *reasons[MOE_LABEL_REASONS_MAX];
     const json_t *sem, *work;
-    json_t *list = json_array();
+    json_t *j = json_object(), *list;
     char text[512];
     size_t n;
 
     if (!c) {
-        json_decref(list);
-        return json_pack("{s:s, s:s}", "label", "unlabelled", "text",
-                         "unlabelled: " MOE_STUDY_MANIFEST " lists no candidate");
+        moe_jb_str(b, j, "label", "unlabelled");
+        moe_jb_str(b, j, "text", "unlabelled: " MOE_STUDY_MANIFEST " lists no candidate");
+        return moe_jb_done(b, j);
     }
-    label = moe_candidate_semantics(c, reasons, &n);
-    for (size_t i = 0; list && i < n; i++)
-        json_array_append_new(list, json_string(reasons[i]));
+    moe_jb_str(b, j, "label", moe_candidate_semantics(c, reasons, &n));
+    /* a label's text is a few words and its reasons, far below 512 bytes;
+     * one cut short would still be the label */
     moe_candidate_label_text(c, text, sizeof(text));
+    moe_jb_set(b, j, "text", moe_report_text_json(text));
+    list = json_array();
+    for (size_t i = 0; i < n; i++)
+        moe_jb_append(b, list, json_string(reasons[i]));
+    moe_jb_set(b, j, "reasons", list);
     sem = get(c->contract, MOE_CONTRACT_SEMANTICS);
     work = get(c->contract, MOE_CONTRACT_WORKLOAD);
-    return json_pack("{s:s, s:s, s:o, s:O?, s:O?, s:s?, s:O?, s:s}", "label", label, "text", text,
-                     "reasons", list, "routing", get(sem, "routing"), "data", get(work, "data"),
-                     "manifest_label", c->label, "contract_class", get(sem, "class"),
-                     "contract_class_note",
-                     "the label follows the contract's data and routing; the contract's "
-                     "semantics.class records the routing class alone (it is hashed into every "
-                     "candidate's id)");
+    copy_opt(b, j, "routing", get(sem, "routing"));
+    copy_opt(b, j, "data", get(work, "data"));
+    moe_jb_str_opt(b, j, "manifest_label", c->label);
+    copy_opt(b, j, "contract_class", get(sem, "class"));
+    moe_jb_str(b, j, "contract_class_note", "the label follows the contract's data and routing; "
+               "the contract's semantics.class records the routing class alone (it is hashed "
+               "into every candidate's id)");
+    return moe_jb_done(b, j);
 }
 
-static json_t *declared_json(const json_t *baseline)
+static json_t *declared_json(struct moe_jb *b, const json_t *baseline)
 {
     const json_t *env = get(baseline, MOE_CONTRACT_ENVIRONMENT);
+    json_t *j;
 
     if (!baseline)
-        return json_pack("{s:s, s:s}", "status", "not run",
-                         "why", "no " MOE_STUDY_BASELINE " (moeflow gen writes it)");
-    return json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:O?}", "status", "declared", "source",
-                     MOE_STUDY_BASELINE, "container_image", get(env, "container_image"),
-                     "megatron", get(env, "megatron"), "transformer_engine",
-                     get(env, "transformer_engine"), "hardware",
-                     get(baseline, MOE_CONTRACT_HARDWARE), "parallel",
-                     get(baseline, MOE_CONTRACT_PARALLEL));
+        return status_why(b, "not run", "no " MOE_STUDY_BASELINE " (moeflow gen writes it)");
+    j = json_object();
+    moe_jb_str(b, j, "status", "declared");
+    moe_jb_str(b, j, "source", MOE_STUDY_BASELINE);
+    copy_opt(b, j, "container_image", get(env, "container_image"));
+    copy_opt(b, j, "megatron", get(env, "megatron"));
+    copy_opt(b, j, "transformer_engine", get(env, "transformer_engine"));
+    copy_opt(b, j, "hardware", get(baseline, MOE_CONTRACT_HARDWARE));
+    copy_opt(b, j, "parallel", get(baseline, MOE_CONTRACT_PARALLEL));
+    return moe_jb_done(b, j);
 }
 
-static json_t *measured_json(const json_t *m)
+static json_t *measured_json(struct moe_jb *b, const json_t *m)
 {
     const json_t *meg = get(m, "megatron"), *gpus = get(m, "gpus");
+    json_t *j;
 
     if (!m)
-        return json_pack("{s:s, s:s}", "status", "not run", "why",
-                         "no " MOE_STUDY_MEASURED " (the contract stage's capture writes it)");
-    return json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
-                     "s:O?}", "status", "measured", "source", MOE_STUDY_MEASURED, "host",
-                     get(m, "host"), "captured_at", get(m, "captured_at"), "megatron_version",
-                     get(meg, "version"), "megatron_commit", get(meg, "commit"),
-                     "megatron_commit_reason", get(meg, "commit_reason"), "gpu_model",
-                     get(gpus, "model"), "gpu_count", get(gpus, "count"), "gpu_memory_mib",
-                     get(gpus, "memory_mib"), "driver", get(gpus, "driver"), "topology",
-                     get(gpus, "topology"), "checks", get(m, "checks"));
+        return status_why(b, "not run",
+                          "no " MOE_STUDY_MEASURED " (the contract stage's capture writes it)");
+    j = json_object();
+    moe_jb_str(b, j, "status", "measured");
+    moe_jb_str(b, j, "source", MOE_STUDY_MEASURED);
+    copy_opt(b, j, "host", get(m, "host"));
+    copy_opt(b, j, "captured_at", get(m, "captured_at"));
+    copy_opt(b, j, "megatron_version", get(meg, "version"));
+    copy_opt(b, j, "megatron_commit", get(meg, "commit"));
+    copy_opt(b, j, "megatron_commit_reason", get(meg, "commit_reason"));
+    copy_opt(b, j, "gpu_model", get(gpus, "model"));
+    copy_opt(b, j, "gpu_count", get(gpus, "count"));
+    copy_opt(b, j, "gpu_memory_mib", get(gpus, "memory_mib"));
+    copy_opt(b, j, "driver", get(gpus, "driver"));
+    copy_opt(b, j, "topology", get(gpus, "topology"));
+    copy_opt(b, j, "checks", get(m, "checks"));
+    return moe_jb_done(b, j);
 }
 
 /* Whether validate holds profiling twins: gen --winners adds them (the
@@ -127,47 +172,60 @@ static bool has_twins(const struct moe_manifest *m)
 /* The validate report's finding under key (another part of moeflow writes
  * it there), else why there is none: not_requested says why the study did
  * not ask for it (NULL: it did). */
-static json_t *finding(const json_t *report, const char *key, const char *not_requested)
+static json_t *finding(struct moe_jb *b, const json_t *report, const char *key,
+                       const char *not_requested)
 {
     const json_t *v = get(report, key);
-    char why[256];
+    json_t *j;
 
-    if (v)
-        return json_pack("{s:s, s:s, s:O}", "status", "reported", "source", VALIDATE_REPORT,
-                         "value", v);
+    if (v) {
+        j = json_object();
+        moe_jb_str(b, j, "status", "reported");
+        moe_jb_str(b, j, "source", VALIDATE_REPORT);
+        moe_jb_copy(b, j, "value", (json_t *)v);
+        return moe_jb_done(b, j);
+    }
     if (not_requested)
-        return json_pack("{s:s, s:s}", "status", "not requested", "why", not_requested);
-    if (report)
-        snprintf(why, sizeof(why), "%s has no \"%s\"", VALIDATE_REPORT, key);
-    else
-        snprintf(why, sizeof(why), "no %s yet (moeflow run writes it after the validate stage)",
-                 VALIDATE_REPORT);
-    return json_pack("{s:s, s:s}", "status", "no evidence", "why", why);
+        return status_why(b, "not requested", not_requested);
+    if (report) /* key is one of ours (checkpoint, profile_pairs) */
+        return status_why(b, "no evidence", strcmp(key, "checkpoint") == 0
+                                                ? VALIDATE_REPORT " has no \"checkpoint\""
+                                                : VALIDATE_REPORT " has no \"profile_pairs\"");
+    return status_why(b, "no evidence",
+                      "no " VALIDATE_REPORT " yet (moeflow run writes it after the validate "
+                      "stage)");
 }
 
-static json_t *assemble(const struct moe_manifest *m, const json_t *study_json,
-                        const json_t *baseline, const json_t *measured, const json_t *report,
-                        json_t *runs, json_t *plots)
+static json_t *assemble(struct moe_jb *b, const struct moe_manifest *m,
+                        const json_t *study_json, const json_t *baseline, const json_t *measured,
+                        const json_t *report, json_t *runs, json_t *plots)
 {
-    return json_pack("{s:i, s:s?, s:s?, s:s, s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:s, s:o*}",
-                     "format", 1,
-                     "study", m->study, "study_hash", m->study_hash, "moeflow_version",
-                     PACKAGE_VERSION, "semantics", semantics_json(m), "environment",
-                     "declared", declared_json(baseline), "measured", measured_json(measured),
-                     "validate", runs, "checkpoint",
-                     finding(report, "checkpoint",
-                             json_is_true(get(get(study_json, "validation"), "checkpoint"))
-                                 ? NULL
-                                 : "the study does not set validation.checkpoint: true"),
-                     "profile_pairs",
-                     finding(report, "profile_pairs",
-                             has_twins(m) ? NULL
-                                          : "validate was not rebuilt from recorded winners "
-                                            "(moeflow gen --winners adds the profiling twins)"),
-                     "gains",
-                     "each gain is one run measured against the baseline over the same window; "
-                     "gains of separate A/Bs are never added up: the combination's gain is the "
-                     "combination's own measurement", "plots", plots);
+    json_t *j = json_object(), *env = json_object();
+
+    moe_jb_int(b, j, "format", 1);
+    moe_jb_str_opt(b, j, "study", m->study);
+    moe_jb_str_opt(b, j, "study_hash", m->study_hash);
+    moe_jb_str(b, j, "moeflow_version", PACKAGE_VERSION);
+    moe_jb_set(b, j, "semantics", semantics_json(b, m));
+    moe_jb_set(b, env, "declared", declared_json(b, baseline));
+    moe_jb_set(b, env, "measured", measured_json(b, measured));
+    moe_jb_set(b, j, "environment", env);
+    moe_jb_set(b, j, "validate", runs);
+    moe_jb_set(b, j, "checkpoint",
+               finding(b, report, "checkpoint",
+                       json_is_true(get(get(study_json, "validation"), "checkpoint"))
+                           ? NULL
+                           : "the study does not set validation.checkpoint: true"));
+    moe_jb_set(b, j, "profile_pairs",
+               finding(b, report, "profile_pairs",
+                       has_twins(m) ? NULL
+                                    : "validate was not rebuilt from recorded winners "
+                                      "(moeflow gen --winners adds the profiling twins)"));
+    moe_jb_str(b, j, "gains", "each gain is one run measured against the baseline over the same "
+               "window; gains of separate A/Bs are never added up: the combination's gain is "
+               "the combination's own measurement");
+    moe_jb_set(b, j, "plots", plots);
+    return moe_jb_done(b, j);
 }
 
 json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
@@ -176,17 +234,18 @@ json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
     json_t *study_json = NULL, *baseline = NULL, *measured = NULL, *report = NULL;
     json_t *runs = NULL, *pack = NULL;
     struct moe_manifest m;
+    struct moe_jb b;
 
     if (moe_manifest_load(study, &m, err) < 0)
         return NULL;
+    moe_jb_init(&b, err);
     if (optional_json(study, "study.json", "study", &study_json, err) == 0 &&
         optional_json(study, MOE_STUDY_BASELINE, "contract", &baseline, err) == 0 &&
         optional_json(study, MOE_STUDY_MEASURED, MOE_STUDY_MEASURED_NAME, &measured, err) == 0 &&
         optional_json(study, VALIDATE_REPORT, "validate report", &report, err) == 0 &&
-        (runs = moe_evidence_pack_runs(study, &m, study_json, opts, err)) &&
-        !(pack = assemble(&m, study_json, baseline, measured, report, runs,
-                          moe_evidence_pack_plots(study, &m, runs, trail))))
-        moe_error_set(err, "out of memory");
+        (runs = moe_evidence_pack_runs(study, &m, study_json, opts, err)))
+        pack = assemble(&b, &m, study_json, baseline, measured, report, runs,
+                        moe_evidence_pack_plots(&b, study, &m, runs, trail));
     json_decref(study_json);
     json_decref(baseline);
     json_decref(measured);

@@ -44,27 +44,6 @@ struct moe_pack_trail {
 json_t *moe_evidence_pack(const char *study, const struct moe_report_opts *opts,
                           const struct moe_pack_trail *trail, struct moe_error *err);
 
-/* The validate stage's part of it (evidence_pack_runs.c): per run of the
- * baseline, each winner alone and the combination, its command, its
- * config diff against the baseline, what ran and what it measured.  A
- * study without a validate stage or without its baseline's log gets
- * {"status": "not run", ...}.  NULL with err. */
-json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
-                               const json_t *study_json, const struct moe_report_opts *opts,
-                               struct moe_error *err);
-
-/* The plots' part of it (evidence_pack_plots.c): which validate runs the
- * step-time plot sets side by side (from validate's runs, the "validate"
- * value), memory and step time modeled against measured per candidate
- * (the fit stage's predicted_mib and logs; the scale stage's notes and
- * logs), and each scale round's ranking (the scale stage's runs, then
- * every decision of trail of stage "scale").  What cannot be plotted is
- * listed with why; a decision whose ranking is not the documented shape
- * is refused by name, never half read, and a trail the store refused is
- * listed as refused with its reason.  NULL only when out of memory. */
-json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
-                                const json_t *validate, const struct moe_pack_trail *trail);
-
 /* A file of the pack beside README.md and pack.json. */
 struct moe_pack_file {
     char name[64];

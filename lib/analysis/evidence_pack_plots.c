@@ -16,6 +16,8 @@
 
 #include "analysis/decision_text.h"
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
+#include "analysis/report_internal.h"
 #include "analysis/fit_report.h"
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
@@ -33,14 +35,30 @@
  * chart of more layouts is unreadable, and the file is data. */
 #define RANKING_MAX 64
 
-static json_t *not_drawn(const char *why)
+/* {"status": status, "why": why}; why may quote a file's text */
+static json_t *status_why(struct moe_jb *b, const char *status, const char *why)
 {
-    return json_pack("{s:s, s:s}", "status", "not drawn", "why", why);
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, "status", status);
+    moe_jb_set(b, j, "why", moe_report_text_json(why));
+    return moe_jb_done(b, j);
+}
+
+static json_t *not_drawn(struct moe_jb *b, const char *why)
+{
+    return status_why(b, "not drawn", why);
 }
 
 static const json_t *get(const json_t *o, const char *k)
 {
     return json_object_get(o, k);
+}
+
+/* obj[key] = a copy of v, null when there is none ("s:O?"). */
+static void copy_opt(struct moe_jb *b, json_t *obj, const char *key, const json_t *v)
+{
+    moe_jb_set(b, obj, key, v ? json_incref((json_t *)v) : json_null());
 }
 
 static double median_of(const json_t *run)
@@ -75,57 +93,86 @@ static const json_t *winner_of(const json_t *runs, const char **why)
     return best;
 }
 
-static json_t *step_time_json(const json_t *validate)
+static json_t *step_time_json(struct moe_jb *b, const json_t *validate)
 {
     const json_t *runs = get(validate, "runs"), *base = json_array_get(runs, 0), *win;
     const char *why = NULL, *status = json_string_value(get(validate, "status"));
 
+    json_t *j;
+
     if (!status || strcmp(status, "ran") != 0)
-        return not_drawn("the validate stage did not run (see its section)");
+        return not_drawn(b, "the validate stage did not run (see its section)");
     if (!base || !isfinite(median_of(base)))
-        return not_drawn("the validate baseline has no measured step time");
+        return not_drawn(b, "the validate baseline has no measured step time");
     win = winner_of(runs, &why);
-    return json_pack("{s:s, s:s, s:O?, s:O?, s:s, s:O?, s:s}", "status", "drawn", "file",
-                     "step-time.svg", "baseline", get(base, "name"), "winner",
-                     win ? get(win, "name") : NULL, "winner_why", why, "window",
-                     get(validate, "window"), "source",
-                     "validate.runs[].measured.steps: every logged iteration of each run");
+    j = json_object();
+    moe_jb_str(b, j, "status", "drawn");
+    moe_jb_str(b, j, "file", "step-time.svg");
+    copy_opt(b, j, "baseline", get(base, "name"));
+    copy_opt(b, j, "winner", win ? get(win, "name") : NULL);
+    moe_jb_str(b, j, "winner_why", why);
+    copy_opt(b, j, "window", get(validate, "window"));
+    moe_jb_str(b, j, "source", "validate.runs[].measured.steps: every logged iteration of each "
+               "run");
+    return moe_jb_done(b, j);
 }
 
 /* ---- modeled against measured ---- */
 
-static json_t *pair_plot(const char *file, const char *unit, double band, const char *modeled,
-                         const char *measured)
+static json_t *pair_plot(struct moe_jb *b, const char *file, const char *unit, double band,
+                         const char *modeled, const char *measured)
 {
-    return json_pack("{s:s, s:s, s:s, s:f, s:s, s:s, s:[], s:[]}", "status", "drawn", "file",
-                     file, "unit", unit, "band_pct", band, "modeled", modeled, "measured",
-                     measured, "points", "skipped");
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, "status", "drawn");
+    moe_jb_str(b, j, "file", file);
+    moe_jb_str(b, j, "unit", unit);
+    moe_jb_num(b, j, "band_pct", band);
+    moe_jb_str(b, j, "modeled", modeled);
+    moe_jb_str(b, j, "measured", measured);
+    moe_jb_set(b, j, "points", json_array());
+    moe_jb_set(b, j, "skipped", json_array());
+    return moe_jb_done(b, j);
 }
 
-static void skip_point(json_t *plot, const char *candidate, const char *why)
+static void skip_point(struct moe_jb *b, json_t *plot, const char *candidate, const char *why)
 {
-    json_array_append_new(json_object_get(plot, "skipped"),
-                          json_pack("{s:s, s:s}", "candidate", candidate, "why", why));
+    json_t *k = json_object();
+
+    moe_jb_str(b, k, "candidate", candidate);
+    moe_jb_set(b, k, "why", moe_report_text_json(why));
+    moe_jb_append(b, json_object_get(plot, "skipped"), moe_jb_done(b, k));
+    moe_jb_within(b, "skipped");
 }
 
 /* A point, or why there is none; trusted: the measurement's own evidence
  * holds (a fit run whose routing or fill cannot be shown is drawn apart). */
-static void add_point(json_t *plot, const char *candidate, double modeled, double measured,
-                      const char *note, bool trusted)
+static void add_point(struct moe_jb *b, json_t *plot, const char *candidate, double modeled,
+                      double measured, const char *note, bool trusted)
 {
-    if (!isfinite(modeled))
-        skip_point(plot, candidate, "no modeled value in " MOE_STUDY_MANIFEST);
-    else if (!isfinite(measured))
-        skip_point(plot, candidate, note ? note : "no measured value");
-    else
-        json_array_append_new(json_object_get(plot, "points"),
-                              json_pack("{s:s, s:f, s:f, s:b, s:s*}", "candidate", candidate,
-                                        "modeled", modeled, "measured", measured, "trusted",
-                                        trusted, "verdict", note));
+    json_t *p;
+
+    if (!isfinite(modeled)) {
+        skip_point(b, plot, candidate, "no modeled value in " MOE_STUDY_MANIFEST);
+        return;
+    }
+    if (!isfinite(measured)) {
+        skip_point(b, plot, candidate, note ? note : "no measured value");
+        return;
+    }
+    p = json_object();
+    moe_jb_str(b, p, "candidate", candidate);
+    moe_jb_num(b, p, "modeled", modeled);
+    moe_jb_num(b, p, "measured", measured);
+    moe_jb_bool(b, p, "trusted", trusted);
+    if (note)
+        moe_jb_set(b, p, "verdict", moe_report_text_json(note));
+    moe_jb_append(b, json_object_get(plot, "points"), moe_jb_done(b, p));
+    moe_jb_within(b, "points");
 }
 
 /* The fit stage: predicted_mib against the peak its run measured. */
-static json_t *memory_json(const char *study)
+static json_t *memory_json(struct moe_jb *b, const char *study)
 {
     struct moe_fit_report r;
     struct moe_error err;
@@ -134,12 +181,13 @@ static json_t *memory_json(const char *study)
 
     moe_error_clear(&err);
     if (moe_fit_report_load(study, &r, &err) < 0) {
-        char why[700];
+        char *why = moe_strdup_printf("the fit stage cannot be read: %s", err.text);
 
-        snprintf(why, sizeof(why), "the fit stage cannot be read: %s", err.text);
-        return not_drawn(why);
+        plot = not_drawn(b, why ? why : "the fit stage cannot be read (out of memory)");
+        free(why);
+        return plot;
     }
-    plot = pair_plot("memory-modeled-vs-measured.svg", "MiB", MOE_FIT_ERROR_FLAG_PCT,
+    plot = pair_plot(b, "memory-modeled-vs-measured.svg", "MiB", MOE_FIT_ERROR_FLAG_PCT,
                      MOE_STUDY_MANIFEST
                      " predicted_mib: moeflow's memory model of the rank the fit "
                      "run stands in for",
@@ -148,8 +196,9 @@ static json_t *memory_json(const char *study)
     for (size_t i = 0; plot && i < r.n; i++) {
         const struct moe_fit_row *row = &r.rows[i];
 
+        /* a verdict is a sentence; one cut short still says it */
         moe_fit_row_verdict(row, verdict, sizeof(verdict));
-        add_point(plot, row->label, row->predicted_mib, row->measured_mib,
+        add_point(b, plot, row->label, row->predicted_mib, row->measured_mib,
                   (row->flags & MOE_FIT_NOT_RUN) ? "not run: no log" : verdict,
                   !(row->flags & (MOE_FIT_FAILED | MOE_FIT_NO_EVIDENCE | MOE_FIT_UNFILLED |
                                   MOE_FIT_COLLAPSED)));
@@ -209,8 +258,9 @@ static double run_median(const struct moe_report_run *runs, size_t n, const char
 
 /* One layout of the scale stage: its modeled rank and step, its measured
  * median over the screening window. */
-static json_t *scale_row(const struct moe_manifest *m, const struct moe_study_cand *c,
-                         const struct moe_report_run *runs, size_t n)
+static json_t *scale_row(struct moe_jb *b, const struct moe_manifest *m,
+                         const struct moe_study_cand *c, const struct moe_report_run *runs,
+                         size_t n)
 {
     const struct moe_candidate *mc = manifest_cand(m, c->id);
     char *layout = !mc                                   ? NULL
@@ -222,18 +272,20 @@ static json_t *scale_row(const struct moe_manifest *m, const struct moe_study_ca
     json_t *row;
 
     note_model(mc ? mc->note : NULL, &rank, &ms);
-    row = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "candidate", c->label, "id", c->id,
-                    "layout", layout ? layout : "?",
-                    "predicted_rank", rank > 0 ? json_integer(rank) : json_null(),
-                    "predicted_ms", moe_json_number(ms), "measured_ms",
-                    moe_json_number(run_median(runs, n, c->label)));
+    row = json_object();
+    moe_jb_str(b, row, "candidate", c->label);
+    moe_jb_str(b, row, "id", c->id);
+    moe_jb_str(b, row, "layout", layout ? layout : "?");
+    moe_jb_set(b, row, "predicted_rank", rank > 0 ? json_integer(rank) : json_null());
+    moe_jb_num_opt(b, row, "predicted_ms", ms);
+    moe_jb_num_opt(b, row, "measured_ms", run_median(runs, n, c->label));
     free(layout);
-    return row;
+    return moe_jb_done(b, row);
 }
 
 /* The stage's runs as report reads them; the rows, or NULL with why. */
-static json_t *scale_rows(const char *study, const struct moe_manifest *m, char *why,
-                          size_t len)
+static json_t *scale_rows(struct moe_jb *b, const char *study, const struct moe_manifest *m,
+                          char *why, size_t len)
 {
     struct moe_report_reader rd = { 0 };
     struct moe_study_view v;
@@ -244,6 +296,7 @@ static json_t *scale_rows(const char *study, const struct moe_manifest *m, char 
 
     moe_error_clear(&err);
     if (moe_study_view_load(study, "scale", &v, &err) < 0) {
+        /* %.400s: fits why[512] */
         snprintf(why, len, "the scale stage cannot be read: %.400s", err.text);
         json_decref(skipped);
         return NULL;
@@ -254,10 +307,13 @@ static json_t *scale_rows(const char *study, const struct moe_manifest *m, char 
         moe_report_load_study_run(&v, &v.ref, v.ref.label, &rd, &runs[0], &err) == 0) {
         n = 1 + moe_report_load_candidates(&v, &rd, runs + 1, skipped);
         rows = json_array();
-        json_array_append_new(rows, scale_row(m, &v.ref, runs, n));
-        for (size_t i = 0; rows && i < v.n; i++)
-            json_array_append_new(rows, scale_row(m, &v.cands[i], runs, n));
+        moe_jb_append(b, rows, scale_row(b, m, &v.ref, runs, n));
+        for (size_t i = 0; i < v.n; i++)
+            moe_jb_append(b, rows, scale_row(b, m, &v.cands[i], runs, n));
+        if (!(rows = moe_jb_done(b, rows)))
+            moe_jb_within(b, "scale_rounds[0].rows");
     } else {
+        /* %.400s: fits why[512] */
         snprintf(why, len, "no readable log of the scale baseline: %.400s", err.text);
     }
     for (size_t i = 0; i < n; i++)
@@ -268,9 +324,9 @@ static json_t *scale_rows(const char *study, const struct moe_manifest *m, char 
     return rows;
 }
 
-static json_t *step_pairs(const json_t *rows, const char *why)
+static json_t *step_pairs(struct moe_jb *b, const json_t *rows, const char *why)
 {
-    json_t *plot = pair_plot("step-modeled-vs-measured.svg", "ms", STEP_BAND_PCT,
+    json_t *plot = pair_plot(b, "step-modeled-vs-measured.svg", "ms", STEP_BAND_PCT,
                              MOE_STUDY_MANIFEST ": the scale candidate's note (moeflow's step-time "
                              "model, rounded to 1 ms)",
                              MOE_STUDY_RESULTS "/scale/<id>.log: median over the screening window");
@@ -279,13 +335,13 @@ static json_t *step_pairs(const json_t *rows, const char *why)
 
     if (!rows) {
         json_decref(plot);
-        return not_drawn(why);
+        return not_drawn(b, why);
     }
     json_array_foreach(rows, i, r) {
         const char *c = json_string_value(get(r, "candidate"));
         double modeled = json_number_value(get(r, "predicted_ms"));
 
-        add_point(plot, c, json_is_number(get(r, "predicted_ms")) ? modeled : NAN,
+        add_point(b, plot, c, json_is_number(get(r, "predicted_ms")) ? modeled : NAN,
                   json_is_number(get(r, "measured_ms")) ? json_number_value(get(r, "measured_ms"))
                                                         : NAN,
                   json_is_number(get(r, "measured_ms")) ? NULL : "no measured step: no log",
@@ -294,11 +350,17 @@ static json_t *step_pairs(const json_t *rows, const char *why)
     return plot;
 }
 
-static json_t *round_json(const char *source, const char *file, json_int_t round,
-                          json_t *rows)
+static json_t *round_json(struct moe_jb *b, const char *source, const char *file,
+                          json_int_t round, json_t *rows)
 {
-    return json_pack("{s:s, s:s, s:s, s:I, s:o}", "source", source, "file", file, "stage",
-                     "scale", "round", round, "rows", rows);
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, "source", source);
+    moe_jb_str(b, j, "file", file);
+    moe_jb_str(b, j, "stage", "scale");
+    moe_jb_int(b, j, "round", round);
+    moe_jb_set(b, j, "rows", rows);
+    return moe_jb_done(b, j);
 }
 
 /* ---- the decision trail: decisions/NAME.json ---- */
@@ -318,11 +380,13 @@ static bool ranking_entry_ok(const json_t *e, size_t i, char *why, size_t len)
 
     if (!json_is_object(e) || !(json_is_string(c) || json_is_null(c)) ||
         !json_is_string(get(e, "layout")) || (o && !json_is_integer(o))) {
+        /* why[300] holds it: the text is fixed but for a number */
         snprintf(why, len, "ranking[%zu] is not an object with a string (or null) "
                  "\"candidate\", a string \"layout\" and an integer \"order\" if any", i);
         return false;
     }
     if (!is_number_or_null(get(e, "predicted_ms")) || !is_number_or_null(get(e, "measured_ms"))) {
+        /* why[300] holds it: the text is fixed but for a number */
         snprintf(why, len, "ranking[%zu]: predicted_ms and measured_ms must be numbers or null",
                  i);
         return false;
@@ -339,11 +403,13 @@ static bool decision_ok(const json_t *d, char *why, size_t len)
 
     if (!json_is_object(d) || !json_is_string(get(d, "stage")) ||
         !json_is_integer(get(d, "round")) || json_integer_value(get(d, "round")) < 1) {
+        /* why[300] holds it: the text is fixed */
         snprintf(why, len, "not an object with a string \"stage\" and an integer \"round\" "
                  "from 1");
         return false;
     }
     if (rk && !json_is_array(rk)) {
+        /* why[300] holds it: the text is fixed */
         snprintf(why, len, "\"ranking\" is not an array");
         return false;
     }
@@ -361,7 +427,7 @@ static double number_or_nan(const json_t *v)
 /* A decision's ranking as rows: its "order" is the predicted rank (else
  * the chart orders by predicted step); a layout not run yet is named by
  * its layout and has no measured step. */
-static json_t *decision_rows(const json_t *ranking, size_t *cut)
+static json_t *decision_rows(struct moe_jb *b, const json_t *ranking, size_t *cut)
 {
     json_t *rows = json_array();
     size_t n = json_array_size(ranking), i;
@@ -372,85 +438,115 @@ static json_t *decision_rows(const json_t *ranking, size_t *cut)
         if (i >= RANKING_MAX)
             break;
         const json_t *c = get(e, "candidate"), *o = get(e, "order");
+        json_t *row = json_object();
 
-        json_array_append_new(rows, json_pack("{s:O, s:O, s:O, s:o, s:o}", "candidate",
-                                              json_is_string(c) ? c : get(e, "layout"), "layout",
-                                              get(e, "layout"), "predicted_rank",
-                                              o ? o : json_null(), "predicted_ms",
-                                              moe_json_number(number_or_nan(get(e, "predicted_ms"))),
-                                              "measured_ms",
-                                              moe_json_number(number_or_nan(get(e, "measured_ms")))));
+        /* ranking_entry_ok checked the shape: a string layout, c a string or null */
+        moe_jb_copy(b, row, "candidate", (json_t *)(json_is_string(c) ? c : get(e, "layout")));
+        moe_jb_copy(b, row, "layout", (json_t *)get(e, "layout"));
+        copy_opt(b, row, "predicted_rank", o);
+        moe_jb_num_opt(b, row, "predicted_ms", number_or_nan(get(e, "predicted_ms")));
+        moe_jb_num_opt(b, row, "measured_ms", number_or_nan(get(e, "measured_ms")));
+        moe_jb_append(b, rows, moe_jb_done(b, row));
     }
-    return rows;
+    return moe_jb_done(b, rows);
 }
 
-static void refuse(json_t *refused, const char *file, const char *why)
+static void refuse(struct moe_jb *b, json_t *refused, const char *file, const char *why)
 {
-    json_array_append_new(refused, json_pack("{s:s, s:s}", "file", file, "why", why));
+    json_t *j = json_object();
+
+    moe_jb_set(b, j, "file", moe_report_text_json(file));
+    moe_jb_set(b, j, "why", moe_report_text_json(why));
+    moe_jb_append(b, refused, moe_jb_done(b, j));
+    moe_jb_within(b, "refused_decisions");
+}
+
+/* The trail's record of a decision the pack read. */
+static json_t *trail_entry(struct moe_jb *b, const char *file, const json_t *entry,
+                           const json_t *d)
+{
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, "file", file);
+    moe_jb_copy(b, j, "sha256", (json_t *)get(entry, "digest"));
+    moe_jb_copy(b, j, "stage", (json_t *)get(d, "stage"));
+    moe_jb_copy(b, j, "round", (json_t *)get(d, "round"));
+    if (get(d, "rule"))
+        moe_jb_copy(b, j, "rule", (json_t *)get(d, "rule"));
+    moe_jb_set(b, j, "chose", moe_decision_said(d));
+    return moe_jb_done(b, j);
 }
 
 /* One decision of the trail: a chart of its ranking when it is a scale
  * decision with one, nothing for another stage's, refused by name when its
  * ranking is not the documented shape. */
-static void one_decision(const json_t *entry, json_t *rounds, json_t *refused, json_t *trail)
+static void one_decision(struct moe_jb *b, const json_t *entry, json_t *rounds,
+                         json_t *refused, json_t *trail)
 {
     const char *file = json_string_value(get(entry, "file"));
     const json_t *d = get(entry, "decision");
     char why[300], svg[64];
     size_t cut;
+    json_t *r;
 
     if (!decision_ok(d, why, sizeof(why))) {
-        refuse(refused, file ? file : MOE_STUDY_DECISIONS "/", why);
+        refuse(b, refused, file ? file : MOE_STUDY_DECISIONS "/", why);
         return;
     }
-    json_array_append_new(trail, json_pack("{s:s, s:O, s:O, s:O, s:O*, s:o}", "file", file,
-                                           "sha256", get(entry, "digest"), "stage",
-                                           get(d, "stage"), "round", get(d, "round"), "rule",
-                                           get(d, "rule"), "chose", moe_decision_said(d)));
-    if (strcmp(json_string_value(get(d, "stage")), "scale") == 0 && get(d, "ranking")) {
-        snprintf(svg, sizeof(svg), "scale-decision-%zu.svg", json_array_size(rounds));
-        json_t *r = round_json(file, svg, json_integer_value(get(d, "round")),
-                               decision_rows(get(d, "ranking"), &cut));
-        if (r && cut)
-            json_object_set_new(r, "rows_cut", json_integer((json_int_t)cut));
-        json_array_append_new(rounds, r);
-    }
+    moe_jb_append(b, trail, trail_entry(b, file, entry, d));
+    moe_jb_within(b, "trail");
+    if (strcmp(json_string_value(get(d, "stage")), "scale") != 0 || !get(d, "ranking"))
+        return;
+    /* svg[64] holds "scale-decision-" and any size_t */
+    snprintf(svg, sizeof(svg), "scale-decision-%zu.svg", json_array_size(rounds));
+    r = round_json(b, file, svg, json_integer_value(get(d, "round")),
+                   decision_rows(b, get(d, "ranking"), &cut));
+    if (r && cut)
+        moe_jb_int(b, r, "rows_cut", (json_int_t)cut);
+    moe_jb_append(b, rounds, r);
+    moe_jb_within(b, "scale_rounds");
 }
 
 /* The trail as the contract store accepted it; the pack reads no
  * decision file itself, so its seals are judged once, with owner and
  * mode, as report and the plugin judge them. */
-static void decisions(const struct moe_pack_trail *t, json_t *rounds, json_t *refused,
-                      json_t *trail)
+static void decisions(struct moe_jb *b, const struct moe_pack_trail *t, json_t *rounds,
+                      json_t *refused, json_t *trail)
 {
     const json_t *e;
     size_t i;
 
     if (t && t->error) {
-        refuse(refused, MOE_STUDY_DECISIONS "/", t->error);
+        refuse(b, refused, MOE_STUDY_DECISIONS "/", t->error);
         return;
     }
     json_array_foreach(t ? t->decisions : NULL, i, e)
-        one_decision(e, rounds, refused, trail);
+        one_decision(b, e, rounds, refused, trail);
 }
 
-json_t *moe_evidence_pack_plots(const char *study, const struct moe_manifest *m,
-                                const json_t *validate, const struct moe_pack_trail *t)
+json_t *moe_evidence_pack_plots(struct moe_jb *b, const char *study,
+                                const struct moe_manifest *m, const json_t *validate,
+                                const struct moe_pack_trail *t)
 {
     char why[512] = "";
-    json_t *rows = scale_rows(study, m, why, sizeof(why));
-    json_t *rounds = json_array(), *refused = json_array(), *step = step_pairs(rows, why);
+    json_t *rows = scale_rows(b, study, m, why, sizeof(why));
+    json_t *j = json_object(), *rounds = json_array(), *refused = json_array();
     json_t *trail = json_array();
 
     if (rows)
-        json_array_append_new(rounds, round_json(MOE_STUDY_RESULTS
-                                                 "/scale: the scale stage's runs, "
-                                                 "median over the screening window",
-                                                 "scale-round-1.svg", 1, json_incref(rows)));
-    decisions(t, rounds, refused, trail);
+        moe_jb_append(b, rounds, round_json(b, MOE_STUDY_RESULTS "/scale: the scale stage's runs, "
+                                            "median over the screening window",
+                                            "scale-round-1.svg", 1, json_incref(rows)));
+    decisions(b, t, rounds, refused, trail);
+    moe_jb_set(b, j, "step_time", step_time_json(b, validate));
+    moe_jb_set(b, j, "memory", memory_json(b, study));
+    moe_jb_set(b, j, "step", step_pairs(b, rows, why));
+    moe_jb_set(b, j, "scale_rounds", rounds);
+    moe_jb_set(b, j, "scale_rounds_why", rows ? json_null() : moe_report_text_json(why));
+    moe_jb_set(b, j, "refused_decisions", refused);
+    moe_jb_set(b, j, "trail", trail);
     json_decref(rows);
-    return json_pack("{s:o, s:o, s:o, s:o, s:s?, s:o, s:o}", "step_time", step_time_json(validate),
-                     "memory", memory_json(study), "step", step, "scale_rounds", rounds,
-                     "scale_rounds_why", rows ? NULL : why, "refused_decisions", refused,
-                     "trail", trail);
+    if (!(j = moe_jb_done(b, j)))
+        moe_jb_within(b, "plots");
+    return j;
 }

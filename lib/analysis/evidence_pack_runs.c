@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
+#include "analysis/report_internal.h"
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
 #include "core/contract_keys.h"
@@ -28,18 +30,24 @@ struct stage_runs {
     json_t *skipped;   /* {candidate, id, reason} of each run without a usable log */
 };
 
-static json_t *not_run(const char *why)
+static json_t *not_run(const char *why, struct moe_error *err)
 {
-    return json_pack("{s:s, s:s}", "status", "not run", "why", why);
+    struct moe_jb b;
+    json_t *j = json_object();
+
+    moe_jb_init(&b, err);
+    moe_jb_str(&b, j, "status", "not run");
+    moe_jb_set(&b, j, "why", moe_report_text_json(why));
+    return moe_jb_done(&b, j);
 }
 
-static json_t *strv_json(const struct moe_strv *l)
+static json_t *strv_json(struct moe_jb *b, const struct moe_strv *l)
 {
     json_t *a = json_array();
 
-    for (size_t i = 0; a && i < l->n; i++)
-        json_array_append_new(a, json_string(l->v[i]));
-    return a;
+    for (size_t i = 0; i < l->n; i++)
+        moe_jb_append(b, a, json_string(l->v[i]));
+    return moe_jb_done(b, a);
 }
 
 /* The trainer's command line as the stage script runs it on each rank:
@@ -65,66 +73,67 @@ static char *shell_line(const struct moe_candidate *c, const json_t *study_json)
     return line;
 }
 
-static json_t *command_json(const struct moe_candidate *c, const json_t *study_json)
+static json_t *command_json(struct moe_jb *b, const struct moe_candidate *c,
+                            const json_t *study_json)
 {
     char *line = shell_line(c, study_json);
-    json_t *env = json_array(), *out;
+    json_t *out = json_object();
 
-    for (size_t i = 0; env && i < c->env.n; i++)
-        json_array_append_new(env, json_string(c->env.v[i]));
-    out = json_pack("{s:s?, s:o, s:o, s:s}", "shell", line, "argv", strv_json(&c->argv), "env",
-                    env, "where", "the validate stage's script runs it on each rank, inside "
-                    "its launcher (validate.sbatch)");
+    /* NULL only when out of memory: a failure, not a null shell line */
+    moe_jb_str(b, out, "shell", line);
+    moe_jb_set(b, out, "argv", strv_json(b, &c->argv));
+    moe_jb_set(b, out, "env", strv_json(b, &c->env));
+    moe_jb_str(b, out, "where", "the validate stage's script runs it on each rank, inside its "
+               "launcher (validate.sbatch)");
     free(line);
-    return out;
+    return moe_jb_done(b, out);
 }
 
 /* One contract section's keys where c and the baseline differ. */
-static void diff_section(const char *section, const json_t *base, const json_t *cand,
-                         json_t *out)
+/* {key: "section.key", baseline, candidate}; a NULL side is null. */
+static json_t *diff_entry(struct moe_jb *b, const char *section, const char *key,
+                          const json_t *old, const json_t *now)
 {
-    const json_t *a = json_object_get(base, section), *b = json_object_get(cand, section);
+    json_t *e = json_object();
+    char *name = moe_strdup_printf("%s.%s", section, key);
+
+    moe_jb_str(b, e, "key", name);
+    moe_jb_set(b, e, "baseline", old ? json_deep_copy(old) : json_null());
+    moe_jb_set(b, e, "candidate", now ? json_deep_copy(now) : json_null());
+    free(name);
+    return moe_jb_done(b, e);
+}
+
+static void diff_section(struct moe_jb *b, const char *section, const json_t *base,
+                         const json_t *cand, json_t *out)
+{
+    const json_t *was = json_object_get(base, section), *is = json_object_get(cand, section);
     const char *key;
     json_t *v;
 
-    json_object_foreach((json_t *)b, key, v) {
-        const json_t *old = json_object_get(a, key);
+    json_object_foreach((json_t *)is, key, v) {
+        const json_t *old = json_object_get(was, key);
 
         if (!old || !json_equal(old, v))
-            json_array_append_new(out, json_pack("{s:s+++, s:O?, s:O}", "key", section, ".", key,
-                                                 "", "baseline", old, "candidate", v));
+            moe_jb_append(b, out, diff_entry(b, section, key, old, v));
     }
-    json_object_foreach((json_t *)a, key, v)
-        if (!json_object_get(b, key))
-            json_array_append_new(out, json_pack("{s:s++, s:O, s:n}", "key", section, ".", key,
-                                                 "baseline", v, "candidate"));
+    json_object_foreach((json_t *)was, key, v)
+        if (!json_object_get(is, key))
+            moe_jb_append(b, out, diff_entry(b, section, key, v, NULL));
 }
 
 /* What the candidate changes against the baseline: the keys of the
  * contract's sections that a winner may change. */
-static json_t *config_diff(const struct moe_candidate *c, const struct moe_candidate *base)
+static json_t *config_diff(struct moe_jb *b, const struct moe_candidate *c,
+                           const struct moe_candidate *base)
 {
     static const char *const sections[] = { MOE_CONTRACT_PARALLEL, MOE_CONTRACT_TUNING,
                                             MOE_CONTRACT_WORKLOAD, NULL };
     json_t *out = json_array();
 
-    for (const char *const *s = sections; out && *s; s++)
-        diff_section(*s, base->contract, c->contract, out);
-    return out;
-}
-
-/* Every logged iteration's step time, warm-up included, as [iteration,
- * ms] (ms null where the log gave none): what the step-time plot draws,
- * kept in pack.json so the plot can be checked against its numbers. */
-static json_t *steps_json(const struct moe_report_run *r)
-{
-    json_t *a = json_array();
-
-    for (size_t i = 0; a && i < r->nseries; i++)
-        /* a logged step time is inside the reader's range: NaN, no time */
-        json_array_append_new(a, json_pack("[I,o]", (json_int_t)r->series[i].iter,
-                                           moe_json_number(r->series[i].step_ms)));
-    return a;
+    for (const char *const *s = sections; *s; s++)
+        diff_section(b, *s, base->contract, c->contract, out);
+    return moe_jb_done(b, out);
 }
 
 static json_t *measured_json(struct moe_jb *b, const struct moe_report_run *r,
@@ -145,7 +154,10 @@ static json_t *measured_json(struct moe_jb *b, const struct moe_report_run *r,
     moe_jb_int(b, j, "skipped_iterations", (json_int_t)r->skipped);
     moe_jb_int(b, j, "nan_iterations", (json_int_t)r->nan_iters);
     moe_jb_num_opt(b, j, "peak_max_allocated_mib", r->peak_bytes / 1048576.0);
-    moe_jb_set(b, j, "steps", steps_json(r));
+    /* every logged iteration's step time, warm-up included, as [iteration,
+     * ms] (ms null where the log gave none): what the step-time plot
+     * draws, kept in pack.json so the plot can be checked against it */
+    moe_report_series_json(b, j, "steps", r);
     return moe_jb_done(b, j);
 }
 
@@ -171,14 +183,17 @@ static json_t *versus_json(struct moe_jb *b, const struct moe_report_run *base,
     return moe_jb_done(b, j);
 }
 
-static json_t *proof_json(const struct moe_report_run *r)
+static json_t *proof_json(struct moe_jb *b, const struct moe_report_run *r)
 {
-    size_t bad = json_array_size(r->mismatches);
+    json_t *j = json_object();
 
-    return json_pack("{s:s, s:O, s:O, s:O?}", "verdict",
-                     bad ? "MISMATCH: what ran is not what it asked for" : "ran as requested",
-                     "in_effect", r->in_effect, "mismatches", r->mismatches, "profile",
-                     r->profile);
+    moe_jb_str(b, j, "verdict", json_array_size(r->mismatches)
+                                    ? "MISMATCH: what ran is not what it asked for"
+                                    : "ran as requested");
+    moe_jb_copy(b, j, "in_effect", r->in_effect);
+    moe_jb_copy(b, j, "mismatches", r->mismatches);
+    moe_jb_set(b, j, "profile", r->profile ? json_incref(r->profile) : json_null());
+    return moe_jb_done(b, j);
 }
 
 static const char *role_of(const struct moe_candidate *c)
@@ -233,8 +248,8 @@ static json_t *run_entry(struct moe_jb *b, const struct stage_runs *s,
     moe_jb_str(b, e, "role", role_of(c));
     moe_jb_str_opt(b, e, "name", name);
     moe_jb_str_opt(b, e, "id", c->id);
-    moe_jb_set(b, e, "command", command_json(c, study_json));
-    moe_jb_set(b, e, "config_diff", config_diff(c, base));
+    moe_jb_set(b, e, "command", command_json(b, c, study_json));
+    moe_jb_set(b, e, "config_diff", config_diff(b, c, base));
     if (!r) {
         moe_jb_set(b, e, "measured",
                    moe_jb_pack(b, "{s:s, s:s}", "status", "no evidence", "why",
@@ -242,7 +257,7 @@ static json_t *run_entry(struct moe_jb *b, const struct stage_runs *s,
         return moe_jb_done(b, e);
     }
     moe_jb_set(b, e, "measured", measured_json(b, r, c));
-    moe_jb_set(b, e, "proof", proof_json(r));
+    moe_jb_set(b, e, "proof", proof_json(b, r));
     if (r != &s->runs[0])
         moe_jb_set(b, e, "versus_baseline", versus_json(b, &s->runs[0], r, o));
     return moe_jb_done(b, e);
@@ -257,8 +272,8 @@ static void stage_runs_free(struct stage_runs *s)
     moe_study_view_free(&s->view);
 }
 
-/* The stage's logs; 1 read, 0 not run (why says so), -1 with err. */
-static int read_stage(const char *study, struct stage_runs *s, char *why, size_t len,
+/* The stage's logs; 1 read, 0 not run (*why says so: free it), -1 with err. */
+static int read_stage(const char *study, struct stage_runs *s, char **why,
                       struct moe_error *err)
 {
     struct moe_report_reader rd = { 0 };
@@ -268,7 +283,11 @@ static int read_stage(const char *study, struct stage_runs *s, char *why, size_t
     if (moe_study_view_load(study, "validate", &s->view, err) < 0)
         return -1;
     if (stat(s->view.ref.log, &st) != 0) {
-        snprintf(why, len, "no log of the validate baseline yet (%.400s)", s->view.ref.log);
+        *why = moe_strdup_printf("no log of the validate baseline yet (%s)", s->view.ref.log);
+        if (!*why) {
+            moe_error_set(err, "out of memory");
+            return -1;
+        }
         return 0;
     }
     rd.first = s->view.first;
@@ -302,16 +321,18 @@ json_t *moe_evidence_pack_runs(const char *study, const struct moe_manifest *m,
     const struct moe_candidate *base = st ? baseline_of(st) : NULL;
     struct stage_runs s;
     struct moe_jb b;
-    char why[512];
+    char *why = NULL;
     json_t *out, *runs;
     int rc;
 
     if (!base)
         return not_run("the study has no validate stage with a baseline (generated with "
-                       "--stage?)");
-    if ((rc = read_stage(study, &s, why, sizeof(why), err)) <= 0) {
+                       "--stage?)", err);
+    if ((rc = read_stage(study, &s, &why, err)) <= 0) {
         stage_runs_free(&s);
-        return rc < 0 ? NULL : not_run(why);
+        out = rc < 0 ? NULL : not_run(why, err);
+        free(why);
+        return out;
     }
     moe_jb_init(&b, err);
     runs = json_array();

@@ -63,7 +63,8 @@ static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
     va_end(ap);
 }
 
-enum { FIELD_ABSENT, FIELD_OK, FIELD_BAD };
+/* What field_strict found: iter_field's switch lists each, with no default. */
+enum field_state { FIELD_ABSENT, FIELD_OK, FIELD_BAD };
 
 /* key inside [s, end) only: a line of N glued records is searched once per
  * record field, so a search that ran to the line's end (strstr) made the
@@ -84,8 +85,8 @@ static int number_ends(const char *tail, const char *end)
 /* The number after "key" inside [s, end).  strtod also reads the "nan" and
  * "inf" Megatron prints for a diverged loss; anything else that is not a
  * whole number ("1e", "abc", "12ms") is FIELD_BAD, with the text in bad. */
-static int field_strict(const char *s, const char *end, const char *key, double *out, char *bad,
-                        size_t badlen)
+static enum field_state field_strict(const char *s, const char *end, const char *key, double *out,
+                                     char *bad, size_t badlen)
 {
     size_t kl = strlen(key);
     const char *p = s;
@@ -226,7 +227,7 @@ static double iter_field(struct moe_log *log, const char *s, const char *end, co
         warn(log, lineno, "iteration %ld: '%s %s' is not a number; value ignored", iter, key,
              bad);
         return NAN;
-    default:
+    case FIELD_OK:
         break;
     }
     if (isnan(v))

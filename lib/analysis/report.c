@@ -9,7 +9,9 @@
 
 #include "analysis/abtest.h"
 #include "analysis/report.h"
+#include "analysis/report_internal.h"
 #include "core/json_build.h"
+#include "core/strbuf.h"
 
 static int by_iter(const void *pa, const void *pb)
 {
@@ -78,6 +80,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
         if (!it->has_loss || !isfinite(it->loss))
             r->loss_finite = 0;
         r->loss_last = it->loss;
+        r->loss_last_logged = it->has_loss;
         /* Each count is bounded (megatron_log.c); the sums saturate. */
         if (__builtin_add_overflow(r->skipped, it->skipped, &r->skipped))
             r->skipped = LONG_MAX;
@@ -166,9 +169,29 @@ static int graphs_requested(const struct moe_report_run *r)
            !is_off(json_string_value(json_object_get(r->in_effect, "external_cuda_graph")));
 }
 
-static void flag(struct moe_report_run *r, const char *text)
+json_t *moe_report_text_json(const char *s)
 {
-    json_array_append_new(r->mismatches, json_string(text));
+    json_t *v;
+    char *copy;
+
+    if (!s || (v = json_string(s)))
+        return s ? v : NULL;
+    if (!(copy = strdup(s)))
+        return NULL;
+    for (char *p = copy; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            *p = '?';
+    v = json_string(copy);
+    free(copy);
+    return v;
+}
+
+static int flag(struct moe_jb *b, struct moe_report_run *r, const char *text)
+{
+    int rc = moe_jb_append(b, r->mismatches, moe_report_text_json(text));
+
+    moe_jb_within(b, "mismatches");
+    return rc;
 }
 
 /* v as a list of words: a Python list "['moe_act', 'layernorm']" and the
@@ -198,26 +221,38 @@ static int same_value(const char *ran, const char *asked)
     return strcmp(a, b) == 0;
 }
 
-static void proof(struct moe_report_run *r, const struct moe_log *log,
-                  const struct moe_report_expect *expect, size_t nexpect)
+/* in_effect: what the argument dump says ran; -1 with b's error naming
+ * the key (an argument value that is not UTF-8, out of memory). */
+static int in_effect(struct moe_jb *b, struct moe_report_run *r, const struct moe_log *log,
+                     const char *be)
 {
-    const char *be = dispatcher_backend(log);
-    char buf[512];
+    json_t *j = json_object();
 
-    r->in_effect = json_object();
-    r->mismatches = json_array();
     for (const char *const *k = proof_keys; *k; k++) {
         const char *v = moe_log_arg(log, *k);
 
         if (v)
-            json_object_set_new(r->in_effect, *k, json_string(v));
+            moe_jb_set(b, j, *k, moe_report_text_json(v));
     }
     if (be)
-        json_object_set_new(r->in_effect, "dispatcher", json_string(be));
-    json_object_set_new(r->in_effect, "graph_evidence_lines",
-                        json_integer((json_int_t)log->graph_lines));
-    json_object_set_new(r->in_effect, "graph_capture_lines",
-                        json_integer((json_int_t)log->graph_capture_lines));
+        moe_jb_str(b, j, "dispatcher", be);
+    moe_jb_int(b, j, "graph_evidence_lines", (json_int_t)log->graph_lines);
+    moe_jb_int(b, j, "graph_capture_lines", (json_int_t)log->graph_capture_lines);
+    if (!(r->in_effect = moe_jb_done(b, j))) {
+        moe_jb_within(b, "in_effect");
+        return -1;
+    }
+    return 0;
+}
+
+static int proof(struct moe_jb *b, struct moe_report_run *r, const struct moe_log *log,
+                 const struct moe_report_expect *expect, size_t nexpect)
+{
+    const char *be = dispatcher_backend(log);
+    char *text;
+
+    if (!(r->mismatches = json_array()) || in_effect(b, r, log, be) < 0)
+        return moe_jb_done(b, NULL) ? 0 : -1;
     for (size_t i = 0; i < nexpect; i++) {
         const char *v = strcmp(expect[i].key, "dispatcher") == 0 ? be
                                                                  : moe_log_arg(log, expect[i].key);
@@ -225,35 +260,59 @@ static void proof(struct moe_report_run *r, const struct moe_log *log,
         if (expect[i].requested && log->nargs == 0)
             continue; /* no dump at all (not rank 0's log): nothing to hold it against */
         if (!v)
-            snprintf(buf, sizeof(buf),
-                     "requested %s=%s, but the log has no %s in its argument dump", expect[i].key,
-                     expect[i].value, expect[i].key);
+            text = moe_strdup_printf("requested %s=%s, but the log has no %s in its argument "
+                                     "dump", expect[i].key, expect[i].value, expect[i].key);
         else if (!same_value(v, expect[i].value))
-            snprintf(buf, sizeof(buf), "requested %s=%s, ran with %s=%s", expect[i].key,
-                     expect[i].value, expect[i].key, v);
+            text = moe_strdup_printf("requested %s=%s, ran with %s=%s", expect[i].key,
+                                     expect[i].value, expect[i].key, v);
         else
             continue;
-        flag(r, buf);
+        if (flag(b, r, text) < 0) { /* a NULL text is named there too */
+            free(text);
+            return -1;
+        }
+        free(text);
     }
     if (graphs_requested(r) && log->graph_lines == 0)
-        flag(r, log->graph_capture_lines
+        return flag(b, r, log->graph_capture_lines
                     ? "CUDA graphs requested and captured, but the log never shows one replayed"
                     : "CUDA graphs requested, but the log has no graph replay lines");
+    return 0;
+}
+
+/* The log's warnings, each "FILE:LINE: text", and how many more it had. */
+static int warnings(struct moe_jb *b, struct moe_report_run *r, const struct moe_log *log)
+{
+    json_t *w = json_array();
+
+    for (size_t i = 0; i < log->nwarnings; i++)
+        moe_jb_append(b, w, moe_report_text_json(log->warnings[i].text));
+    if (log->warnings_total > log->nwarnings)
+        moe_jb_append(b, w, json_sprintf("... and %zu more warnings",
+                                         log->warnings_total - log->nwarnings));
+    if (!(r->warnings = moe_jb_done(b, w))) {
+        moe_jb_within(b, "warnings");
+        return -1;
+    }
+    return 0;
 }
 
 int moe_report_run_init(struct moe_report_run *r, const char *name, const struct moe_log *log,
                         long first, long last, const struct moe_report_expect *expect,
                         size_t nexpect, struct moe_error *err)
 {
+    struct moe_jb b;
+    int n;
+
     memset(r, 0, sizeof(*r));
-    snprintf(r->name, sizeof(r->name), "%s", name);
-    r->warnings = json_array();
-    for (size_t i = 0; i < log->nwarnings; i++)
-        json_array_append_new(r->warnings, json_string(log->warnings[i].text));
-    if (log->warnings_total > log->nwarnings)
-        json_array_append_new(r->warnings,
-                              json_sprintf("... and %zu more warnings",
-                                           log->warnings_total - log->nwarnings));
+    moe_jb_init(&b, err);
+    n = snprintf(r->name, sizeof(r->name), "%s", name);
+    if (n < 0 || (size_t)n >= sizeof(r->name)) {
+        moe_error_at(err, name, 0, 0, "a run's name is at most %zu bytes", sizeof(r->name) - 1);
+        return -1;
+    }
+    if (warnings(&b, r, log) < 0)
+        return -1;
     r->first = first;
     r->last = last;
     /* every way out with an error frees what was built (the warnings leaked) */
@@ -292,13 +351,17 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
     }
     peak_memory(r, log);
     r->theo_total_mb = log->theo_total_mb;
-    proof(r, log, expect, nexpect);
+    if (proof(&b, r, log, expect, nexpect) < 0) {
+        moe_report_run_free(r);
+        return -1;
+    }
     return 0;
 }
 
 /* FP8 GEMMs show in kernel names as e4m3/e5m2 or fp8 (cuBLASLt, CUTLASS,
  * TE); the backend's dispatch/combine kernels by namespace. */
-void moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t)
+int moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t,
+                           struct moe_error *err)
 {
     static const char *const fp8_globs[] = { "*[Ff][Pp]8*", "*e4m3*", "*E4M3*", "*e5m2*",
                                              "*E5M2*", NULL };
@@ -307,7 +370,10 @@ void moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t)
     const char *glob = NULL;
     size_t nfp8 = 0, nbackend = 0;
     json_t *p = json_object();
+    struct moe_jb b;
+    int rc = 0;
 
+    moe_jb_init(&b, err);
     if (be && strcmp(be, "deepep") == 0)
         glob = "*deep_ep*";
     else if (be && strcmp(be, "hybridep") == 0)
@@ -324,23 +390,28 @@ void moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t)
         if (glob && fnmatch(glob, t->names[i].text, 0) == 0)
             nbackend++;
     }
-    json_object_set_new(p, "trace", json_string(t->source));
-    json_object_set_new(p, "fp8_kernel_names", json_integer((json_int_t)nfp8));
+    moe_jb_set(&b, p, "trace", moe_report_text_json(t->source));
+    moe_jb_int(&b, p, "fp8_kernel_names", (json_int_t)nfp8);
     if (glob) {
-        json_object_set_new(p, "dispatcher_kernel_glob", json_string(glob));
-        json_object_set_new(p, "dispatcher_kernel_names", json_integer((json_int_t)nbackend));
+        moe_jb_str(&b, p, "dispatcher_kernel_glob", glob);
+        moe_jb_int(&b, p, "dispatcher_kernel_names", (json_int_t)nbackend);
+    }
+    if (!(p = moe_jb_done(&b, p))) {
+        moe_jb_within(&b, "profile");
+        return -1;
     }
     if (!is_off(fp8) && nfp8 == 0)
-        flag(r, "FP8 requested, but the profile has no FP8 GEMM kernels");
-    if (glob && nbackend == 0) {
-        char buf[256];
+        rc = flag(&b, r, "FP8 requested, but the profile has no FP8 GEMM kernels");
+    if (rc == 0 && glob && nbackend == 0) {
+        char *text = moe_strdup_printf("dispatcher %s requested, but the profile has no %s "
+                                       "kernels", be, glob);
 
-        snprintf(buf, sizeof(buf), "dispatcher %s requested, but the profile has no %s kernels", be,
-                 glob);
-        flag(r, buf);
+        rc = flag(&b, r, text);
+        free(text);
     }
     json_decref(r->profile);
     r->profile = p;
+    return rc;
 }
 
 void moe_report_run_free(struct moe_report_run *r)
@@ -408,6 +479,7 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
     ab->n_base = moe_report_window_samples(base, a, base->nseries);
     ab->n_cand = moe_report_window_samples(cand, b, cand->nseries);
     if (moe_abtest_run(a, ab->n_base, b, ab->n_cand, MOE_ABTEST_SEED, &t, &err) < 0) {
+        /* %.140s: fits why[160] */
         snprintf(ab->why, sizeof(ab->why), "no test: %.140s", err.text);
         goto out;
     }
@@ -455,71 +527,116 @@ const char *moe_verdict_name(enum moe_verdict v)
     return "no change";
 }
 
-static json_t *run_json(const struct moe_report_run *r, const struct moe_report_run *base,
-                        const struct moe_report_opts *opts)
+/* The A/B of r against base, as report.json's "ab". */
+static json_t *ab_json(struct moe_jb *b, const struct moe_report_run *base,
+                       const struct moe_report_run *r, const struct moe_report_opts *opts)
 {
-    json_t *j = json_object(), *series = json_array();
+    struct moe_report_ab ab;
+    json_t *j = json_object(), *ci = json_array();
 
-    json_object_set_new(j, "name", json_string(r->name));
-    json_object_set_new(j, "window", json_pack("[I,I]", (json_int_t)r->first, (json_int_t)r->last));
-    json_object_set_new(j, "steps_seen", json_integer((json_int_t)r->steps_seen));
-    json_object_set_new(j, "last_iteration", json_integer(r->max_iter));
-    json_object_set_new(j, "window_iterations", json_integer((json_int_t)r->n));
-    json_object_set_new(j, "step_ms_mean", moe_json_number(r->step_mean));
-    json_object_set_new(j, "step_ms_median", moe_json_number(r->step_median));
-    json_object_set_new(j, "step_ms_stdev", moe_json_number(r->step_stdev));
-    json_object_set_new(j, "step_cv", moe_json_number(r->step_cv));
-    json_object_set_new(j, "tflops_per_gpu_mean", moe_json_number(r->tflops_mean));
-    json_object_set_new(j, "tflops_per_gpu_median", moe_json_number(r->tflops_median));
-    json_object_set_new(j, "loss_finite", json_boolean(r->loss_finite));
-    json_object_set_new(j, "loss_last", moe_json_number(r->loss_last));
-    json_object_set_new(j, "skipped_iterations", json_integer(r->skipped));
-    json_object_set_new(j, "nan_iterations", json_integer(r->nan_iters));
-    json_object_set_new(j, "peak_max_allocated_mib", moe_json_number(r->peak_bytes / 1048576.0));
-    json_object_set_new(j, "peak_rank",
-                        r->peak_rank >= 0 ? json_integer(r->peak_rank) : json_null());
-    json_object_set_new(j, "theoretical_total_mb", moe_json_number(r->theo_total_mb));
-    json_object_set_new(j, "in_effect", json_incref(r->in_effect));
-    json_object_set_new(j, "mismatches", json_incref(r->mismatches));
-    json_object_set_new(j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());
-    if (r->profile)
-        json_object_set_new(j, "profile", json_incref(r->profile));
+    moe_report_compare(base, r, opts, &ab);
+    moe_jb_str(b, j, "baseline", base->name);
+    moe_jb_num_opt(b, j, "baseline_cv", ab.ref_cv);
+    moe_jb_num_opt(b, j, "delta_pct", ab.delta_pct);
+    moe_jb_append_num_opt(b, j, "ci95_pct", ci, ab.ci_lo_pct);
+    moe_jb_append_num_opt(b, j, "ci95_pct", ci, ab.ci_hi_pct);
+    moe_jb_set(b, j, "ci95_pct", ci);
+    moe_jb_num_opt(b, j, "p_value", ab.p_value);
+    moe_jb_str(b, j, "test",
+               ab.exact ? "Mann-Whitney U, exact" : "Mann-Whitney U, normal approximation");
+    moe_jb_int(b, j, "n_baseline", (json_int_t)ab.n_base);
+    moe_jb_int(b, j, "n_candidate", (json_int_t)ab.n_cand);
+    moe_jb_num(b, j, "alpha", ab.alpha);
+    moe_jb_num(b, j, "min_effect_pct", ab.min_effect_pct);
+    moe_jb_str(b, j, "verdict", moe_verdict_name(ab.verdict));
+    moe_jb_str(b, j, "why", ab.why);
+    return moe_jb_done(b, j);
+}
+
+json_t *moe_report_point_json(struct moe_jb *b, json_t *owner, const char *key,
+                              const struct moe_report_point *p)
+{
+    json_t *pair = json_array();
+    char *name = moe_strdup_printf("%s[%zu]", key, json_array_size(json_object_get(owner, key)));
+
+    moe_jb_append(b, pair, json_integer((json_int_t)p->iter));
+    /* the reader keeps a step time inside its range: NaN is "no time" */
+    moe_jb_append_num_opt(b, owner, name ? name : key, pair, p->step_ms);
+    free(name);
+    return moe_jb_done(b, pair);
+}
+
+/* series: [iteration, ms] of each logged iteration, under owner[key]. */
+int moe_report_series_json(struct moe_jb *b, json_t *owner, const char *key,
+                           const struct moe_report_run *r)
+{
+    json_t *series = json_array();
+
+    if (moe_jb_set(b, owner, key, series) < 0)
+        return -1;
     for (size_t i = 0; i < r->nseries; i++)
-        json_array_append_new(series, json_pack("[I,o]", (json_int_t)r->series[i].iter,
-                                                moe_json_number(r->series[i].step_ms)));
-    json_object_set_new(j, "step_ms_series", series);
-    if (base && base != r) {
-        struct moe_report_ab ab;
+        if (moe_jb_append(b, series, moe_report_point_json(b, owner, key, &r->series[i])) < 0) {
+            moe_jb_within(b, key);
+            return -1;
+        }
+    return 0;
+}
 
-        moe_report_compare(base, r, opts, &ab);
-        json_object_set_new(
-            j, "ab",
-            json_pack("{s:s,s:o,s:o,s:[o,o],s:o,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "baseline",
-                      base->name, "baseline_cv", moe_json_number(ab.ref_cv), "delta_pct", moe_json_number(ab.delta_pct),
-                      "ci95_pct", moe_json_number(ab.ci_lo_pct),
-                      moe_json_number(ab.ci_hi_pct), "p_value", moe_json_number(ab.p_value), "test",
-                      ab.exact ? "Mann-Whitney U, exact" : "Mann-Whitney U, normal approximation",
-                      "n_baseline", (json_int_t)ab.n_base, "n_candidate", (json_int_t)ab.n_cand,
-                      "alpha", ab.alpha, "min_effect_pct", ab.min_effect_pct, "verdict",
-                      moe_verdict_name(ab.verdict), "why", ab.why));
-    }
-    return j;
+static json_t *run_json(struct moe_jb *b, const struct moe_report_run *r,
+                        const struct moe_report_run *base, const struct moe_report_opts *opts)
+{
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, "name", r->name);
+    moe_jb_set(b, j, "window", moe_jb_pack(b, "[I,I]", (json_int_t)r->first, (json_int_t)r->last));
+    moe_jb_int(b, j, "steps_seen", (json_int_t)r->steps_seen);
+    moe_jb_int(b, j, "last_iteration", r->max_iter);
+    moe_jb_int(b, j, "window_iterations", (json_int_t)r->n);
+    moe_jb_num(b, j, "step_ms_mean", r->step_mean);
+    moe_jb_num(b, j, "step_ms_median", r->step_median);
+    moe_jb_num(b, j, "step_ms_stdev", r->step_stdev);
+    moe_jb_num_opt(b, j, "step_cv", r->step_cv);
+    moe_jb_num_opt(b, j, "tflops_per_gpu_mean", r->tflops_mean);
+    moe_jb_num_opt(b, j, "tflops_per_gpu_median", r->tflops_median);
+    moe_jb_bool(b, j, "loss_finite", r->loss_finite);
+    /* a logged "lm loss: nan" (or an inf the reader refused) is recorded;
+     * no loss logged at all is a plain null */
+    if (r->loss_last_logged)
+        moe_jb_num(b, j, "loss_last", r->loss_last);
+    else
+        moe_jb_num_opt(b, j, "loss_last", r->loss_last);
+    moe_jb_int(b, j, "skipped_iterations", r->skipped);
+    moe_jb_int(b, j, "nan_iterations", r->nan_iters);
+    moe_jb_num_opt(b, j, "peak_max_allocated_mib", r->peak_bytes / 1048576.0);
+    moe_jb_set(b, j, "peak_rank", r->peak_rank >= 0 ? json_integer(r->peak_rank) : json_null());
+    moe_jb_num_opt(b, j, "theoretical_total_mb", r->theo_total_mb);
+    moe_jb_copy(b, j, "in_effect", r->in_effect);
+    moe_jb_copy(b, j, "mismatches", r->mismatches);
+    moe_jb_set(b, j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());
+    if (r->profile)
+        moe_jb_copy(b, j, "profile", r->profile);
+    moe_report_series_json(b, j, "step_ms_series", r);
+    if (base && base != r)
+        moe_jb_set(b, j, "ab", ab_json(b, base, r, opts));
+    return moe_jb_done(b, j);
 }
 
 json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
                            const struct moe_report_opts *opts)
 {
     json_t *root = json_object(), *arr = json_array();
+    struct moe_jb b;
 
+    /* no error out: its callers (gen/) take NULL as a failure */
+    moe_jb_init(&b, NULL);
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, run_json(&runs[i], &runs[0], opts));
-    json_object_set_new(root, "runs", arr);
-    json_object_set_new(root, "baseline", n ? json_string(runs[0].name) : json_null());
-    json_object_set_new(root, "note",
-                        json_string("each A/B compares one candidate with the "
-                                    "baseline; gains of separate A/Bs do not add up "
-                                    "and a combination must be measured as its own run"));
-    return root;
+        if (moe_jb_append(&b, arr, run_json(&b, &runs[i], &runs[0], opts)) < 0)
+            break;
+    moe_jb_set(&b, root, "runs", arr);
+    moe_jb_set(&b, root, "baseline", n ? json_string(runs[0].name) : json_null());
+    moe_jb_str(&b, root, "note", "each A/B compares one candidate with the baseline; gains of "
+               "separate A/Bs do not add up and a combination must be measured as its own run");
+    return moe_jb_done(&b, root);
 }
 
 bool moe_report_first_is_reference(const struct moe_report_run *runs, size_t n)

@@ -36,6 +36,7 @@ struct moe_report_run {
     double tflops_mean, tflops_median;                   /* NAN when not logged */
     int loss_finite;         /* every window iteration has a finite lm loss */
     double loss_last;
+    bool loss_last_logged;   /* its record had an "lm loss:" (NaN: logged as nan) */
     long skipped, nan_iters; /* summed over the window's records */
     double peak_bytes;       /* max over ranks of max allocated; NAN without memory lines */
     int peak_rank;
@@ -63,9 +64,6 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
                         long first, long last, const struct moe_report_expect *expect,
                         size_t nexpect, struct moe_error *err);
 
-/* Adds the evidence of a kernel trace: FP8 GEMMs, the dispatcher backend's
- * dispatch/combine kernels; flags what was requested but is missing. */
-void moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t);
 
 void moe_report_run_free(struct moe_report_run *r);
 
@@ -119,7 +117,8 @@ const char *moe_verdict_name(enum moe_verdict v);
  * iteration order; returns how many, at most max. */
 size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max);
 
-/* report.json: runs[0] is the baseline. */
+/* report.json: runs[0] is the baseline.  NULL when a value could not be
+ * made (out of memory, a string that is not UTF-8): never a key left out. */
 json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
                            const struct moe_report_opts *opts);
 

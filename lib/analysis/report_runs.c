@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 
 #include "analysis/trace.h"
+#include "analysis/report_internal.h"
 #include "analysis/report_runs.h"
+#include "core/json_build.h"
 #include "core/strbuf.h"
 
 #define MAX_EXPECT 64
@@ -43,7 +45,7 @@ static int read_profile(struct moe_report_run *r, const char *path, struct moe_e
     moe_trace_init(&t, path, NULL, NULL);
     rc = moe_trace_load(&t, path, err);
     if (rc == 0)
-        moe_report_run_profile(r, &t);
+        rc = moe_report_run_profile(r, &t, err);
     moe_trace_free(&t);
     return rc;
 }
@@ -67,21 +69,34 @@ struct run_spec {
     size_t nex;
 };
 
-static void run_spec(struct run_spec *s, const char *path, const char *label,
-                     const struct moe_report_reader *rd, char *buf, size_t len)
+/* The run's name: its label, else the last part of its path.  A name cut
+ * to fit buf would be another run's name: -1 with err. */
+static int run_spec(struct run_spec *s, const char *path, const char *label,
+                    const struct moe_report_reader *rd, char *buf, size_t len,
+                    struct moe_error *err)
 {
-    const char *base;
+    size_t end = strlen(path), start;
 
-    snprintf(buf, len, "%s", path);
-    while (strlen(buf) > 1 && buf[strlen(buf) - 1] == '/')
-        buf[strlen(buf) - 1] = '\0';
-    base = strrchr(buf, '/');
+    while (end > 1 && path[end - 1] == '/')
+        end--;
+    for (start = end; start > 0 && path[start - 1] != '/'; start--)
+        ;
+    if (start == end) /* "/" */
+        start = 0;
+    if (!label && end - start >= len) {
+        moe_error_at(err, path, 0, 0, "the run's name (the path's last part) is over %zu bytes",
+                     len - 1);
+        return -1;
+    }
+    memcpy(buf, path + start, label ? 0 : end - start);
+    buf[label ? 0 : end - start] = '\0';
     s->path = path;
-    s->name = label ? label : base ? base + 1 : buf;
+    s->name = label ? label : buf;
     s->nex = 0;
     for (size_t i = 0; i < rd->nexpect && s->nex < MAX_EXPECT; i++)
         if (!rd->expect[i].run || strcmp(rd->expect[i].run, s->name) == 0)
             s->ex[s->nex++] = rd->expect[i].e;
+    return 0;
 }
 
 static int load_file_run(const struct run_spec *s, const struct moe_report_reader *rd,
@@ -173,7 +188,8 @@ int moe_report_load_run(const char *path, const char *label, const struct moe_re
         moe_error_at(err, path, 0, 0, "%s", strerror(errno));
         return -1;
     }
-    run_spec(&s, path, label, rd, name, sizeof(name));
+    if (run_spec(&s, path, label, rd, name, sizeof(name), err) < 0)
+        return -1;
     if (S_ISDIR(st.st_mode))
         return load_dir_run(&s, rd, r, err);
     return load_file_run(&s, rd, r, err);
@@ -311,6 +327,23 @@ int moe_report_load_study_run(const struct moe_study_view *v, const struct moe_s
     return rc;
 }
 
+/* skipped += {candidate, id, reason}.  A reason that could not be made
+ * (out of memory) still lists the candidate, saying so. */
+static void skip(json_t *skipped, const struct moe_study_cand *c, const char *why)
+{
+    struct moe_jb b;
+    json_t *k = json_object();
+
+    moe_jb_init(&b, NULL);
+    moe_jb_str(&b, k, "candidate", c->label);
+    moe_jb_str(&b, k, "id", c->id);
+    moe_jb_set(&b, k, "reason", moe_report_text_json(why ? why : "(out of memory)"));
+    if (moe_jb_append(&b, skipped, moe_jb_done(&b, k)) < 0)
+        /* the candidate's label and id come from the manifest (UTF-8): only out of memory */
+        fprintf(stderr, "moeflow: candidate %s skipped (%s); its record: %s\n", c->id,
+                why ? why : "out of memory", b.why);
+}
+
 size_t moe_report_load_candidates(const struct moe_study_view *v,
                                   const struct moe_report_reader *rd,
                                   struct moe_report_run *runs, json_t *skipped)
@@ -320,19 +353,19 @@ size_t moe_report_load_candidates(const struct moe_study_view *v,
 
     for (size_t i = 0; i < v->n; i++) {
         const struct moe_study_cand *c = &v->cands[i];
-        char why[MOE_ERROR_TEXT_MAX + 64];
+        char *why;
 
         moe_error_clear(&err);
         if (!file_exists(c->log))
-            snprintf(why, sizeof(why), "no log yet (%.500s)", c->log);
+            why = moe_strdup_printf("no log yet (%s)", c->log);
         else if (moe_report_load_study_run(v, c, c->label, rd, &runs[n], &err) < 0)
-            snprintf(why, sizeof(why), "%s", err.text);
+            why = strdup(err.text);
         else {
             n++;
             continue;
         }
-        json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}", "candidate", c->label, "id",
-                                                 c->id, "reason", why));
+        skip(skipped, c, why);
+        free(why);
     }
     return n;
 }

@@ -11,6 +11,7 @@
 
 #include "analysis/megatron_log.h"
 #include "analysis/report.h"
+#include "analysis/report_internal.h"
 #include "analysis/trace.h"
 #include "unit.h"
 
@@ -495,7 +496,7 @@ static void mismatches_are_flagged(void **state)
     /* The synthetic profile has NCCL and DeepEP kernels but no FP8 GEMM. */
     moe_trace_init(&t, "synthetic", NULL, NULL);
     assert_int_equal(moe_trace_load(&t, srcpath("tests/data/traces/synthetic-2gpu.json"), &e), 0);
-    moe_report_run_profile(&r, &t);
+    assert_int_equal(moe_report_run_profile(&r, &t, &e), 0);
     moe_trace_free(&t);
     assert_int_equal(json_array_size(m), 3);
     assert_non_null(strstr(json_string_value(json_array_get(m, 2)), "no FP8 GEMM kernels"));

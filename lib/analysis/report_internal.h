@@ -1,0 +1,31 @@
+/* report.c's functions that only lib/analysis (and its unit tests) use. */
+#ifndef MOEFLOW_REPORT_INTERNAL_H
+#define MOEFLOW_REPORT_INTERNAL_H
+
+#include <jansson.h>
+
+#include "analysis/report.h"
+#include "core/error.h"
+#include "core/json_build.h"
+
+/* Adds the evidence of a kernel trace: FP8 GEMMs, the dispatcher backend's
+ * dispatch/combine kernels; flags what was requested but is missing.  -1
+ * with err naming the key that could not be made. */
+int moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t,
+                           struct moe_error *err);
+
+/* s as a JSON string; text read from a log or cut to fit a buffer may not
+ * be UTF-8, and its bytes past ASCII then become '?' rather than the text
+ * being lost.  NULL only for a NULL s or when out of memory. */
+json_t *moe_report_text_json(const char *s);
+
+/* [iteration, ms] of one point; a NaN ms (no time) is null, and an
+ * infinite one is recorded in owner's "non_finite" as key[i][1]. */
+json_t *moe_report_point_json(struct moe_jb *b, json_t *owner, const char *key,
+                              const struct moe_report_point *p);
+
+/* owner[key] = every logged iteration of r as [iteration, ms]. */
+int moe_report_series_json(struct moe_jb *b, json_t *owner, const char *key,
+                           const struct moe_report_run *r);
+
+#endif
