@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "contract/contract.h"
+#include "contract/contract_internal.h"
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"

@@ -17,10 +17,6 @@
 /* Sections that must be present, in a stable order for messages. */
 extern const char *const moe_contract_sections[];
 
-/* Checks the top level: every required section present and an object, no
- * unknown section.  err names the offending section. */
-int moe_contract_check_shape(const json_t *doc, struct moe_error *err);
-
 /* A contract written by a person or a generator: any JSON formatting,
  * checked for its sections; errors carry the file and position. */
 json_t *moe_contract_load_plain(const char *path, struct moe_error *err);

@@ -6,6 +6,7 @@
 
 #include "contract/contract.h"
 #include "contract/contract_diff.h"
+#include "contract/contract_diff_internal.h"
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
 

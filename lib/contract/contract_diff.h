@@ -33,12 +33,6 @@ int moe_contract_diff_annotations(const json_t *frozen, const json_t *requested,
 
 void moe_contract_diff_free(struct moe_contract_diff *diff);
 
-/* The length of path's first segment: up to its first unescaped '.'. */
-size_t moe_contract_path_segment(const char *path);
-
-/* True when the change's path is SECTION or lies under "SECTION." */
-int moe_contract_change_in(const struct moe_contract_change *change, const char *section);
-
 /* "path: frozen → requested" lines, "(absent)" for a missing leaf.  free(). */
 char *moe_contract_diff_text(const struct moe_contract_diff *diff);
 

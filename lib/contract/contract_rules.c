@@ -6,7 +6,9 @@
 
 #include "contract/contract.h"
 #include "contract/contract_rules.h"
+#include "contract/contract_rules_internal.h"
 #include "core/contract_keys.h"
+#include "contract/contract_diff_internal.h"
 
 /* Never change, whatever the stage. */
 static const char *const invariant_sections[] = {

@@ -23,9 +23,4 @@ int moe_contract_check_stage(enum moe_stage stage, const json_t *frozen, const j
                              const json_t *winners, struct moe_contract_diff *diff,
                              struct moe_verdict *verdict, struct moe_error *err);
 
-/* The tuning variable a changed path belongs to ("dispatcher" for both
- * tuning.dispatcher and tuning.dispatcher_backend), or NULL when the path
- * is not a tuning variable. */
-const char *moe_contract_variable(const char *path, char *buf, size_t len);
-
 #endif

@@ -15,12 +15,14 @@
 
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
+#include "contract/contract_store_internal.h"
 #include "core/atomic_file.h"
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
+#include "contract/contract_internal.h"
 
 
 /* A symlink on the way is fine when the user or root made it; one owned by

@@ -53,9 +53,6 @@ int moe_contract_record_winner(const char *study, const char *run_dir, char *pat
  * such a winner, or a winners/ or runs/ that someone else can write. */
 json_t *moe_contract_load_winners(const char *study, struct moe_error *err);
 
-/* Loads and checks one contract file (any path); NULL with err. */
-json_t *moe_contract_load_file(const char *path, struct moe_error *err);
-
 /* Records one decision of moeflow run (lib/loop/) as the next
  * decisions/NN-<stage>.json of study (NN from 01; stage: doc's "stage"),
  * canonical and sealed, written once, never as root, in a decisions/ only

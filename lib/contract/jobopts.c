@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "contract/jobopts.h"
+#include "contract/jobopts_internal.h"
 #include "core/readfile.h"
 #include "core/plugin_config.h"
 #include "core/text.h"

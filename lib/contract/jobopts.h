@@ -27,10 +27,6 @@ int moe_jobopts_set_study(struct moe_jobopts *opts, const char *value, struct mo
 int moe_jobopts_set_candidate(struct moe_jobopts *opts, const char *value, struct moe_error *err);
 int moe_jobopts_set_enforce(struct moe_jobopts *opts, const char *value, struct moe_error *err);
 
-/* Candidate ids end up in file names and job names: [A-Za-z0-9][A-Za-z0-9._-]*,
- * at most 64 characters, never "." or "..". */
-bool moe_candidate_id_valid(const char *id);
-
 /* The study must exist at submission: a study YAML file or a study directory. */
 int moe_study_path_check(const char *path, struct moe_error *err);
 

@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "contract/node_facts.h"
+#include "contract/node_facts_internal.h"
 #include "core/contract_keys.h"
 #include "core/readfile.h"
+#include "contract/contract_internal.h"
 
 /* Versions NGC-style containers advertise in their environment. */
 static const char *const container_vars[] = {

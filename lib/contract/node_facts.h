@@ -30,9 +30,4 @@ int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_err
  * gathered once per node. */
 void moe_node_facts_inherit(json_t *dst, const json_t *src);
 
-/* SHA-256 over a canonical summary of the node: packages, NUMA nodes, cores,
- * PUs, and each NVIDIA GPU's bus id with the CPUs next to it. */
-int moe_topology_digest(hwloc_topology_t topo, char hex[MOE_SHA256_HEX_LEN + 1],
-                        struct moe_error *err);
-
 #endif

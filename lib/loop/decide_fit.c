@@ -10,8 +10,11 @@
 #include "contract/contract_store.h"
 #include "fit/fit.h"
 #include "loop/evidence.h"
+#include "loop/evidence_internal.h"
 #include "loop/fit_rule.h"
+#include "loop/fit_rule_internal.h"
 #include "loop/loop.h"
+#include "loop/loop_internal.h"
 #include "study/study.h"
 #include "study/study_fit.h"
 

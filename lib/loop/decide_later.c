@@ -12,7 +12,9 @@
 #include "core/strv.h"
 #include "core/study_dir.h"
 #include "loop/evidence.h"
+#include "loop/evidence_internal.h"
 #include "loop/loop.h"
+#include "loop/loop_internal.h"
 
 /* The profile stage's runs: what the diagnosis read. */
 static json_t *profile_evidence(const char *study, struct moe_error *err)

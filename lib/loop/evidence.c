@@ -13,6 +13,7 @@
 #include "core/sha256.h"
 #include "core/study_dir.h"
 #include "loop/evidence.h"
+#include "loop/evidence_internal.h"
 
 static json_t *file_digest(const char *path, struct moe_error *err)
 {

@@ -6,6 +6,7 @@
 
 #include "analysis/megatron_log.h"
 #include "loop/fit_rule.h"
+#include "loop/fit_rule_internal.h"
 
 static bool ran_out_of_memory(const struct moe_fit_row *row)
 {

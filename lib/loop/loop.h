@@ -38,10 +38,6 @@ struct moe_loop_outcome {
     char said[1024];         /* the decision in one line, for the terminal */
 };
 
-/* The last decision of stage (and round, 0: any) in study's trail, or
- * NULL (err untouched); NULL with err when the trail does not load. */
-json_t *moe_loop_decided(const char *study, const char *stage, int round, struct moe_error *err);
-
 /* Fit: 0 with out; 1 with err when no rung fits (the study cannot run
  * as written, and the decision saying so is recorded); -1 with err. */
 int moe_loop_decide_fit(const char *study, struct moe_loop_outcome *out, struct moe_error *err);
@@ -58,10 +54,5 @@ int moe_loop_decide_profile(const char *study, const json_t *diagnosis,
 /* Retune: the winners the study has recorded.  0 with out, -1 with err. */
 int moe_loop_decide_retune(const char *study, struct moe_loop_outcome *out,
                            struct moe_error *err);
-
-/* Shared by the deciders: records doc (its "stage" and "round") unless
- * the trail has it already.  0, or -1 with err. */
-int moe_loop_record(const char *study, json_t *doc, struct moe_loop_outcome *out,
-                    struct moe_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include "analysis/abtest.h"
 #include "analysis/report.h"
 #include "loop/scale_rule.h"
+#include "loop/scale_rule_internal.h"
 
 void moe_loop_step_groups(const struct moe_step *s, double g[MOE_LOOP_GROUPS])
 {

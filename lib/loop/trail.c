@@ -7,6 +7,7 @@
 
 #include "contract/contract_store.h"
 #include "loop/loop.h"
+#include "loop/loop_internal.h"
 
 json_t *moe_loop_decided(const char *study, const char *stage, int round, struct moe_error *err)
 {

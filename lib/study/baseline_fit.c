@@ -5,6 +5,7 @@
 #include "fit/fit_where.h"
 #include "study/baseline_fit.h"
 #include "study/study_fit.h"
+#include "study/study_fit_internal.h"
 
 int moe_study_baseline_fit(const struct moe_study *s, struct moe_error *err)
 {

@@ -13,10 +13,16 @@
 #include <string.h>
 
 #include "study/candidates.h"
+#include "study/candidates_internal.h"
 #include "fit/layouts.h"
 #include "study/study_fit.h"
+#include "study/study_fit_internal.h"
 #include "study/megatron_rules.h"
+#include "study/megatron_rules_internal.h"
 #include "study/study_contract.h"
+#include "study/study_contract_internal.h"
+#include "study/megatron_args_internal.h"
+#include "study/study_internal.h"
 
 struct plan_ctx {
     const struct moe_study *s;

@@ -4,6 +4,8 @@
 #include "config.h"
 
 #include "study/capture.h"
+#include "study/capture_internal.h"
+#include "study/study_internal.h"
 
 struct dialect_expect {
     const char *version;    /* megatron.core.package_info major.minor */

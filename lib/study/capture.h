@@ -14,8 +14,4 @@
 /* The script's file name, in the template folder and the study directory. */
 #define MOE_CAPTURE_SCRIPT "moeflow_capture.py"
 
-/* The script's arguments after --out: --entry (empty for a launcher that
- * names no .py script) and the declared software. */
-json_t *moe_capture_argv(const struct moe_study *study, const struct moe_launcher *launcher);
-
 #endif

@@ -20,6 +20,7 @@
 #include "core/strbuf.h"
 #include "core/study_dir.h"
 #include "study/gen_write.h"
+#include "study/stagegen_internal.h"
 
 /* One level of subfolder (contracts/, fit-python/) for name, if it has one. */
 static int make_subdir(const char *dir, const char *name, struct moe_error *err)

@@ -7,6 +7,7 @@
 
 #include "core/shquote.h"
 #include "study/launcher.h"
+#include "study/launcher_internal.h"
 
 /* python, python3, python3.11, with or without a folder: the names CPython
  * installs.  Anything else (torchrun, a wrapper, env) is not assumed to be

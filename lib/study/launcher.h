@@ -15,12 +15,4 @@ struct moe_launcher {
     const char *entry;      /* the first word ending in ".py", or NULL */
 };
 
-/* Splits COMMAND.  python: the first word before the entry script (or
- * before the end, without one) that names a Python interpreter (python,
- * python3, /usr/bin/python3.11 ...); else "python3", as for torchrun or a
- * wrapper script.  0, or -1 with err (an unterminated quote, no word). */
-int moe_launcher_parse(const char *command, struct moe_launcher *l, struct moe_error *err);
-
-void moe_launcher_free(struct moe_launcher *l);
-
 #endif

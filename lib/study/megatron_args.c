@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
+#include "study/study_internal.h"
 
 /* Renamed flags, by dialect (enum moe_dialect's order). */
 static const struct moe_megatron_rename renames[] = {

@@ -21,9 +21,6 @@ struct moe_run {
     bool profile;                 /* profile: --profile with the study's window */
 };
 
-/* A run equal to the study's baseline, for train_iters steps. */
-void moe_run_from_baseline(struct moe_run *run, const struct moe_study *study, int train_iters);
-
 /* A flag Megatron renamed: moeflow's name for it (the newest spelling)
  * and its spelling in each dialect.  Every flag whose spelling depends on
  * the dialect goes through this table; test_megatron_args checks each
@@ -32,37 +29,5 @@ struct moe_megatron_rename {
     const char *flag;
     const char *in[MOE_DIALECT_COUNT];
 };
-
-/* The whole table. */
-const struct moe_megatron_rename *moe_megatron_renames(size_t *n);
-
-/* flag as dialect d spells it: flag itself when it was never renamed;
- * NULL when it was and the table has no spelling for d. */
-const char *moe_megatron_flag(const char *flag, enum moe_dialect d);
-
-/* The argument list, in a fixed order, appended to argv; -1 when out of
- * memory, or when a renamed flag has no spelling in the study's dialect
- * (a table test_megatron_args refuses). */
-int moe_megatron_argv(const struct moe_study *study, const struct moe_run *run,
-                      struct moe_strv *argv);
-
-/* The profiling switches of the study's profiler over its profile_steps
- * (--profile and its step range; with the PyTorch profiler also
- * --use-pytorch-profiler and --tensorboard-dir tensorboard_dir), appended
- * to argv; -1 when out of memory.  The profile stage and validate's
- * profiling twins (study/validate_profile.h) share them, so that both
- * profile the same window the same way. */
-int moe_megatron_profile_args(const struct moe_study *study, const char *tensorboard_dir,
-                              struct moe_strv *argv);
-
-/* The environment by Megatron's and Megatron-Bridge's rules, as NAME=value
- * entries appended to env; -1 when out of memory. */
-int moe_megatron_env(const struct moe_study *study, const struct moe_run *run,
-                     struct moe_strv *env);
-
-/* CUDA_DEVICE_MAX_CONNECTIONS: 1 on pre-Blackwell GPUs when TP or CP > 1
- * (their communication must be issued in order) unless EP overlap is on;
- * otherwise 32 for the flex dispatcher and Blackwell, 8 else. */
-int moe_cuda_max_connections(const struct moe_study *study, const struct moe_baseline *cfg);
 
 #endif

@@ -11,7 +11,11 @@
 #include <string.h>
 
 #include "study/megatron_rules.h"
+#include "study/megatron_rules_internal.h"
 #include "study/study_fit.h"
+#include "study/study_fit_internal.h"
+#include "study/megatron_args_internal.h"
+#include "study/study_internal.h"
 
 #define ARGS "megatron/training/arguments.py:"
 #define TC "megatron/core/transformer/transformer_config.py:"

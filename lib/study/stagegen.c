@@ -8,21 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_build.h"
 #include "core/json_canon.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "study/candidates.h"
+#include "study/candidates_internal.h"
 #include "study/capture.h"
+#include "study/capture_internal.h"
 #include "core/shquote.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
 #include "study/launcher.h"
+#include "study/launcher_internal.h"
 #include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
 #include "study/stagegen.h"
+#include "study/stagegen_internal.h"
 #include "study/megatron_rules.h"
+#include "study/megatron_rules_internal.h"
 #include "study/study_contract.h"
+#include "study/study_contract_internal.h"
 #include "study/template.h"
+#include "study/template_internal.h"
 #include "study/validate_checkpoint.h"
+#include "study/validate_checkpoint_internal.h"
+#include "study/study_internal.h"
+#include "study/study_schema.h"
 
 /* The stages whose step times are the measurement. */
 static bool is_timing_stage(enum moe_stage st)
@@ -66,19 +78,31 @@ static int add_file(struct moe_gen_output *out, const char *name, char *data, in
     return 0;
 }
 
+/* lines += line, stealing it; -1 with err naming the line's place among
+ * the context's "sbatch" lines. */
+static int append_line(json_t *lines, json_t *line, struct moe_error *err)
+{
+    struct moe_jb b;
+
+    moe_jb_init(&b, err);
+    if (moe_jb_append(&b, lines, line) == 0)
+        return 0;
+    moe_jb_within(&b, "sbatch");
+    return -1;
+}
+
 /* Adds "#SBATCH --key=value", quoted for sbatch's own parser (not the
  * shell's: bash never runs these lines).  -1 with err naming the option
  * for a value no quoting carries. */
 static int sbatch_line(json_t *lines, const char *key, const char *value, struct moe_error *err)
 {
     char *arg, *q;
-    size_t len = strlen(key) + strlen(value) + 4;
+    int rc;
 
-    if (!(arg = malloc(len))) {
+    if (!(arg = moe_strdup_printf("--%s=%s", key, value))) {
         moe_error_set(err, "out of memory");
         return -1;
     }
-    snprintf(arg, len, "--%s=%s", key, value);
     q = moe_sbatch_quote(arg, err);
     free(arg);
     if (!q) {
@@ -88,9 +112,9 @@ static int sbatch_line(json_t *lines, const char *key, const char *value, struct
         moe_error_set(err, "#SBATCH --%s: the value %s", key, why);
         return -1;
     }
-    json_array_append_new(lines, json_sprintf("#SBATCH %s", q));
+    rc = append_line(lines, json_sprintf("#SBATCH %s", q), err);
     free(q);
-    return 0;
+    return rc;
 }
 
 static int cmp_lines(const void *a, const void *b)
@@ -98,24 +122,28 @@ static int cmp_lines(const void *a, const void *b)
     return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
 }
 
-static json_t *sorted(json_t *lines)
+/* lines (taken) sorted; NULL with err. */
+static json_t *sorted(json_t *lines, struct moe_error *err)
 {
     size_t n = json_array_size(lines);
     json_t **v = calloc(n ? n : 1, sizeof(json_t *)), *out = json_array();
+    int rc = v && out ? 0 : -1;
 
-    if (!v || !out) {
-        free(v);
-        json_decref(out);
-        json_decref(lines);
-        return NULL;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            v[i] = json_array_get(lines, i);
+        qsort(v, n, sizeof(json_t *), cmp_lines);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = append_line(out, json_incref(v[i]), err);
+    } else {
+        moe_error_set(err, "sbatch: out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_array_get(lines, i);
-    qsort(v, n, sizeof(json_t *), cmp_lines);
-    for (size_t i = 0; i < n; i++)
-        json_array_append(out, v[i]);
     free(v);
     json_decref(lines);
+    if (rc < 0) {
+        json_decref(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -162,7 +190,7 @@ static const char *value_text(const json_t *v, char *buf, size_t len)
 
 /* What the scripts' templates need of each candidate, quoted for the
  * shell. */
-static json_t *script_candidates(const struct moe_manifest_stage *m)
+static json_t *script_candidates(struct moe_jb *b, const struct moe_manifest_stage *m)
 {
     json_t *out = json_array();
 
@@ -174,13 +202,14 @@ static json_t *script_candidates(const struct moe_manifest_stage *m)
         char *val = moe_shquote(value_text(c->value, buf, sizeof(buf)));
         char *twin_of = moe_shquote(c->twin_of ? c->twin_of : "");
 
-        json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:b,"
-                                             " s:s}",
-                                             "index", (int)i, "id", c->id, "argv", argv, "env",
-                                             env, "variable", c->variable, "value", val, "label",
-                                             c->label, "world_size", c->world_size, "rank",
-                                             c->rank >= 0 ? c->rank : 0, "twin", c->twin_of != NULL,
-                                             "twin_of", twin_of ? twin_of : ""));
+        /* a NULL among the quoted words (out of memory) fails the pack,
+         * and the append names the candidate */
+        moe_jb_append(b, out,
+                      moe_jb_pack(b, "{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:s}",
+                                  "index", (int)i, "id", c->id, "argv", argv, "env", env,
+                                  "variable", c->variable, "value", val, "label", c->label,
+                                  "world_size", c->world_size, "rank", c->rank >= 0 ? c->rank : 0,
+                                  "twin", c->twin_of != NULL, "twin_of", twin_of));
         free(argv);
         free(env);
         free(val);
@@ -215,27 +244,31 @@ static char *launcher_words(const struct moe_study *s, struct moe_error *err)
 
 /* The contract stage's capture: the launcher's Python, and the script's
  * arguments (the entry script, the declared software), quoted as data. */
-static int capture_context(const struct moe_study *s, json_t *ctx, struct moe_error *err)
+static int capture_context(const struct moe_study *s, json_t *ctx, struct moe_jb *b)
 {
     struct moe_launcher l;
     json_t *argv;
     char *python, *args;
 
-    if (moe_launcher_parse(s->cluster.launcher, &l, err) < 0)
+    if (moe_launcher_parse(s->cluster.launcher, &l, b->err) < 0)
         return -1;
     argv = moe_capture_argv(s, &l);
     python = moe_shquote(l.python);
-    args = moe_shquote_argv(argv);
-    json_object_set_new(ctx, "capture_python", json_string(python ? python : ""));
-    json_object_set_new(ctx, "capture_argv", json_string(args ? args : ""));
-    json_object_set_new(ctx, "capture_script", json_string(MOE_CAPTURE_SCRIPT));
+    args = argv ? moe_shquote_argv(argv) : NULL;
+    /* a NULL here is out of memory: a failure naming the key, not "" */
+    moe_jb_str(b, ctx, "capture_python", python);
+    moe_jb_str(b, ctx, "capture_argv", args);
+    moe_jb_str(b, ctx, "capture_script", MOE_CAPTURE_SCRIPT);
     free(python);
     free(args);
     json_decref(argv);
     moe_launcher_free(&l);
-    return 0;
+    return b->failed ? -1 : 0;
 }
 
+/* The stage's one line in its script and in submit.sh.  No default: -Wswitch
+ * names a stage added without a summary, and a value outside the enum is
+ * NULL, which add_script reports. */
 static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
 {
     const struct moe_measure *m = &s->measure;
@@ -258,7 +291,7 @@ static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
     case MOE_STAGE_RETUNE:
         return json_sprintf("%d candidates, one change from the baseline each, %d steps each", n,
                             m->warmup + m->screen_steps);
-    default:
+    case MOE_STAGE_VALIDATE:
         if (s->validate_checkpoint)
             return json_sprintf("the baseline for %d steps; report window %d..%d; a "
                                 "checkpoint/resume check from step %d",
@@ -266,7 +299,11 @@ static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
                                 moe_checkpoint_step(s));
         return json_sprintf("the baseline for %d steps; report window %d..%d",
                             m->validate_steps, m->window_first, m->window_last);
+    case MOE_STAGE_NONE:
+    case MOE_STAGE_COUNT:
+        break;
     }
+    return NULL; /* not a stage: add_script says so */
 }
 
 /* The #SBATCH lines of a stage whose first candidate is first and whose
@@ -306,14 +343,15 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
      * the layout's own: timing stages take whole nodes, all their memory
      * too (--mem=0), unless the study says cluster.exclusive: false. */
     if (k->exclusive && is_timing_stage(st) && rc == 0) {
-        json_array_append_new(lines, json_string("#SBATCH --exclusive"));
-        rc |= sbatch_line(lines, "mem", "0", err);
+        rc |= append_line(lines, json_string("#SBATCH --exclusive"), err);
+        if (rc == 0)
+            rc |= sbatch_line(lines, "mem", "0", err);
     }
     if (rc) {
         json_decref(lines);
         return NULL;
     }
-    return sorted(lines);
+    return sorted(lines, err);
 }
 
 static char *render(const struct moe_gen_opts *o, const char *tname, const json_t *ctx,
@@ -530,26 +568,30 @@ struct gen_render {
 /* validation.checkpoint's candidate for the validate script: its id, the
  * resumed run's arguments and the folder it saves in, quoted; false when
  * the stage has none. */
-static json_t *checkpoint_context(const struct moe_study *s, const struct moe_manifest_stage *m)
+static json_t *checkpoint_context(struct moe_jb *b, const struct moe_study *s,
+                                  const struct moe_manifest_stage *m)
 {
     const struct moe_candidate *c = moe_checkpoint_candidate(m->cands, m->n);
     const char *from = c ? json_string_value(c->value) : NULL;
     struct moe_strv resume;
-    char dir[512], *argv, *qdir;
+    char *dir, *argv, *qdir;
     json_t *out;
 
-    if (!c || !from || moe_checkpoint_resume_argv(c, &resume) < 0)
+    if (!c || !from)
         return json_false();
-    snprintf(dir, sizeof(dir), MOE_CHECKPOINT_DIR "/%s", from);
+    if (moe_checkpoint_resume_argv(c, &resume) < 0)
+        return NULL; /* out of memory: the key it is set at names it */
+    dir = moe_strdup_printf(MOE_CHECKPOINT_DIR "/%s", from);
     argv = moe_shquote_words((const char *const *)resume.v, resume.n);
-    qdir = moe_shquote(dir);
-    out = argv && qdir ? json_pack("{s:s, s:s, s:s, s:i}", "id", c->id, "resume_argv", argv,
-                                   "dir", qdir, "step", moe_checkpoint_step(s))
-                       : json_false();
+    qdir = dir ? moe_shquote(dir) : NULL;
+    /* a NULL word (out of memory) fails the pack */
+    out = moe_jb_pack(b, "{s:s, s:s, s:s, s:i}", "id", c->id, "resume_argv", argv, "dir", qdir,
+                      "step", moe_checkpoint_step(s));
+    free(dir);
     free(argv);
     free(qdir);
     moe_strv_free(&resume);
-    return out ? out : json_false();
+    return out;
 }
 
 /* The template context of a stage that runs something: the study, the
@@ -560,41 +602,54 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
 {
     const struct moe_study *s = g->s;
     char *launcher = launcher_words(s, g->err), *image, *mounts;
+    struct moe_jb b;
     json_t *ctx;
 
-    if (!launcher) {
+    if (!launcher || !(ctx = json_object())) {
+        if (launcher)
+            moe_error_set(g->err, "%s: out of memory", moe_stage_name(m->stage));
+        free(launcher);
         json_decref(sbatch);
         return NULL;
     }
+    moe_jb_init(&b, g->err);
     image = moe_shquote(s->cluster.container_image);
     mounts = moe_shquote(s->cluster.container_mounts);
-    ctx = json_pack(
-        "{s:s, s:s, s:s, s:s, s:O, s:o, s:O, s:b, s:o, s:o, s:s, s:b, s:s, s:b, s:s,"
-        " s:i, s:i, s:O, s:b, s:b, s:i, s:i}",
-        "version", g->o->version, "study", s->name, "study_hash", g->p->study_hash, "stage",
-        moe_stage_name(m->stage), "summary", summary, "sbatch", sbatch, "chunks", chunks,
-        "array", m->array, "candidates",
-        script_candidates(m), "candidate", moe_candidate_json(&m->cands[0], false), "launcher",
-        launcher, "container", moe_study_str_set(s->cluster.container_image), "container_image",
-        image, "container_mounts_set", moe_study_str_set(s->cluster.container_mounts),
-        "container_mounts", mounts, "tasks_per_node", m->cands[0].tasks_per_node, "world_size",
-        moe_study_world_size(s), "measure", json_object_get(s->json, "measure"), "nsys",
-        s->measure.profiler == MOE_PROFILER_NSYS, "fit", m->stage == MOE_STAGE_FIT,
-        "window_first", s->measure.window_first, "window_last", s->measure.window_last);
+    moe_jb_str(&b, ctx, "version", g->o->version);
+    moe_jb_str(&b, ctx, "study", s->name);
+    moe_jb_str(&b, ctx, "study_hash", g->p->study_hash);
+    moe_jb_str(&b, ctx, "stage", moe_stage_name(m->stage));
+    moe_jb_copy(&b, ctx, "summary", summary);
+    moe_jb_set(&b, ctx, "sbatch", sbatch);
+    moe_jb_copy(&b, ctx, "chunks", chunks);
+    moe_jb_bool(&b, ctx, "array", m->array);
+    moe_jb_set(&b, ctx, "candidates", script_candidates(&b, m));
+    moe_jb_set(&b, ctx, "candidate", moe_candidate_json(&m->cands[0], false));
+    moe_jb_str(&b, ctx, "launcher", launcher);
+    moe_jb_bool(&b, ctx, "container", moe_study_str_set(s->cluster.container_image));
+    moe_jb_str(&b, ctx, "container_image", image);
+    moe_jb_bool(&b, ctx, "container_mounts_set", moe_study_str_set(s->cluster.container_mounts));
+    moe_jb_str(&b, ctx, "container_mounts", mounts);
+    moe_jb_int(&b, ctx, "tasks_per_node", m->cands[0].tasks_per_node);
+    moe_jb_int(&b, ctx, "world_size", moe_study_world_size(s));
+    moe_jb_copy(&b, ctx, "measure", json_object_get(s->json, MOE_SK_MEASURE));
+    moe_jb_bool(&b, ctx, "nsys", s->measure.profiler == MOE_PROFILER_NSYS);
+    moe_jb_bool(&b, ctx, "fit", m->stage == MOE_STAGE_FIT);
+    moe_jb_int(&b, ctx, "window_first", s->measure.window_first);
+    moe_jb_int(&b, ctx, "window_last", s->measure.window_last);
+    moe_jb_bool(&b, ctx, "twins", has_twins(m));
+    moe_jb_set(&b, ctx, "layout", moe_study_dir_template(moe_stage_name(m->stage)));
     free(launcher);
     free(image);
     free(mounts);
-    if (ctx) {
-        json_object_set_new(ctx, "twins", json_boolean(has_twins(m)));
-        json_object_set_new(ctx, "layout", moe_study_dir_template(moe_stage_name(m->stage)));
-    }
-    if (ctx && m->stage == MOE_STAGE_CONTRACT && capture_context(s, ctx, g->err) < 0) {
+    if (!b.failed && m->stage == MOE_STAGE_CONTRACT && capture_context(s, ctx, &b) < 0) {
         json_decref(ctx);
         return NULL;
     }
-    if (ctx)
-        json_object_set_new(ctx, "checkpoint", checkpoint_context(s, m));
-    return ctx;
+    moe_jb_set(&b, ctx, "checkpoint", checkpoint_context(&b, s, m));
+    if (b.failed)
+        moe_jb_within(&b, moe_stage_name(m->stage));
+    return moe_jb_done(&b, ctx);
 }
 
 /* The sbatch script of a stage that runs something, the files it needs
@@ -605,15 +660,37 @@ static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
     json_t *sb = sbatch_lines(g->s, m, g->o->study_dir, g->err), *ctx;
     json_t *summ = summary(g->s, m->stage, (int)m->n), *chunks = moe_manifest_chunks_json(m);
     char tname[64];
+    struct moe_jb b;
+    json_t *entry;
     int rc = -1;
 
-    if (!sb || !(ctx = stage_context(g, m, summ, sb, chunks)))
+    if (!sb)
         goto done;
-    json_array_append_new(g->submit, json_pack("{s:s, s:O, s:O, s:b, s:b, s:s}", "stage", name,
-                                               "summary", summ, "chunks", chunks, "run", 1,
-                                               "wait", m->stage == MOE_STAGE_CONTRACT, "script",
-                                               m->script));
-    snprintf(tname, sizeof(tname), "%s.in", m->script);
+    if (!summ) {
+        moe_error_set(g->err, "stage %d (%s): no summary (a stage summary() does not know, or "
+                              "out of memory)", (int)m->stage, name ? name : "?");
+        json_decref(sb);
+        goto done;
+    }
+    if (!(ctx = stage_context(g, m, summ, sb, chunks)))
+        goto done;
+    moe_jb_init(&b, g->err);
+    entry = json_object();
+    moe_jb_str(&b, entry, "stage", name);
+    moe_jb_copy(&b, entry, "summary", summ);
+    moe_jb_copy(&b, entry, "chunks", chunks);
+    moe_jb_int(&b, entry, "run", 1);
+    moe_jb_bool(&b, entry, "wait", m->stage == MOE_STAGE_CONTRACT);
+    moe_jb_str(&b, entry, "script", m->script);
+    if (moe_jb_append(&b, g->submit, moe_jb_done(&b, entry)) < 0) {
+        moe_jb_within(&b, "stages");
+        json_decref(ctx);
+        goto done;
+    }
+    if (moe_fmt_fixed(tname, sizeof(tname), g->err, "%s.in", m->script) < 0) {
+        json_decref(ctx);
+        goto done;
+    }
     rc = add_file(g->out, m->script, render(g->o, tname, ctx, g->err), 0755, g->err);
     json_decref(ctx);
     if (rc == 0 && m->stage == MOE_STAGE_FIT)
@@ -641,8 +718,10 @@ static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
         .reference = sp->reference,
     };
     struct moe_chunk *ch;
+    struct moe_jb b;
     int rc;
 
+    /* fits: the longest stage name and ".sbatch" */
     snprintf(script, sizeof(script), "%s.sbatch", moe_stage_name(sp->stage));
     ch = chunks(script, array ? n : (n ? 1 : 0), g->p->max_array_size, throttle < 1 ? 1 : throttle,
                 &m.n_chunks);
@@ -651,15 +730,22 @@ static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
         return -1;
     }
     m.chunks = ch;
-    json_array_append_new(g->stages, moe_manifest_stage_json(&m));
-    if (n)
+    moe_jb_init(&b, g->err);
+    if (moe_jb_append(&b, g->stages, moe_manifest_stage_json(&m)) < 0) {
+        moe_jb_within(&b, "stages");
+        rc = -1;
+    } else if (n) {
         rc = add_script(g, &m);
-    else
-        rc = json_array_append_new(g->submit,
-                                   json_pack("{s:s, s:s, s:b}", "stage", moe_stage_name(sp->stage),
-                                             "summary", "no candidates: see skipped in "
-                                             MOE_STUDY_MANIFEST,
-                                             "run", 0));
+    } else if (moe_jb_append(&b, g->submit,
+                             moe_jb_pack(&b, "{s:s, s:s, s:b}", "stage", moe_stage_name(sp->stage),
+                                         "summary",
+                                         "no candidates: see skipped in " MOE_STUDY_MANIFEST,
+                                         "run", 0)) < 0) {
+        moe_jb_within(&b, "submit");
+        rc = -1;
+    } else {
+        rc = 0;
+    }
     free(ch);
     return rc;
 }
@@ -722,11 +808,21 @@ char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header)
 /* submit.sh, which submits every stage in order, and rank-env.sh. */
 static int add_launchers(struct gen_render *g)
 {
-    json_t *ctx = json_pack("{s:s, s:s, s:s, s:O, s:o}", "version", g->o->version, "study",
-                            g->s->name, "study_hash", g->p->study_hash, "stages", g->submit,
-                            "layout", moe_study_dir_template(NULL));
-    int rc = add_file(g->out, "submit.sh", render(g->o, "submit.sh.in", ctx, g->err), 0755,
-                      g->err);
+    json_t *ctx = json_object();
+    struct moe_jb b;
+    int rc;
+
+    moe_jb_init(&b, g->err);
+    moe_jb_str(&b, ctx, "version", g->o->version);
+    moe_jb_str(&b, ctx, "study", g->s->name);
+    moe_jb_str(&b, ctx, "study_hash", g->p->study_hash);
+    moe_jb_copy(&b, ctx, "stages", g->submit);
+    moe_jb_set(&b, ctx, "layout", moe_study_dir_template(NULL));
+    if (!(ctx = moe_jb_done(&b, ctx))) {
+        moe_jb_within(&b, "submit.sh");
+        return -1;
+    }
+    rc = add_file(g->out, "submit.sh", render(g->o, "submit.sh.in", ctx, g->err), 0755, g->err);
 
     if (rc == 0)
         rc = add_file(g->out, "rank-env.sh", render(g->o, "rank-env.sh.in", ctx, g->err), 0755,

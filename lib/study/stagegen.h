@@ -64,10 +64,6 @@ struct moe_gen_plan {
 int moe_gen_plan(const struct moe_study *study, const struct moe_gen_opts *opts,
                  struct moe_gen_plan *plan, struct moe_error *err);
 
-/* The planned stage st, or NULL. */
-const struct moe_stage_plan *moe_gen_plan_stage(const struct moe_gen_plan *plan,
-                                                enum moe_stage st);
-
 void moe_gen_plan_free(struct moe_gen_plan *plan);
 
 /* Every file of the study directory, from the plan.  out->manifest is the
@@ -75,10 +71,6 @@ void moe_gen_plan_free(struct moe_gen_plan *plan);
 int moe_gen_render(const struct moe_study *study, const struct moe_gen_opts *opts,
                    const struct moe_gen_plan *plan, struct moe_gen_output *out,
                    struct moe_error *err);
-
-/* candidates.tsv: the rows of the n stages, after its header line when
- * header is true. */
-char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header);
 
 void moe_gen_output_free(struct moe_gen_output *out);
 

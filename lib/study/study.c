@@ -13,17 +13,24 @@
 
 
 #include "study/launcher.h"
+#include "study/launcher_internal.h"
 #include "study/presets.h"
 #include "core/number.h"
 #include "core/readfile.h"
 #include "core/suggest.h"
 #include "study/model_check.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_fit.h"
+#include "study/study_fit_internal.h"
 #include "study/study_pipeline.h"
+#include "study/study_pipeline_internal.h"
 #include "study/study_schema.h"
+#include "study/study_schema_internal.h"
 #include "study/study_yaml.h"
+#include "study/study_yaml_internal.h"
 #include "study/time_limit.h"
+#include "study/time_limit_internal.h"
 
 struct ctx {
     const char *name;
@@ -739,7 +746,10 @@ static int resolve(struct ctx *c, struct moe_study *s)
     if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
         reader_check(c) < 0)
         return -1;
-    s->json = moe_study_to_json(s);
+    if (!(s->json = moe_study_to_json(s, c->err))) {
+        moe_error_locate(c->err, c->name, 0, 0);
+        return -1;
+    }
     return 0;
 }
 

@@ -94,12 +94,6 @@ static inline bool moe_study_str_set(const char *s)
     return s && s[0] != '\0';
 }
 
-/* Megatron's --transformer-impl transformer_engine, or local without TE. */
-static inline bool moe_software_has_te(const struct moe_software *sw)
-{
-    return moe_study_str_set(sw->transformer_engine);
-}
-
 /* The configuration every candidate starts from: a layout plus tuning knobs. */
 struct moe_baseline {
     struct moe_layout layout;
@@ -174,10 +168,6 @@ extern const struct moe_study_rate moe_study_rates[];
  * can be passed to moe_study_free(). */
 int moe_study_load(struct moe_study *study, const char *path, struct moe_error *err);
 
-/* Same, from a string; name is used in messages. */
-int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
-                          struct moe_error *err);
-
 /* Same, from len bytes as a file holds them: a NUL byte among them is an
  * error at its line and column (a string would end there, unread). */
 int moe_study_load_text(struct moe_study *study, const char *name, const char *text, size_t len,
@@ -185,19 +175,6 @@ int moe_study_load_text(struct moe_study *study, const char *name, const char *t
 
 void moe_study_free(struct moe_study *study);
 
-int moe_study_world_size(const struct moe_study *study);
-
-const char *moe_dialect_name(enum moe_dialect d);
-const char *moe_dispatcher_name(enum moe_dispatcher d);
 const char *moe_precision_name(enum moe_precision p);
-const char *moe_recompute_name(enum moe_recompute r);
-const char *moe_routing_name(enum moe_routing r);
-const char *moe_profiler_name(enum moe_profiler p);
-const char *moe_router_score_name(enum moe_router_score r);
-const char *moe_attention_name(enum moe_attention_kind a);
-bool moe_precision_is_fp8(enum moe_precision p);
-
-/* study_json.c: the resolved study as canonical JSON (new reference). */
-json_t *moe_study_to_json(const struct moe_study *study);
 
 #endif

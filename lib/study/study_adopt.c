@@ -6,6 +6,8 @@
 #include "fit/memory.h"
 #include "study/study_adopt.h"
 #include "study/study_fit.h"
+#include "study/study_fit_internal.h"
+#include "study/study_internal.h"
 
 /* The schema's own name for a module: a study's lists point at static
  * names (study.h), never at a copy of what a file said. */

@@ -6,7 +6,9 @@
 
 #include "core/contract_keys.h"
 #include "study/study_contract.h"
+#include "study/study_contract_internal.h"
 #include "study/study_schema.h"
+#include "study/study_internal.h"
 
 /* A key the contract shares with the study is the study's (study_schema.h);
  * these are the contract's own: what it derives (the GPU count, the

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "study/study_fit.h"
+#include "study/study_fit_internal.h"
+#include "study/study_internal.h"
 
 static int recompute_plan(const struct moe_baseline *b, struct moe_recompute_plan *r,
                           struct moe_error *err)

@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+#include "core/json_build.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_schema.h"
 
 /* A key by its parent and name (study_schema.h), never spelled here. */
@@ -16,18 +18,18 @@
 #define DP "dp"
 #define EDP "edp"
 
-static json_t *strlist(const struct moe_strlist *l)
+static json_t *strlist(struct moe_jb *b, const struct moe_strlist *l)
 {
     json_t *a = json_array();
 
     for (int i = 0; i < l->n; i++)
-        json_array_append_new(a, json_string(l->v[i]));
+        moe_jb_append(b, a, json_string(l->v[i]));
     return a;
 }
 
-static json_t *model_json(const struct moe_model *m)
+static json_t *model_json(struct moe_jb *b, const struct moe_model *m)
 {
-    return json_pack(
+    return moe_jb_pack(b,
         "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:s,"
         " s:i, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:b}",
         MODEL_NAME, m->name, K(MODEL, NUM_LAYERS), m->num_layers, K(MODEL, HIDDEN), m->hidden,
@@ -47,9 +49,9 @@ static json_t *model_json(const struct moe_model *m)
         K(MODEL, SWIGLU), m->swiglu, K(MODEL, UNTIE_EMBEDDINGS), m->untie_embeddings);
 }
 
-static json_t *cluster_json(const struct moe_cluster *k)
+static json_t *cluster_json(struct moe_jb *b, const struct moe_cluster *k)
 {
-    return json_pack(
+    return moe_jb_pack(b,
         "{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i, s:b, s:{s:s, s:s}, s:{s:s}}",
         K(CLUSTER, GPU), moe_gpu_name(k->gpu), K(CLUSTER, GPU_MEMORY_GIB), k->gpu_memory_gib,
         K(CLUSTER, GPUS_PER_NODE), k->gpus_per_node, K(CLUSTER, NVLINK_DOMAIN), k->nvlink_domain,
@@ -61,34 +63,35 @@ static json_t *cluster_json(const struct moe_cluster *k)
         K(CLUSTER, LAUNCHER), K(CLUSTER_LAUNCHER, COMMAND), k->launcher);
 }
 
-static json_t *workload_json(const struct moe_study *s)
+static json_t *workload_json(struct moe_jb *b, const struct moe_study *s)
 {
     const struct moe_workload *w = &s->workload;
-    json_t *j = json_pack(
-        "{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f}", K(WORKLOAD, SEQ_LEN), w->seq_len,
+    json_t *j = moe_jb_pack(b,
+        "{s:i, s:i, s:i, s:s, s:s, s:s, s:s}", K(WORKLOAD, SEQ_LEN), w->seq_len,
         K(WORKLOAD, MBS), w->mbs, K(WORKLOAD, GBS), w->gbs,
         K(WORKLOAD, DATA), moe_study_str_set(s->data_path) ? s->data_path : "mock",
         K(WORKLOAD, OPTIMIZER), s->optimizer,
         K(WORKLOAD, PRECISION), moe_precision_name(s->baseline.precision),
-        K(WORKLOAD, ROUTING), moe_routing_name(w->routing),
-        K(WORKLOAD, CAPACITY_FACTOR), w->capacity_factor);
+        K(WORKLOAD, ROUTING), moe_routing_name(w->routing));
 
+    if (!j)
+        return NULL;
+    moe_jb_num(b, j, K(WORKLOAD, CAPACITY_FACTOR), w->capacity_factor);
     /* only when off: a study that leaves the default keeps the hash (and
      * the ids of its committed evidence) it had before the key existed */
-    if (j && !s->distributed_optimizer)
-        json_object_set_new(j, K(WORKLOAD, DISTRIBUTED_OPTIMIZER), json_false());
-    if (j && s->grad_reduce_in_bf16) /* only when on, for the same reason */
-        json_object_set_new(j, K(WORKLOAD, GRAD_REDUCE_IN_BF16), json_true());
+    if (!s->distributed_optimizer)
+        moe_jb_bool(b, j, K(WORKLOAD, DISTRIBUTED_OPTIMIZER), false);
+    if (s->grad_reduce_in_bf16) /* only when on, for the same reason */
+        moe_jb_bool(b, j, K(WORKLOAD, GRAD_REDUCE_IN_BF16), true);
     return j;
 }
 
-static json_t *baseline_json(const struct moe_baseline *b)
+static json_t *baseline_json(struct moe_jb *jb, const struct moe_baseline *b)
 {
     const struct moe_layout *l = &b->layout;
-
-    return json_pack(
+    json_t *j = moe_jb_pack(jb,
         "{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:b, s:b, s:b,"
-        " s:b, s:b, s:s, s:o, s:o}",
+        " s:b, s:b, s:s}",
         K(BASELINE, TP), l->tp, K(BASELINE, CP), l->cp, K(BASELINE, PP), l->pp,
         K(BASELINE, VPP), l->vpp, K(BASELINE, EP), l->ep, K(BASELINE, ETP), l->etp,
         DP, l->dp, EDP, l->edp, K(BASELINE, PIPELINE_LAYOUT), b->pipeline_layout,
@@ -98,14 +101,18 @@ static json_t *baseline_json(const struct moe_baseline *b)
         K(BASELINE, DELAY_WGRAD), b->delay_wgrad,
         K(BASELINE, OVERLAP_GRAD_REDUCE), b->overlap_grad_reduce,
         K(BASELINE, TP_COMM_OVERLAP), b->tp_comm_overlap, K(BASELINE, MANUAL_GC), b->manual_gc,
-        K(BASELINE, RECOMPUTE), moe_recompute_name(b->recompute),
-        K(BASELINE, RECOMPUTE_MODULES), strlist(&b->recompute_modules),
-        K(BASELINE, CUDA_GRAPH_MODULES), strlist(&b->cuda_graph_modules));
+        K(BASELINE, RECOMPUTE), moe_recompute_name(b->recompute));
+
+    if (!j)
+        return NULL;
+    moe_jb_set(jb, j, K(BASELINE, RECOMPUTE_MODULES), strlist(jb, &b->recompute_modules));
+    moe_jb_set(jb, j, K(BASELINE, CUDA_GRAPH_MODULES), strlist(jb, &b->cuda_graph_modules));
+    return j;
 }
 
-static json_t *measure_json(const struct moe_measure *m)
+static json_t *measure_json(struct moe_jb *b, const struct moe_measure *m)
 {
-    return json_pack(
+    return moe_jb_pack(b,
         "{s:i, s:i, s:i, s:[ii], s:[ii], s:s, s:i}", K(MEASURE, WARMUP), m->warmup,
         K(MEASURE, SCREEN_STEPS), m->screen_steps, K(MEASURE, VALIDATE_STEPS), m->validate_steps,
         K(MEASURE, REPORT_WINDOW), m->window_first, m->window_last,
@@ -114,32 +121,43 @@ static json_t *measure_json(const struct moe_measure *m)
         K(MEASURE, LOG_INTERVAL), m->log_interval);
 }
 
-static json_t *retune_json(const struct moe_study *s)
+static json_t *retune_json(struct moe_jb *b, const struct moe_study *s)
 {
-    json_t *mbs = json_array();
+    json_t *j = json_object(), *mbs = json_array();
 
     for (int i = 0; i < s->retune_mbs_n; i++)
-        json_array_append_new(mbs, json_integer(s->retune_mbs[i]));
-    return json_pack("{s:o, s:o}", K(RETUNE, AXES), strlist(&s->retune_axes), K(RETUNE, MBS),
-                     mbs);
+        moe_jb_append(b, mbs, json_integer(s->retune_mbs[i]));
+    moe_jb_set(b, j, K(RETUNE, AXES), strlist(b, &s->retune_axes));
+    moe_jb_set(b, j, K(RETUNE, MBS), mbs);
+    return j;
 }
 
-static json_t *software_json(const struct moe_software *sw)
+static json_t *software_json(struct moe_jb *b, const struct moe_software *sw)
 {
-    return json_pack("{s:s, s:b, s:b, s:s, s:b}", K(SOFTWARE, MEGATRON),
+    return moe_jb_pack(b, "{s:s, s:b, s:b, s:s, s:b}", K(SOFTWARE, MEGATRON),
                      moe_dialect_name(sw->dialect), K(SOFTWARE, DEEPEP), sw->deepep,
                      K(SOFTWARE, HYBRIDEP), sw->hybridep, K(SOFTWARE, TRANSFORMER_ENGINE),
                      sw->transformer_engine, K(SOFTWARE, APEX), sw->apex);
 }
 
-json_t *moe_study_to_json(const struct moe_study *s)
+json_t *moe_study_to_json(const struct moe_study *s, struct moe_error *err)
 {
-    return json_pack(
-        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i}, s:o, s:{s:b}}", MOE_SK_NAME, s->name,
-        MOE_SK_MODEL, model_json(&s->model), MOE_SK_CLUSTER, cluster_json(&s->cluster),
-        MOE_SK_WORKLOAD, workload_json(s), MOE_SK_SOFTWARE, software_json(&s->software),
-        MOE_SK_BASELINE, baseline_json(&s->baseline), MOE_SK_MEASURE, measure_json(&s->measure),
-        MOE_SK_SCALE, K(SCALE, TOP_K), s->scale_top_k, K(SCALE, MAX_LAYOUTS), s->scale_max_layouts,
-        MOE_SK_RETUNE, retune_json(s),
-        MOE_SK_VALIDATION, K(VALIDATION, CHECKPOINT), s->validate_checkpoint);
+    json_t *j = json_object();
+    struct moe_jb b;
+
+    moe_jb_init(&b, err);
+    moe_jb_str(&b, j, MOE_SK_NAME, s->name);
+    moe_jb_set(&b, j, MOE_SK_MODEL, model_json(&b, &s->model));
+    moe_jb_set(&b, j, MOE_SK_CLUSTER, cluster_json(&b, &s->cluster));
+    moe_jb_set(&b, j, MOE_SK_WORKLOAD, workload_json(&b, s));
+    moe_jb_set(&b, j, MOE_SK_SOFTWARE, software_json(&b, &s->software));
+    moe_jb_set(&b, j, MOE_SK_BASELINE, baseline_json(&b, &s->baseline));
+    moe_jb_set(&b, j, MOE_SK_MEASURE, measure_json(&b, &s->measure));
+    moe_jb_set(&b, j, MOE_SK_SCALE,
+               moe_jb_pack(&b, "{s:i, s:i}", K(SCALE, TOP_K), s->scale_top_k,
+                           K(SCALE, MAX_LAYOUTS), s->scale_max_layouts));
+    moe_jb_set(&b, j, MOE_SK_RETUNE, retune_json(&b, s));
+    moe_jb_set(&b, j, MOE_SK_VALIDATION,
+               moe_jb_pack(&b, "{s:b}", K(VALIDATION, CHECKPOINT), s->validate_checkpoint));
+    return moe_jb_done(&b, j);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "study/study_pipeline.h"
+#include "study/study_pipeline_internal.h"
 
 #define EXPANDED_MAX 65536
 

@@ -11,6 +11,7 @@
 #include "fit/memory.h"
 #include "study/study.h"
 #include "study/study_schema.h"
+#include "study/study_schema_internal.h"
 
 /* Each field is named by its parent and key (study_schema.h): the key's
  * spelling is the header's, never this table's. */

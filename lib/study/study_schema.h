@@ -154,8 +154,4 @@ struct moe_field {
 
 extern const struct moe_field moe_study_schema[];
 
-/* The field at a dotted path ("cluster.container.image"), a map's too;
- * NULL when the schema has no such key. */
-const struct moe_field *moe_study_field(const char *path);
-
 #endif

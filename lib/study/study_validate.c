@@ -9,7 +9,10 @@
 #include "core/contract_keys.h"
 #include "core/strbuf.h"
 #include "study/study_validate.h"
+#include "study/study_validate_internal.h"
 #include "study/validate_profile.h"
+#include "study/validate_profile_internal.h"
+#include "study/candidates_internal.h"
 
 /* One option of an argument list: a word starting with "--" and the words
  * after it up to the next such word.  A bare word before the first option

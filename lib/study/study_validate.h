@@ -28,13 +28,6 @@
 #include "study/candidates.h"
 #include "study/study.h"
 
-/* baseline: the validate baseline candidate, rendered.  Appends it, each
- * winner alone and their combination to out (a validate stage plan), or
- * returns -1 with err; no winner recorded is an error too.  study_dir's
- * manifest.json is where the winners' retune candidates come back in. */
-int moe_validate_from_winners(const char *study_dir, const struct moe_candidate *baseline,
-                              struct moe_stage_plan *out, struct moe_error *err);
-
 /* The same for STUDY, whose generated directory is study_dir: its validate
  * baseline first planned and rendered as moe_candidates_build and
  * moe_candidates_render do.  out: a new plan. */

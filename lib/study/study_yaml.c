@@ -20,6 +20,7 @@
 #include "core/yaml_depth.h"
 #include "study/study.h"
 #include "study/study_yaml.h"
+#include "study/study_yaml_internal.h"
 
 struct walk {
     const char *name;

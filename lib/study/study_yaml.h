@@ -8,10 +8,4 @@
 #include "core/error.h"
 #include "study/study_schema.h"
 
-/* Returns the tree (a JSON object) or NULL with err set.  *positions maps
- * each dotted field path ("baseline.ep") to [line, column], 1-based. */
-json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
-                             const struct moe_field *schema, json_t **positions,
-                             struct moe_error *err);
-
 #endif

@@ -13,6 +13,7 @@
 #include "core/readfile.h"
 #include "core/text.h"
 #include "study/template.h"
+#include "study/template_internal.h"
 
 enum tok_kind { T_TEXT, T_VAR, T_OPEN, T_INVERT, T_CLOSE };
 

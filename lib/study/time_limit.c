@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "study/time_limit.h"
+#include "study/time_limit_internal.h"
 
 #ifdef HAVE_SLURM_TIME_STR2MINS
 /* libslurm exports it (src/common/parse_time.c) without declaring it in

@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "study/validate_checkpoint.h"
+#include "study/validate_checkpoint_internal.h"
+#include "study/candidates_internal.h"
+#include "study/megatron_rules_internal.h"
+#include "study/study_internal.h"
 
 #define TRAINING "megatron/training/training.py:"
 #define CHECKPOINTING "megatron/training/checkpointing.py:"

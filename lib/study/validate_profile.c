@@ -7,9 +7,14 @@
 
 #include "core/contract_keys.h"
 #include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
 #include "study/megatron_rules.h"
+#include "study/megatron_rules_internal.h"
 #include "study/study_contract.h"
+#include "study/study_contract_internal.h"
 #include "study/validate_profile.h"
+#include "study/validate_profile_internal.h"
+#include "study/candidates_internal.h"
 
 /* The twin's declared contract: the sibling's, plus what it profiles and
  * that it is a declared twin (kept beside a combination's winner list). */

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include "contract/contract.h"
+#include "contract/contract_internal.h"
 #include "contract/contract_diff.h"
 #include "contract/contract_rules.h"
+#include "contract/contract_rules_internal.h"
 #include "contract/contract_store.h"
 #include "core/json_canon.h"
 #include "unit.h"

@@ -10,7 +10,9 @@
 
 #include "core/contract_keys.h"
 #include "loop/fit_rule.h"
+#include "loop/fit_rule_internal.h"
 #include "loop/scale_rule.h"
+#include "loop/scale_rule_internal.h"
 #include "study/study.h"
 #include "study/study_adopt.h"
 #include "unit.h"

@@ -12,10 +12,15 @@
 
 #include "core/json_canon.h"
 #include "study/candidates.h"
+#include "study/candidates_internal.h"
 #include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_contract.h"
+#include "study/study_contract_internal.h"
 #include "study/validate_checkpoint.h"
+#include "study/validate_checkpoint_internal.h"
 #include "unit.h"
 
 static char srcdir[4096];

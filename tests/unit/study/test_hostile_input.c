@@ -23,8 +23,10 @@
 #include "study/model_json.h"
 #include "study/presets.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_schema.h"
 #include "study/template.h"
+#include "study/template_internal.h"
 #include "unit.h"
 #include "../fuzz/gen_check.h" /* the oracle of sbatch's reading, shared with fuzz_gen */
 

@@ -10,7 +10,9 @@
 
 #include "core/shquote.h"
 #include "study/capture.h"
+#include "study/capture_internal.h"
 #include "study/launcher.h"
+#include "study/launcher_internal.h"
 #include "unit.h"
 
 struct split_case {

@@ -20,8 +20,11 @@
 #include "core/retune.h"
 #include "fit/memory.h"
 #include "study/candidates.h"
+#include "study/candidates_internal.h"
 #include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "unit.h"
 
 static char srcdir[4096];

@@ -14,11 +14,16 @@
 #include <string.h>
 
 #include "study/candidates.h"
+#include "study/candidates_internal.h"
 #include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
 #include "study/megatron_rules.h"
+#include "study/megatron_rules_internal.h"
 #include "core/readfile.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/validate_checkpoint.h"
+#include "study/validate_checkpoint_internal.h"
 #include "unit.h"
 
 static char srcdir[4096];

@@ -13,11 +13,16 @@
 #include "core/json_canon.h"
 #include "core/retune.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_contract.h"
+#include "study/study_contract_internal.h"
 #include "study/study_fit.h"
 #include "study/study_pipeline.h"
+#include "study/study_pipeline_internal.h"
 #include "study/study_schema.h"
+#include "study/study_schema_internal.h"
 #include "unit.h"
+#include "study/megatron_args_internal.h"
 
 static char srcdir[4096];
 

@@ -12,8 +12,11 @@
 #include <string.h>
 
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_schema.h"
+#include "study/study_schema_internal.h"
 #include "study/time_limit.h"
+#include "study/time_limit_internal.h"
 #include "fit/steptime.h"
 #include "unit.h"
 

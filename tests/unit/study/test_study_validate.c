@@ -17,6 +17,7 @@
 #include "contract/contract.h"
 #include "core/json_canon.h"
 #include "study/study_validate.h"
+#include "study/study_validate_internal.h"
 #include "unit.h"
 
 static char study[64];

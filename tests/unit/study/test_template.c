@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "study/template.h"
+#include "study/template_internal.h"
 #include "unit.h"
 
 static char *render(const char *text, const char *json, struct moe_error *e)

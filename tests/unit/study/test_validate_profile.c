@@ -14,7 +14,9 @@
 
 #include "core/contract_keys.h"
 #include "study/candidates.h"
+#include "study/candidates_internal.h"
 #include "study/validate_profile.h"
+#include "study/validate_profile_internal.h"
 #include "unit.h"
 
 static void load(struct moe_study *s, enum moe_profiler profiler)

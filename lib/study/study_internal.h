@@ -1,0 +1,33 @@
+/* study.h's functions that only lib/study (and its unit tests) use. */
+#ifndef MOEFLOW_STUDY_STUDY_INTERNAL_H
+#define MOEFLOW_STUDY_STUDY_INTERNAL_H
+
+#include "study/study.h"
+
+/* Megatron's --transformer-impl transformer_engine, or local without TE. */
+static inline bool moe_software_has_te(const struct moe_software *sw)
+{
+    return moe_study_str_set(sw->transformer_engine);
+}
+
+/* Same, from a string; name is used in messages. */
+int moe_study_load_string(struct moe_study *study, const char *name, const char *text,
+                          struct moe_error *err);
+
+int moe_study_world_size(const struct moe_study *study);
+
+/* study_json.c: the resolved study as canonical JSON (new reference);
+ * NULL with err naming the key that could not be made. */
+json_t *moe_study_to_json(const struct moe_study *study, struct moe_error *err);
+
+/* The study's enum values as the YAML spells them. */
+const char *moe_dialect_name(enum moe_dialect d);
+const char *moe_dispatcher_name(enum moe_dispatcher d);
+const char *moe_recompute_name(enum moe_recompute r);
+const char *moe_routing_name(enum moe_routing r);
+const char *moe_profiler_name(enum moe_profiler p);
+const char *moe_router_score_name(enum moe_router_score r);
+const char *moe_attention_name(enum moe_attention_kind a);
+bool moe_precision_is_fp8(enum moe_precision p);
+
+#endif
