@@ -10,6 +10,8 @@
 #include "analysis/diagnose_profile.h"
 #include "analysis/fit_report.h"
 #include "analysis/profile_pair.h"
+#include "analysis/profile_pair_internal.h"
+#include "core/json_build.h"
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/shquote.h"
@@ -120,7 +122,7 @@ static const char *below(const char *study, const char *path)
     return strncmp(path, study, n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }
 
-static json_t *sources_of(const char *study, const struct moe_overlap *o)
+static json_t *sources_of(struct moe_jb *b, const char *study, const struct moe_overlap *o)
 {
     json_t *s = json_array();
 
@@ -133,9 +135,11 @@ static json_t *sources_of(const char *study, const struct moe_overlap *o)
         json_array_foreach(s, j, v) {
             seen |= strcmp(json_string_value(v), p) == 0;
         }
-        if (!seen)
-            json_array_append_new(s, json_string(p));
+        if (!seen && moe_jb_append(b, s, json_string(p)) < 0)
+            break;
     }
+    if (!(s = moe_jb_done(b, s)))
+        moe_jb_within(b, "sources");
     return s;
 }
 
@@ -144,6 +148,7 @@ static int load_traces(const char *study, struct moe_profile_evidence *e, struct
     struct moe_profile_side side;
     struct moe_window w = { .kind = MOE_WINDOW_STEPS, .first = e->first, .last = e->last };
     char *dir = moe_path_join(study, MOE_PROFILE_RESULTS);
+    struct moe_jb b;
     int rc = -1;
 
     moe_profile_side_init(&side);
@@ -156,10 +161,13 @@ static int load_traces(const char *study, struct moe_profile_evidence *e, struct
                      "*.json.gz, nsys a .nsys-rep to export with nsys export --type sqlite)");
         rc = -1;
     }
-    if (rc == 0) {
-        e->overlap = moe_overlap_to_json(&side.overlap, &w);
-        e->sources = sources_of(study, &side.overlap);
+    moe_jb_init(&b, err);
+    if (rc == 0 && !(e->overlap = moe_overlap_to_json(&side.overlap, &w))) {
+        moe_error_at(err, dir, 0, 0, "overlap: could not be made (out of memory)");
+        rc = -1;
     }
+    if (rc == 0 && !(e->sources = sources_of(&b, study, &side.overlap)))
+        rc = -1;
     moe_profile_side_free(&side);
     free(dir);
     return rc;
@@ -214,6 +222,7 @@ static void fit_memory(const char *study, const struct moe_manifest *m, const js
     if (moe_fit_report_load(study, &r, &ignored) < 0)
         return;
     if ((row = fit_row(m, contract, &r))) {
+        /* fit_id and fit_label are the row's own sizes (diagnose_profile.h) */
         snprintf(e->fit_id, sizeof(e->fit_id), "%s", row->id);
         snprintf(e->fit_label, sizeof(e->fit_label), "%s", row->label);
         moe_fit_row_verdict(row, e->fit_verdict, sizeof(e->fit_verdict));
@@ -223,16 +232,22 @@ static void fit_memory(const char *study, const struct moe_manifest *m, const js
     moe_fit_report_free(&r);
 }
 
-static json_t *run_of(const struct moe_candidate *c, const struct moe_profile_evidence *e)
+static json_t *run_of(struct moe_jb *b, const struct moe_candidate *c,
+                      const struct moe_profile_evidence *e)
 {
     const char *gran = json_string_value(json_object_get(
         json_object_get(json_object_get(c->contract, MOE_CONTRACT_TUNING), MOE_CONTRACT_RECOMPUTE),
         MOE_CONTRACT_GRANULARITY));
-    json_t *run = json_pack("{s:o,s:{s:s}}", "name", json_sprintf("profile baseline %.12s", c->id),
-                            "in_effect", "recompute_granularity", gran ? gran : "none");
+    json_t *run = json_object(), *in_effect = json_object();
 
-    if (run && !isnan(e->fit_measured_mib))
-        json_object_set_new(run, "peak_max_allocated_mib", json_real(e->fit_measured_mib));
+    moe_jb_set(b, run, "name", json_sprintf("profile baseline %.12s", c->id));
+    moe_jb_str(b, in_effect, "recompute_granularity", gran ? gran : "none");
+    moe_jb_set(b, run, "in_effect", in_effect);
+    /* NaN: the fit stage measured no usable peak */
+    if (!isnan(e->fit_measured_mib))
+        moe_jb_num(b, run, "peak_max_allocated_mib", e->fit_measured_mib);
+    if (!(run = moe_jb_done(b, run)))
+        moe_jb_within(b, "run");
     return run;
 }
 
@@ -257,13 +272,14 @@ int moe_profile_evidence_load(const char *study, struct moe_profile_evidence *e,
         return -1;
     if ((c = profile_baseline(&m, err)) && profiled_steps(&m, c, &e->first, &e->last, err) == 0 &&
         load_traces(study, e, err) == 0) {
+        struct moe_jb b;
+
+        moe_jb_init(&b, err);
+        /* candidate[] holds an id: 64 hex digits (manifest.c checks them) */
         snprintf(e->candidate, sizeof(e->candidate), "%s", c->id);
         e->capacity_mib = declared_capacity_mib(c->contract);
         fit_memory(study, &m, c->contract, e);
-        e->run = run_of(c, e);
-        rc = e->overlap && e->sources && e->run ? 0 : -1;
-        if (rc < 0)
-            moe_error_set(err, "out of memory");
+        rc = (e->run = run_of(&b, c, e)) ? 0 : -1;
     }
     moe_manifest_free(&m);
     if (rc < 0)

@@ -8,6 +8,8 @@
 
 #include "analysis/fit_report.h"
 #include "analysis/megatron_log.h"
+#include "analysis/report_internal.h"
+#include "core/json_build.h"
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
@@ -239,46 +241,80 @@ double moe_fit_report_ratio(const struct moe_fit_report *r, const struct moe_fit
     return best;
 }
 
-static json_t *evidence_json(const struct moe_fit_evidence *ev)
+static json_t *evidence_json(struct moe_jb *b, const struct moe_fit_evidence *ev)
 {
+    json_t *j;
+
     if (!ev->seen)
         return json_null();
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:I}", "torch", ev->torch,
-                     "mode", ev->mode, "native", ev->native, "filled", ev->filled,
-                     "dispatch_calls", (json_int_t)ev->dispatch_calls, "rows_min",
-                     (json_int_t)ev->rows_min, "rows_mean", ev->rows_mean, "rows_max",
-                     (json_int_t)ev->rows_max, "rows_balanced", ev->rows_balanced, "nonfinite",
-                     (json_int_t)ev->nonfinite);
+    j = json_object();
+    moe_jb_set(b, j, "torch", moe_report_text_json(ev->torch));
+    moe_jb_set(b, j, "mode", moe_report_text_json(ev->mode));
+    moe_jb_set(b, j, "native", moe_report_text_json(ev->native));
+    moe_jb_set(b, j, "filled", moe_report_text_json(ev->filled));
+    moe_jb_int(b, j, "dispatch_calls", (json_int_t)ev->dispatch_calls);
+    moe_jb_int(b, j, "rows_min", (json_int_t)ev->rows_min);
+    moe_jb_num(b, j, "rows_mean", ev->rows_mean);
+    moe_jb_int(b, j, "rows_max", (json_int_t)ev->rows_max);
+    moe_jb_num(b, j, "rows_balanced", ev->rows_balanced);
+    moe_jb_int(b, j, "nonfinite", (json_int_t)ev->nonfinite);
+    return moe_jb_done(b, j);
 }
 
-static json_t *num_or_null(double v)
+static json_t *layout_json(struct moe_jb *b, const struct moe_fit_row *row)
 {
-    return isnan(v) ? json_null() : json_real(v);
+    json_t *j = json_object();
+
+    moe_jb_int(b, j, "tp", row->tp);
+    moe_jb_int(b, j, "cp", row->cp);
+    moe_jb_int(b, j, "pp", row->pp);
+    moe_jb_int(b, j, "vpp", row->vpp);
+    moe_jb_int(b, j, "ep", row->ep);
+    moe_jb_int(b, j, "etp", row->etp);
+    return moe_jb_done(b, j);
+}
+
+static json_t *row_json(struct moe_jb *b, const struct moe_fit_row *row)
+{
+    json_t *j = json_object();
+    char verdict[400];
+
+    moe_jb_str(b, j, "id", row->id);
+    moe_jb_set(b, j, "label", moe_report_text_json(row->label));
+    moe_jb_set(b, j, "recompute", moe_report_text_json(row->recompute));
+    moe_jb_int(b, j, "rank", row->rank);
+    moe_jb_int(b, j, "world_size", row->world);
+    moe_jb_set(b, j, "layout", layout_json(b, row));
+    /* NaN: not measured, not modeled */
+    moe_jb_num_opt(b, j, "measured_mib", row->measured_mib);
+    moe_jb_str(b, j, "measured", "max allocated, every rank and line of the run's log");
+    moe_jb_num_opt(b, j, "predicted_mib", row->predicted_mib);
+    moe_jb_str(b, j, "predicted",
+               "modeled: moeflow's memory model for the rank the run stands in for");
+    moe_jb_num_opt(b, j, "error_pct", moe_fit_row_error_pct(row));
+    moe_jb_set(b, j, "routing", evidence_json(b, &row->ev));
+    moe_jb_set(b, j, "error", moe_report_text_json(row->error));
+    /* a verdict is a sentence; one cut short still says it */
+    moe_jb_set(b, j, "verdict",
+               moe_report_text_json(moe_fit_row_verdict(row, verdict, sizeof(verdict))));
+    return moe_jb_done(b, j);
 }
 
 json_t *moe_fit_report_json(const struct moe_fit_report *r)
 {
-    json_t *rows = json_array();
+    json_t *j = json_object(), *rows = json_array();
+    struct moe_jb b;
 
-    for (size_t i = 0; i < r->n; i++) {
-        const struct moe_fit_row *row = &r->rows[i];
-        char verdict[400];
-
-        json_array_append_new(
-            rows, json_pack("{s:s, s:s, s:s, s:i, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i},"
-                            " s:o, s:s, s:o, s:s, s:o, s:o, s:s, s:s}",
-                            "id", row->id, "label", row->label, "recompute", row->recompute,
-                            "rank", row->rank, "world_size", row->world, "layout", "tp", row->tp,
-                            "cp", row->cp, "pp", row->pp, "vpp", row->vpp, "ep", row->ep, "etp",
-                            row->etp, "measured_mib", num_or_null(row->measured_mib),
-                            "measured", "max allocated, every rank and line of the run's log",
-                            "predicted_mib", num_or_null(row->predicted_mib), "predicted",
-                            "modeled: moeflow's memory model for the rank the run stands in for",
-                            "error_pct", num_or_null(moe_fit_row_error_pct(row)), "routing",
-                            evidence_json(&row->ev), "error", row->error, "verdict",
-                            moe_fit_row_verdict(row, verdict, sizeof(verdict))));
-    }
-    return json_pack("{s:s, s:s, s:f, s:f, s:o}", "study", r->study, "stage", "fit",
-                     "flag_error_pct", MOE_FIT_ERROR_FLAG_PCT, "collapse_ratio",
-                     MOE_FIT_COLLAPSE_RATIO, "candidates", rows);
+    /* no error out: its caller (gen/) takes NULL as the failure */
+    moe_jb_init(&b, NULL);
+    for (size_t i = 0; i < r->n; i++)
+        moe_jb_append(&b, rows, row_json(&b, &r->rows[i]));
+    moe_jb_set(&b, j, "study", moe_report_text_json(r->study));
+    moe_jb_str(&b, j, "stage", "fit");
+    moe_jb_num(&b, j, "flag_error_pct", MOE_FIT_ERROR_FLAG_PCT);
+    moe_jb_num(&b, j, "collapse_ratio", MOE_FIT_COLLAPSE_RATIO);
+    moe_jb_set(&b, j, "candidates", rows);
+    if (!(j = moe_jb_done(&b, j)))
+        moe_jb_within(&b, "candidates");
+    return j;
 }

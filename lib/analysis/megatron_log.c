@@ -213,13 +213,16 @@ static const struct range COUNT = {
 
 /* One strictly read number of an iteration record, NAN when absent,
  * malformed or outside r (the last two with a warning).  A count's maximum
- * is the iteration number (count_max). */
+ * is the iteration number (count_max).  *logged: what the log printed
+ * when that was nan, inf or -inf (report.json lists it), else 0. */
 static double iter_field(struct moe_log *log, const char *s, const char *end, const char *key,
-                         const struct range *r, double max, long iter, int lineno)
+                         const struct range *r, double max, long iter, int lineno,
+                         double *logged)
 {
     char bad[48];
     double v;
 
+    *logged = 0;
     switch (field_strict(s, end, key, &v, bad, sizeof(bad))) {
     case FIELD_ABSENT:
         return NAN;
@@ -230,6 +233,8 @@ static double iter_field(struct moe_log *log, const char *s, const char *end, co
     case FIELD_OK:
         break;
     }
+    if (!isfinite(v))
+        *logged = v;
     if (isnan(v))
         return v; /* Megatron's own "nan": a diverged value, reported as such */
     if (!(v >= r->min && v <= max) || (r->integer && v != floor(v))) {
@@ -252,7 +257,7 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
                     int lineno)
 {
     struct moe_log_iter *it, *grown;
-    double v;
+    double v, ignored;
 
     /* on failure the array so far stays in log, for moe_log_free */
     grown = moe_grow_array(log->iters, &log->capiters, log->niters + 1, sizeof(*log->iters));
@@ -264,17 +269,18 @@ static int add_iter(struct moe_log *log, const char *s, const char *end, long it
     it->total = total;
     it->superseded = 0;
     it->step_ms = iter_field(log, s, end, "elapsed time per iteration (ms):", &STEP_MS,
-                             STEP_MS.max, iter, lineno);
+                             STEP_MS.max, iter, lineno, &it->step_ms_logged);
     it->tflops = iter_field(log, s, end, "throughput per GPU (TFLOP/s/GPU):", &TFLOPS,
-                            TFLOPS.max, iter, lineno);
-    it->loss = iter_field(log, s, end, "lm loss:", &LOSS, LOSS.max, iter, lineno);
-    it->lr = iter_field(log, s, end, "learning rate:", &LR, LR.max, iter, lineno);
+                            TFLOPS.max, iter, lineno, &it->tflops_logged);
+    it->loss = iter_field(log, s, end, "lm loss:", &LOSS, LOSS.max, iter, lineno,
+                          &it->loss_logged);
+    it->lr = iter_field(log, s, end, "learning rate:", &LR, LR.max, iter, lineno, &ignored);
     it->has_loss = find(s, end, "lm loss:") != NULL;
     v = iter_field(log, s, end, "number of skipped iterations:", &COUNT, count_max(iter), iter,
-                   lineno);
+                   lineno, &ignored);
     it->skipped = isnan(v) ? 0 : (long)v;
     v = iter_field(log, s, end, "number of nan iterations:", &COUNT, count_max(iter), iter,
-                   lineno);
+                   lineno, &ignored);
     it->nan_iters = isnan(v) ? 0 : (long)v;
     it->line = lineno;
     /* Megatron ends every iteration record with the NaN count: a record
@@ -425,12 +431,15 @@ static int theoretical(struct moe_log *log, const char *line)
 {
     const double MB = 1048576.0;
     const char *p = strstr(line, "Theoretical memory footprints:");
+    double total;
 
     if (!p)
         return 0;
     log->theo_weight_opt_mb = mem_bytes(field(p, p + strlen(p), "weight and optimizer=") * MB) / MB;
     log->theo_activation_mb = mem_bytes(field(p, p + strlen(p), "activation=") * MB) / MB;
-    log->theo_total_mb = mem_bytes(field(p, p + strlen(p), "total=") * MB) / MB;
+    total = field(p, p + strlen(p), "total=");
+    log->theo_total_mb = mem_bytes(total * MB) / MB;
+    log->theo_total_logged = isfinite(total) ? 0 : total;
     return 1;
 }
 
@@ -459,10 +468,15 @@ static void step_time(struct moe_log *log, const char *line, int lineno)
              "ignored", it->iter, u, TFLOPS.why);
         u = NAN;
     }
-    if (isnan(it->step_ms) && !isnan(s))
+    /* a usable figure here replaces a non-finite one of the record */
+    if (isnan(it->step_ms) && !isnan(s)) {
         it->step_ms = s * 1000.0;
-    if (isnan(it->tflops) && !isnan(u))
+        it->step_ms_logged = 0;
+    }
+    if (isnan(it->tflops) && !isnan(u)) {
         it->tflops = u;
+        it->tflops_logged = 0;
+    }
 }
 
 /* A Python exception's last traceback line ("[rank0]: torch.OutOfMemoryError:

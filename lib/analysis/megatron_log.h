@@ -21,6 +21,10 @@ struct moe_log_iter {
     double loss;      /* lm loss; NAN when the line has none */
     double lr;        /* learning rate; NAN when the line has none */
     int has_loss;
+    /* What the log printed for the field when it was nan, inf or -inf (the
+     * field above is then NAN, with a warning for an infinity): 0 else.
+     * report.json writes it as null and lists it under "non_finite". */
+    double step_ms_logged, tflops_logged, loss_logged;
     long skipped;     /* number of skipped iterations (this logging interval) */
     long nan_iters;   /* number of nan iterations */
     int line;         /* where it was found, for messages */
@@ -69,6 +73,7 @@ struct moe_log {
     /* "Theoretical memory footprints: weight and optimizer=X MB,
      * activation=Y MB, total=Z MB"; NAN where absent. */
     double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
+    double theo_total_logged; /* the total's nan, inf or -inf as logged; else 0 */
     size_t graph_lines;   /* CUDA graph replay lines: evidence that graphs ran */
     size_t graph_capture_lines; /* capture lines: a graph built, not yet shown to run */
     struct moe_fit_evidence fit_evidence; /* fit stage: fit-python/'s line */

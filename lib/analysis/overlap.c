@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "analysis/overlap.h"
+#include "analysis/report_internal.h"
+#include "core/json_build.h"
 
 /* "1.5s", "250ms", "40us", "7ns" -> ns. */
 static int parse_duration(const char *s, const char *end, int64_t *out)
@@ -413,61 +415,92 @@ int moe_overlap_finish(struct moe_overlap *o, size_t top_n, struct moe_error *er
     return 0;
 }
 
-static json_t *gpu_json(const struct moe_overlap_gpu *g, int total)
+static json_t *gpu_json(struct moe_jb *b, const struct moe_overlap_gpu *g, int total)
 {
     double pct = moe_overlap_hidden_pct(g);
     json_t *j = json_object();
 
     if (!total) {
-        json_object_set_new(j, "trace", json_string(g->trace));
-        json_object_set_new(j, "device", json_integer(g->device));
-        json_object_set_new(j, "window_start_ns", json_integer(g->lo));
-        json_object_set_new(j, "window_end_ns", json_integer(g->hi));
+        moe_jb_set(b, j, "trace", moe_report_text_json(g->trace));
+        moe_jb_int(b, j, "device", g->device);
+        moe_jb_int(b, j, "window_start_ns", g->lo);
+        moe_jb_int(b, j, "window_end_ns", g->hi);
     }
-    json_object_set_new(j, "window_ns", json_integer(total ? g->hi : g->hi - g->lo));
-    json_object_set_new(j, "kernels", json_integer((json_int_t)g->kernels));
-    json_object_set_new(j, "comm_kernels", json_integer((json_int_t)g->comm_kernels));
-    json_object_set_new(j, "short_kernels", json_integer((json_int_t)g->short_kernels));
-    json_object_set_new(j, "comm_ns", json_integer(g->comm));
-    json_object_set_new(j, "compute_ns", json_integer(g->compute));
-    json_object_set_new(j, "hidden_ns", json_integer(g->hidden));
-    json_object_set_new(j, "exposed_ns", json_integer(g->exposed));
-    json_object_set_new(j, "busy_ns", json_integer(g->busy));
-    json_object_set_new(j, "idle_ns", json_integer(g->idle));
-    json_object_set_new(j, "idle_gaps", json_integer((json_int_t)g->gaps));
-    json_object_set_new(j, "max_gap_ns", json_integer(g->max_gap));
-    json_object_set_new(j, "hidden_pct", pct < 0 ? json_null() : json_real(pct));
-    return j;
+    moe_jb_int(b, j, "window_ns", total ? g->hi : g->hi - g->lo);
+    moe_jb_int(b, j, "kernels", (json_int_t)g->kernels);
+    moe_jb_int(b, j, "comm_kernels", (json_int_t)g->comm_kernels);
+    moe_jb_int(b, j, "short_kernels", (json_int_t)g->short_kernels);
+    moe_jb_int(b, j, "comm_ns", g->comm);
+    moe_jb_int(b, j, "compute_ns", g->compute);
+    moe_jb_int(b, j, "hidden_ns", g->hidden);
+    moe_jb_int(b, j, "exposed_ns", g->exposed);
+    moe_jb_int(b, j, "busy_ns", g->busy);
+    moe_jb_int(b, j, "idle_ns", g->idle);
+    moe_jb_int(b, j, "idle_gaps", (json_int_t)g->gaps);
+    moe_jb_int(b, j, "max_gap_ns", g->max_gap);
+    /* below 0: no communication to hide */
+    if (pct < 0)
+        moe_jb_set(b, j, "hidden_pct", json_null());
+    else
+        moe_jb_num(b, j, "hidden_pct", pct);
+    return moe_jb_done(b, j);
+}
+
+/* NULL for a kind this switch does not list: the window's "kind" is then
+ * an error naming it, never another kind's name. */
+static const char *window_kind_name(enum moe_window_kind k)
+{
+    switch (k) {
+    case MOE_WINDOW_ALL:
+        return "all";
+    case MOE_WINDOW_TIME:
+        return "time";
+    case MOE_WINDOW_STEPS:
+        return "steps";
+    }
+    return NULL;
+}
+
+static json_t *window_json(struct moe_jb *b, const struct moe_window *w)
+{
+    json_t *win = json_object();
+
+    moe_jb_str(b, win, "kind", window_kind_name(w->kind));
+    if (w->kind == MOE_WINDOW_TIME) {
+        moe_jb_int(b, win, "from_ns", w->lo);
+        moe_jb_int(b, win, "to_ns", w->hi);
+    } else if (w->kind == MOE_WINDOW_STEPS) {
+        moe_jb_int(b, win, "first_step", w->first);
+        moe_jb_int(b, win, "last_step", w->last);
+    }
+    return moe_jb_done(b, win);
+}
+
+static json_t *kernel_json(struct moe_jb *b, const struct moe_overlap_kernel *k)
+{
+    json_t *j = json_object();
+
+    moe_jb_set(b, j, "name", moe_report_text_json(k->name));
+    moe_jb_int(b, j, "exposed_ns", k->exposed);
+    moe_jb_int(b, j, "time_ns", k->time);
+    moe_jb_int(b, j, "count", (json_int_t)k->count);
+    return moe_jb_done(b, j);
 }
 
 json_t *moe_overlap_to_json(const struct moe_overlap *o, const struct moe_window *w)
 {
-    json_t *root = json_object(), *gpus = json_array(), *top = json_array(), *win = json_object();
+    json_t *root = json_object(), *gpus = json_array(), *top = json_array();
+    struct moe_jb b;
 
-    json_object_set_new(win, "kind", json_string(w->kind == MOE_WINDOW_ALL    ? "all"
-                                                 : w->kind == MOE_WINDOW_TIME ? "time"
-                                                                              : "steps"));
-    if (w->kind == MOE_WINDOW_TIME) {
-        json_object_set_new(win, "from_ns", json_integer(w->lo));
-        json_object_set_new(win, "to_ns", json_integer(w->hi));
-    } else if (w->kind == MOE_WINDOW_STEPS) {
-        json_object_set_new(win, "first_step", json_integer(w->first));
-        json_object_set_new(win, "last_step", json_integer(w->last));
-    }
+    /* no error out: its callers take NULL as the failure */
+    moe_jb_init(&b, NULL);
+    moe_jb_set(&b, root, "window", window_json(&b, w));
     for (size_t i = 0; i < o->ngpus; i++)
-        json_array_append_new(gpus, gpu_json(&o->gpus[i], 0));
-    for (size_t i = 0; i < o->nkernels; i++) {
-        json_t *k = json_object();
-
-        json_object_set_new(k, "name", json_string(o->kernels[i].name));
-        json_object_set_new(k, "exposed_ns", json_integer(o->kernels[i].exposed));
-        json_object_set_new(k, "time_ns", json_integer(o->kernels[i].time));
-        json_object_set_new(k, "count", json_integer((json_int_t)o->kernels[i].count));
-        json_array_append_new(top, k);
-    }
-    json_object_set_new(root, "window", win);
-    json_object_set_new(root, "gpus", gpus);
-    json_object_set_new(root, "total", gpu_json(&o->total, 1));
-    json_object_set_new(root, "top_exposed_kernels", top);
-    return root;
+        moe_jb_append(&b, gpus, gpu_json(&b, &o->gpus[i], 0));
+    moe_jb_set(&b, root, "gpus", gpus);
+    moe_jb_set(&b, root, "total", gpu_json(&b, &o->total, 1));
+    for (size_t i = 0; i < o->nkernels; i++)
+        moe_jb_append(&b, top, kernel_json(&b, &o->kernels[i]));
+    moe_jb_set(&b, root, "top_exposed_kernels", top);
+    return moe_jb_done(&b, root);
 }

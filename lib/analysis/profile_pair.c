@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "analysis/profile_pair.h"
+#include "analysis/profile_pair_internal.h"
+#include "analysis/report_internal.h"
+#include "core/json_build.h"
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/strbuf.h"
@@ -263,10 +266,13 @@ static double mean_us(int64_t ns, size_t n)
     return n ? (double)ns / (double)n / 1e3 : 0.0;
 }
 
-/* The mean in us, or null for no run. */
-static json_t *mean_or_null(int64_t ns, size_t n)
+/* obj[key] = the mean in us, or null for no run. */
+static void mean_or_null(struct moe_jb *b, json_t *obj, const char *key, int64_t ns, size_t n)
 {
-    return n ? json_real(mean_us(ns, n)) : json_null();
+    if (n)
+        moe_jb_num(b, obj, key, mean_us(ns, n));
+    else
+        moe_jb_set(b, obj, key, json_null());
 }
 
 /* ms per GPU per step. */
@@ -327,59 +333,83 @@ static struct moe_kernel_timing *ranked(const struct moe_profile_side *s)
     return r;
 }
 
-static json_t *slowdown_pct(int64_t concurrent, int64_t alone)
+/* obj[key] = how much slower concurrent is than alone (%), null without
+ * an alone figure to hold it against. */
+static void slowdown_pct(struct moe_jb *b, json_t *obj, int64_t concurrent, int64_t alone)
 {
-    return alone > 0 ? json_real(100.0 * ((double)concurrent / (double)alone - 1.0)) : json_null();
+    if (alone > 0)
+        moe_jb_num(b, obj, "slowdown_pct", 100.0 * ((double)concurrent / (double)alone - 1.0));
+    else
+        moe_jb_set(b, obj, "slowdown_pct", json_null());
 }
 
-static json_t *kernel_json(const struct moe_kernel_timing *k)
+static json_t *kernel_json(struct moe_jb *b, const struct moe_kernel_timing *k)
 {
-    json_t *o = json_pack("{s:s, s:I, s:f, s:I, s:f}", "name", k->name, "alone_runs",
-                          (json_int_t)k->alone, "alone_mean_us", mean_us(k->alone_ns, k->alone),
-                          "concurrent_runs", (json_int_t)k->concurrent, "concurrent_mean_us",
-                          mean_us(k->concurrent_ns, k->concurrent));
+    json_t *o = json_object();
 
-    json_object_set_new(o, "slowdown_pct",
-                        k->concurrent ? slowdown_pct(k->concurrent_ns, as_alone(k)) : json_null());
-    return o;
+    moe_jb_set(b, o, "name", moe_report_text_json(k->name));
+    moe_jb_int(b, o, "alone_runs", (json_int_t)k->alone);
+    moe_jb_num(b, o, "alone_mean_us", mean_us(k->alone_ns, k->alone));
+    moe_jb_int(b, o, "concurrent_runs", (json_int_t)k->concurrent);
+    moe_jb_num(b, o, "concurrent_mean_us", mean_us(k->concurrent_ns, k->concurrent));
+    slowdown_pct(b, o, k->concurrent_ns, k->concurrent ? as_alone(k) : 0);
+    return moe_jb_done(b, o);
 }
 
-static json_t *contention_json(const struct moe_profile_side *s, long steps, size_t top)
+static json_t *contention_json(struct moe_jb *b, const struct moe_profile_side *s, long steps,
+                               size_t top)
 {
     struct moe_kernel_timing *r = ranked(s);
-    json_t *kernels = json_array(), *o;
+    json_t *kernels = json_array(), *o = json_object();
     int64_t extra, concurrent, alone;
     size_t names, gpus = s->overlap.ngpus;
 
+    if (!r)
+        return moe_jb_done(b, NULL);
     contention_cost(s, &extra, &concurrent, &alone, &names);
-    for (size_t i = 0; r && i < s->nkernels && i < top; i++)
-        json_array_append_new(kernels, kernel_json(&r[i]));
+    for (size_t i = 0; i < s->nkernels && i < top; i++)
+        moe_jb_append(b, kernels, kernel_json(b, &r[i]));
     free(r);
+    moe_jb_int(b, o, "kernel_names_both_ways", (json_int_t)names);
     /* no name ran both ways: nothing measured, which is not 0 */
-    o = json_pack("{s:I, s:o, s:o, s:o}", "kernel_names_both_ways", (json_int_t)names,
-                  "extra_ms_per_gpu_step",
-                  names ? json_real(per_step_ms(extra, gpus, steps)) : json_null(),
-                  "slowdown_pct", slowdown_pct(concurrent, alone), "kernels", kernels);
-    return o;
+    if (names)
+        moe_jb_num(b, o, "extra_ms_per_gpu_step", per_step_ms(extra, gpus, steps));
+    else
+        moe_jb_set(b, o, "extra_ms_per_gpu_step", json_null());
+    slowdown_pct(b, o, concurrent, alone);
+    moe_jb_set(b, o, "kernels", kernels);
+    return moe_jb_done(b, o);
 }
 
-json_t *moe_profile_side_json(const struct moe_profile_side *s, long steps, size_t top)
+json_t *moe_profile_side_json(struct moe_jb *b, const struct moe_profile_side *s, long steps,
+                              size_t top)
 {
     const struct moe_overlap_gpu *g = &s->overlap.total;
     size_t gpus = s->overlap.ngpus;
     double hidden = moe_overlap_hidden_pct(g);
+    json_t *j = json_object();
 
-    return json_pack(
-        "{s:s, s:I, s:I, s:I, s:o, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:o}", "source", "measured",
-        "traces", (json_int_t)s->traces, "gpus", (json_int_t)gpus, "steps", (json_int_t)steps,
-        "hidden_comm_pct", hidden < 0 ? json_null() : json_real(hidden), "exposed_comm_pct",
-        hidden < 0 ? json_null() : json_real(100.0 - hidden), "comm_ms_per_gpu_step",
-        per_step_ms(g->comm, gpus, steps), "hidden_comm_ms_per_gpu_step",
-        per_step_ms(g->hidden, gpus, steps), "exposed_comm_ms_per_gpu_step",
-        per_step_ms(g->exposed, gpus, steps), "kernel_ms_per_gpu_step",
-        per_step_ms(s->kernel_ns, gpus, steps), "compute_kernel_ms_per_gpu_step",
-        per_step_ms(s->compute_kernel_ns, gpus, steps), "compute_busy_ms_per_gpu_step",
-        per_step_ms(g->compute, gpus, steps), "contention", contention_json(s, steps, top));
+    moe_jb_str(b, j, "source", "measured");
+    moe_jb_int(b, j, "traces", (json_int_t)s->traces);
+    moe_jb_int(b, j, "gpus", (json_int_t)gpus);
+    moe_jb_int(b, j, "steps", (json_int_t)steps);
+    /* below 0: no communication to hide */
+    if (hidden < 0) {
+        moe_jb_set(b, j, "hidden_comm_pct", json_null());
+        moe_jb_set(b, j, "exposed_comm_pct", json_null());
+    } else {
+        moe_jb_num(b, j, "hidden_comm_pct", hidden);
+        moe_jb_num(b, j, "exposed_comm_pct", 100.0 - hidden);
+    }
+    moe_jb_num(b, j, "comm_ms_per_gpu_step", per_step_ms(g->comm, gpus, steps));
+    moe_jb_num(b, j, "hidden_comm_ms_per_gpu_step", per_step_ms(g->hidden, gpus, steps));
+    moe_jb_num(b, j, "exposed_comm_ms_per_gpu_step", per_step_ms(g->exposed, gpus, steps));
+    moe_jb_num(b, j, "kernel_ms_per_gpu_step", per_step_ms(s->kernel_ns, gpus, steps));
+    moe_jb_num(b, j, "compute_kernel_ms_per_gpu_step",
+               per_step_ms(s->compute_kernel_ns, gpus, steps));
+    moe_jb_num(b, j, "compute_busy_ms_per_gpu_step", per_step_ms(g->compute, gpus, steps));
+    moe_jb_set(b, j, "contention", contention_json(b, s, steps, top));
+    return moe_jb_done(b, j);
 }
 
 static const struct moe_kernel_timing *find_timing(const struct moe_profile_side *s,
@@ -393,36 +423,52 @@ static const struct moe_kernel_timing *find_timing(const struct moe_profile_side
 
 /* The winner's top compute kernels that the baseline ran too, each with its
  * mean duration on both sides. */
-static json_t *shared_kernels(const struct moe_profile_side *baseline,
+/* One kernel both sides ran: b the baseline's timing, w the winner's. */
+static json_t *shared_kernel(struct moe_jb *b, const struct moe_kernel_timing *bt,
+                             const struct moe_kernel_timing *w)
+{
+    size_t bn = bt->alone + bt->concurrent, wn = w->alone + w->concurrent;
+    double bm = mean_us(bt->alone_ns + bt->concurrent_ns, bn);
+    double wm = mean_us(w->alone_ns + w->concurrent_ns, wn);
+    json_t *o = json_object();
+
+    moe_jb_set(b, o, "name", moe_report_text_json(w->name));
+    moe_jb_int(b, o, "baseline_runs", (json_int_t)bn);
+    moe_jb_num(b, o, "baseline_mean_us", bm);
+    moe_jb_int(b, o, "winner_runs", (json_int_t)wn);
+    moe_jb_num(b, o, "winner_mean_us", wm);
+    if (bm > 0)
+        moe_jb_num(b, o, "change_pct", 100.0 * (wm / bm - 1.0));
+    else
+        moe_jb_set(b, o, "change_pct", json_null());
+    mean_or_null(b, o, "baseline_alone_mean_us", bt->alone_ns, bt->alone);
+    mean_or_null(b, o, "baseline_concurrent_mean_us", bt->concurrent_ns, bt->concurrent);
+    mean_or_null(b, o, "winner_alone_mean_us", w->alone_ns, w->alone);
+    mean_or_null(b, o, "winner_concurrent_mean_us", w->concurrent_ns, w->concurrent);
+    return moe_jb_done(b, o);
+}
+
+static json_t *shared_kernels(struct moe_jb *b, const struct moe_profile_side *baseline,
                               const struct moe_profile_side *winner, size_t top)
 {
     struct moe_kernel_timing *r = ranked(winner);
     json_t *out = json_array();
     size_t listed = 0;
 
-    for (size_t i = 0; r && i < winner->nkernels && listed < top; i++) {
-        const struct moe_kernel_timing *b = find_timing(baseline, r[i].name);
-        size_t bn = b ? b->alone + b->concurrent : 0, wn = r[i].alone + r[i].concurrent;
-        double bm = b ? mean_us(b->alone_ns + b->concurrent_ns, bn) : 0.0;
-        double wm = mean_us(r[i].alone_ns + r[i].concurrent_ns, wn);
+    if (!r) {
+        json_decref(out);
+        return moe_jb_done(b, NULL);
+    }
+    for (size_t i = 0; i < winner->nkernels && listed < top; i++) {
+        const struct moe_kernel_timing *bt = find_timing(baseline, r[i].name);
 
-        if (!bn)
+        if (!bt || bt->alone + bt->concurrent == 0)
             continue;
-        json_array_append_new(
-            out, json_pack("{s:s, s:I, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "name",
-                           r[i].name, "baseline_runs", (json_int_t)bn, "baseline_mean_us", bm,
-                           "winner_runs", (json_int_t)wn, "winner_mean_us", wm, "change_pct",
-                           bm > 0 ? json_real(100.0 * (wm / bm - 1.0)) : json_null(),
-                           "baseline_alone_mean_us", mean_or_null(b->alone_ns, b->alone),
-                           "baseline_concurrent_mean_us",
-                           mean_or_null(b->concurrent_ns, b->concurrent),
-                           "winner_alone_mean_us", mean_or_null(r[i].alone_ns, r[i].alone),
-                           "winner_concurrent_mean_us",
-                           mean_or_null(r[i].concurrent_ns, r[i].concurrent)));
+        moe_jb_append(b, out, shared_kernel(b, bt, &r[i]));
         listed++;
     }
     free(r);
-    return out;
+    return moe_jb_done(b, out);
 }
 
 static double field(const json_t *o, const char *key)
@@ -430,26 +476,31 @@ static double field(const json_t *o, const char *key)
     return json_number_value(json_object_get(o, key));
 }
 
-json_t *moe_profile_pair_json(const struct moe_profile_side *baseline,
+json_t *moe_profile_pair_json(struct moe_jb *jb, const struct moe_profile_side *baseline,
                               const struct moe_profile_side *winner, long steps, size_t top)
 {
     static const char *const deltas[] = {
         "hidden_comm_pct", "exposed_comm_ms_per_gpu_step", "hidden_comm_ms_per_gpu_step",
         "kernel_ms_per_gpu_step", "compute_kernel_ms_per_gpu_step", NULL,
     };
-    json_t *b = moe_profile_side_json(baseline, steps, top);
-    json_t *w = moe_profile_side_json(winner, steps, top), *delta = json_object();
+    json_t *b = moe_profile_side_json(jb, baseline, steps, top);
+    json_t *w = moe_profile_side_json(jb, winner, steps, top), *delta = json_object();
+    json_t *j = json_object();
 
     for (const char *const *k = deltas; *k; k++) {
         json_t *bv = json_object_get(b, *k), *wv = json_object_get(w, *k);
 
-        json_object_set_new(delta, *k, json_is_number(bv) && json_is_number(wv)
-                                           ? json_real(field(w, *k) - field(b, *k))
-                                           : json_null());
+        if (json_is_number(bv) && json_is_number(wv))
+            moe_jb_num(jb, delta, *k, field(w, *k) - field(b, *k));
+        else
+            moe_jb_set(jb, delta, *k, json_null());
     }
-    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "source", "measured", "baseline", b, "winner",
-                     w, "winner_minus_baseline", delta, "kernels",
-                     shared_kernels(baseline, winner, top));
+    moe_jb_str(jb, j, "source", "measured");
+    moe_jb_set(jb, j, "baseline", b);
+    moe_jb_set(jb, j, "winner", w);
+    moe_jb_set(jb, j, "winner_minus_baseline", delta);
+    moe_jb_set(jb, j, "kernels", shared_kernels(jb, baseline, winner, top));
+    return moe_jb_done(jb, j);
 }
 
 /* A side's GPU busy time per step: compute kernels, and communication
@@ -462,10 +513,12 @@ static double busy_ms(const json_t *side)
            (json_is_number(exposed) ? json_number_value(exposed) : 0);
 }
 
-static json_t *pct_or_null(double part, double whole)
+/* obj[key] = part as a percent of whole; null when there is no whole */
+static void pct_or_null(struct moe_jb *b, json_t *obj, const char *key, double part,
+                        double whole)
 {
-    return isfinite(part) && isfinite(whole) && whole != 0 ? json_real(100 * part / whole)
-                                                           : json_null();
+    moe_jb_num_opt(b, obj, key,
+                   isfinite(part) && isfinite(whole) && whole != 0 ? 100 * part / whole : NAN);
 }
 
 int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double winner_step_ms,
@@ -473,6 +526,7 @@ int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double win
 {
     const char *status = json_string_value(json_object_get(pair, "status"));
     double bb, wb, dstep = winner_step_ms - baseline_step_ms;
+    struct moe_jb b;
     json_t *r;
 
     if (!status || strcmp(status, "paired") != 0 || !isfinite(baseline_step_ms) ||
@@ -480,23 +534,26 @@ int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double win
         return 0;
     bb = busy_ms(json_object_get(pair, "baseline"));
     wb = busy_ms(json_object_get(pair, "winner"));
-    r = json_pack("{s:s, s:[I,I], s:f, s:f, s:o, s:o, s:f, s:f, s:o}", "source",
-                  "measured: busy time from the twins' traces, step times from the timed runs' "
-                  "medians", "timed_steps", (json_int_t)first, (json_int_t)last,
-                  "baseline_step_ms", baseline_step_ms, "winner_step_ms", winner_step_ms,
-                  "baseline_gpu_busy_pct", pct_or_null(bb, baseline_step_ms),
-                  "winner_gpu_busy_pct", pct_or_null(wb, winner_step_ms), "step_change_ms",
-                  dstep, "busy_change_ms", wb - bb, "busy_share_of_step_change_pct",
-                  pct_or_null(wb - bb, dstep));
-    if (!r)
-        return -1;
-    json_object_set_new(r, "gap", bb > baseline_step_ms || wb > winner_step_ms
-                                      ? json_string("a twin's GPU busy time exceeds its run's "
-                                                    "timed step: the profiled steps ran in "
-                                                    "another regime, or the profiler slowed "
-                                                    "them")
-                                      : json_null());
-    return json_object_set_new(pair, "reconciled", r) < 0 ? -1 : 0;
+    /* no error out: its caller (gen/) takes -1 as the failure */
+    moe_jb_init(&b, NULL);
+    r = json_object();
+    moe_jb_str(&b, r, "source", "measured: busy time from the twins' traces, step times from "
+               "the timed runs' medians");
+    moe_jb_set(&b, r, "timed_steps", moe_jb_pack(&b, "[I,I]", (json_int_t)first,
+                                                 (json_int_t)last));
+    moe_jb_num(&b, r, "baseline_step_ms", baseline_step_ms);
+    moe_jb_num(&b, r, "winner_step_ms", winner_step_ms);
+    pct_or_null(&b, r, "baseline_gpu_busy_pct", bb, baseline_step_ms);
+    pct_or_null(&b, r, "winner_gpu_busy_pct", wb, winner_step_ms);
+    moe_jb_num(&b, r, "step_change_ms", dstep);
+    moe_jb_num(&b, r, "busy_change_ms", wb - bb);
+    pct_or_null(&b, r, "busy_share_of_step_change_pct", wb - bb, dstep);
+    moe_jb_str_opt(&b, r, "gap", bb > baseline_step_ms || wb > winner_step_ms
+                                     ? "a twin's GPU busy time exceeds its run's timed step: "
+                                       "the profiled steps ran in another regime, or the "
+                                       "profiler slowed them"
+                                     : NULL);
+    return moe_jb_set(&b, pair, "reconciled", moe_jb_done(&b, r));
 }
 
 /* The validate stage's candidates, as the manifest lists them. */
@@ -552,86 +609,111 @@ static int twin_steps(const struct pairing *p, const struct moe_candidate *twin,
     return -1;
 }
 
-/* Loads the side profiled by twin; 1 when it has no trace yet. */
+/* Loads the side profiled by twin from *dir (set here: free it); 1 when
+ * it has no trace yet. */
 static int load_twin(const struct pairing *p, const struct moe_candidate *twin, long first,
-                     long last, struct moe_profile_side *side, char *dir, size_t len)
+                     long last, struct moe_profile_side *side, char **dir)
 {
-    char rel[256];
-
     if (!moe_candidate_id_is_hash(twin->twin_of)) {
         moe_error_at(p->err, p->study, 0, 0, MOE_STUDY_MANIFEST ": validate candidate %.80s: "
                      "twin_of: not a candidate id (64 hex digits)", twin->id ? twin->id : "?");
         return -1;
     }
-    snprintf(rel, sizeof(rel), MOE_TWIN_PROFILE_DIR_FMT, twin->twin_of);
-    snprintf(dir, len, "%s/%s", p->study, rel);
-    return moe_profile_side_load(side, dir, first, last, p->err);
+    free(*dir);
+    if (!(*dir = moe_strdup_printf("%s/" MOE_TWIN_PROFILE_DIR_FMT, p->study, twin->twin_of))) {
+        moe_error_at(p->err, p->study, 0, 0, "out of memory");
+        return -1;
+    }
+    return moe_profile_side_load(side, *dir, first, last, p->err);
+}
+
+/* o's "status", and the pair when both sides have traces; -1 with p->err. */
+static int pair_status(const struct pairing *p, struct moe_jb *b, json_t *o,
+                       const struct moe_candidate *twin, const struct moe_profile_side *base,
+                       int base_rc, long first, long last)
+{
+    struct moe_profile_side side;
+    char *dir = NULL, *text = NULL;
+    json_t *pair = NULL;
+    long wf, wl;
+    int rc;
+
+    moe_profile_side_init(&side);
+    if ((rc = twin_steps(p, twin, &wf, &wl)) < 0)
+        goto out;
+    if (wf != first || wl != last)
+        text = moe_strdup_printf("not matched: the twin profiles steps %ld..%ld, the "
+                                 "baseline's %ld..%ld", wf, wl, first, last);
+    else if ((rc = load_twin(p, twin, first, last, &side, &dir)) < 0)
+        goto out;
+    else if (rc == 1)
+        text = moe_strdup_printf("no trace yet under %s", dir);
+    else if (base_rc == 1)
+        text = strdup("the baseline twin has no trace yet");
+    else
+        pair = moe_profile_pair_json(b, base, &side, last - first + 1, p->top);
+    rc = 0;
+    moe_jb_set(b, o, "status", moe_report_text_json(text ? text : pair ? "paired" : NULL));
+    if (pair && json_object_update(o, pair) < 0)
+        moe_jb_set(b, o, "baseline", NULL); /* names what the update lost */
+out:
+    json_decref(pair);
+    free(text);
+    free(dir);
+    moe_profile_side_free(&side);
+    return rc;
 }
 
 /* One winner twin's entry, against the baseline side (base_rc: what
- * loading it gave). */
+ * loading it gave); NULL with p->err. */
 static json_t *pair_entry(const struct pairing *p, const struct moe_candidate *twin,
                           const struct moe_candidate *base_twin,
                           const struct moe_profile_side *base, int base_rc, long first, long last)
 {
     const struct moe_candidate *sib = by_id(p->st, twin->twin_of);
-    struct moe_profile_side side;
-    char dir[4400], *label = sib ? moe_candidate_label(sib) : NULL;
-    long wf, wl;
-    int rc = 0;
-    json_t *o;
+    char *label = sib ? moe_candidate_label(sib) : NULL;
+    struct moe_jb b;
+    json_t *o = json_object();
 
-    moe_profile_side_init(&side);
-    o = json_pack("{s:s, s:s, s:s, s:s, s:[I,I]}", "label", label ? label : "?", "winner_id",
-                  twin->twin_of, "twin", twin->id, "baseline_twin", base_twin->id, "steps",
-                  (json_int_t)first, (json_int_t)last);
+    moe_jb_init(&b, p->err);
+    moe_jb_str(&b, o, "label", label ? label : "?");
+    moe_jb_str(&b, o, "winner_id", twin->twin_of);
+    moe_jb_str(&b, o, "twin", twin->id);
+    moe_jb_str(&b, o, "baseline_twin", base_twin->id);
+    moe_jb_set(&b, o, "steps", moe_jb_pack(&b, "[I,I]", (json_int_t)first, (json_int_t)last));
     free(label);
-    if (twin_steps(p, twin, &wf, &wl) < 0)
-        rc = -1;
-    else if (wf != first || wl != last)
-        json_object_set_new(o, "status", json_sprintf("not matched: the twin profiles steps "
-                                                      "%ld..%ld, the baseline's %ld..%ld",
-                                                      wf, wl, first, last));
-    else if ((rc = load_twin(p, twin, first, last, &side, dir, sizeof(dir))) == 1)
-        json_object_set_new(o, "status", json_sprintf("no trace yet under %s", dir));
-    else if (rc == 0 && base_rc == 1)
-        json_object_set_new(o, "status", json_string("the baseline twin has no trace yet"));
-    else if (rc == 0) {
-        json_t *pair = moe_profile_pair_json(base, &side, last - first + 1, p->top);
-
-        json_object_set_new(o, "status", json_string("paired"));
-        json_object_update(o, pair);
-        json_decref(pair);
-    }
-    moe_profile_side_free(&side);
-    if (rc < 0) {
+    if (pair_status(p, &b, o, twin, base, base_rc, first, last) < 0) {
         json_decref(o);
         return NULL;
     }
-    return o;
+    return moe_jb_done(&b, o);
 }
 
 /* Every winner twin's entry into out. */
 static int pair_all(const struct pairing *p, const struct moe_candidate *base_twin, json_t *out)
 {
     struct moe_profile_side base;
-    char dir[4400];
+    char *dir = NULL;
     long first, last;
     int base_rc = -1, rc = 0;
 
     moe_profile_side_init(&base);
     if (twin_steps(p, base_twin, &first, &last) == 0)
-        base_rc = load_twin(p, base_twin, first, last, &base, dir, sizeof(dir));
+        base_rc = load_twin(p, base_twin, first, last, &base, &dir);
+    free(dir);
     for (size_t i = 0; i < p->st->n && base_rc >= 0 && rc == 0; i++) {
         const struct moe_candidate *t = &p->st->cands[i];
         json_t *e;
 
         if (!t->twin_of || t == base_twin)
             continue;
-        if ((e = pair_entry(p, t, base_twin, &base, base_rc, first, last)))
-            json_array_append_new(out, e);
-        else
+        /* a NULL e set p->err; the append only fails out of memory */
+        if (!(e = pair_entry(p, t, base_twin, &base, base_rc, first, last)) ||
+            json_array_append_new(out, e) < 0) {
+            if (e)
+                moe_error_at(p->err, p->study, 0, 0, "profile_pairs: out of memory");
             rc = -1;
+        }
     }
     moe_profile_side_free(&base);
     return base_rc < 0 ? -1 : rc;

@@ -42,31 +42,6 @@ struct moe_profile_side {
     size_t nkernels;
 };
 
-void moe_profile_side_init(struct moe_profile_side *s);
-void moe_profile_side_free(struct moe_profile_side *s);
-
-/* Adds t (read with t->compute_names set) over w: its contention first,
- * then its overlap, which consumes t (overlap.h). */
-int moe_profile_side_add_trace(struct moe_profile_side *s, struct moe_trace *t,
-                               const struct moe_window *w, struct moe_error *err);
-
-/* Reads every trace of one profiled run: *.json, *.json.gz, *.sqlite in dir
- * and in its torch_profile/ and tensorboard/ folders (where Megatron's
- * PyTorch profiler writes, core/manifest.h), over steps first..last.  0;
- * 1 when dir holds no trace (the twin has not run); -1 with err. */
-int moe_profile_side_load(struct moe_profile_side *s, const char *dir, long first, long last,
-                          struct moe_error *err);
-
-/* One side as report.json holds it: per GPU and step (steps: the window's
- * length), every figure labelled measured; top: kernel names listed. */
-json_t *moe_profile_side_json(const struct moe_profile_side *s, long steps, size_t top);
-
-/* A winner's side against the baseline's: both sides, the differences, and
- * the compute kernels both ran (the winner's top by time), each with its
- * mean duration in both. */
-json_t *moe_profile_pair_json(const struct moe_profile_side *baseline,
-                              const struct moe_profile_side *winner, long steps, size_t top);
-
 /* Reconciles a paired entry of moe_profile_pairs_of_study with the step
  * times of the timed runs it twins (medians over steps first..last, ms;
  * NAN when a run has none): adds "reconciled": each side's GPU busy time

@@ -38,6 +38,7 @@ static int build_series(struct moe_report_run *r, const struct moe_log *log)
             continue;
         r->series[n].iter = log->iters[i].iter;
         r->series[n].step_ms = log->iters[i].step_ms;
+        r->series[n].logged = log->iters[i].step_ms_logged;
         r->series[n++].record = i;
     }
     qsort(r->series, n, sizeof(*r->series), by_iter);
@@ -80,7 +81,7 @@ static int window_stats(struct moe_report_run *r, const struct moe_log *log, str
         if (!it->has_loss || !isfinite(it->loss))
             r->loss_finite = 0;
         r->loss_last = it->loss;
-        r->loss_last_logged = it->has_loss;
+        r->loss_last_logged = it->loss_logged;
         /* Each count is bounded (megatron_log.c); the sums saturate. */
         if (__builtin_add_overflow(r->skipped, it->skipped, &r->skipped))
             r->skipped = LONG_MAX;
@@ -351,6 +352,7 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
     }
     peak_memory(r, log);
     r->theo_total_mb = log->theo_total_mb;
+    r->theo_total_logged = log->theo_total_logged;
     if (proof(&b, r, log, expect, nexpect) < 0) {
         moe_report_run_free(r);
         return -1;
@@ -560,8 +562,11 @@ json_t *moe_report_point_json(struct moe_jb *b, json_t *owner, const char *key,
     char *name = moe_strdup_printf("%s[%zu]", key, json_array_size(json_object_get(owner, key)));
 
     moe_jb_append(b, pair, json_integer((json_int_t)p->iter));
-    /* the reader keeps a step time inside its range: NaN is "no time" */
-    moe_jb_append_num_opt(b, owner, name ? name : key, pair, p->step_ms);
+    /* the log's nan or inf is recorded; any other NaN is "no time" */
+    if (!isfinite(p->logged))
+        moe_jb_append_num(b, owner, name ? name : key, pair, p->logged);
+    else
+        moe_jb_append_num_opt(b, owner, name ? name : key, pair, p->step_ms);
     free(name);
     return moe_jb_done(b, pair);
 }
@@ -599,17 +604,19 @@ static json_t *run_json(struct moe_jb *b, const struct moe_report_run *r,
     moe_jb_num_opt(b, j, "tflops_per_gpu_mean", r->tflops_mean);
     moe_jb_num_opt(b, j, "tflops_per_gpu_median", r->tflops_median);
     moe_jb_bool(b, j, "loss_finite", r->loss_finite);
-    /* a logged "lm loss: nan" (or an inf the reader refused) is recorded;
-     * no loss logged at all is a plain null */
-    if (r->loss_last_logged)
-        moe_jb_num(b, j, "loss_last", r->loss_last);
+    /* the log's nan or inf is recorded; no loss at all is a plain null */
+    if (!isfinite(r->loss_last_logged))
+        moe_jb_num(b, j, "loss_last", r->loss_last_logged);
     else
         moe_jb_num_opt(b, j, "loss_last", r->loss_last);
     moe_jb_int(b, j, "skipped_iterations", r->skipped);
     moe_jb_int(b, j, "nan_iterations", r->nan_iters);
     moe_jb_num_opt(b, j, "peak_max_allocated_mib", r->peak_bytes / 1048576.0);
     moe_jb_set(b, j, "peak_rank", r->peak_rank >= 0 ? json_integer(r->peak_rank) : json_null());
-    moe_jb_num_opt(b, j, "theoretical_total_mb", r->theo_total_mb);
+    if (!isfinite(r->theo_total_logged))
+        moe_jb_num(b, j, "theoretical_total_mb", r->theo_total_logged);
+    else
+        moe_jb_num_opt(b, j, "theoretical_total_mb", r->theo_total_mb);
     moe_jb_copy(b, j, "in_effect", r->in_effect);
     moe_jb_copy(b, j, "mismatches", r->mismatches);
     moe_jb_set(b, j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());

@@ -22,6 +22,7 @@
 struct moe_report_point {
     long iter;
     double step_ms;
+    double logged;  /* the log's nan, inf or -inf for it (step_ms is NAN then); else 0 */
     size_t record; /* index into moe_log.iters */
 };
 
@@ -35,12 +36,13 @@ struct moe_report_run {
     double step_mean, step_median, step_stdev, step_cv; /* ms; cv = stdev / mean */
     double tflops_mean, tflops_median;                   /* NAN when not logged */
     int loss_finite;         /* every window iteration has a finite lm loss */
-    double loss_last;
-    bool loss_last_logged;   /* its record had an "lm loss:" (NaN: logged as nan) */
+    double loss_last;        /* NAN: none, or not finite (loss_last_logged says which) */
+    double loss_last_logged; /* the log's nan, inf or -inf for it; else 0 */
     long skipped, nan_iters; /* summed over the window's records */
     double peak_bytes;       /* max over ranks of max allocated; NAN without memory lines */
     int peak_rank;
     double theo_total_mb;    /* Megatron's own estimate, for comparison; NAN when absent */
+    double theo_total_logged; /* its nan, inf or -inf as logged; else 0 */
     struct moe_report_point *series;
     size_t nseries;
     json_t *in_effect;       /* features as the argument dump shows them */

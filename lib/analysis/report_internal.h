@@ -19,8 +19,9 @@ int moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t,
  * being lost.  NULL only for a NULL s or when out of memory. */
 json_t *moe_report_text_json(const char *s);
 
-/* [iteration, ms] of one point; a NaN ms (no time) is null, and an
- * infinite one is recorded in owner's "non_finite" as key[i][1]. */
+/* [iteration, ms] of one point; a NaN ms (no time) is null, and one the
+ * log printed as nan, inf or -inf is null recorded in owner's "non_finite"
+ * as key[i][1]. */
 json_t *moe_report_point_json(struct moe_jb *b, json_t *owner, const char *key,
                               const struct moe_report_point *p);
 

@@ -19,8 +19,21 @@
 #include <sqlite3.h>
 
 #include "analysis/profile_pair.h"
+#include "analysis/profile_pair_internal.h"
 #include "analysis/trace.h"
 #include "unit.h"
+
+/* A fresh builder for each side or pair: a failure gives NULL, on which
+ * the test's first lookup fails. */
+static struct moe_jb *jb(void)
+{
+    static struct moe_jb b;
+    static struct moe_error e;
+
+    moe_error_clear(&e);
+    moe_jb_init(&b, &e);
+    return &b;
+}
 
 #define A2A_RANK0 "tests/data/traces/real-a2a-gemm-2xh200-rank0.json.gz"
 #define A2A_RANK1 "tests/data/traces/real-a2a-gemm-2xh200-rank1.json.gz"
@@ -82,7 +95,7 @@ static void contention_on_real_gemms(void **state)
     assert_int_equal(k->concurrent_ns, 1927718);
     assert_int_equal(s.kernel_ns, 6241680);
     assert_int_equal(s.compute_kernel_ns, 4521515);
-    j = moe_profile_side_json(&s, 3, 10);
+    j = moe_profile_side_json(jb(), &s, 3, 10);
     c = json_object_get(j, "contention");
     assert_string_equal(json_string_value(json_object_get(j, "source")), "measured");
     assert_true(fabs(json_real_value(json_object_get(c, "slowdown_pct")) - 23.8672011) < 1e-6);
@@ -118,7 +131,7 @@ static void no_overlap_no_contention(void **state)
     /* Python: 651119070 ns of kernels, 70111856 ns of them compute */
     assert_int_equal(s.kernel_ns, 651119070);
     assert_int_equal(s.compute_kernel_ns, 70111856);
-    j = moe_profile_side_json(&s, 2, 5);
+    j = moe_profile_side_json(jb(), &s, 2, 5);
     c = json_object_get(j, "contention");
     assert_true(json_is_null(json_object_get(c, "slowdown_pct")));
     assert_true(json_is_null(json_object_get(c, "extra_ms_per_gpu_step")));
@@ -142,7 +155,7 @@ static void pair_side_by_side(void **state)
     moe_profile_side_init(&w);
     side_of(&b, srcpath(A2A_RANK0), 1, 3);
     side_of(&w, srcpath(A2A_RANK1), 1, 3);
-    p = moe_profile_pair_json(&b, &w, 3, 10);
+    p = moe_profile_pair_json(jb(), &b, &w, 3, 10);
     bh = json_real_value(json_object_get(json_object_get(p, "baseline"), "hidden_comm_pct"));
     wh = json_real_value(json_object_get(json_object_get(p, "winner"), "hidden_comm_pct"));
     assert_true(fabs(bh - 69.18) < 0.01);  /* moeflow overlap --window steps=1-3 */
