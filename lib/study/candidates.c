@@ -17,6 +17,7 @@
 #include "fit/layouts.h"
 #include "study/study_fit.h"
 #include "study/study_fit_internal.h"
+#include "core/json_build.h"
 #include "study/megatron_rules.h"
 #include "study/megatron_rules_internal.h"
 #include "study/study_contract.h"
@@ -198,13 +199,26 @@ static void fit_variant(struct plan_ctx *c, struct moe_run *run, const char *var
     json_decref(value);
 }
 
-static json_t *module_list(const struct moe_strlist *m)
+/* The strings v[0..n) as a JSON array.  One that cannot be made marks
+ * the build failed (c->oom) and gives null for the value, which the failed
+ * build never writes. */
+static json_t *str_array(struct plan_ctx *c, const char *const *v, int n)
 {
-    json_t *mods = json_array();
+    json_t *a = json_array();
+    struct moe_jb b;
 
-    for (int j = 0; j < m->n; j++)
-        json_array_append_new(mods, json_string(m->v[j]));
-    return mods;
+    moe_jb_init(&b, NULL);
+    for (int j = 0; j < n; j++)
+        moe_jb_append(&b, a, json_string(v[j]));
+    if ((a = moe_jb_done(&b, a)))
+        return a;
+    c->oom = true;
+    return json_null();
+}
+
+static json_t *module_list(struct plan_ctx *c, const struct moe_strlist *m)
+{
+    return str_array(c, m->v, m->n);
 }
 
 /* Selective recompute from run's modules, adding one module at a time and
@@ -227,11 +241,11 @@ static void selective_ladder(struct plan_ctx *c, struct moe_run *run)
         m->v[m->n++] = selective_steps[i];
         next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
         if (refused(c->s, &next, why, sizeof(why))) {
-            skip(c, "recompute_modules", module_list(m), "%s", why);
+            skip(c, "recompute_modules", module_list(c, m), "%s", why);
             continue;
         }
         *run = next;
-        fit_variant(c, run, "recompute_modules", module_list(m), NULL);
+        fit_variant(c, run, "recompute_modules", module_list(c, m), NULL);
     }
 }
 
@@ -628,7 +642,6 @@ static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
         struct moe_run r = *base;
         struct moe_strlist *m = &r.cfg.recompute_modules;
         bool have = false;
-        json_t *value;
 
         for (int j = 0; j < m->n; j++)
             have |= strcmp(m->v[j], mods[i]) == 0;
@@ -650,10 +663,7 @@ static void retune_recompute(struct plan_ctx *c, const struct moe_run *base)
         }
         m->v[m->n++] = mods[i];
         r.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
-        value = json_array();
-        for (int j = 0; j < m->n; j++)
-            json_array_append_new(value, json_string(m->v[j]));
-        retune_emit(c, &r, MOE_RETUNE_RECOMPUTE, value);
+        retune_emit(c, &r, MOE_RETUNE_RECOMPUTE, module_list(c, m));
     }
 }
 
@@ -694,17 +704,13 @@ static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
     for (int n = 1; n <= 3; n++) {
         struct moe_run r = *base;
         struct moe_strlist *m = &r.cfg.cuda_graph_modules;
-        json_t *value;
 
         if (n <= have)
             continue;
-        value = json_array();
         m->n = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i++)
             m->v[m->n++] = chain[i];
-            json_array_append_new(value, json_string(chain[i]));
-        }
-        retune_emit(c, &r, MOE_RETUNE_CUDA_GRAPH, value);
+        retune_emit(c, &r, MOE_RETUNE_CUDA_GRAPH, module_list(c, m));
     }
 }
 
@@ -852,13 +858,16 @@ int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
 }
 
 /* argv, env, the declared contract, then the id over all of them. */
-static int render(const struct moe_study *s, const struct moe_run *run, struct moe_candidate *c)
+/* -1 with err for a contract that could not be made; -1 alone when out
+ * of memory. */
+static int render(const struct moe_study *s, const struct moe_run *run, struct moe_candidate *c,
+                  struct moe_error *err)
 {
     if (moe_megatron_argv(s, run, &c->argv) < 0 || moe_megatron_env(s, run, &c->env) < 0)
         return -1;
     /* The declared contract is part of what the id names; it keeps the
      * routing class, not the label (study_contract.h says why). */
-    if (!(c->contract = moe_run_contract(s, run, moe_study_routing_class(s))))
+    if (!(c->contract = moe_run_contract(s, run, moe_study_routing_class(s), err)))
         return -1;
     return moe_candidate_hash(c);
 }
@@ -867,11 +876,15 @@ int moe_candidates_render(const struct moe_study *s, struct moe_stage_plan *plan
                           struct moe_error *err)
 {
     for (size_t i = 0; i < plan->n; i++) {
+        struct moe_error why;
+
         if (plan->cands[i].contract)
             continue;
-        if (render(s, &plan->runs[i], &plan->cands[i]) < 0) {
-            moe_error_set(err, "%s stage: cannot render candidate %zu: out of memory",
-                          moe_stage_name(plan->stage), i);
+        moe_error_clear(&why);
+        if (render(s, &plan->runs[i], &plan->cands[i], &why) < 0) {
+            moe_error_set(err, "%s stage: cannot render candidate %zu: %s",
+                          moe_stage_name(plan->stage), i,
+                          why.text[0] ? why.text : "out of memory");
             return -1;
         }
     }

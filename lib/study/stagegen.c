@@ -252,9 +252,12 @@ static int capture_context(const struct moe_study *s, json_t *ctx, struct moe_jb
 
     if (moe_launcher_parse(s->cluster.launcher, &l, b->err) < 0)
         return -1;
-    argv = moe_capture_argv(s, &l);
+    if (!(argv = moe_capture_argv(s, &l, b->err))) {
+        moe_launcher_free(&l);
+        return -1;
+    }
     python = moe_shquote(l.python);
-    args = argv ? moe_shquote_argv(argv) : NULL;
+    args = moe_shquote_argv(argv);
     /* a NULL here is out of memory: a failure naming the key, not "" */
     moe_jb_str(b, ctx, "capture_python", python);
     moe_jb_str(b, ctx, "capture_argv", args);
@@ -760,7 +763,8 @@ static int add_contracts(struct gen_render *g)
     int rc;
 
     moe_run_from_baseline(&run, s, 0);
-    doc = moe_run_contract(s, &run, moe_study_routing_class(s));
+    if (!(doc = moe_run_contract(s, &run, moe_study_routing_class(s), g->err)))
+        return -1;
     rc = add_file(g->out, MOE_STUDY_BASELINE, canonical_line(doc), 0644, g->err);
     json_decref(doc);
     for (int i = 0; i < g->p->n && rc == 0; i++) {

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "study/study_contract.h"
 #include "study/study_contract_internal.h"
 #include "study/study_schema.h"
@@ -42,16 +43,16 @@ static const char *megatron_version(enum moe_dialect d)
     return moe_enum_name(v, MOE_DIALECT_COUNT, (int)d);
 }
 
-static json_t *strlist(const struct moe_strlist *l)
+static json_t *strlist(struct moe_jb *b, const struct moe_strlist *l)
 {
     json_t *a = json_array();
 
     for (int i = 0; i < l->n; i++)
-        json_array_append_new(a, json_string(l->v[i]));
+        moe_jb_append(b, a, json_string(l->v[i]));
     return a;
 }
 
-static json_t *tuning(const struct moe_run *r)
+static json_t *tuning(struct moe_jb *b, const struct moe_run *r)
 {
     const struct moe_baseline *c = &r->cfg;
     const char *type = "alltoall", *backend = "none";
@@ -62,65 +63,94 @@ static json_t *tuning(const struct moe_run *r)
         type = "flex";
         backend = c->dispatcher == MOE_DISPATCH_FLEX_DEEPEP ? "deepep" : "hybridep";
     }
+    json_t *j, *rc;
+
     /* recompute granularity and modules are one variable: one key. */
-    return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:{s:s, s:o}, s:o, s:s}",
+    j = moe_jb_pack(b, "{s:s, s:s, s:b, s:b, s:b, s:b, s:b, s:b}",
                      MOE_CONTRACT_DISPATCHER, type, MOE_CONTRACT_DISPATCHER_BACKEND, backend,
                      K(BASELINE, EP_OVERLAP), c->ep_overlap,
                      K(BASELINE, SHARED_EXPERT_OVERLAP), c->shared_expert_overlap,
                      K(BASELINE, DELAY_WGRAD), c->delay_wgrad,
                      K(BASELINE, OVERLAP_GRAD_REDUCE), c->overlap_grad_reduce,
                      K(BASELINE, TP_COMM_OVERLAP), c->tp_comm_overlap,
-                     K(BASELINE, MANUAL_GC), c->manual_gc,
-                     MOE_CONTRACT_RECOMPUTE, MOE_CONTRACT_GRANULARITY,
-                     moe_recompute_name(c->recompute), MOE_CONTRACT_MODULES,
-                     strlist(&c->recompute_modules),
-                     CK_CUDA_GRAPH_SCOPE, strlist(&c->cuda_graph_modules),
-                     K(WORKLOAD, PRECISION), moe_precision_name(c->precision));
+                     K(BASELINE, MANUAL_GC), c->manual_gc);
+    if (!j)
+        return NULL;
+    rc = json_object();
+    moe_jb_str(b, rc, MOE_CONTRACT_GRANULARITY, moe_recompute_name(c->recompute));
+    moe_jb_set(b, rc, MOE_CONTRACT_MODULES, strlist(b, &c->recompute_modules));
+    moe_jb_set(b, j, MOE_CONTRACT_RECOMPUTE, rc);
+    moe_jb_set(b, j, CK_CUDA_GRAPH_SCOPE, strlist(b, &c->cuda_graph_modules));
+    moe_jb_str(b, j, K(WORKLOAD, PRECISION), moe_precision_name(c->precision));
+    return j;
 }
 
-json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, const char *label)
+/* workload: what the study runs, capacity_factor by the non-finite rule. */
+static json_t *workload(struct moe_jb *b, const struct moe_study *s, const struct moe_run *r)
+{
+    json_t *w = json_object();
+
+    moe_jb_str(b, w, CK_MODEL, s->model.name);
+    moe_jb_copy(b, w, CK_ARCHITECTURE, json_object_get(s->json, MOE_SK_MODEL));
+    moe_jb_int(b, w, K(WORKLOAD, SEQ_LEN), s->workload.seq_len);
+    moe_jb_int(b, w, MOE_CONTRACT_MBS, r->mbs);
+    moe_jb_int(b, w, K(WORKLOAD, GBS), s->workload.gbs);
+    moe_jb_str(b, w, K(WORKLOAD, DATA), s->data_path[0] ? s->data_path : "mock");
+    moe_jb_str(b, w, K(WORKLOAD, OPTIMIZER), s->optimizer);
+    /* only when off, as in the canonical study: default contracts unchanged */
+    if (!s->distributed_optimizer)
+        moe_jb_bool(b, w, K(WORKLOAD, DISTRIBUTED_OPTIMIZER), false);
+    if (s->grad_reduce_in_bf16)
+        moe_jb_bool(b, w, K(WORKLOAD, GRAD_REDUCE_IN_BF16), true);
+    return w;
+}
+
+static json_t *semantics(struct moe_jb *b, const struct moe_study *s, const char *label)
+{
+    json_t *j = json_object();
+
+    moe_jb_str(b, j, K(WORKLOAD, ROUTING), moe_routing_name(s->workload.routing));
+    moe_jb_str(b, j, CK_CLASS, label);
+    moe_jb_num(b, j, K(WORKLOAD, CAPACITY_FACTOR), s->workload.capacity_factor);
+    moe_jb_str(b, j, CK_ROUTER_DTYPE, "fp32");
+    return j;
+}
+
+json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, const char *label,
+                         struct moe_error *err)
 {
     const struct moe_measure *m = &s->measure;
-    json_t *doc = json_pack(
-        "{s:{s:s, s:s, s:b, s:b, s:b, s:s},"
-        " s:{s:s, s:i, s:i, s:i, s:i},"
-        " s:{s:s, s:O, s:i, s:i, s:i, s:s, s:s},"
-        " s:{s:s, s:s, s:f, s:s},"
-        " s:o, s:o,"
-        " s:{s:i, s:i, s:i, s:[ii]}}",
-        MOE_CONTRACT_ENVIRONMENT, K(SOFTWARE, MEGATRON), megatron_version(s->software.dialect),
-        K(SOFTWARE, TRANSFORMER_ENGINE), s->software.transformer_engine,
-        K(SOFTWARE, APEX), s->software.apex, K(SOFTWARE, DEEPEP), s->software.deepep,
-        K(SOFTWARE, HYBRIDEP), s->software.hybridep, CK_CONTAINER_IMAGE, s->cluster.container_image,
-        MOE_CONTRACT_HARDWARE, CK_GPU_MODEL, moe_gpu_name(s->cluster.gpu),
-        K(CLUSTER, GPU_MEMORY_GIB), s->cluster.gpu_memory_gib, CK_GPUS, moe_study_world_size(s),
-        K(CLUSTER, GPUS_PER_NODE), s->cluster.gpus_per_node,
-        K(CLUSTER, NVLINK_DOMAIN), s->cluster.nvlink_domain,
-        MOE_CONTRACT_WORKLOAD, CK_MODEL, s->model.name,
-        CK_ARCHITECTURE, json_object_get(s->json, MOE_SK_MODEL),
-        K(WORKLOAD, SEQ_LEN), s->workload.seq_len, MOE_CONTRACT_MBS, r->mbs,
-        K(WORKLOAD, GBS), s->workload.gbs,
-        K(WORKLOAD, DATA), s->data_path[0] ? s->data_path : "mock",
-        K(WORKLOAD, OPTIMIZER), s->optimizer,
-        MOE_CONTRACT_SEMANTICS, K(WORKLOAD, ROUTING), moe_routing_name(s->workload.routing),
-        CK_CLASS, label, K(WORKLOAD, CAPACITY_FACTOR), s->workload.capacity_factor,
-        CK_ROUTER_DTYPE, "fp32",
-        MOE_CONTRACT_PARALLEL, moe_contract_parallel(&r->cfg.layout, r->cfg.pipeline_layout),
-        MOE_CONTRACT_TUNING, tuning(r),
-        MOE_CONTRACT_TIMING, MOE_CONTRACT_WARMUP, m->warmup, MOE_CONTRACT_SCREEN_STEPS,
-        m->screen_steps, MOE_CONTRACT_VALIDATE_STEPS, m->validate_steps, MOE_CONTRACT_WINDOW,
-        m->window_first, m->window_last);
+    json_t *doc = json_object();
+    struct moe_jb b;
 
-    if (doc && r->profile)
-        json_object_set_new(doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(s));
-    /* only when off, as in the canonical study: default contracts unchanged */
-    if (doc && !s->distributed_optimizer)
-        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD),
-                            K(WORKLOAD, DISTRIBUTED_OPTIMIZER), json_false());
-    if (doc && s->grad_reduce_in_bf16)
-        json_object_set_new(json_object_get(doc, MOE_CONTRACT_WORKLOAD),
-                            K(WORKLOAD, GRAD_REDUCE_IN_BF16), json_true());
-    return doc;
+    moe_jb_init(&b, err);
+    moe_jb_set(&b, doc, MOE_CONTRACT_ENVIRONMENT,
+               moe_jb_pack(&b, "{s:s, s:s, s:b, s:b, s:b, s:s}", K(SOFTWARE, MEGATRON),
+                           megatron_version(s->software.dialect),
+                           K(SOFTWARE, TRANSFORMER_ENGINE), s->software.transformer_engine,
+                           K(SOFTWARE, APEX), s->software.apex, K(SOFTWARE, DEEPEP),
+                           s->software.deepep, K(SOFTWARE, HYBRIDEP), s->software.hybridep,
+                           CK_CONTAINER_IMAGE, s->cluster.container_image));
+    moe_jb_set(&b, doc, MOE_CONTRACT_HARDWARE,
+               moe_jb_pack(&b, "{s:s, s:i, s:i, s:i, s:i}", CK_GPU_MODEL,
+                           moe_gpu_name(s->cluster.gpu), K(CLUSTER, GPU_MEMORY_GIB),
+                           s->cluster.gpu_memory_gib, CK_GPUS, moe_study_world_size(s),
+                           K(CLUSTER, GPUS_PER_NODE), s->cluster.gpus_per_node,
+                           K(CLUSTER, NVLINK_DOMAIN), s->cluster.nvlink_domain));
+    moe_jb_set(&b, doc, MOE_CONTRACT_WORKLOAD, workload(&b, s, r));
+    moe_jb_set(&b, doc, MOE_CONTRACT_SEMANTICS, semantics(&b, s, label));
+    moe_jb_set(&b, doc, MOE_CONTRACT_PARALLEL,
+               moe_contract_parallel(&r->cfg.layout, r->cfg.pipeline_layout));
+    moe_jb_set(&b, doc, MOE_CONTRACT_TUNING, tuning(&b, r));
+    moe_jb_set(&b, doc, MOE_CONTRACT_TIMING,
+               moe_jb_pack(&b, "{s:i, s:i, s:i, s:[ii]}", MOE_CONTRACT_WARMUP, m->warmup,
+                           MOE_CONTRACT_SCREEN_STEPS, m->screen_steps,
+                           MOE_CONTRACT_VALIDATE_STEPS, m->validate_steps, MOE_CONTRACT_WINDOW,
+                           m->window_first, m->window_last));
+    if (r->profile)
+        moe_jb_set(&b, doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(&b, s));
+    moe_jb_within(&b, "contract");
+    return moe_jb_done(&b, doc);
 }
 
 const char *moe_study_routing_class(const struct moe_study *s)
@@ -141,10 +171,10 @@ const char *moe_study_label(const struct moe_study *s, struct moe_strv *reasons)
     return reasons->n ? "benchmark-only" : "training-equivalent";
 }
 
-json_t *moe_contract_profiling(const struct moe_study *s)
+json_t *moe_contract_profiling(struct moe_jb *b, const struct moe_study *s)
 {
     const struct moe_measure *m = &s->measure;
 
-    return json_pack("{s:s, s:[ii]}", K(MEASURE, PROFILER), moe_profiler_name(m->profiler),
+    return moe_jb_pack(b, "{s:s, s:[ii]}", K(MEASURE, PROFILER), moe_profiler_name(m->profiler),
                      CK_PROFILE_STEPS, m->profile_first, m->profile_last);
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/contract_keys.h"
+#include "core/json_build.h"
+#include "core/strbuf.h"
 #include "study/megatron_args.h"
 #include "study/megatron_args_internal.h"
 #include "study/megatron_rules.h"
@@ -18,40 +20,44 @@
 
 /* The twin's declared contract: the sibling's, plus what it profiles and
  * that it is a declared twin (kept beside a combination's winner list). */
-static json_t *twin_contract(const struct moe_study *s, const json_t *sibling)
+static json_t *twin_contract(const struct moe_study *s, const json_t *sibling,
+                             struct moe_error *err)
 {
     json_t *doc = json_deep_copy(sibling), *validation;
+    struct moe_jb b;
 
     if (!doc)
         return NULL;
+    moe_jb_init(&b, err);
     validation = json_object_get(doc, MOE_CONTRACT_VALIDATION);
     if (!json_is_object(validation)) {
+        /* borrowed after the set, which the builder checks */
         validation = json_object();
-        json_object_set_new(doc, MOE_CONTRACT_VALIDATION, validation);
+        if (moe_jb_set(&b, doc, MOE_CONTRACT_VALIDATION, validation) < 0)
+            return moe_jb_done(&b, doc);
     }
-    if (json_object_set_new(doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(s)) < 0 ||
-        json_object_set_new(validation, MOE_CONTRACT_PROFILING_TWIN, json_true()) < 0) {
-        json_decref(doc);
-        return NULL;
-    }
-    return doc;
+    moe_jb_set(&b, doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(&b, s));
+    moe_jb_bool(&b, validation, MOE_CONTRACT_PROFILING_TWIN, true);
+    return moe_jb_done(&b, doc);
 }
 
 /* twin: sibling under the study's profiler, writing into the folder
  * named by sibling's id (core/manifest.h). */
 static int make_twin(const struct moe_study *s, const struct moe_candidate *sibling,
-                     struct moe_candidate *twin)
+                     struct moe_candidate *twin, struct moe_error *err)
 {
     char dir[256], note[512];
 
-    if (moe_candidate_copy(twin, sibling) < 0)
+    if (moe_candidate_copy(twin, sibling) < 0 ||
+        moe_fmt_fixed(dir, sizeof(dir), err, MOE_TWIN_PROFILE_DIR_FMT "/tensorboard",
+                      sibling->id) < 0)
         return -1;
-    snprintf(dir, sizeof(dir), MOE_TWIN_PROFILE_DIR_FMT "/tensorboard", sibling->id);
+    /* a message: the note is read by people, a cut one still says twin */
     snprintf(note, sizeof(note), "profiling twin%s%s, profiled over steps %d..%d; never timed",
              sibling->note && sibling->note[0] ? ": " : "", sibling->note ? sibling->note : "",
              s->measure.profile_first, s->measure.profile_last);
     json_decref(twin->contract);
-    twin->contract = twin_contract(s, sibling->contract);
+    twin->contract = twin_contract(s, sibling->contract, err);
     if (!twin->contract || moe_megatron_profile_args(s, dir, &twin->argv) < 0 ||
         moe_candidate_set(&twin->twin_of, sibling->id) < 0 ||
         moe_candidate_set(&twin->note, note) < 0)
@@ -107,6 +113,7 @@ int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *pla
 
     for (size_t i = 0; i < n; i++) {
         struct moe_candidate twin;
+        struct moe_error why_twin;
         int rc;
 
         if (plan->cands[i].twin_of || has_twin(plan, &plan->cands[i]))
@@ -118,13 +125,14 @@ int moe_validate_add_twins(const struct moe_study *s, struct moe_stage_plan *pla
             return -1;
         }
         moe_candidate_init(&twin);
-        rc = make_twin(s, &plan->cands[i], &twin);
+        moe_error_clear(&why_twin);
+        rc = make_twin(s, &plan->cands[i], &twin, &why_twin);
         if (rc == 0)
             rc = moe_stage_plan_add(plan, &twin);
         moe_candidate_free(&twin);
         if (rc < 0) {
             moe_error_set(err, "validate stage: cannot add the profiling twin of candidate "
-                          "%zu: out of memory", i);
+                          "%zu: %s", i, why_twin.text[0] ? why_twin.text : "out of memory");
             return -1;
         }
     }

@@ -921,7 +921,7 @@ static void contracts_follow_stage_scope(void **state)
 
         load(examples[k], &s);
         moe_run_from_baseline(&run, &s, 0);
-        base = moe_run_contract(&s, &run, "training-equivalent");
+        base = moe_run_contract(&s, &run, "training-equivalent", NULL);
         for (int st = 0; st < MOE_STAGE_COUNT; st++) {
             struct moe_stage_plan cands = stage(&s, (enum moe_stage)st);
 

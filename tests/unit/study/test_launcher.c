@@ -167,7 +167,7 @@ static void capture_arguments(void **state)
     s.software.apex = true;
     s.software.hybridep = true;
     assert_int_equal(moe_launcher_parse("torchrun /opt/m/pretrain_gpt.py", &l, &e), 0);
-    argv = moe_capture_argv(&s, &l);
+    argv = moe_capture_argv(&s, &l, &e);
     assert_string_equal(arg_after(argv, "--entry"), "/opt/m/pretrain_gpt.py");
     assert_string_equal(arg_after(argv, "--megatron"), "bridge-pin");
     assert_string_equal(arg_after(argv, "--megatron-version"), "0.20");
@@ -182,12 +182,22 @@ static void capture_arguments(void **state)
     s.software.dialect = MOE_DIALECT_CORE_0_19;
     s.software.transformer_engine = "";
     assert_int_equal(moe_launcher_parse("fake-megatron dump.txt", &l, &e), 0);
-    argv = moe_capture_argv(&s, &l);
+    argv = moe_capture_argv(&s, &l, &e);
     assert_string_equal(arg_after(argv, "--entry"), "");
     assert_string_equal(arg_after(argv, "--megatron-version"), "0.19");
     assert_null(arg_after(argv, "--megatron-commit"));
     assert_string_equal(arg_after(argv, "--transformer-engine"), "");
     json_decref(argv);
+
+    /* a dialect the table does not know is refused, not read as another */
+    s.software.dialect = MOE_DIALECT_COUNT;
+    assert_null(moe_capture_argv(&s, &l, &e));
+    assert_non_null(strstr(e.text, "no expected version for dialect"));
+    /* a value that cannot be made is named, not dropped */
+    s.software.dialect = MOE_DIALECT_CORE_0_19;
+    s.software.transformer_engine = NULL;
+    assert_null(moe_capture_argv(&s, &l, &e));
+    assert_non_null(strstr(e.text, "capture_argv[7]"));
     moe_launcher_free(&l);
 }
 

@@ -647,7 +647,7 @@ static void contract_keys_are_the_studys(void **state)
         load_example(*e, &s);
         moe_run_from_baseline(&run, &s, s.measure.screen_steps);
         run.profile = true;
-        assert_non_null(doc = moe_run_contract(&s, &run, moe_study_routing_class(&s)));
+        assert_non_null(doc = moe_run_contract(&s, &run, moe_study_routing_class(&s), NULL));
         for (const char *const *sec = sections; *sec; sec++) {
             assert_non_null(json_object_get(doc, *sec));
             json_object_foreach(json_object_get(doc, *sec), k, v) {
@@ -688,7 +688,7 @@ static void retune_variables_are_study_and_contract_keys(void **state)
     (void)state;
     load_example("qwen3-30b-a3b-16xh100.yaml", &s);
     moe_run_from_baseline(&run, &s, s.measure.screen_steps);
-    assert_non_null(doc = moe_run_contract(&s, &run, moe_study_routing_class(&s)));
+    assert_non_null(doc = moe_run_contract(&s, &run, moe_study_routing_class(&s), NULL));
     for (int a = 0; a < MOE_RETUNE_COUNT; a++) {
         const char *var = moe_retune_entry((enum moe_retune_axis)a)->variable;
         char path[128], sec[64];
