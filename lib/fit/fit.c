@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fit/fit.h"
+#include "fit/fit_internal.h"
+#include "fit/memory_internal.h"
 
 void moe_machine_defaults(struct moe_machine *c)
 {
@@ -26,27 +27,42 @@ double moe_machine_usable(const struct moe_machine *c)
 
 /* Selective modules in the order the workflow adds them: the MoE
  * activation and the norms are nearly free to recompute. */
-static const unsigned selective_order[] = {
+static const enum moe_recompute_module selective_order[] = {
     MOE_RC_MOE_ACT, MOE_RC_LAYERNORM, MOE_RC_CORE_ATTN, MOE_RC_MLA_UP_PROJ,
     MOE_RC_SHARED_EXPERTS, MOE_RC_MLP, MOE_RC_MOE,
 };
 #define N_SELECTIVE (sizeof(selective_order) / sizeof(selective_order[0]))
 
-/* Whether a module changes anything for this model and implementation. */
-static bool module_applies(const struct moe_model *m, const struct moe_train *t, unsigned mod)
+/* Whether a module changes anything for this model and implementation:
+ * 1 or 0, and -1 for a module this switch does not list.  No default: a
+ * new MOE_RC_* gets its rule here (-Wswitch names it), never another
+ * module's. */
+static int module_applies(const struct moe_model *m, const struct moe_train *t,
+                          enum moe_recompute_module mod)
 {
     switch (mod) {
-    case MOE_RC_MLA_UP_PROJ: return m->attention == MOE_ATTN_MLA;
-    case MOE_RC_SHARED_EXPERTS: return m->shared_expert_ffn > 0;
-    case MOE_RC_MLP: return m->first_dense_layers > 0 || m->num_experts == 0;
-    case MOE_RC_CORE_ATTN: return t->impl == MOE_IMPL_LOCAL;
-    default: return true;
+    case MOE_RC_MLA_UP_PROJ:
+        return m->attention == MOE_ATTN_MLA;
+    case MOE_RC_SHARED_EXPERTS:
+        return m->shared_expert_ffn > 0;
+    case MOE_RC_MLP:
+        return m->first_dense_layers > 0 || m->num_experts == 0;
+    case MOE_RC_CORE_ATTN:
+        return t->impl == MOE_IMPL_LOCAL;
+    case MOE_RC_MOE_ACT:
+        return 1;
+    case MOE_RC_LAYERNORM:
+        return 1;
+    case MOE_RC_MOE:
+        return 1;
     }
+    return -1;
 }
 
-/* Step i of the ladder applied to base; false past the last step. */
-static bool ladder_step(const struct moe_model *m, const struct moe_train *base, int i,
-                        struct moe_train *t)
+/* Step i of the ladder applied to base: 1, 0 past the last step, -1 with
+ * err for a module module_applies does not know. */
+static int ladder_step(const struct moe_model *m, const struct moe_train *base, int i,
+                       struct moe_train *t, struct moe_error *err)
 {
     *t = *base;
     if (i == 0)
@@ -54,7 +70,14 @@ static bool ladder_step(const struct moe_model *m, const struct moe_train *base,
     int k = 0;
     unsigned mods = base->recompute.granularity == MOE_RC_SELECTIVE ? base->recompute.modules : 0;
     for (size_t j = 0; j < N_SELECTIVE; j++) {
-        if (!module_applies(m, base, selective_order[j]) || (mods & selective_order[j]))
+        int applies = module_applies(m, base, selective_order[j]);
+
+        if (applies < 0) {
+            moe_error_set(err, "recompute module 0x%x has no rule in the fit ladder "
+                          "(lib/fit/fit.c: module_applies)", (unsigned)selective_order[j]);
+            return -1;
+        }
+        if (!applies || (mods & selective_order[j]))
             continue;
         mods |= selective_order[j];
         if (++k == i) {
@@ -81,10 +104,16 @@ const char *moe_fit_step_kind(const struct moe_fit *f)
     if (f->train.optimizer_offload > 0 || f->train.offload_layers > 0)
         return "offload";
     switch (f->train.recompute.granularity) {
-    case MOE_RC_SELECTIVE: return "selective";
-    case MOE_RC_FULL: return "full";
-    default: return "none";
+    case MOE_RC_NONE:
+        return "none";
+    case MOE_RC_SELECTIVE:
+        return "selective";
+    case MOE_RC_FULL:
+        return "full";
     }
+    /* No default: a new granularity gets its name above (-Wswitch names
+     * it); a value outside the enum is named as such, never as a step. */
+    return "unknown";
 }
 
 const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *c, char *buf,
@@ -123,17 +152,17 @@ const char *moe_fit_describe(const struct moe_fit *f, const struct moe_machine *
 }
 
 int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
-                   struct moe_train *steps, int max)
+                   struct moe_train *steps, int max, struct moe_error *err)
 {
-    int n = 0;
+    int n = 0, rc = 1;
 
     if (base->recompute_fixed && max > 0) {
         steps[0] = *base;
         return 1;
     }
-    while (n < max && ladder_step(m, base, n, &steps[n]))
+    while (n < max && (rc = ladder_step(m, base, n, &steps[n], err)) > 0)
         n++;
-    return n;
+    return rc < 0 ? -1 : n;
 }
 
 int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
@@ -142,9 +171,11 @@ int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
 {
     double usable = moe_machine_usable(c);
     struct moe_train steps[MOE_FIT_MAX_STEPS];
-    int n = moe_fit_ladder(m, base, steps, MOE_FIT_MAX_STEPS);
+    int n = moe_fit_ladder(m, base, steps, MOE_FIT_MAX_STEPS, err);
 
     memset(out, 0, sizeof(*out));
+    if (n < 0)
+        return -1;
     for (int i = 0; i < n; i++) {
         struct moe_memory mem;
         if (moe_memory_estimate(m, l, w, &steps[i], &mem, err) < 0)

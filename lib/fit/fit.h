@@ -41,16 +41,14 @@ struct moe_fit {
 
 /* Walks the ladder from the caller's settings and stops at the first step
  * that fits; when none does, out holds the last (smallest) step with
- * fits = false.  -1 only for a shape the memory model rejects. */
+ * fits = false.  -1 only for a shape the memory model rejects (or a
+ * recompute module the ladder has no rule for: a new one). */
 int moe_fit_layout(const struct moe_model *m, const struct moe_layout *l,
                    const struct moe_workload *w, const struct moe_train *base,
                    const struct moe_machine *c, struct moe_fit *out, struct moe_error *err);
 
-/* The ladder from base: steps[0] = base, then the savings in order.
- * Returns the number of steps (at most max). */
+/* The most steps a ladder has (fit_internal.h builds it). */
 #define MOE_FIT_MAX_STEPS 16
-int moe_fit_ladder(const struct moe_model *m, const struct moe_train *base,
-                   struct moe_train *steps, int max);
 
 /* Name of the step taken ("none", "selective", "full", "offload"). */
 const char *moe_fit_step_kind(const struct moe_fit *f);

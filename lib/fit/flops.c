@@ -4,7 +4,7 @@
  * wgrad, dgrad) and 2 FLOPs per multiply-add, hence the factor 6. */
 #include "config.h"
 
-#include "fit/flops.h"
+#include "fit/flops_internal.h"
 
 /* forward_backward_expansion_factor * fma_expansion_factor (training.py:605-607) */
 #define FWD_BWD_FMA 6.0

@@ -1,8 +1,9 @@
 /* Model FLOPs as Megatron counts them (num_floating_point_operations), so
  * that our TFLOP/s per GPU reads like the number in Megatron's log and in
- * Megatron-Bridge's published tables. */
-#ifndef MOEFLOW_FLOPS_H
-#define MOEFLOW_FLOPS_H
+ * Megatron-Bridge's published tables.  Private to lib/fit: the step-time
+ * model (steptime.h) is what other folders use. */
+#ifndef MOEFLOW_FLOPS_INTERNAL_H
+#define MOEFLOW_FLOPS_INTERNAL_H
 
 #include "core/model.h"
 

@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "fit/fit_internal.h"
 #include "fit/layouts.h"
+#include "fit/memory_internal.h"
+#include "fit/steptime_internal.h"
 
 /* Where Megatron enforces each rule, per dialect, is in study/megatron_rules.c's
  * table (moe_layout_rule_source): fit cannot include study. */
@@ -694,7 +697,8 @@ int moe_layouts_enumerate(const struct moe_model *m, const struct moe_workload *
         return -1;
     }
     nd = divisors(c->gpus, divs, 512);
-    b.n_steps = moe_fit_ladder(m, t, b.steps, MOE_FIT_MAX_STEPS);
+    if ((b.n_steps = moe_fit_ladder(m, t, b.steps, MOE_FIT_MAX_STEPS, err)) < 0)
+        return -1;
     memcpy(out->steps, b.steps, sizeof(b.steps));
     out->n_steps = b.n_steps;
     out->rules_first = uncalibrated(c->perf.gpu);
@@ -774,17 +778,6 @@ const struct moe_layout_entry *moe_layouts_smallest_fit(const struct moe_layout_
              e->footprint < best->footprint))
             best = e;
     }
-    return best;
-}
-
-enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s)
-{
-    enum moe_rule best = MOE_RULE_OK;
-
-    for (int r = 1; r < MOE_RULE_COUNT; r++)
-        if (s->rejected_by[r] > s->rejected_by[best] || best == MOE_RULE_OK)
-            if (s->rejected_by[r] > 0)
-                best = (enum moe_rule)r;
     return best;
 }
 

@@ -133,9 +133,6 @@ void moe_layout_set_free(struct moe_layout_set *s);
  * `moeflow fit` proposes), the fastest among equals; NULL if none fits. */
 const struct moe_layout_entry *moe_layouts_smallest_fit(const struct moe_layout_set *s);
 
-/* The most common rejection, for "no layout can use N GPUs" messages. */
-enum moe_rule moe_layouts_main_rejection(const struct moe_layout_set *s);
-
 /* When nothing fits: the valid layout closest to fitting (NULL when there
  * is no valid layout), and a sentence naming the knob that closes the gap. */
 const struct moe_layout_entry *moe_layouts_nearest_miss(const struct moe_layout_set *s,

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "fit/megatron_memory.h"
+#include "fit/memory_internal.h"
 
 static double self_attention_params(const struct moe_model *m, double norm)
 {

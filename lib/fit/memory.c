@@ -8,7 +8,7 @@
 
 #include "core/enum_names.h"
 #include "core/strbuf.h"
-#include "fit/memory.h"
+#include "fit/memory_internal.h"
 
 void moe_train_defaults(struct moe_train *t)
 {

@@ -79,75 +79,14 @@ struct moe_memory {
     bool peak_in_optimizer;             /* optimizer step, not forward/backward */
 };
 
-/* Padded vocabulary as Megatron pads it: a multiple of 128 * TP. */
-long moe_padded_vocab(int vocab, int tp);
 
-/* Estimate the peak.  layout->dp and ->edp must be set.  Returns -1 with
- * err filled when the combination cannot run at all (e.g. zero layers). */
-int moe_memory_estimate(const struct moe_model *m, const struct moe_layout *l,
-                        const struct moe_workload *w, const struct moe_train *t,
-                        struct moe_memory *out, struct moe_error *err);
-
-/* The same for one pipeline rank (0 .. PP-1) rather than the busiest: what
- * a fit run standing in for a rank of that stage measures. */
+/* The peak of one pipeline rank (0 .. PP-1) rather than the busiest
+ * (moe_memory_estimate, memory_internal.h): what a fit run standing in for
+ * a rank of that stage measures.  layout->dp and ->edp must be set; -1
+ * with err when the combination cannot run at all. */
 int moe_memory_estimate_stage(const struct moe_model *m, const struct moe_layout *l,
                               const struct moe_workload *w, const struct moe_train *t,
                               int pp_rank, struct moe_memory *out, struct moe_error *err);
-
-/* The pieces of an estimate for one pipeline rank (0 or PP-1), so that an
- * enumerator can reuse what does not change: layer counts per (PP, VPP),
- * per-layer activations per (TP, CP, ETP, settings), parameters per grid. */
-struct moe_pp_stage {
-    int rank, dense_layers, moe_layers;
-};
-void moe_memory_stage_init(const struct moe_model *m, const struct moe_layout *l, int rank,
-                           struct moe_pp_stage *st);
-
-/* The pipeline ranks that can hold the peak (of memory and of work): the
- * first (embeddings, the most microbatches in flight), the last (logits),
- * and, when leading dense layers sit on the first ranks, the rank with the
- * most MoE layers.  Returns how many (1 to MOE_PP_BUSY_MAX). */
-#define MOE_PP_BUSY_MAX 3
-int moe_memory_busy_stages(const struct moe_model *m, const struct moe_layout *l,
-                           struct moe_pp_stage *out);
-
-struct moe_stage_act {
-    double saved, transient, attn_share;
-    int in_flight;
-};
-
-/* Bytes one layer saves for backward per microbatch: attention part, MLP
- * or MoE part, and its input alone (what full recompute keeps); for a
- * dense and a MoE layer, with the selective modules and without.  They
- * depend on TP, CP, ETP and the settings, not on PP, VPP, EP or DP. */
-struct moe_layer_act {
-    double attn, ffn, input;
-};
-struct moe_layer_acts {
-    struct moe_layer_act dense, moe, dense_full, moe_full;
-};
-void moe_memory_layer_acts(const struct moe_model *m, const struct moe_layout *l,
-                           const struct moe_workload *w, const struct moe_train *t,
-                           struct moe_layer_acts *out);
-
-/* la may be NULL (computed here). */
-void moe_memory_stage_act(const struct moe_model *m, const struct moe_layout *l,
-                          const struct moe_workload *w, const struct moe_train *t,
-                          const struct moe_pp_stage *st, const struct moe_layer_acts *la,
-                          struct moe_stage_act *out);
-
-/* Parameters on the rank: dense class (TP-sharded or replicated) and
- * routed experts; they do not change along the fit ladder. */
-void moe_memory_stage_params(const struct moe_model *m, const struct moe_layout *l,
-                             const struct moe_pp_stage *st, double *dense, double *expert);
-
-/* Weights, grads, optimizer state and persistent buffers (total = their
- * sum); then the peak once the activations are known. */
-void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout *l,
-                             const struct moe_workload *w, const struct moe_train *t,
-                             const struct moe_pp_stage *st, double dense, double expert,
-                             struct moe_memory *out);
-void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act);
 
 /* "core_attn,moe_act" <-> bits; parse returns -1 on an unknown name. */
 int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_error *err);

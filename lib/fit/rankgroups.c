@@ -18,8 +18,10 @@ static int in_tokens(const char *tokens, const char *dim)
     return 0;
 }
 
-int moe_rank_groups(const char *const *dims, const int *sizes, int ndims, const char *tokens,
-                    int *groups, int world)
+/* The groups of one kind: tokens is e.g. "tp-pp"; dims/sizes describe the
+ * rank order.  groups receives world ranks, grouped; returns group size. */
+static int rank_groups(const char *const *dims, const int *sizes, int ndims, const char *tokens,
+                       int *groups, int world)
 {
     int stride[8], masked[8], gsize = 1, k = 0;
 
@@ -55,7 +57,7 @@ static int append_groups(char *buf, size_t len, size_t *used, const char *label,
 
     if (world > 4096)
         return -1;
-    gs = moe_rank_groups(dims, sizes, ndims, tokens, groups, world);
+    gs = rank_groups(dims, sizes, ndims, tokens, groups, world);
     if (gs < 1)
         return -1;
     int n = snprintf(buf + *used, len - *used, "%s %s [", label, tokens);

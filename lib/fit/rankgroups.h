@@ -14,9 +14,4 @@
  * when buf is too small or the layout does not multiply to world. */
 int moe_rank_groups_format(const struct moe_layout *l, int world, char *buf, size_t len);
 
-/* The groups of one kind: tokens is e.g. "tp-pp"; dims/sizes describe the
- * rank order.  groups receives world ranks, grouped; returns group size. */
-int moe_rank_groups(const char *const *dims, const int *sizes, int ndims, const char *tokens,
-                    int *groups, int world);
-
 #endif

@@ -12,8 +12,7 @@
  * blocks by. */
 #include "config.h"
 
-#include "fit/flops.h"
-#include "fit/steptime.h"
+#include "fit/steptime_internal.h"
 
 #define BF16 2.0
 #define FP32 4.0

@@ -53,7 +53,7 @@ static int baseline_of(const char *text, struct moe_error *err)
     struct moe_study s;
     int rc;
 
-    assert_int_equal(moe_study_load_string(&s, "tiny.yaml", text, err), 0);
+    assert_int_equal(moe_study_load_text(&s, "tiny.yaml", text, strlen(text), err), 0);
     rc = moe_study_baseline_fit(&s, err);
     moe_study_free(&s);
     return rc;

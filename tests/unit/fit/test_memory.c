@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fit/megatron_memory.h"
-#include "fit/memory.h"
+#include "fit/memory_internal.h"
 #include "study/presets.h"
 #include "unit.h"
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fit/steptime.h"
+#include "fit/steptime_internal.h"
 #include "study/presets.h"
 #include "unit.h"
 
