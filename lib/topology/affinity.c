@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topology/affinity.h"
+#include "topology/nodetopo_internal.h"
 #include "core/text.h"
 
 int moe_affinity_opts_parse(const char *s, struct moe_affinity_opts *o, struct moe_error *err)

@@ -9,7 +9,7 @@
 #include "core/readfile.h"
 #include "topology/gpuminor.h"
 #include "core/number.h"
-#include "topology/nodetopo.h"
+#include "topology/nodetopo_internal.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
 #define PCI_BASE_CLASS_DISPLAY 0x03

@@ -15,7 +15,8 @@
 #include "core/readfile.h"
 #include "core/sha256.h"
 #include "core/strbuf.h"
-#include "topology/topo_cache.h"
+#include "topology/nodetopo_internal.h"
+#include "topology/topo_cache_internal.h"
 
 /* Bump when the filters of moe_nodetopo_filters change: an XML written
  * with other filters loads into another tree. */

@@ -42,19 +42,6 @@ void moe_topo_cache_defaults(struct moe_topo_cache *c, const char *dir);
 int moe_topo_cache_key_now(const struct moe_topo_cache *c, struct moe_topo_cache_key *k,
                            struct moe_error *err);
 
-/* 0: nt holds the cached topology, loaded as this system.  -1: no cache to
- * trust (missing, stale, foreign, corrupt, or in an unsafe place); why says
- * which. */
-int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
-                        struct moe_nodetopo *nt, struct moe_error *why);
-
-/* Stores nt, a live discovery of this node made for key k, as hwloc XML
- * with the key in the root's infos and a SHA-256 comment after it: written
- * to a temporary file and renamed, mode 0644.  A missing directory is created
- * 0755; one not owned by c->owner or writable by others is refused. */
-int moe_topo_cache_write(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
-                         const struct moe_nodetopo *nt, struct moe_error *err);
-
 enum moe_topo_cache_outcome {
     MOE_TOPO_CACHE_HIT,       /* loaded from the cache */
     MOE_TOPO_CACHE_WRITTEN,   /* discovered live, cache (re)written */

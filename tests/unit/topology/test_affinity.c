@@ -8,7 +8,7 @@
 
 #include "topology/affinity.h"
 #include "topology/gpuminor.h"
-#include "topology/nodetopo.h"
+#include "topology/nodetopo_internal.h"
 #include "unit.h"
 
 struct exp_case {

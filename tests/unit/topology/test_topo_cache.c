@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "core/readfile.h"
-#include "topology/topo_cache.h"
+#include "topology/nodetopo_internal.h"
+#include "topology/topo_cache_internal.h"
 #include "unit.h"
 
 #define BOOT_A "0f3c6a4e-8d1b-4f7a-9c2e-5b6d7e8f9a01"
