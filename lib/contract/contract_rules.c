@@ -81,8 +81,11 @@ static const struct moe_contract_change *first_outside(const struct moe_contract
     return NULL;
 }
 
-static void check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
-                        struct moe_verdict *v)
+/* What a stage that changes nothing or one scope may change.  No default:
+ * -Wswitch names a stage added without a scope, and a stage that has
+ * its own rule (retune, validate) or none is an error here. */
+static int check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
+                       struct moe_verdict *v, struct moe_error *err)
 {
     /* no offload: no stage emits one (fit's ladder stops at full recompute) */
     static const char *const fit[] = {
@@ -92,33 +95,40 @@ static void check_scope(enum moe_stage stage, const struct moe_contract_diff *d,
     static const char *const scale[] = { MOE_CONTRACT_PARALLEL ".", NULL };
     static const char *const profile[] = { MOE_CONTRACT_PROFILING ".", NULL };
     static const char *const none[] = { NULL };
-    const char *const *allowed = stage == MOE_STAGE_FIT     ? fit
-                                 : stage == MOE_STAGE_SCALE ? scale
-                                 : stage == MOE_STAGE_PROFILE ? profile
-                                                              : none;
-    const struct moe_contract_change *c = first_outside(d, allowed);
+    const char *const *allowed = NULL, *rule = NULL, *what = NULL;
+    const struct moe_contract_change *c;
 
-    if (!c) {
-        decide(v, true, "stage-scope", "%s may change what it changes here", moe_stage_name(stage));
-        return;
-    }
     switch (stage) {
     case MOE_STAGE_FIT:
-        decide(v, false, "fit-scope", "fit may change only the layout and recompute; %s changed",
-               c->path);
+        allowed = fit, rule = "fit-scope", what = "fit may change only the layout and recompute";
         break;
     case MOE_STAGE_SCALE:
-        decide(v, false, "scale-scope", "scale may change only the parallel layout; %s changed", c->path);
+        allowed = scale, rule = "scale-scope", what = "scale may change only the parallel layout";
         break;
     case MOE_STAGE_PROFILE:
-        decide(v, false, "profile-equal",
-               "profile must equal the baseline apart from profiling switches; %s changed", c->path);
+        allowed = profile, rule = "profile-equal",
+        what = "profile must equal the baseline apart from profiling switches";
         break;
-    default:
-        decide(v, false, "contract-equal",
-               "the contract stage re-runs the frozen baseline unchanged; %s changed", c->path);
+    case MOE_STAGE_CONTRACT:
+        allowed = none, rule = "contract-equal",
+        what = "the contract stage re-runs the frozen baseline unchanged";
+        break;
+    case MOE_STAGE_RETUNE:
+    case MOE_STAGE_VALIDATE:
+    case MOE_STAGE_NONE:
+    case MOE_STAGE_COUNT:
         break;
     }
+    if (!allowed) {
+        moe_error_set(err, "stage %d (%s): no contract scope rule for it", (int)stage,
+                      moe_stage_name(stage) ? moe_stage_name(stage) : "not a stage");
+        return -1;
+    }
+    if (!(c = first_outside(d, allowed)))
+        decide(v, true, "stage-scope", "%s may change what it changes here", moe_stage_name(stage));
+    else
+        decide(v, false, rule, "%s; %s changed", what, c->path);
+    return 0;
 }
 
 static void check_retune(const struct moe_contract_diff *d, struct moe_verdict *v)
@@ -351,11 +361,11 @@ int moe_contract_check_stage(enum moe_stage stage, const json_t *frozen, const j
                "%s is an invariant of the study and may never change", c->path);
         return 0;
     }
-    if (stage == MOE_STAGE_RETUNE)
+    if (stage == MOE_STAGE_RETUNE) {
         check_retune(diff, verdict);
-    else if (stage == MOE_STAGE_VALIDATE)
+        return 0;
+    }
+    if (stage == MOE_STAGE_VALIDATE)
         return check_validate(frozen, requested, winners, diff, verdict, err);
-    else
-        check_scope(stage, diff, verdict);
-    return 0;
+    return check_scope(stage, diff, verdict, err);
 }

@@ -863,7 +863,7 @@ int moe_candidates_build(const struct moe_study *s, enum moe_stage stage,
 static int render(const struct moe_study *s, const struct moe_run *run, struct moe_candidate *c,
                   struct moe_error *err)
 {
-    if (moe_megatron_argv(s, run, &c->argv) < 0 || moe_megatron_env(s, run, &c->env) < 0)
+    if (moe_megatron_argv(s, run, &c->argv, err) < 0 || moe_megatron_env(s, run, &c->env) < 0)
         return -1;
     /* The declared contract is part of what the id names; it keeps the
      * routing class, not the label (study_contract.h says why). */

@@ -197,7 +197,22 @@ static void dispatcher_args(struct moe_strv *a, enum moe_dispatcher d)
     }
 }
 
-static void tuning_args(struct moe_strv *a, const struct moe_study *s, const struct moe_baseline *c)
+/* flag as the study's dialect spells it; a rename without that spelling
+ * fails the list with err naming the flag and the dialect (it used to
+ * read as out of memory). */
+static void add_renamed(struct moe_strv *a, const char *flag, enum moe_dialect d,
+                        struct moe_error *err)
+{
+    const char *f = moe_megatron_flag(flag, d);
+
+    if (!f) /* moe_dialect_name says "unknown" for a value outside the enum */
+        moe_error_set(err, "Megatron flag %s: the renames table (megatron_args.c) has no "
+                           "spelling for dialect %d (%s)", flag, (int)d, moe_dialect_name(d));
+    add(a, f);
+}
+
+static void tuning_args(struct moe_strv *a, const struct moe_study *s, const struct moe_baseline *c,
+                        struct moe_error *err)
 {
     if (c->ep_overlap)
         add(a, "--overlap-moe-expert-parallel-comm");
@@ -225,7 +240,7 @@ static void tuning_args(struct moe_strv *a, const struct moe_study *s, const str
     }
     if (c->cuda_graph_modules.n) {
         adds(a, "--cuda-graph-impl", "transformer_engine");
-        add(a, moe_megatron_flag("--cuda-graph-modules", s->software.dialect));
+        add_renamed(a, "--cuda-graph-modules", s->software.dialect, err);
         for (int i = 0; i < c->cuda_graph_modules.n; i++)
             add(a, c->cuda_graph_modules.v[i]);
         add(a, "--te-rng-tracker");
@@ -341,13 +356,14 @@ int moe_megatron_profile_args(const struct moe_study *s, const char *tensorboard
     return a->oom ? -1 : 0;
 }
 
-int moe_megatron_argv(const struct moe_study *s, const struct moe_run *r, struct moe_strv *a)
+int moe_megatron_argv(const struct moe_study *s, const struct moe_run *r, struct moe_strv *a,
+                      struct moe_error *err)
 {
     model_args(a, s);
     routing_args(a, &s->workload);
     layout_args(a, s, &r->cfg);
     dispatcher_args(a, r->cfg.dispatcher);
-    tuning_args(a, s, &r->cfg);
+    tuning_args(a, s, &r->cfg, err);
     precision_args(a, r->cfg.precision);
     training_args(a, s, r);
     return a->oom ? -1 : 0;

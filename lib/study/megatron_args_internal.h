@@ -15,10 +15,11 @@ const struct moe_megatron_rename *moe_megatron_renames(size_t *n);
 const char *moe_megatron_flag(const char *flag, enum moe_dialect d);
 
 /* The argument list, in a fixed order, appended to argv; -1 when out of
- * memory, or when a renamed flag has no spelling in the study's dialect
- * (a table test_megatron_args refuses). */
+ * memory, or with err naming the flag and the dialect when a renamed flag
+ * has no spelling in the study's dialect (a table test_megatron_args
+ * refuses). */
 int moe_megatron_argv(const struct moe_study *study, const struct moe_run *run,
-                      struct moe_strv *argv);
+                      struct moe_strv *argv, struct moe_error *err);
 
 /* The profiling switches of the study's profiler over its profile_steps
  * (--profile and its step range; with the PyTorch profiler also

@@ -7,6 +7,7 @@
 #include "contract/contract.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/strbuf.h"
 #include "study/study_validate.h"
 #include "study/study_validate_internal.h"
@@ -293,19 +294,27 @@ static int merge_contract(json_t *combo, const json_t *base, const json_t *cand,
         json_object_foreach(sv, key, v) {
             json_t *b = json_object_get(json_object_get(base, sec), key), *prior;
             char path[256];
+            struct moe_jb jb;
 
             if (b && json_equal(b, v))
                 continue;
-            snprintf(path, sizeof(path), "%s.%s", sec, key);
+            if (moe_fmt_fixed(path, sizeof(path), err, "%s.%s", sec, key) < 0)
+                return -1;
             if ((prior = json_object_get(changes, path)) && !json_equal(prior, v)) {
                 moe_error_set(err, "winners cannot be combined: %s sets %s differently from "
                               "an earlier winner (record one of them only)", who, path);
                 return -1;
             }
-            json_object_set(changes, path, v);
+            moe_jb_init(&jb, err);
+            moe_jb_copy(&jb, changes, path, v);
             if (!json_object_get(combo, sec))
-                json_object_set_new(combo, sec, json_object());
-            json_object_set(json_object_get(combo, sec), key, v);
+                moe_jb_set(&jb, combo, sec, json_object());
+            if (!jb.failed)
+                moe_jb_copy(&jb, json_object_get(combo, sec), key, v);
+            if (jb.failed) {
+                moe_jb_within(&jb, "contract");
+                return -1;
+            }
         }
     }
     return 0;
@@ -355,9 +364,11 @@ static int add_winner(const struct moe_manifest *m, const json_t *w,
     }
     name = moe_candidate_label(&c);
     rc = !name || moe_strv_push(names, name) < 0 || moe_stage_plan_add(alone, &c) < 0 ? -1 : 0;
-    json_array_append(digests, json_object_get(w, "digest"));
+    if (rc == 0 && json_array_append(digests, json_object_get(w, "digest")) < 0)
+        rc = -1; /* no digest (a winner record without one) or out of memory */
     if (rc < 0)
-        moe_error_set(err, "out of memory");
+        moe_error_set(err, "winner %s: out of memory, or a record without a digest",
+                      name ? name : "?");
     free(name);
     moe_candidate_free(&c);
     return rc;
@@ -402,12 +413,19 @@ static int collect_winners(const char *study_dir, const struct moe_candidate *ba
 /* The combination's own fields: its merged arguments and contract, its
  * digest as its id, and the winners it joins as its value. */
 static int name_combination(struct moe_candidate *combo, const struct opts *args,
-                            json_t *contract, const struct moe_strv *names, const char *digest)
+                            json_t *contract, const struct moe_strv *names, const char *digest,
+                            struct moe_error *err)
 {
     json_t *value = json_array();
+    struct moe_jb b;
 
+    moe_jb_init(&b, err);
     for (size_t i = 0; i < names->n; i++)
-        json_array_append_new(value, json_string(names->v[i]));
+        moe_jb_append(&b, value, json_string(names->v[i]));
+    if (!(value = moe_jb_done(&b, value))) {
+        moe_jb_within(&b, "combination value");
+        return -1;
+    }
     json_decref(combo->value);
     json_decref(combo->contract);
     combo->value = value;
@@ -492,12 +510,19 @@ static int combination(const struct moe_candidate *baseline, const struct moe_st
             rc = merge_contract(contract, baseline->contract, w->contract, cch, names->v[i], err);
         opts_free(&wopts);
     }
-    json_object_set_new(contract, MOE_CONTRACT_VALIDATION,
-                        json_pack("{s:O}", MOE_CONTRACT_COMBINATION, digests));
+    if (rc == 0) {
+        struct moe_jb b;
+        json_t *v = json_object();
+
+        moe_jb_init(&b, err);
+        moe_jb_copy(&b, v, MOE_CONTRACT_COMBINATION, digests);
+        moe_jb_set(&b, contract, MOE_CONTRACT_VALIDATION, moe_jb_done(&b, v));
+        rc = b.failed ? -1 : 0;
+    }
     if (rc == 0)
         rc = moe_contract_digest(contract, digest, err);
     if (rc == 0)
-        rc = name_combination(combo, &copts, contract, names, digest);
+        rc = name_combination(combo, &copts, contract, names, digest, err);
     opts_free(&bopts);
     opts_free(&copts);
     claims_free(&args);

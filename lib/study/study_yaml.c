@@ -13,6 +13,7 @@
 
 #include <yaml.h>
 
+#include "core/json_build.h"
 #include "core/number.h"
 #include "core/shquote.h"
 #include "core/suggest.h"
@@ -39,6 +40,7 @@ static int fail_at(struct walk *w, const yaml_node_t *node, const char *path, co
     va_list ap;
 
     va_start(ap, fmt);
+    /* a message: a cut one still names the key and its line */
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     moe_error_at(w->err, w->name, (int)node->start_mark.line + 1,
@@ -190,7 +192,9 @@ static json_t *convert_map(struct walk *w, yaml_node_t *node, const struct moe_f
         yaml_node_t *vn = yaml_document_get_node(w->doc, p->value);
         const struct moe_field *f = NULL;
         char sub[256];
+        struct moe_jb b;
         json_t *v;
+        int n;
 
         if (kn->type != YAML_SCALAR_NODE) {
             fail_at(w, kn, path[0] ? path : "(top)", "keys must be plain names");
@@ -198,7 +202,13 @@ static json_t *convert_map(struct walk *w, yaml_node_t *node, const struct moe_f
         }
         if (no_control(w, kn, path[0] ? path : "(top)") < 0)
             goto fail;
-        snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", scalar(kn));
+        n = snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", scalar(kn));
+        if (n < 0 || (size_t)n >= sizeof(sub)) {
+            /* a cut path would file the value's position under another key */
+            fail_at(w, kn, path[0] ? path : "(top)", "key path too long (at most %zu bytes)",
+                    sizeof(sub) - 1);
+            goto fail;
+        }
         for (const struct moe_field *k = keys; k->key; k++)
             if (strcmp(k->key, scalar(kn)) == 0)
                 f = k;
@@ -214,12 +224,18 @@ static json_t *convert_map(struct walk *w, yaml_node_t *node, const struct moe_f
             fail_at(w, kn, sub, "key given twice");
             goto fail;
         }
-        json_object_set_new(w->pos, sub, json_pack("[ii]", (int)vn->start_mark.line + 1,
-                                                   (int)vn->start_mark.column + 1));
+        moe_jb_init(&b, w->err);
+        if (moe_jb_set(&b, w->pos, sub,
+                       moe_jb_pack(&b, "[ii]", (int)vn->start_mark.line + 1,
+                                   (int)vn->start_mark.column + 1)) < 0)
+            goto fail;
         v = convert(w, vn, f, sub);
         if (!v)
             goto fail;
-        json_object_set_new(obj, f->key, v);
+        if (moe_jb_set(&b, obj, f->key, v) < 0) {
+            moe_jb_within(&b, path);
+            goto fail;
+        }
     }
     return obj;
 fail:
@@ -259,9 +275,11 @@ static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_
          it < node->data.sequence.items.top; it++) {
         yaml_node_t *item = yaml_document_get_node(w->doc, *it);
         char sub[300];
+        struct moe_jb b;
         json_t *v;
         long l;
 
+        /* fits: 256 bytes of path and an index */
         snprintf(sub, sizeof(sub), "%.256s[%d]", path,
                  (int)(it - node->data.sequence.items.start));
         if (item->type != YAML_SCALAR_NODE) {
@@ -278,7 +296,11 @@ static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_
             json_decref(v);
             goto fail;
         }
-        json_array_append_new(arr, v);
+        moe_jb_init(&b, w->err);
+        if (moe_jb_append(&b, arr, v) < 0) {
+            moe_jb_within(&b, path);
+            goto fail;
+        }
     }
     return arr;
 fail:
@@ -322,11 +344,19 @@ static json_t *convert_scalar(struct walk *w, yaml_node_t *node, const struct mo
         return NULL;
     case MOE_F_ENUM:
         return check_choice(w, node, path, f->choices) < 0 ? NULL : json_string(s);
-    default:
+    case MOE_F_STR:
         if (f->pattern && sbatch_value(w, node, path, f) < 0)
             return NULL;
         return json_string(s);
+    case MOE_F_STRLIST:
+    case MOE_F_INTLIST:
+    case MOE_F_MAP:
+        break;
     }
+    /* no default: -Wswitch names a type added without a reader */
+    fail_at(w, node, path, "the schema gives this key type %d, which has no scalar reader",
+            (int)f->type);
+    return NULL;
 }
 
 static json_t *convert(struct walk *w, yaml_node_t *node, const struct moe_field *f,
@@ -338,9 +368,17 @@ static json_t *convert(struct walk *w, yaml_node_t *node, const struct moe_field
     case MOE_F_STRLIST:
     case MOE_F_INTLIST:
         return convert_list(w, node, f, path);
-    default:
+    case MOE_F_INT:
+    case MOE_F_NUM:
+    case MOE_F_STR:
+    case MOE_F_BOOL:
+    case MOE_F_ENUM:
         return convert_scalar(w, node, f, path);
     }
+    /* no default: -Wswitch names a type added without a reader */
+    fail_at(w, node, path, "the schema gives this key type %d, which has no reader",
+            (int)f->type);
+    return NULL;
 }
 
 /* libyaml places a reader error (a NUL or another control character,

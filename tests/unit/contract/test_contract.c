@@ -267,6 +267,24 @@ static void contract_stage(void **state)
     json_decref(r);
 }
 
+/* A value outside the stage enum is refused with an error, not judged by
+ * the contract stage's rule (the old default). */
+static void unknown_stage_refused(void **state)
+{
+    json_t *f = baseline(), *r = baseline();
+    struct moe_contract_diff d;
+    struct moe_verdict v;
+    struct moe_error e;
+
+    (void)state;
+    moe_error_clear(&e);
+    assert_int_equal(moe_contract_check_stage(MOE_STAGE_COUNT, f, r, NULL, &d, &v, &e), -1);
+    assert_non_null(strstr(e.text, "no contract scope rule"));
+    moe_contract_diff_free(&d);
+    json_decref(f);
+    json_decref(r);
+}
+
 /* fit: layout and recompute may change; the dispatcher may not, nor an
  * offload, which no stage emits. */
 static void fit_stage(void **state)
@@ -570,6 +588,7 @@ int main(void)
         cmocka_unit_test(optional_sections_are_objects),
         cmocka_unit_test(invariants_never_change),
         cmocka_unit_test(contract_stage),
+        cmocka_unit_test(unknown_stage_refused),
         cmocka_unit_test(fit_stage),
         cmocka_unit_test(scale_stage),
         cmocka_unit_test(profile_stage),

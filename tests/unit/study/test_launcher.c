@@ -190,7 +190,7 @@ static void capture_arguments(void **state)
     json_decref(argv);
 
     /* a dialect the table does not know is refused, not read as another */
-    s.software.dialect = MOE_DIALECT_COUNT;
+    s.software.dialect = (enum moe_dialect)MOE_DIALECT_COUNT;
     assert_null(moe_capture_argv(&s, &l, &e));
     assert_non_null(strstr(e.text, "no expected version for dialect"));
     /* a value that cannot be made is named, not dropped */

@@ -155,7 +155,7 @@ static json_t *argv_json(const struct moe_study *s, const struct moe_run *r)
     struct moe_strv l = {0};
     json_t *a = json_array();
 
-    assert_int_equal(moe_megatron_argv(s, r, &l), 0);
+    assert_int_equal(moe_megatron_argv(s, r, &l, NULL), 0);
     for (size_t i = 0; i < l.n; i++)
         json_array_append_new(a, json_string(l.v[i]));
     moe_strv_free(&l);
@@ -621,6 +621,30 @@ static void every_enum_value_has_a_case(void **state)
         }
 }
 
+/* A renamed flag the study's dialect has no spelling for fails the list
+ * with the flag and the dialect named, not "out of memory". */
+static void rename_without_spelling_is_named(void **state)
+{
+    static const char *const mods[] = { "moe_router", NULL };
+    struct moe_study s;
+    struct moe_run r;
+    struct moe_strv l = { 0 };
+    struct moe_error e;
+
+    (void)state;
+    load("qwen3-30b-a3b-16xh100.yaml", "core-0.19", NULL, &s);
+    moe_run_from_baseline(&r, &s, 20);
+    graphs(&r, mods);
+    s.software.dialect = (enum moe_dialect)MOE_DIALECT_COUNT;
+    moe_error_clear(&e);
+    assert_int_equal(moe_megatron_argv(&s, &r, &l, &e), -1);
+    assert_non_null(strstr(e.text, "--cuda-graph-modules"));
+    assert_non_null(strstr(e.text, "has no spelling for dialect"));
+    moe_strv_free(&l);
+    s.software.dialect = MOE_DIALECT_CORE_0_19;
+    moe_study_free(&s);
+}
+
 /* Every renamed flag has a spelling in every dialect of enum moe_dialect,
  * that spelling is an option of the dialect's argparse dump, and moeflow's
  * own name is not where the dialect spells it otherwise (else the rename
@@ -804,6 +828,7 @@ int main(void)
         cmocka_unit_test(each_branch_parses_and_means_what_it_says),
         cmocka_unit_test(every_enum_value_has_a_case),
         cmocka_unit_test(renames_match_each_dialect),
+        cmocka_unit_test(rename_without_spelling_is_named),
         cmocka_unit_test(report_flags_match_each_dialect),
         cmocka_unit_test(report_flags_cover_the_retune_axes),
     };
