@@ -54,12 +54,13 @@ static void plan(spank_t sp)
 
     moe_error_clear(&err);
     if ((rc = spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks)) != ESPANK_SUCCESS) {
+        /* a message: why Slurm's binding stays, cut at worst */
         snprintf(aff.why, sizeof(aff.why), "cannot read the local task count: %s",
                  spank_strerror(rc));
         return;
     }
     if (ntasks == 0) {
-        snprintf(aff.why, sizeof(aff.why), "no local task");
+        snprintf(aff.why, sizeof(aff.why), "no local task"); /* fits: a constant */
         return;
     }
     /* SLURM_STEP_GPUS holds node-level indices; CUDA_VISIBLE_DEVICES may be
@@ -69,7 +70,7 @@ static void plan(spank_t sp)
         step_env(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus));
     if (!gpus[0] || strcmp(gpus, "NoDevFiles") == 0) {
         /* nothing to bind next to: spare every launch the hwloc load */
-        snprintf(aff.why, sizeof(aff.why), "the step has no GPU");
+        snprintf(aff.why, sizeof(aff.why), "the step has no GPU"); /* fits: a constant */
         return;
     }
     aff.nt = moe_topology_get(&err);
@@ -97,6 +98,7 @@ static void plan(spank_t sp)
     aff.planned = true;
     goto out;
 fail:
+    /* a message: the error, as much of it as the reason holds */
     snprintf(aff.why, sizeof(aff.why), "%s", moe_error_format(&err, buf, sizeof(buf)));
 out:
     hwloc_bitmap_free(allowed);
@@ -112,7 +114,7 @@ bool moe_affinity_wanted(void)
 int moe_affinity_user_init(spank_t sp)
 {
     if (!moe_affinity_wanted()) {
-        snprintf(aff.why, sizeof(aff.why), "--moe-affinity=none");
+        snprintf(aff.why, sizeof(aff.why), "--moe-affinity=none"); /* fits: a constant */
         return 0;
     }
     plan(sp);
@@ -132,7 +134,7 @@ static void bind(const struct moe_affinity_task *t, int task)
         return;
     }
     if (moe_affinity_bind(aff.nt, t, aff.membind, &err) != 0) {
-        snprintf(what, sizeof(what), "task %d", task);
+        snprintf(what, sizeof(what), "task %d", task); /* fits: an int has 11 characters */
         moe_report(MOE_REPORT_TASK, what, moe_topology_source(), &err);
     }
 }

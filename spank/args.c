@@ -4,12 +4,14 @@
  * job's steps) serve every row. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <slurm/spank.h>
 
 #include "enforce.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 #include "plugin.h"
 
@@ -47,8 +49,8 @@ static int set_layout(const char *v, struct moe_error *err)
                      strlen(visible) > 64 ? "..." : "", err->column, why);
         return -1;
     }
-    snprintf(moe_enforce.layout, sizeof(moe_enforce.layout), "%s", v);
-    return 0;
+    /* a cut layout would place ranks by another one */
+    return moe_fmt_fixed(moe_enforce.layout, sizeof(moe_enforce.layout), err, "%s", v);
 }
 
 /* Each row's setter, into the job's options (moe_plugin.opts) or the
@@ -143,20 +145,32 @@ static void forwarded_name(const char *opt, char *buf, size_t len)
     buf[off] = '\0';
 }
 
+/* A forwarded option's value: longer than any option holds (the study's
+ * PATH_MAX is the longest), so a value that does not fit is refused, not
+ * cut. */
+#define FORWARDED_VALUE_MAX (PATH_MAX + 1)
+
 /* slurmstepd does not always run the option callbacks (batch steps, steps
  * of jobs submitted with --export=NONE): fetch the values ourselves. */
 int moe_args_recover(spank_t sp)
 {
     for (int i = 0; i < MOE_OPT_COUNT; i++) {
-        char *optarg = NULL, name[64], value[4096];
+        char *optarg = NULL, name[64], value[FORWARDED_VALUE_MAX];
+        struct moe_error err;
+        spank_err_t rc;
 
         if (moe_option_given(i))
             continue;
         forwarded_name(options[i].name, name, sizeof(name));
-        if (spank_option_getopt(sp, &options[i], &optarg) == ESPANK_SUCCESS && optarg)
+        if (spank_option_getopt(sp, &options[i], &optarg) == ESPANK_SUCCESS && optarg) {
             store(i, optarg, 1, NULL);
-        else if (spank_getenv(sp, name, value, sizeof(value)) == ESPANK_SUCCESS)
+        } else if ((rc = spank_getenv(sp, name, value, sizeof(value))) == ESPANK_SUCCESS) {
             store(i, value, 1, name);
+        } else if (rc == ESPANK_NOSPACE) {
+            /* not dropped as if never given: the job asked for something */
+            moe_error_set(&err, "too long (at most %zu bytes)", sizeof(value) - 1);
+            moe_report(MOE_REPORT_DEFER, NULL, name, &err);
+        }
     }
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/number.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
@@ -122,6 +123,7 @@ static int conclude(const char *study, const struct moe_contract_outcome *out, i
 {
     if (rc != 0) {
         char what[200];
+        /* a message: what the report says failed */
         snprintf(what, sizeof(what), "contract %s", when);
         moe_report(MOE_REPORT_ERROR, what, study, err);
         return mode == MOE_ENFORCE_STRICT ? -1 : 0;
@@ -141,6 +143,7 @@ static int submit_check_one(const char *study, const char *candidate, enum moe_e
     int rc;
 
     moe_error_clear(&err);
+    /* fits: 36 bytes and an id cut to 12 on purpose (a message) */
     snprintf(when, sizeof(when), "check at submission%s%.12s", candidate[0] ? " of candidate " : "",
              candidate);
     requested = moe_contract_declared(study, candidate, &err);
@@ -244,16 +247,17 @@ static bool array_task(spank_t sp, uint32_t *array, uint32_t *task)
            spank_get_item(sp, S_JOB_ARRAY_TASK_ID, task) == ESPANK_SUCCESS && *task < NO_VAL;
 }
 
-/* "<jobid>" or "<array job id>_<array task id>" */
+/* "<jobid>" or "<array job id>_<array task id>"; len holds 22 bytes (two
+ * 10-digit uint32_t, '_' and the end), as every caller's buffer does. */
 static void run_id(spank_t sp, char *buf, size_t len)
 {
     uint32_t job = 0, array = 0, task = 0;
 
     spank_get_item(sp, S_JOB_ID, &job);
     if (array_task(sp, &array, &task))
-        snprintf(buf, len, "%u_%u", array, task);
+        snprintf(buf, len, "%u_%u", array, task); /* fits: at most 21 characters (above) */
     else
-        snprintf(buf, len, "%u", job);
+        snprintf(buf, len, "%u", job); /* fits: at most 10 digits */
 }
 
 /* MOEFLOW_INDEX_OFFSET, which `moeflow run` and the generated submit.sh set
@@ -295,10 +299,8 @@ static int task_candidate(spank_t sp, const char *study, char *id, size_t len,
     struct moe_strv ids;
     bool none;
 
-    if (moe_plugin.opts.candidate[0]) {
-        snprintf(id, len, "%s", moe_plugin.opts.candidate);
-        return 0;
-    }
+    if (moe_plugin.opts.candidate[0])
+        return moe_fmt_fixed(id, len, err, "%s", moe_plugin.opts.candidate);
     if (moe_manifest_stage_ids(study, moe_plugin.opts.stage, &ids, err) < 0)
         return -1;
     none = ids.n == 0;
@@ -325,11 +327,17 @@ static json_t *gather_node_facts(spank_t sp)
     struct moe_nvml_report nvml;
     const struct moe_nodetopo *nt;
     struct moe_error err, ignored;
+    struct moe_jb b;
     bool have_nvml;
 
-    for (const char *const *sec = moe_contract_sections; *sec; sec++)
-        json_object_set_new(facts, *sec, json_object());
     moe_error_clear(&err);
+    moe_jb_init(&b, &err);
+    for (const char *const *sec = moe_contract_sections; *sec; sec++)
+        moe_jb_set(&b, facts, *sec, json_object());
+    if (!(facts = moe_jb_done(&b, facts))) {
+        moe_report(MOE_REPORT_ERROR, "node facts for the contract", NULL, &err);
+        return NULL;
+    }
     have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
     nt = moe_topology_get(&err);
     if (!nt)
@@ -357,21 +365,27 @@ static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
                                 struct moe_error *err)
 {
     char candidate[MOE_CANDIDATE_ID_MAX + 1];
-    json_t *doc;
+    struct moe_jb b;
+    json_t *doc, *run;
 
     if (task_candidate(sp, study, candidate, sizeof(candidate), err) != 0)
         return NULL;
     doc = moe_contract_declared(study, candidate, err);
     if (!doc)
         return NULL;
-    if (!node_facts)
-        node_facts = gather_node_facts(sp);
+    if (!node_facts && !(node_facts = gather_node_facts(sp))) {
+        moe_error_set(err, "this node's facts could not be gathered (reported above)");
+        json_decref(doc);
+        return NULL;
+    }
     moe_node_facts_inherit(doc, node_facts);
-    json_object_set_new(doc, MOE_CONTRACT_RUN,
-                        json_pack("{s:s, s:s, s:s}", MOE_CONTRACT_RUN_STAGE,
-                                  moe_stage_name(moe_plugin.opts.stage), MOE_CONTRACT_RUN_CANDIDATE,
-                                  candidate, MOE_CONTRACT_RUN_ID, id));
-    return doc;
+    moe_jb_init(&b, err);
+    run = json_object();
+    moe_jb_str(&b, run, MOE_CONTRACT_RUN_STAGE, moe_stage_name(moe_plugin.opts.stage));
+    moe_jb_str(&b, run, MOE_CONTRACT_RUN_CANDIDATE, candidate);
+    moe_jb_str(&b, run, MOE_CONTRACT_RUN_ID, id);
+    moe_jb_set(&b, doc, MOE_CONTRACT_RUN, moe_jb_done(&b, run));
+    return moe_jb_done(&b, doc);
 }
 
 bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)

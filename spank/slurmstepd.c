@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -45,22 +46,24 @@ int moe_stepd_user_init(spank_t sp)
 
 int moe_enforce_setenv(spank_t sp, const char *name, const char *fmt, ...)
 {
-    char value[4096];
+    char *value = NULL;
     va_list ap;
     spank_err_t rc;
     int n;
 
+    /* built whole: a cut value (a CPU list, a path) would bind or name
+     * something else */
     va_start(ap, fmt);
-    n = vsnprintf(value, sizeof(value), fmt, ap);
+    n = vasprintf(&value, fmt, ap);
     va_end(ap);
-    /* a cut value (a CPU list, a path) would bind or name something else */
-    if (n < 0 || (size_t)n >= sizeof(value)) {
+    if (n < 0) {
         struct moe_error err;
 
-        moe_error_set(&err, "the value is too long (at most %zu bytes)", sizeof(value) - 1);
+        moe_error_set(&err, "out of memory");
         return moe_report(MOE_REPORT_ERROR, "cannot set", name, &err);
     }
     rc = spank_setenv(sp, name, value, 1);
+    free(value);
     return rc == ESPANK_SUCCESS ? 0 : moe_report_spank(MOE_REPORT_ERROR, name, "cannot set", rc);
 }
 

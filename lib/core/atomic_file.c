@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/atomic_file_internal.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 

@@ -41,15 +41,6 @@ int moe_atomic_write_at(int dirfd, const char *name, const char *data, size_t le
 int moe_atomic_write(const char *path, const char *data, size_t len,
                      const struct moe_atomic_file *how, struct moe_error *err);
 
-/* Rule 2's test alone: 0 when name in dirfd is absent or a regular file of
- * the caller's, else -1 with err (naming shown) and errno EEXIST.  For
- * writers that put several files in place together (core/atomic_set.h). */
-int moe_atomic_replaceable(int dirfd, const char *name, const char *shown,
-                           struct moe_error *err);
-
-/* What st is, when it is not a regular file of the caller's ("a symlink",
- * "a device", "another user's file"...); NULL when it is one. */
-const char *moe_atomic_refusal(const struct stat *st);
 
 /* The output folder of report -o, gen -o or --pack, made when absent (0777
  * less the umask) and opened once: every file then goes in relative to the

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/atomic_file_internal.h"
 #include "core/atomic_set.h"
+#include "core/atomic_set_internal.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 

@@ -16,8 +16,8 @@
  * Killed before 2: the old files, and temporaries that step 0 of the next
  * writer removes.  Killed after 2: the journal says what is left, step 0
  * renames it (every temporary it names was whole before the journal
- * existed), and until then readers ask moe_atomic_set_pending and refuse
- * the folder rather than read a mix.  Each name is replaced only as rule 2
+ * existed), and until then readers ask moe_atomic_set_pending (in
+ * atomic_set_internal.h) and refuse the folder rather than read a mix.  Each name is replaced only as rule 2
  * allows (core/atomic_file.h). */
 #ifndef MOEFLOW_ATOMIC_SET_H
 #define MOEFLOW_ATOMIC_SET_H
@@ -46,9 +46,5 @@ int moe_atomic_set_write(int dirfd, const char *shown, const struct moe_set_file
  * it did not.  0, or -1 with err (the journal stays, readers keep
  * refusing). */
 int moe_atomic_set_recover(int dirfd, const char *shown, struct moe_error *err);
-
-/* Whether the folder dir holds a journal: a set committed but not all in
- * place.  For readers, which refuse it until a writer recovers it. */
-bool moe_atomic_set_pending(const char *dir);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 
 /* The layout's keys in the parallel section, each with its field. */
 static const struct {
@@ -28,11 +29,14 @@ static void set(struct moe_layout *l, size_t i, int v)
 
 json_t *moe_contract_parallel(const struct moe_layout *l, const char *pipeline_layout)
 {
-    json_t *p = json_pack("{s:s}", "pipeline_layout", pipeline_layout);
+    json_t *p = json_object();
+    struct moe_jb b;
 
-    for (size_t i = 0; p && i < sizeof(layout_keys) / sizeof(layout_keys[0]); i++)
-        json_object_set_new(p, layout_keys[i].key, json_integer(get(l, i)));
-    return p;
+    moe_jb_init(&b, NULL);
+    moe_jb_str(&b, p, "pipeline_layout", pipeline_layout);
+    for (size_t i = 0; i < sizeof(layout_keys) / sizeof(layout_keys[0]); i++)
+        moe_jb_int(&b, p, layout_keys[i].key, get(l, i));
+    return moe_jb_done(&b, p);
 }
 
 void moe_contract_layout(const json_t *doc, struct moe_layout *l)

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/json_build.h"
+#include "core/json_build_internal.h"
 
 void moe_jb_init(struct moe_jb *b, struct moe_error *err)
 {
@@ -47,8 +47,10 @@ static int fail(struct moe_jb *b, const char *seg, const char *why)
         return -1;
     }
     b->failed = true;
-    snprintf(b->path, sizeof(b->path), "%s", seg);
+    /* a message: a reason too long to hold still says what went wrong */
     snprintf(b->why, sizeof(b->why), "%s", why);
+    b->path[0] = '\0';
+    prefix(b, seg); /* the path, cut as prefix() marks it */
     say(b);
     return -1;
 }
@@ -155,6 +157,7 @@ json_t *moe_jb_pack(struct moe_jb *b, const char *fmt, ...)
     v = json_vpack_ex(&e, 0, fmt, ap);
     va_end(ap);
     if (!v && !b->failed) {
+        /* a message: Jansson's reason, cut at worst */
         snprintf(why, sizeof(why), "%s (column %d of \"%s\")", e.text, e.column, fmt);
         fail(b, "", why);
     }
@@ -165,10 +168,15 @@ int moe_jb_append(struct moe_jb *b, json_t *arr, json_t *v)
 {
     char seg[32];
 
+    /* fits: a size_t has at most 20 digits */
     snprintf(seg, sizeof(seg), "[%zu]", json_array_size(arr));
     if (!v)
         return fail(b, seg, "no value (out of memory, or a value that could not be made)");
-    if (!arr || json_array_append_new(arr, v) < 0)
+    if (!arr) {
+        json_decref(v);
+        return fail(b, seg, "no array to hold it (out of memory)");
+    }
+    if (json_array_append_new(arr, v) < 0)
         return fail(b, seg, "could not be appended (out of memory)");
     return 0;
 }
@@ -176,8 +184,10 @@ int moe_jb_append(struct moe_jb *b, json_t *arr, json_t *v)
 int moe_jb_append_num(struct moe_jb *b, json_t *owner, const char *key, json_t *arr, double v)
 {
     char name[MOE_JB_PATH_MAX];
+    int n = snprintf(name, sizeof(name), "%s[%zu]", key, json_array_size(arr));
 
-    snprintf(name, sizeof(name), "%s[%zu]", key, json_array_size(arr));
+    if (n < 0 || (size_t)n >= sizeof(name)) /* a cut name would record another key */
+        return fail(b, key, "too long a key to name an element under \"" MOE_JSON_NON_FINITE "\"");
     if (moe_jb_append(b, arr, moe_json_number(v)) < 0)
         return -1;
     return isfinite(v) ? 0 : record_non_finite(b, owner, name, v);

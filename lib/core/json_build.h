@@ -40,13 +40,6 @@ struct moe_jb {
 
 void moe_jb_init(struct moe_jb *b, struct moe_error *err);
 
-/* v as a JSON number; null when v is not finite (the caller records it:
- * moe_jb_num does).  NULL only when out of memory. */
-json_t *moe_json_number(double v);
-
-/* "inf", "-inf" or "nan"; NULL for a finite v. */
-const char *moe_json_non_finite_name(double v);
-
 /* obj[key] = v, stealing v.  A NULL v or obj, or a set Jansson refuses, is
  * a failure naming key; -1 then, 0 otherwise. */
 int moe_jb_set(struct moe_jb *b, json_t *obj, const char *key, json_t *v);

@@ -4,14 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_build.h"
 #include "core/json_canon.h"
 #include "core/sha256.h"
 
 /* 2^53: above it a double no longer holds every integer exactly. */
 #define EXACT_INT_LIMIT 9007199254740992.0
 
-/* A deep copy with integral reals (1.0, 1e0, -0.0) as integers. */
-static json_t *canonical_numbers(const json_t *doc)
+/* A deep copy with integral reals (1.0, 1e0, -0.0) as integers; a part
+ * that could not be made fails b (the caller drops the whole copy). */
+static json_t *canonical_numbers(struct moe_jb *b, const json_t *doc)
 {
     json_t *out, *value;
     const char *key;
@@ -27,12 +29,12 @@ static json_t *canonical_numbers(const json_t *doc)
     case JSON_OBJECT:
         out = json_object();
         json_object_foreach((json_t *)doc, key, value)
-            json_object_set_new(out, key, canonical_numbers(value));
+            moe_jb_set(b, out, key, canonical_numbers(b, value));
         return out;
     case JSON_ARRAY:
         out = json_array();
         json_array_foreach(doc, i, value)
-            json_array_append_new(out, canonical_numbers(value));
+            moe_jb_append(b, out, canonical_numbers(b, value));
         return out;
     default:
         return json_deep_copy(doc);
@@ -52,9 +54,12 @@ static json_t *canonical_numbers(const json_t *doc)
  * arithmetic (0.1 + 0.2) does not change a digest. */
 char *moe_json_canonical(const json_t *json)
 {
-    json_t *norm = canonical_numbers(json);
+    struct moe_jb b;
+    json_t *norm;
     char *text;
 
+    moe_jb_init(&b, NULL);
+    norm = moe_jb_done(&b, canonical_numbers(&b, json));
     if (!norm)
         return NULL;
     text = json_dumps(norm, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(15) |

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/atomic_set.h"
+#include "core/atomic_set_internal.h"
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
@@ -103,9 +104,11 @@ void moe_candidate_label_text(const struct moe_candidate *c, char *buf, size_t l
     const char *reasons[MOE_LABEL_REASONS_MAX];
     size_t n, used;
 
+    /* a message: a label for people, cut at worst (manifest.h) */
     snprintf(buf, len, "%s", moe_candidate_semantics(c, reasons, &n));
     for (size_t i = 0; i < n; i++) {
         used = strlen(buf);
+        /* a message, as above */
         snprintf(buf + used, len - used, "%s%s", i ? ", " : ": ", reasons[i]);
     }
 }
@@ -222,16 +225,22 @@ int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error 
     size_t i;
 
     memset(m, 0, sizeof(*m));
-    snprintf(m->path, sizeof(m->path), "%s/" MOE_STUDY_MANIFEST, dir);
+    if (!(m->path = moe_path_join(dir, MOE_STUDY_MANIFEST))) {
+        moe_error_set(err, "%s: out of memory", dir);
+        return -1;
+    }
     /* rule 9: a killed gen --winners may have renamed some of its files */
     if (moe_atomic_set_pending(dir)) {
         moe_error_at(err, dir, 0, 0, "an interrupted moeflow gen --winners left its files half "
                      "in place (%s is there): run it again to finish it",
                      MOE_ATOMIC_SET_JOURNAL);
+        moe_manifest_free(m);
         return -1;
     }
-    if (!(m->json = moe_read_json(m->path, "manifest", err)))
+    if (!(m->json = moe_read_json(m->path, "manifest", err))) {
+        moe_manifest_free(m);
         return -1;
+    }
     m->study = json_string_value(json_object_get(m->json, "study"));
     m->study_hash = json_string_value(json_object_get(m->json, "study_hash"));
     stages = json_object_get(m->json, "stages");
@@ -264,6 +273,7 @@ void moe_manifest_free(struct moe_manifest *m)
     }
     free(m->stages);
     json_decref(m->json);
+    free(m->path);
     memset(m, 0, sizeof(*m));
 }
 

@@ -122,7 +122,8 @@ int moe_candidate_set(char **field, const char *s);
  * benchmark-only; hashing the routing class keeps every id, and the GPU
  * evidence committed under them, as it was. */
 /* The candidate as manifest.json holds it; without_id: without id,
- * predicted_mib and twin_of, the document the id is the hash of. */
+ * predicted_mib and twin_of, the document the id is the hash of.  NULL
+ * as for moe_manifest_stage_json below. */
 json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
 /* Sets c->id: the SHA-256 of the canonical text of moe_candidate_json(c,
  * true).  -1 when it cannot be serialised. */
@@ -164,7 +165,11 @@ bool moe_candidate_is_timed(const struct moe_candidate *c);
 char *moe_candidate_label(const struct moe_candidate *c);
 
 /* The manifest's entry of one stage, its chunks alone (the scripts'
- * templates read them too), and the whole document. */
+ * templates read them too), and the whole document.  NULL when any part
+ * of it could not be made (out of memory, a string that is not UTF-8, no
+ * stages): never a document with a key left out.  A number that is not
+ * finite (an infinite predicted_mib) is null, named under the object's
+ * "non_finite" (core/json_build.h). */
 json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st);
 json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st);
 json_t *moe_manifest_json(const char *version, const char *study, const char *study_hash,
@@ -189,7 +194,7 @@ bool moe_study_is_dir(const char *path);
 /* A manifest as read back.  study and study_hash point into json (NULL
  * when missing); has_stages: "stages" is an array (else stages is empty). */
 struct moe_manifest {
-    char path[4200];
+    char *path;           /* DIR/manifest.json, malloc'd */
     json_t *json;
     const char *study, *study_hash;
     bool has_stages;
@@ -199,7 +204,8 @@ struct moe_manifest {
 
 /* dir/manifest.json.  Missing or ill-typed fields read as absent (a hand-
  * written manifest may hold ids only); -1 with err when the file cannot be
- * read or is no JSON. */
+ * read or is no JSON (m is then freed already; freeing it again is
+ * harmless). */
 int moe_manifest_load(const char *dir, struct moe_manifest *m, struct moe_error *err);
 void moe_manifest_free(struct moe_manifest *m);
 
@@ -222,7 +228,8 @@ json_t *moe_manifest_entry(const json_t *manifest, enum moe_stage st);
 
 /* manifest with the first entry of entry's stage replaced by entry, or
  * entry appended when it has none (gen --winners rebuilds validate in
- * place).  Takes a reference to entry. */
-void moe_manifest_put_stage(json_t *manifest, json_t *entry);
+ * place).  Takes a reference to entry; -1 when it could not be put in
+ * place (a NULL entry, no "stages" array, out of memory). */
+int moe_manifest_put_stage(json_t *manifest, json_t *entry);
 
 #endif

@@ -10,34 +10,55 @@
 #include <string.h>
 
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/json_canon.h"
 #include "core/manifest.h"
 #include "core/sha256.h"
+#include "core/strbuf.h"
 
-static json_t *strv_json(const struct moe_strv *l)
+/* o, or NULL (o released) when building it failed, so that the key it
+ * goes under joins the failure's path; a failure before it is not its
+ * own and leaves it as it is (the whole document is dropped anyway). */
+static json_t *built(struct moe_jb *b, bool failed_before, json_t *o)
 {
-    json_t *a = json_array();
-
-    for (size_t i = 0; a && i < l->n; i++)
-        json_array_append_new(a, json_string(l->v[i]));
-    return a;
+    if (failed_before || !b->failed)
+        return o;
+    json_decref(o);
+    return NULL;
 }
 
-/* NAME=value entries as one object. */
-static json_t *env_json(const struct moe_strv *env)
+static json_t *strv_json(struct moe_jb *b, const struct moe_strv *l)
 {
+    bool was = b->failed;
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < l->n; i++)
+        moe_jb_append(b, a, json_string(l->v[i]));
+    return built(b, was, a);
+}
+
+/* NAME=value entries as one object; an entry without '=' is no variable
+ * (the study's schema refuses one), so it has no key to hold it. */
+static json_t *env_json(struct moe_jb *b, const struct moe_strv *env)
+{
+    bool was = b->failed;
     json_t *o = json_object();
 
-    for (size_t i = 0; o && i < env->n; i++) {
+    for (size_t i = 0; i < env->n; i++) {
         const char *eq = strchr(env->v[i], '=');
-        char name[256];
+        char *name;
 
         if (!eq)
             continue;
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - env->v[i]), env->v[i]);
-        json_object_set_new(o, name, json_string(eq + 1));
+        name = strndup(env->v[i], (size_t)(eq - env->v[i]));
+        if (!name) {
+            moe_jb_set(b, o, env->v[i], NULL);
+            continue;
+        }
+        moe_jb_str(b, o, name, eq + 1);
+        free(name);
     }
-    return o;
+    return built(b, was, o);
 }
 
 static const char *or_empty(const char *s)
@@ -55,28 +76,44 @@ static const char *id_label(const struct moe_candidate *c)
     return cls ? cls : or_empty(c->label);
 }
 
+static json_t *candidate_json(struct moe_jb *b, const struct moe_candidate *c, bool without_id)
+{
+    bool was = b->failed;
+    json_t *o = json_object();
+
+    moe_jb_str(b, o, "stage", or_empty(moe_stage_name(c->stage)));
+    moe_jb_str(b, o, "variable", or_empty(c->variable));
+    moe_jb_copy(b, o, "value", c->value ? c->value : json_null());
+    moe_jb_str(b, o, "label", without_id ? id_label(c) : or_empty(c->label));
+    moe_jb_str(b, o, "bottleneck", or_empty(c->bottleneck));
+    moe_jb_set(b, o, "argv", strv_json(b, &c->argv));
+    moe_jb_set(b, o, "env", env_json(b, &c->env));
+    moe_jb_int(b, o, "nodes", c->nodes);
+    moe_jb_int(b, o, "tasks_per_node", c->tasks_per_node);
+    moe_jb_int(b, o, "world_size", c->world_size);
+    moe_jb_str(b, o, "note", or_empty(c->note));
+    moe_jb_copy(b, o, "contract", c->contract ? c->contract : json_null());
+    if (c->rank >= 0)
+        moe_jb_int(b, o, "rank", c->rank);
+    if (!without_id)
+        moe_jb_set(b, o, "label_reasons", strv_json(b, &c->label_reasons));
+    if (!without_id && c->id)
+        moe_jb_str(b, o, "id", c->id);
+    if (!without_id && c->twin_of)
+        moe_jb_str(b, o, "twin_of", c->twin_of);
+    /* NaN is "no model" (manifest.h) and leaves the key out, as it always
+     * has; an infinite model is null and named in "non_finite". */
+    if (!without_id && !isnan(c->predicted_mib))
+        moe_jb_num(b, o, "predicted_mib", c->predicted_mib);
+    return built(b, was, o);
+}
+
 json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
 {
-    json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:s, s:O}",
-                          "stage", or_empty(moe_stage_name(c->stage)), "variable",
-                          or_empty(c->variable), "value", c->value ? c->value : json_null(),
-                          "label", without_id ? id_label(c) : or_empty(c->label), "bottleneck", or_empty(c->bottleneck),
-                          "argv", strv_json(&c->argv), "env", env_json(&c->env), "nodes",
-                          c->nodes, "tasks_per_node", c->tasks_per_node, "world_size",
-                          c->world_size, "note", or_empty(c->note), "contract",
-                          c->contract ? c->contract : json_null());
+    struct moe_jb b;
 
-    if (o && c->rank >= 0)
-        json_object_set_new(o, "rank", json_integer(c->rank));
-    if (o && !without_id)
-        json_object_set_new(o, "label_reasons", strv_json(&c->label_reasons));
-    if (o && !without_id && c->id)
-        json_object_set_new(o, "id", json_string(c->id));
-    if (o && !without_id && c->twin_of)
-        json_object_set_new(o, "twin_of", json_string(c->twin_of));
-    if (o && !without_id && !isnan(c->predicted_mib))
-        json_object_set_new(o, "predicted_mib", json_real(c->predicted_mib));
-    return o;
+    moe_jb_init(&b, NULL);
+    return moe_jb_done(&b, candidate_json(&b, c, without_id));
 }
 
 bool moe_candidate_id_is_hash(const char *id)
@@ -121,65 +158,93 @@ char *moe_candidate_label(const struct moe_candidate *c)
     return out;
 }
 
-static json_t *chunk_json(const struct moe_chunk *k, const struct moe_manifest_stage *st)
+static json_t *chunk_json(struct moe_jb *b, const struct moe_chunk *k,
+                          const struct moe_manifest_stage *st)
 {
     const char *first = (size_t)k->offset < st->n ? st->cands[k->offset].id : NULL;
+    bool was = b->failed;
+    json_t *o = json_object();
 
-    return json_pack("{s:i, s:i, s:s, s:s, s:s, s:s}", "offset", k->offset, "count", k->count,
-                     "candidate", or_empty(first), "array", k->array, "sbatch", k->sbatch,
-                     "args", k->args);
+    moe_jb_int(b, o, "offset", k->offset);
+    moe_jb_int(b, o, "count", k->count);
+    moe_jb_str(b, o, "candidate", or_empty(first));
+    moe_jb_str(b, o, "array", k->array);
+    moe_jb_str(b, o, "sbatch", k->sbatch);
+    moe_jb_str(b, o, "args", k->args);
+    return built(b, was, o);
 }
 
-static json_t *skip_json(const struct moe_skip *k)
+static json_t *skip_json(struct moe_jb *b, const struct moe_skip *k)
 {
-    return json_pack("{s:s, s:O, s:s}", "variable", k->variable, "value",
-                     k->value ? k->value : json_null(), "reason", k->reason);
+    bool was = b->failed;
+    json_t *o = json_object();
+
+    moe_jb_str(b, o, "variable", k->variable);
+    moe_jb_copy(b, o, "value", k->value ? k->value : json_null());
+    moe_jb_str(b, o, "reason", k->reason);
+    return built(b, was, o);
+}
+
+static json_t *chunks_json(struct moe_jb *b, const struct moe_manifest_stage *st)
+{
+    bool was = b->failed;
+    json_t *chunks = json_array();
+
+    for (size_t i = 0; i < st->n_chunks; i++)
+        moe_jb_append(b, chunks, chunk_json(b, &st->chunks[i], st));
+    return built(b, was, chunks);
 }
 
 json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st)
 {
-    json_t *chunks = json_array();
+    struct moe_jb b;
 
-    for (size_t i = 0; i < st->n_chunks; i++)
-        json_array_append_new(chunks, chunk_json(&st->chunks[i], st));
-    return chunks;
+    moe_jb_init(&b, NULL);
+    return moe_jb_done(&b, chunks_json(&b, st));
 }
 
 json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st)
 {
-    json_t *chunks = moe_manifest_chunks_json(st), *cands = json_array(), *skipped = json_array();
+    struct moe_jb b;
+    json_t *o = json_object(), *cands = json_array(), *skipped = json_array();
 
+    moe_jb_init(&b, NULL);
+    moe_jb_str(&b, o, "stage", or_empty(moe_stage_name(st->stage)));
+    moe_jb_str(&b, o, "script", st->script);
+    moe_jb_bool(&b, o, "array", st->array);
+    moe_jb_set(&b, o, "chunks", chunks_json(&b, st));
     for (size_t i = 0; i < st->n; i++)
-        json_array_append_new(cands, moe_candidate_json(&st->cands[i], false));
+        moe_jb_append(&b, cands, candidate_json(&b, &st->cands[i], false));
+    moe_jb_set(&b, o, "candidates", cands);
     for (size_t i = 0; i < st->n_skipped; i++)
-        json_array_append_new(skipped, skip_json(&st->skipped[i]));
-    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o*}", "stage",
-                     or_empty(moe_stage_name(st->stage)), "script", st->script, "array",
-                     st->array, "chunks", chunks, "candidates", cands, "skipped", skipped,
-                     "reference", st->reference ? moe_candidate_json(st->reference, false)
-                                                : NULL);
+        moe_jb_append(&b, skipped, skip_json(&b, &st->skipped[i]));
+    moe_jb_set(&b, o, "skipped", skipped);
+    if (st->reference)
+        moe_jb_set(&b, o, "reference", candidate_json(&b, st->reference, false));
+    return moe_jb_done(&b, o);
 }
 
 json_t *moe_manifest_json(const char *version, const char *study, const char *study_hash,
                           int max_array_size, json_t *stages)
 {
-    return json_pack("{s:s, s:s, s:s, s:i, s:O}", "moeflow_version", version, "study", study,
-                     "study_hash", study_hash, "max_array_size", max_array_size, "stages",
-                     stages);
+    struct moe_jb b;
+    json_t *o = json_object();
+
+    moe_jb_init(&b, NULL);
+    moe_jb_str(&b, o, "moeflow_version", version);
+    moe_jb_str(&b, o, "study", study);
+    moe_jb_str(&b, o, "study_hash", study_hash);
+    moe_jb_int(&b, o, "max_array_size", max_array_size);
+    moe_jb_copy(&b, o, "stages", stages);
+    return moe_jb_done(&b, o);
 }
 
 char *moe_manifest_text(const json_t *manifest)
 {
     char *text = json_dumps(manifest, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-    size_t n = text ? strlen(text) : 0;
-    char *out = text ? realloc(text, n + 2) : NULL;
+    char *out = text ? moe_strdup_printf("%s\n", text) : NULL;
 
-    if (!out) {
-        free(text);
-        return NULL;
-    }
-    out[n] = '\n';
-    out[n + 1] = '\0';
+    free(text);
     return out;
 }
 
@@ -195,18 +260,17 @@ json_t *moe_manifest_entry(const json_t *manifest, enum moe_stage st)
     return NULL;
 }
 
-void moe_manifest_put_stage(json_t *manifest, json_t *entry)
+int moe_manifest_put_stage(json_t *manifest, json_t *entry)
 {
     json_t *stages = json_object_get(manifest, "stages"), *st;
     json_t *old = moe_manifest_entry(
         manifest, moe_stage_parse(json_string_value(json_object_get(entry, "stage"))));
     size_t i;
 
-    json_array_foreach(stages, i, st) {
-        if (st == old) {
-            json_array_set_new(stages, i, entry);
-            return;
-        }
-    }
-    json_array_append_new(stages, entry);
+    /* Jansson's result is this function's: -1, entry released, when it
+     * could not be put in place (no "stages" array, or out of memory). */
+    json_array_foreach(stages, i, st)
+        if (st == old)
+            return json_array_set_new(stages, i, entry);
+    return json_array_append_new(stages, entry);
 }

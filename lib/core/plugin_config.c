@@ -205,16 +205,3 @@ int moe_plugin_config_parse(struct moe_plugin_config *cfg, int argc, char *const
             return -1;
     return 0;
 }
-
-const char *moe_plugin_config_keys(void)
-{
-    static char text[1024];
-
-    if (!text[0]) {
-        size_t off = 0;
-        for (size_t i = 0; i < N_CONFIG_KEYS && off < sizeof(text); i++)
-            off += (size_t)snprintf(text + off, sizeof(text) - off, "  %-18s %s\n",
-                                    config_keys[i].name, config_keys[i].help);
-    }
-    return text;
-}

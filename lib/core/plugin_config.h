@@ -40,7 +40,4 @@ int moe_affinity_mode_parse(const char *s, enum moe_affinity_mode *mode);
 const char *moe_affinity_mode_name(enum moe_affinity_mode mode);
 int moe_enforce_mode_parse(const char *s, enum moe_enforce_mode *mode);
 
-/* One line per key, for --help output and documentation tests. */
-const char *moe_plugin_config_keys(void);
-
 #endif

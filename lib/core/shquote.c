@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_build.h"
 #include "core/shquote.h"
 #include "core/text.h"
 
@@ -154,7 +155,9 @@ json_t *moe_shsplit(const char *s, struct moe_error *err)
 {
     json_t *words = json_array();
     char *word = malloc(strlen(s) + 1);
+    struct moe_jb b;
 
+    moe_jb_init(&b, err);
     if (!words || !word) {
         moe_error_set(err, "out of memory");
         goto fail;
@@ -172,7 +175,8 @@ json_t *moe_shsplit(const char *s, struct moe_error *err)
                 goto fail;
             }
         word[n] = '\0';
-        json_array_append_new(words, json_string(word));
+        if (moe_jb_append(&b, words, json_string(word)) < 0)
+            goto fail;
     }
     free(word);
     return words;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "core/strbuf_internal.h"
 
 void *moe_grow_array(void *arr, size_t *cap, size_t need, size_t elem)
 {

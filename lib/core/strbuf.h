@@ -17,9 +17,6 @@ struct moe_strbuf {
     bool oom;       /* an append failed: the text is short (a builder checks once) */
 };
 
-/* Room for more bytes and a NUL; -1 when out of memory (the text is kept). */
-int moe_strbuf_grow(struct moe_strbuf *b, size_t more);
-
 /* Appends n bytes of s; -1 when out of memory. */
 int moe_strbuf_add(struct moe_strbuf *b, const char *s, size_t n);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/json_build.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
 
@@ -34,16 +35,21 @@ int moe_study_result_buf(char *buf, size_t len, const char *study, const char *s
 json_t *moe_study_dir_template(const char *stage)
 {
     char *results = stage ? moe_study_result(NULL, stage, NULL, NULL) : NULL;
-    json_t *o = NULL;
+    json_t *o = json_object();
+    struct moe_jb b;
 
-    if (!stage || results)
-        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
-                      "results", results ? results : MOE_STUDY_RESULTS, "runs", MOE_STUDY_RUNS,
-                      "launch_log", MOE_STUDY_LAUNCH_LOG, "contract", MOE_STUDY_CONTRACT_DIR,
-                      "measured", MOE_STUDY_MEASURED, "log", MOE_RESULT_LOG, "rc", MOE_RESULT_RC,
-                      "resumed_log", MOE_RESULT_RESUMED_LOG, "checkpoint_bytes",
-                      MOE_RESULT_CHECKPOINT_BYTES, "window", MOE_RESULT_WINDOW, "index_offset",
-                      "${" MOE_ENV_INDEX_OFFSET ":-0}");
+    moe_jb_init(&b, NULL);
+    moe_jb_str(&b, o, "results", stage ? results : MOE_STUDY_RESULTS);
+    moe_jb_str(&b, o, "runs", MOE_STUDY_RUNS);
+    moe_jb_str(&b, o, "launch_log", MOE_STUDY_LAUNCH_LOG);
+    moe_jb_str(&b, o, "contract", MOE_STUDY_CONTRACT_DIR);
+    moe_jb_str(&b, o, "measured", MOE_STUDY_MEASURED);
+    moe_jb_str(&b, o, "log", MOE_RESULT_LOG);
+    moe_jb_str(&b, o, "rc", MOE_RESULT_RC);
+    moe_jb_str(&b, o, "resumed_log", MOE_RESULT_RESUMED_LOG);
+    moe_jb_str(&b, o, "checkpoint_bytes", MOE_RESULT_CHECKPOINT_BYTES);
+    moe_jb_str(&b, o, "window", MOE_RESULT_WINDOW);
+    moe_jb_str(&b, o, "index_offset", "${" MOE_ENV_INDEX_OFFSET ":-0}");
     free(results);
-    return o;
+    return moe_jb_done(&b, o);
 }

@@ -4,9 +4,9 @@
 
 #include "core/suggest.h"
 
-/* Optimal string alignment: a swap of two neighbours ("hepl") costs one,
- * as people type. */
-int moe_edit_distance(const char *a, const char *b)
+/* Edit distance, for "did you mean" suggestions.  Optimal string
+ * alignment: a swap of two neighbours ("hepl") costs one, as people type. */
+static int edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     int rows[3][65], *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
@@ -45,7 +45,7 @@ const char *moe_suggest(const char *word, const char *const *candidates, int n)
     int limit = (int)strlen(word) / 3 < 2 ? 2 : (int)strlen(word) / 3;
 
     for (int i = 0; i < n; i++) {
-        int d = moe_edit_distance(word, candidates[i]);
+        int d = edit_distance(word, candidates[i]);
         if (d <= limit && (!best || d < best_d)) {
             best = candidates[i];
             best_d = d;

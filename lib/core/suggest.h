@@ -3,9 +3,6 @@
 #ifndef MOEFLOW_SUGGEST_H
 #define MOEFLOW_SUGGEST_H
 
-/* Edit distance, for "did you mean" suggestions. */
-int moe_edit_distance(const char *a, const char *b);
-
 /* The closest of the candidates within a small distance, or NULL. */
 const char *moe_suggest(const char *word, const char *const *candidates, int n);
 

@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.h"
 #include "core/atomic_set.h"
+#include "core/atomic_set_internal.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 #include "unit.h"

@@ -1,6 +1,7 @@
 /* Stage names, job option validation, plugstack argument parsing, errors. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,27 +43,43 @@ static void bad_stage_message_lists_choices(void **state)
     assert_int_equal(o.stage, MOE_STAGE_VALIDATE);
 }
 
+/* Whether --moe-candidate takes id (its check is private to lib/contract). */
+static bool candidate_ok(const char *id)
+{
+    struct moe_jobopts o;
+    struct moe_error e;
+
+    moe_jobopts_init(&o);
+    moe_error_clear(&e);
+    if (moe_jobopts_set_candidate(&o, id, &e) != 0) {
+        assert_non_null(strstr(e.text, "invalid --moe-candidate"));
+        return false;
+    }
+    assert_string_equal(o.candidate, id);
+    return true;
+}
+
 /* Candidate ids: safe in file names, bounded, no leading punctuation. */
 static void candidate_ids(void **state)
 {
     char longest[MOE_CANDIDATE_ID_MAX + 2];
 
     (void)state;
-    assert_true(moe_candidate_id_valid("c03"));
-    assert_true(moe_candidate_id_valid("ep8-tp2.hybridep_v2"));
-    assert_false(moe_candidate_id_valid(""));
-    assert_false(moe_candidate_id_valid("."));
-    assert_false(moe_candidate_id_valid(".."));
-    assert_false(moe_candidate_id_valid("-c1"));
-    assert_false(moe_candidate_id_valid("c/1"));
-    assert_false(moe_candidate_id_valid("c 1"));
-    assert_false(moe_candidate_id_valid(NULL));
+    assert_true(candidate_ok("c03"));
+    assert_true(candidate_ok("ep8-tp2.hybridep_v2"));
+    assert_false(candidate_ok(""));
+    assert_false(candidate_ok("."));
+    assert_false(candidate_ok(".."));
+    assert_false(candidate_ok("-c1"));
+    assert_false(candidate_ok("c/1"));
+    assert_false(candidate_ok("c 1"));
+    assert_false(candidate_ok(NULL));
     memset(longest, 'a', sizeof(longest));
     longest[MOE_CANDIDATE_ID_MAX] = '\0';
-    assert_true(moe_candidate_id_valid(longest));
+    assert_true(candidate_ok(longest));
     longest[MOE_CANDIDATE_ID_MAX] = 'a';
     longest[MOE_CANDIDATE_ID_MAX + 1] = '\0';
-    assert_false(moe_candidate_id_valid(longest));
+    assert_false(candidate_ok(longest));
 }
 
 /* The study must exist; a missing one names the path and the OS reason. */

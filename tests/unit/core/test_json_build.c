@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/json_build.h"
+#include "core/json_build_internal.h"
 #include "unit.h"
 
 static char *dump(const json_t *j)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "core/strbuf_internal.h"
 #include "unit.h"
 
 /* A path longer than any fixed buffer the code used to have (4096) comes
