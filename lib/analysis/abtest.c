@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/abtest.h"
+#include "analysis/abtest_internal.h"
 
 static int by_double(const void *pa, const void *pb)
 {

@@ -40,7 +40,4 @@ int moe_abtest_run(const double *a, size_t na, const double *b, size_t nb, uint6
 /* Median of v, which it sorts in place; n > 0. */
 double moe_median(double *v, size_t n);
 
-/* Two-sided exact p-value of U for samples of m and n values without ties. */
-double moe_abtest_exact_p(size_t m, size_t n, double u);
-
 #endif

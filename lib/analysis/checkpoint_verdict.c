@@ -10,12 +10,13 @@
 #include <sys/stat.h>
 
 #include "analysis/checkpoint_verdict.h"
+#include "analysis/checkpoint_verdict_internal.h"
 #include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
 
-const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o)
+static const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o)
 {
     return o == MOE_CKPT_PASS ? "pass" : o == MOE_CKPT_FAIL ? "fail" : "missing evidence";
 }
@@ -239,8 +240,11 @@ static bool is_id(const char *s)
     return n > 0 && n <= 64 && strspn(s, "0123456789abcdef") == n;
 }
 
-int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, char *dir,
-                     size_t len)
+/* The spec of a checkpoint candidate from its arguments, and the folder
+ * it saves in, relative to the study; -1 when they lack one, or --save is
+ * not the folder moeflow gen names (MOE_CANDIDATE_CHECKPOINT_DIR/<value>). */
+static int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, char *dir,
+                            size_t len)
 {
     const char *save = arg_value(&c->argv, "--save"), *of = json_string_value(c->value);
 
@@ -327,8 +331,12 @@ static void unfinished(const char *study, const char *id, struct moe_ckpt_verdic
              "): it is running or was cut short; so far: %.300s", id, was);
 }
 
-int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
-                      struct moe_ckpt_verdict *v, struct moe_error *err)
+/* The whole evidence of study's checkpoint candidate c: its logs
+ * results/validate/<id>.log and <id>.resumed.log and its folder (or, when
+ * the folder is gone, the size the job measured, <id>.checkpoint-bytes).  -1 with
+ * err only when a log exists but cannot be read. */
+static int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
+                             struct moe_ckpt_verdict *v, struct moe_error *err)
 {
     char a_path[4400], b_path[4400], dir[1024], *full;
     struct moe_ckpt_spec spec = { 0 };

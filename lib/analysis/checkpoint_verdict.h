@@ -70,35 +70,10 @@ struct moe_ckpt_verdict {
     bool bytes_recorded;     /* dir_bytes is the job's record: the folder is gone */
 };
 
-/* The verdict from the two logs (resumed NULL: its log is missing) and
- * the folder's size (-1: missing). */
-void moe_ckpt_judge(const struct moe_log *uninterrupted, const struct moe_log *resumed,
-                    const struct moe_ckpt_spec *spec, long long dir_bytes,
-                    struct moe_ckpt_verdict *v);
-
-/* The spec of a checkpoint candidate from its arguments, and the folder
- * it saves in, relative to the study; -1 when they lack one, or --save is
- * not the folder moeflow gen names (MOE_CANDIDATE_CHECKPOINT_DIR/<value>). */
-int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, char *dir,
-                     size_t len);
-
-/* The sizes of the regular files under dir, not following links; -1 when
- * dir cannot be read. */
-long long moe_ckpt_dir_bytes(const char *dir);
-
-/* The whole evidence of study's checkpoint candidate c: its logs
- * results/validate/<id>.log and <id>.resumed.log and its folder (or, when
- * the folder is gone, the size the job measured, <id>.checkpoint-bytes).  -1 with
- * err only when a log exists but cannot be read. */
-int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
-                      struct moe_ckpt_verdict *v, struct moe_error *err);
-
 /* The verdict of the generated study's validate checkpoint candidate: 1
  * with v and its id, 0 when the study has none, -1 with err. */
 int moe_ckpt_study(const char *study, struct moe_ckpt_verdict *v, char *id, size_t len,
                    struct moe_error *err);
-
-const char *moe_ckpt_outcome_name(enum moe_ckpt_outcome o);
 
 /* The verdict as report.json's "checkpoint" object; every number in it is
  * measured, a non-finite one null and named in its object's "non_finite".

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/diagnose.h"
+#include "analysis/diagnose_internal.h"
 
 /* The catalogue's axes that target b: what `moeflow gen --stage retune
  * --for B` keeps (tests/cli/gen-for.sh checks that the two agree). */

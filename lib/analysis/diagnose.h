@@ -65,7 +65,4 @@ int moe_diagnose(const json_t *run, const json_t *overlap, double capacity_bytes
 const char *moe_diagnose_skip_reason(const struct moe_diagnosis *d,
                                      const struct moe_retune_entry *e, char *buf, size_t len);
 
-/* The straggler among overlap's "gpus" rows (see struct moe_straggler). */
-void moe_diagnose_straggler(const json_t *overlap, struct moe_straggler *s);
-
 #endif

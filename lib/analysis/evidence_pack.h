@@ -50,21 +50,6 @@ struct moe_pack_file {
     char *text;
 };
 
-/* The plots as SVG documents, then index.html showing them, rendered
- * from pack.json alone (evidence_pack_svg.c), as README.md is.  *files is
- * the caller's (moe_pack_files_free); -1 when out of memory. */
-int moe_evidence_pack_render(const json_t *pack, struct moe_pack_file **files, size_t *n);
-void moe_pack_files_free(struct moe_pack_file *files, size_t n);
-
-/* Whether a pack may hold a file of this name: README.md, pack.json,
- * index.html, or a plot (lowercase letters, digits and dashes, .svg). */
-bool moe_evidence_pack_file_name(const char *name);
-
-/* README.md rendered from pack.json; malloc'd, NULL when out of memory.
- * Every string from the study or a log reaches it as data: control
- * characters made visible, Markdown's table pipes and backticks escaped. */
-char *moe_evidence_pack_markdown(const json_t *pack);
-
 /* Writes pack into the folder dir whole or not at all (rule 9 of
  * lib/README.md): every file goes into the sibling .NAME.moeflow-new, which
  * trades places with dir at the end; a previous pack there (nothing but the
@@ -73,11 +58,5 @@ char *moe_evidence_pack_markdown(const json_t *pack);
  * removed (or, for a pack moved aside, moved back) first.  0, or -1 with
  * err naming dir: nothing new is left behind. */
 int moe_evidence_pack_put(const json_t *pack, const char *dir, struct moe_error *err);
-
-/* moe_evidence_pack, then moe_evidence_pack_put into dir (NULL:
- * STUDY/evidence-pack). */
-int moe_evidence_pack_write(const char *study, const char *dir,
-                            const struct moe_report_opts *opts,
-                            const struct moe_pack_trail *trail, struct moe_error *err);
 
 #endif

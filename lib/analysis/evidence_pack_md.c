@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
 #include "core/strbuf.h"
 #include "core/text.h"
 #include "core/study_dir.h"

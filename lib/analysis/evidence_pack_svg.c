@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
 #include "analysis/svg_plot.h"
+#include "analysis/svg_plot_internal.h"
 #include "core/strbuf.h"
 
 #define BLUE "#1f77b4"

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 

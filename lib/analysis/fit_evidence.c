@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/fit_evidence.h"
+#include "analysis/fit_evidence_internal.h"
 
 #define TAG "moeflow-fake-collectives: "
 

@@ -21,10 +21,6 @@ struct moe_fit_evidence {
     double rows_mean, rows_balanced;
 };
 
-/* Reads line into ev when it is an evidence line (anywhere in it, after a
- * rank prefix or glued to other output); returns true then. */
-bool moe_fit_evidence_parse(const char *line, struct moe_fit_evidence *ev);
-
 /* Mean rows received per dispatch over the balanced count; 0 when the run
  * made no all-to-all dispatch (EP 1, the allgather dispatcher). */
 double moe_fit_evidence_imbalance(const struct moe_fit_evidence *ev);

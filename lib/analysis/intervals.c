@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "analysis/intervals.h"
+#include "analysis/intervals_internal.h"
 
 static int by_start(const void *pa, const void *pb)
 {

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "analysis/fit_evidence_internal.h"
 #include "analysis/megatron_log.h"
 #include "core/number.h"
 #include "core/readfile.h"

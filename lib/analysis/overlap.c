@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/intervals_internal.h"
 #include "analysis/overlap.h"
+#include "analysis/overlap_internal.h"
 #include "analysis/report_internal.h"
 #include "core/json_build.h"
 

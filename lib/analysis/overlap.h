@@ -33,12 +33,6 @@ struct moe_window {
  * relative to the trace's first kernel). */
 int moe_window_parse(const char *text, struct moe_window *w, struct moe_error *err);
 
-/* The absolute [lo, hi) of w in t (trace time, ns); INT64_MIN and
- * INT64_MAX for MOE_WINDOW_ALL, each GPU's own span.  -1 with err when t
- * lacks the window's step markers. */
-int moe_window_resolve(const struct moe_trace *t, const struct moe_window *w, int64_t *lo,
-                       int64_t *hi, struct moe_error *err);
-
 /* Kernels shorter than this count as "short": many of them point at launch
  * overhead. */
 #define MOE_SHORT_KERNEL_NS 10000

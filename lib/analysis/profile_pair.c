@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/overlap_internal.h"
+#include "analysis/intervals_internal.h"
 #include "analysis/profile_pair.h"
 #include "analysis/profile_pair_internal.h"
 #include "analysis/report_internal.h"

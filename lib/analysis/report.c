@@ -426,7 +426,9 @@ void moe_report_run_free(struct moe_report_run *r)
     memset(r, 0, sizeof(*r));
 }
 
-size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max)
+/* The step times of r's window (the first logged iteration excluded), in
+ * iteration order; returns how many, at most max. */
+static size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max)
 {
     size_t k = 0;
 

@@ -66,7 +66,6 @@ int moe_report_run_init(struct moe_report_run *r, const char *name, const struct
                         long first, long last, const struct moe_report_expect *expect,
                         size_t nexpect, struct moe_error *err);
 
-
 void moe_report_run_free(struct moe_report_run *r);
 
 /* MOE_VERDICT_NOISY: no verdict, the reference's own steps spread more
@@ -115,25 +114,15 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
 bool moe_report_first_is_reference(const struct moe_report_run *runs, size_t n);
 const char *moe_verdict_name(enum moe_verdict v);
 
-/* The step times of r's window (the first logged iteration excluded), in
- * iteration order; returns how many, at most max. */
-size_t moe_report_window_samples(const struct moe_report_run *r, double *out, size_t max);
-
 /* report.json: runs[0] is the baseline.  NULL when a value could not be
  * made (out of memory, a string that is not UTF-8): never a key left out. */
 json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
                            const struct moe_report_opts *opts);
 
 /* report_render.c: report.md and the step-time SVG chart, as text
- * (free() it; NULL when out of memory), or written to path whole
- * (core/readfile.h moe_replace_file). */
+ * (free() it; NULL when out of memory). */
 char *moe_report_md(const struct moe_report_run *runs, size_t n,
                     const struct moe_report_opts *opts);
 char *moe_report_svg(const struct moe_report_run *runs, size_t n);
-int moe_report_write_md(const struct moe_report_run *runs, size_t n,
-                        const struct moe_report_opts *opts, const char *path,
-                        struct moe_error *err);
-int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
-                         struct moe_error *err);
 
 #endif

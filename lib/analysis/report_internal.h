@@ -29,4 +29,12 @@ json_t *moe_report_point_json(struct moe_jb *b, json_t *owner, const char *key,
 int moe_report_series_json(struct moe_jb *b, json_t *owner, const char *key,
                            const struct moe_report_run *r);
 
+/* report.md and the step-time SVG chart (report.h, moe_report_md and
+ * moe_report_svg) written to path whole (core/readfile.h moe_replace_file). */
+int moe_report_write_md(const struct moe_report_run *runs, size_t n,
+                        const struct moe_report_opts *opts, const char *path,
+                        struct moe_error *err);
+int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
+                         struct moe_error *err);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "analysis/report_internal.h"
 #include "core/readfile.h"
 
 /* A file's text is built in memory; the caller puts it in place whole

@@ -255,9 +255,14 @@ const struct moe_report_flag *moe_report_requested_flags(size_t *n)
     return requested_keys;
 }
 
-size_t moe_report_requested(const struct moe_candidate *c, const char *run,
-                            struct moe_report_expect_for *out, size_t max, char *buf,
-                            size_t len)
+/* What candidate c asked Megatron for on its command line, as
+ * expectations of its run's argument dump, each for the run named run:
+ * the dispatcher and its backend, the precision, the overlap switches,
+ * recompute and the CUDA-graph scope.  Values are written into buf; at most
+ * max.  Returns how many. */
+static size_t moe_report_requested(const struct moe_candidate *c, const char *run,
+                                   struct moe_report_expect_for *out, size_t max, char *buf,
+                                   size_t len)
 {
     size_t n = 0, used = 0;
 

@@ -52,15 +52,6 @@ struct moe_report_flag {
  * the retune axes change. */
 const struct moe_report_flag *moe_report_requested_flags(size_t *n);
 
-/* What candidate c asked Megatron for on its command line, as
- * expectations of its run's argument dump, each for the run named run:
- * the dispatcher and its backend, the precision, the overlap switches,
- * recompute and the CUDA-graph scope.  Values are written into buf; at most
- * max.  Returns how many. */
-size_t moe_report_requested(const struct moe_candidate *c, const char *run,
-                            struct moe_report_expect_for *out, size_t max, char *buf,
-                            size_t len);
-
 /* The run of candidate c of study v (its log), named label, checked against
  * rd's expectations and against what the candidate asked for in manifest.json
  * (moe_report_requested).  0, or -1 with err. */

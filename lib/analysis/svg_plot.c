@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/svg_plot.h"
+#include "analysis/svg_plot_internal.h"
 
 /* Past this many intervals a tick label would overlap the next one on any
  * plot the pack draws; it also bounds every tick loop. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/trace.h"
+#include "analysis/trace_internal.h"
 #include "core/readfile.h"
 
 const char *const moe_trace_default_comm[] = {

@@ -52,10 +52,6 @@ extern const char *const moe_trace_default_comm[];
  * memory): the trace names more than MOE_TRACE_DEVICES_MAX devices. */
 #define MOE_TRACE_TOO_MANY_DEVICES (-2)
 
-/* The message for a negative return of the two: "out of memory" or the
- * device bound. */
-const char *moe_trace_failure(int rc);
-
 /* The marker prefix PyTorch's profiler uses for steps: "ProfilerStep#41". */
 #define MOE_TRACE_STEP_PREFIX "ProfilerStep#"
 
@@ -118,30 +114,11 @@ void moe_trace_free(struct moe_trace *t);
  * (Kineto).  Returns 0, or -1 with err set. */
 int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err);
 
-/* Used by the readers.  Names: add (no de-duplication) or intern; both
- * return the name's index, or -1 on allocation failure.  Kernels: 0, or -1
- * or MOE_TRACE_TOO_MANY_DEVICES. */
-long moe_trace_add_name(struct moe_trace *t, const char *text);
-long moe_trace_intern(struct moe_trace *t, const char *text, size_t len);
-int moe_trace_add_kernel(struct moe_trace *t, int device, uint32_t name, int64_t start,
-                         int64_t end);
-/* A kernel's device id as a reader found it (64 bits in both formats),
- * checked into an int: 0..MOE_TRACE_DEVICE_MAX, else -1 with err saying so
- * (narrowed, 2^32 would be device 0 and its kernels another GPU's). */
+/* The largest device id a trace may name (trace_internal.h,
+ * moe_trace_device_id). */
 #define MOE_TRACE_DEVICE_MAX INT32_MAX
-int moe_trace_device_id(int64_t raw, const char *kernel, int *out, struct moe_error *err);
-/* Records name as a step marker when it is step_prefix followed by a
- * number; other names are ignored.  Returns -1 only on allocation failure. */
-int moe_trace_add_marker(struct moe_trace *t, const char *name, int64_t start, int64_t end,
-                         int gpu);
 
-/* Moves sub's kernels to the end of t's, mapping sub's names onto t's by
- * text; sub keeps its names and loses its kernels.  Used to join what
- * parallel readers produced. */
-int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub);
-
-/* The readers, also reachable directly. */
-int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_error *err);
+/* The nsys reader, also reachable directly (tests/fuzz/fuzz_nsys.c). */
 int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error *err);
 
 #endif

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "analysis/trace.h"
+#include "analysis/trace_internal.h"
 #include "core/readfile.h"
 
 #define WINDOW_MIN (1u << 20)

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "analysis/trace.h"
+#include "analysis/trace_internal.h"
 
 /* StringIds ids beyond the dense map -> a value (a name index, a marker
  * text's index): open addressing, at most half full. */

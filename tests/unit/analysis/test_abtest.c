@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/abtest.h"
+#include "analysis/abtest_internal.h"
 #include "analysis/megatron_log.h"
 #include "analysis/report.h"
 #include "unit.h"

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "analysis/checkpoint_verdict.h"
+#include "analysis/checkpoint_verdict_internal.h"
 #include "analysis/megatron_log.h"
 #include "unit.h"
 

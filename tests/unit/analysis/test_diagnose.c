@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "analysis/diagnose.h"
+#include "analysis/diagnose_internal.h"
 #include "analysis/diagnose_profile.h"
 #include "unit.h"
 

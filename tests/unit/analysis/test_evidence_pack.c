@@ -17,6 +17,7 @@
 
 #include "analysis/decision_text.h"
 #include "analysis/evidence_pack.h"
+#include "analysis/evidence_pack_internal.h"
 #include "analysis/report_runs.h"
 #include "core/readfile.h"
 #include "unit.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "analysis/fit_evidence.h"
+#include "analysis/fit_evidence_internal.h"
 #include "analysis/fit_report.h"
 #include "analysis/megatron_log.h"
 #include "unit.h"

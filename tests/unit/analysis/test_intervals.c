@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "analysis/intervals.h"
+#include "analysis/intervals_internal.h"
 #include "unit.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

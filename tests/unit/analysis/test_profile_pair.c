@@ -21,6 +21,7 @@
 #include "analysis/profile_pair.h"
 #include "analysis/profile_pair_internal.h"
 #include "analysis/trace.h"
+#include "analysis/trace_internal.h"
 #include "unit.h"
 
 /* A fresh builder for each side or pair: a failure gives NULL, on which

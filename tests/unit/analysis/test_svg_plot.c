@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/svg_plot.h"
+#include "analysis/svg_plot_internal.h"
 #include "unit.h"
 
 static char *escaped(const char *text)
