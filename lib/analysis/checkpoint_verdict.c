@@ -296,13 +296,13 @@ static int read_log(const char *path, struct moe_log *log, bool *present, struct
  * (results/validate/<id>.checkpoint-bytes), or -1. */
 static long long recorded_bytes(const char *study, const char *id)
 {
-    char path[4400], *text, *end;
     struct moe_error e;
+    char *path = moe_study_result(study, "validate", id, MOE_RESULT_CHECKPOINT_BYTES);
+    char *text = path ? moe_read_file(path, "checkpoint size", NULL, &e) : NULL, *end;
     long long n;
 
-    if (moe_study_result_buf(path, sizeof(path), study, "validate", id,
-                             MOE_RESULT_CHECKPOINT_BYTES) < 0 ||
-        !(text = moe_read_file(path, "checkpoint size", NULL, &e)))
+    free(path);
+    if (!text)
         return -1;
     errno = 0;
     n = strtoll(text, &end, 10);
@@ -317,15 +317,21 @@ static long long recorded_bytes(const char *study, const char *id)
  * failure of the checkpoint. */
 static void unfinished(const char *study, const char *id, struct moe_ckpt_verdict *v)
 {
-    char rc[4400], was[sizeof(v->reason)];
+    char *rc, was[sizeof(v->reason)];
     struct stat st;
+    bool ended;
 
-    if (v->outcome != MOE_CKPT_FAIL ||
-        moe_study_result_buf(rc, sizeof(rc), study, "validate", id, MOE_RESULT_RC) < 0 ||
-        lstat(rc, &st) == 0)
+    if (v->outcome != MOE_CKPT_FAIL)
         return;
-    snprintf(was, sizeof(was), "%s", v->reason);
+    /* out of memory: no path to look at, and the failure stands */
+    rc = moe_study_result(study, "validate", id, MOE_RESULT_RC);
+    ended = !rc || lstat(rc, &st) == 0;
+    free(rc);
+    if (ended)
+        return;
+    memcpy(was, v->reason, sizeof(was));
     v->outcome = MOE_CKPT_MISSING;
+    /* id and was are cut (%.64s, %.300s) to fit reason */
     snprintf(v->reason, sizeof(v->reason), "the job has no exit status yet (" MOE_STUDY_RESULTS
              "/validate/%.64s" MOE_RESULT_RC
              "): it is running or was cut short; so far: %.300s", id, was);
@@ -338,7 +344,7 @@ static void unfinished(const char *study, const char *id, struct moe_ckpt_verdic
 static int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
                              struct moe_ckpt_verdict *v, struct moe_error *err)
 {
-    char a_path[4400], b_path[4400], dir[1024], *full;
+    char *a_path, *b_path, dir[1024], *full;
     struct moe_ckpt_spec spec = { 0 };
     struct moe_log a, b;
     bool has_a = false, has_b = false;
@@ -349,22 +355,23 @@ static int moe_ckpt_evidence(const char *study, const struct moe_candidate *c,
     if (moe_ckpt_spec_of(c, &spec, dir, sizeof(dir)) < 0) {
         memset(v, 0, sizeof(*v));
         v->outcome = MOE_CKPT_MISSING;
+        /* a fixed text, shorter than reason */
         snprintf(v->reason, sizeof(v->reason), "the checkpoint candidate is not one moeflow "
                  "gen writes (--save " MOE_CANDIDATE_CHECKPOINT_DIR "/ID, --save-interval, "
                  "--train-iters)");
         return 0;
     }
     full = moe_path_join(study, dir);
-    if (moe_study_result_buf(a_path, sizeof(a_path), study, "validate", c->id,
-                             MOE_RESULT_LOG) < 0 ||
-        moe_study_result_buf(b_path, sizeof(b_path), study, "validate", c->id,
-                             MOE_RESULT_RESUMED_LOG) < 0) {
-        moe_error_at(err, study, 0, 0, "the checkpoint run's logs: path too long");
+    a_path = moe_study_result(study, "validate", c->id, MOE_RESULT_LOG);
+    b_path = moe_study_result(study, "validate", c->id, MOE_RESULT_RESUMED_LOG);
+    if (!full || !a_path || !b_path) {
+        moe_error_at(err, study, 0, 0, "the checkpoint run's logs: out of memory");
         rc = -1;
-    } else if (!full || read_log(a_path, &a, &has_a, err) < 0 ||
-               read_log(b_path, &b, &has_b, err) < 0) {
+    } else if (read_log(a_path, &a, &has_a, err) < 0 || read_log(b_path, &b, &has_b, err) < 0) {
         rc = -1;
     }
+    free(a_path);
+    free(b_path);
     if (rc == 0) {
         bool recorded = false;
         long long bytes = moe_ckpt_dir_bytes(full);

@@ -11,6 +11,7 @@
 #include "analysis/overlap_internal.h"
 #include "analysis/report_internal.h"
 #include "core/json_build.h"
+#include "core/strbuf.h"
 
 /* "1.5s", "250ms", "40us", "7ns" -> ns. */
 static int parse_duration(const char *s, const char *end, int64_t *out)
@@ -296,7 +297,7 @@ static int add_kernel_rows(struct moe_overlap *o, const struct moe_trace *t, con
 
         if (!count[i])
             continue;
-        k = realloc(o->kernels, (o->nkernels + 1) * sizeof(*k));
+        k = moe_grow_array(o->kernels, &o->capkernels, o->nkernels + 1, sizeof(*k));
         if (!k)
             return -1;
         o->kernels = k;
@@ -327,7 +328,8 @@ int moe_overlap_add_trace(struct moe_overlap *o, struct moe_trace *t, const stru
     if (!exposed || !time || !count)
         goto oom;
     for (size_t i = 0; i < t->ndevices; i++) {
-        struct moe_overlap_gpu *g = realloc(o->gpus, (o->ngpus + 1) * sizeof(*g));
+        struct moe_overlap_gpu *g = moe_grow_array(o->gpus, &o->capgpus, o->ngpus + 1,
+                                                   sizeof(*g));
 
         if (!g)
             goto oom;

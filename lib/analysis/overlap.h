@@ -63,10 +63,10 @@ struct moe_overlap_kernel {
 
 struct moe_overlap {
     struct moe_overlap_gpu *gpus;
-    size_t ngpus;
+    size_t ngpus, capgpus;
     struct moe_overlap_gpu total; /* sums over GPUs (GPU-time, not wall time) */
     struct moe_overlap_kernel *kernels;
-    size_t nkernels;
+    size_t nkernels, capkernels;
 };
 
 void moe_overlap_init(struct moe_overlap *o);

@@ -69,7 +69,7 @@ static struct moe_kernel_timing *timing_of(struct moe_profile_side *s, const cha
     for (size_t i = 0; i < s->nkernels; i++)
         if (strcmp(s->kernels[i].name, text) == 0)
             return &s->kernels[i];
-    k = realloc(s->kernels, (s->nkernels + 1) * sizeof(*k));
+    k = moe_grow_array(s->kernels, &s->capkernels, s->nkernels + 1, sizeof(*k));
     if (!k)
         return NULL;
     s->kernels = k;

@@ -39,7 +39,7 @@ struct moe_profile_side {
     int64_t kernel_ns;                 /* summed kernel time in the window, comm + compute */
     int64_t compute_kernel_ns;         /* the compute kernels' share */
     struct moe_kernel_timing *kernels; /* compute kernels, by name */
-    size_t nkernels;
+    size_t nkernels, capkernels;
 };
 
 /* Reconciles a paired entry of moe_profile_pairs_of_study with the step

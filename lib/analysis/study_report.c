@@ -13,6 +13,7 @@
 #include "core/contract_keys.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/study_dir.h"
 
 /* The study's manifest, which must list stages. */
@@ -284,34 +285,44 @@ static bool run_names(const json_t *doc, const char **stage, const char **cand)
 int moe_study_find_run(const char *study, const char *stage, const char *id, char *run_dir,
                        size_t len, struct moe_error *err)
 {
-    char dir[4200], file[4600];
+    char *dir = moe_path_join(study, "runs"), *file;
     struct dirent **ents = NULL;
-    int n, found = 0;
+    int n, w, found = 0;
 
-    snprintf(dir, sizeof(dir), "%s/runs", study);
+    if (!dir) {
+        moe_error_set(err, "%s/runs: out of memory", study);
+        return -1;
+    }
     n = scandir(dir, &ents, NULL, alphasort);
     if (n < 0) {
-        if (errno == ENOENT)
-            return 0;
-        moe_error_set(err, "%s: %s", dir, strerror(errno));
-        return -1;
+        int e = errno;
+
+        if (e != ENOENT)
+            moe_error_set(err, "%s: %s", dir, strerror(e));
+        free(dir);
+        return e == ENOENT ? 0 : -1;
     }
     for (int i = 0; i < n; i++) {
         json_t *doc;
         const char *s, *c;
 
-        if (!found && ents[i]->d_name[0] != '.') {
-            snprintf(file, sizeof(file), "%s/%s/contract.json", dir, ents[i]->d_name);
-            doc = moe_read_json(file, "run record", NULL);
+        if (found == 0 && ents[i]->d_name[0] != '.') {
+            file = moe_strdup_printf("%s/%s/contract.json", dir, ents[i]->d_name);
+            doc = file ? moe_read_json(file, "run record", NULL) : NULL;
+            free(file);
             if (run_names(doc, &s, &c) && strcmp(s, stage) == 0 && strcmp(c, id) == 0) {
-                snprintf(run_dir, len, "%s/%s", dir, ents[i]->d_name);
-                found = 1;
+                w = snprintf(run_dir, len, "%s/%s", dir, ents[i]->d_name);
+                found = w >= 0 && (size_t)w < len ? 1 : -1;
+                if (found < 0)
+                    moe_error_set(err, "%s/%s: the run's path is over %zu bytes", dir,
+                                  ents[i]->d_name, len - 1);
             }
             json_decref(doc);
         }
         free(ents[i]);
     }
     free(ents);
+    free(dir);
     return found;
 }
 

@@ -65,7 +65,8 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
 
 /* The plugin's record of a run of candidate id in stage: runs/<run id>
  * whose contract.json says so (the first in name order).  1 with run_dir
- * filled, 0 when there is none, -1 with err. */
+ * filled, 0 when there is none, -1 with err (run_dir too short for its
+ * path included: never a cut path). */
 int moe_study_find_run(const char *study, const char *stage, const char *id, char *run_dir,
                        size_t len, struct moe_error *err);
 

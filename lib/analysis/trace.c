@@ -9,6 +9,7 @@
 
 #include "analysis/trace.h"
 #include "analysis/trace_internal.h"
+#include "core/strbuf.h"
 #include "core/readfile.h"
 
 const char *const moe_trace_default_comm[] = {
@@ -55,18 +56,11 @@ void moe_trace_free(struct moe_trace *t)
 /* Grows *p (of *cap elements of size sz) to hold at least need elements. */
 static int grow(void **p, size_t *cap, size_t need, size_t sz)
 {
-    size_t ncap = *cap ? *cap : 64;
-    void *np;
+    void *np = moe_grow_array(*p, cap, need, sz);
 
-    if (need <= *cap)
-        return 0;
-    while (ncap < need)
-        ncap *= 2;
-    np = realloc(*p, ncap * sz);
     if (!np)
         return -1;
     *p = np;
-    *cap = ncap;
     return 0;
 }
 

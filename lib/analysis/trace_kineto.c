@@ -19,6 +19,7 @@
 
 #include "analysis/trace.h"
 #include "analysis/trace_internal.h"
+#include "core/strbuf.h"
 #include "core/readfile.h"
 
 #define WINDOW_MIN (1u << 20)
@@ -181,12 +182,11 @@ static int refill(struct reader *r)
         if (r->cap >= MOE_TRACE_VALUE_MAX)
             return fail(r, "one JSON value is longer than " MOE_TRACE_VALUE_MAX_TEXT
                         ": not a trace event");
-        nb = realloc(r->buf, r->cap * 2);
+        nb = moe_grow_array(r->buf, &r->cap, r->cap + 1, 1);
 
         if (!nb)
             return fail(r, "out of memory");
         r->buf = nb;
-        r->cap *= 2;
     }
     n = text_read(r, r->buf + r->len, r->cap - r->len);
     if (n < 0)

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "analysis/trace.h"
+#include "core/strbuf.h"
 #include "analysis/trace_internal.h"
 
 /* StringIds ids beyond the dense map -> a value (a name index, a marker
@@ -42,7 +43,7 @@ struct nsys {
     struct idcache sparse; /* the same for ids at or beyond NAME_MAP_MAX */
     struct idcache marks;  /* NVTX textId -> index into mtext */
     char **mtext;          /* marker texts read from StringIds (NULL: too long for a step) */
-    size_t nmtext;
+    size_t nmtext, capmtext;
     const char *path;
     struct moe_error *err;
 };
@@ -202,11 +203,8 @@ static long name_of(struct nsys *n, struct moe_trace *t, sqlite3_int64 sid)
         return name_sparse(n, t, sid);
     if ((size_t)sid >= n->nmap) {
         size_t nn = n->nmap ? n->nmap : 1024;
-        long *m;
+        long *m = moe_grow_array(n->map, &nn, (size_t)sid + 1, sizeof(*m));
 
-        while (nn <= (size_t)sid)
-            nn *= 2;
-        m = realloc(n->map, nn * sizeof(*m));
         if (!m)
             return oom(n);
         for (size_t i = n->nmap; i < nn; i++)
@@ -293,10 +291,11 @@ static int readable(struct nsys *n);
 /* 1 when PATH-suffix exists. */
 static int beside(const struct nsys *n, const char *suffix)
 {
-    char p[4200];
-    int len = snprintf(p, sizeof(p), "%s%s", n->path, suffix);
+    char *p = moe_strdup_printf("%s%s", n->path, suffix);
+    int found = p && access(p, F_OK) == 0;
 
-    return len > 0 && (size_t)len < sizeof(p) && access(p, F_OK) == 0;
+    free(p);
+    return found;
 }
 
 /* The first read failed: when a journal lies beside the export, SQLite's
@@ -445,7 +444,7 @@ static void close_db(struct nsys *n)
     n->map = NULL;
     n->sparse = n->marks = (struct idcache){ 0 };
     n->mtext = NULL;
-    n->nmtext = 0;
+    n->nmtext = n->capmtext = 0;
 }
 
 struct chunk {
@@ -600,7 +599,7 @@ static int marker_text(struct nsys *n, sqlite3_int64 sid, const char **text)
         return -1;
     if (strlen(v) <= MARK_TEXT_MAX && !(copy = strdup(v)))
         return (int)oom(n);
-    if (!(grown = realloc(n->mtext, (n->nmtext + 1) * sizeof(*grown))) ||
+    if (!(grown = moe_grow_array(n->mtext, &n->capmtext, n->nmtext + 1, sizeof(*grown))) ||
         idcache_put(&n->marks, sid, (long)n->nmtext) < 0) {
         if (grown)
             n->mtext = grown;
