@@ -37,8 +37,9 @@ static json_t *strv_json(struct moe_jb *b, const struct moe_strv *l)
     return built(b, was, a);
 }
 
-/* NAME=value entries as one object; an entry without '=' is no variable
- * (the study's schema refuses one), so it has no key to hold it. */
+/* NAME=value entries as one object.  The generator writes every entry as
+ * NAME=value (megatron_args.c); one without '=' has no value to write and
+ * fails the candidate rather than vanish from the file. */
 static json_t *env_json(struct moe_jb *b, const struct moe_strv *env)
 {
     bool was = b->failed;
@@ -46,12 +47,9 @@ static json_t *env_json(struct moe_jb *b, const struct moe_strv *env)
 
     for (size_t i = 0; i < env->n; i++) {
         const char *eq = strchr(env->v[i], '=');
-        char *name;
+        char *name = eq ? strndup(env->v[i], (size_t)(eq - env->v[i])) : NULL;
 
-        if (!eq)
-            continue;
-        name = strndup(env->v[i], (size_t)(eq - env->v[i]));
-        if (!name) {
+        if (!name) { /* no '=', or out of memory */
             moe_jb_set(b, o, env->v[i], NULL);
             continue;
         }

@@ -129,9 +129,9 @@ static void through_the_file(void **state)
     moe_candidate_free(&c);
 }
 
-/* A value that cannot be made (a string that is not UTF-8, no stages)
- * fails the candidate, its stage and the index: NULL, never a document
- * without the key. */
+/* A value that cannot be made (a string that is not UTF-8, an environment
+ * entry that is not NAME=value, no stages) fails the candidate, its stage
+ * and the index: NULL, never a document without the key. */
 static void a_failure_is_no_missing_key(void **state)
 {
     struct moe_candidate c;
@@ -146,6 +146,11 @@ static void a_failure_is_no_missing_key(void **state)
     assert_int_equal(moe_candidate_hash(&c), -1);
     st.cands = &c;
     assert_null(moe_manifest_stage_json(&st));
+    moe_candidate_free(&c);
+
+    fit_candidate(&c, 1.0);
+    assert_int_equal(moe_strv_push(&c.env, "NO_VALUE"), 0); /* not NAME=value */
+    assert_null(moe_candidate_json(&c, false));
     moe_candidate_free(&c);
 
     fit_candidate(&c, 1.0);
