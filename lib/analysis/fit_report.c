@@ -33,6 +33,7 @@ static void recompute_text(const json_t *contract, char *buf, size_t len)
     const char *gran = json_string_value(json_object_get(rc, MOE_CONTRACT_GRANULARITY));
     size_t i, used = 0;
 
+    /* a granularity is one word; the modules that follow stop where buf is full */
     snprintf(buf, len, "%s", gran ? gran : "none");
     if (!gran || strcmp(gran, "selective") != 0)
         return;
@@ -112,6 +113,7 @@ static int read_run(const char *study, struct moe_fit_row *row, struct moe_error
         if (!(row->measured_mib >= log.mems[i].max_allocated / (1024.0 * 1024.0)))
             row->measured_mib = log.mems[i].max_allocated / (1024.0 * 1024.0);
     row->ev = log.fit_evidence;
+    /* both are error[200] */
     snprintf(row->error, sizeof(row->error), "%s", log.last_error);
     moe_log_free(&log);
     return 0;
@@ -146,6 +148,7 @@ int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_
     if (moe_manifest_load(study, &m, err) < 0)
         return -1;
     fit = moe_manifest_find(&m, MOE_STAGE_FIT);
+    /* the study's name, for people: cut, it still names it */
     snprintf(r->study, sizeof(r->study), "%s", m.study ? m.study : "?");
     if (!fit || fit->n == 0) {
         moe_error_at(err, m.path, 0, 0,
@@ -163,6 +166,7 @@ int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_
             moe_error_at(err, m.path, 0, 0, "fit candidate %zu: id is not a SHA-256 in hex", i);
             goto done;
         }
+        /* an id is 64 hex digits (manifest.c checks them): it fits id[72] */
         snprintf(row->id, sizeof(row->id), "%s", fit->cands[i].id);
         row->measured_mib = NAN;
         describe_candidate(&fit->cands[i], row);
@@ -198,21 +202,28 @@ const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t
     unsigned f = row->flags;
 
     if (f & MOE_FIT_NOT_RUN)
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "not run (no log)");
     else if (f & MOE_FIT_FAILED)
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "failed%s%s", row->error[0] ? ": " : "", row->error);
     else if (f & MOE_FIT_NO_EVIDENCE)
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "untrusted: no fit-python evidence line%s (is the study directory "
                  "visible in the container, and PYTHONPATH kept?)",
                  row->ev.not_installed ? " (it did not install)" : "");
     else if (f & MOE_FIT_UNFILLED)
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "untrusted: collectives left unfilled (MOEFLOW_FAKE_COLLECTIVES=%s)",
                  row->ev.mode);
     else if (f & MOE_FIT_COLLAPSED)
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "untrusted: routing collapsed");
     else if (f & MOE_FIT_OFF)
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "model off by more than %.0f%%", MOE_FIT_ERROR_FLAG_PCT);
     else
+        /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "ok");
     return buf;
 }

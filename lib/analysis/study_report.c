@@ -40,9 +40,11 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
     const char *var = c->variable;
 
     memset(out, 0, sizeof(*out));
+    /* an id is 64 hex digits (manifest.c checks them): it fits id[72] */
     snprintf(out->id, sizeof(out->id), "%s", c->id ? c->id : "?");
     out->baseline = var && strcmp(var, "baseline") == 0;
     if (out->baseline || !var) {
+        /* a fixed word */
         snprintf(out->label, sizeof(out->label), "baseline");
     } else {
         char *text = moe_value_text(c->value);
@@ -56,6 +58,7 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
         const char *reasons[MOE_LABEL_REASONS_MAX];
         size_t n;
 
+        /* one of the label names (core/manifest.h), each a short word */
         snprintf(out->semantics, sizeof(out->semantics), "%s",
                  moe_candidate_semantics(c, reasons, &n));
     }
@@ -78,6 +81,7 @@ static int stage_window(const char *stage, const struct moe_candidate *c, long *
         }
         *first = (long)json_integer_value(json_array_get(win, 0));
         *last = (long)json_integer_value(json_array_get(win, 1));
+        /* a fixed text, shorter than window_note */
         snprintf(note, len, "the study's report_window");
         return 0;
     }
@@ -89,6 +93,7 @@ static int stage_window(const char *stage, const struct moe_candidate *c, long *
         }
         *first = warmup + 1;
         *last = warmup + screen;
+        /* a fixed text and a number: shorter than window_note */
         snprintf(note, len, "the screening steps after %ld warm-up steps", warmup);
         return 0;
     }
@@ -174,10 +179,11 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
                      sizeof(v->window_note), err) < 0)
         return -1;
     cand_of(v->study, own ? v->stage : "scale", ref, &v->ref);
+    /* ref_note is for people: cut, it still names the run */
     if (!own && !v->ref.baseline)
         snprintf(v->ref_note, sizeof(v->ref_note), "the scale run of the adopted baseline, %s "
                  "(%s)", v->ref.label, v->ref.id);
-    else
+    else /* the same */
         snprintf(v->ref_note, sizeof(v->ref_note), "%s baseline (%s)",
                  own ? v->stage : "the scale stage's", v->ref.id);
     if (!(v->cands = calloc(st->n + 1, sizeof(*v->cands)))) {
@@ -201,13 +207,17 @@ int moe_study_view_load(const char *study, const char *stage, struct moe_study_v
     int rc = -1;
 
     memset(v, 0, sizeof(*v));
-    snprintf(v->study, sizeof(v->study), "%s", study);
+    /* a cut study path would name another folder */
+    if (moe_fmt_fixed(v->study, sizeof(v->study), err, "%s", study) < 0)
+        return -1;
     if (load_manifest(study, &m, err) < 0)
         return -1;
+    /* the study's name, for people: cut, it still names it */
     snprintf(v->name, sizeof(v->name), "%s", m.study ? m.study : "?");
     if ((!stage || !stage[0]) && !(stage = default_stage(study, &m, err)))
         goto out;
-    snprintf(v->stage, sizeof(v->stage), "%s", stage);
+    if (moe_fmt_fixed(v->stage, sizeof(v->stage), err, "%s", stage) < 0)
+        goto out;
     if (!(st = find_stage(&m, stage)))
         moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": the study has no %s stage (generated "
                       "with --stage?)", study, stage);
@@ -335,21 +345,27 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
     if (!realpath(path, real) || stat(real, &st) != 0)
         return 0;
     if (S_ISDIR(st.st_mode) && moe_study_is_dir(real)) {
+        /* realpath's result and its parents fit PATH_MAX */
         snprintf(w->study, sizeof(w->study), "%s", real);
         return 1;
     }
+    /* realpath's result and its parents fit PATH_MAX */
     snprintf(up, sizeof(up), "%s", real);
     parent(up);
+    /* realpath's result and its parents fit PATH_MAX */
     snprintf(up2, sizeof(up2), "%s", up);
     parent(up2);
     /* <study>/results/<stage> */
     if (S_ISDIR(st.st_mode) && is_stage_name(base(real)) && strcmp(base(up), "results") == 0 &&
         moe_study_is_dir(up2)) {
+        /* realpath's parent fits study[PATH_MAX]; is_stage_name: a stage name fits */
         snprintf(w->study, sizeof(w->study), "%s", up2);
+        /* is_stage_name checked it: one of the short stage names */
         snprintf(w->stage, sizeof(w->stage), "%.15s", base(real));
         return 1;
     }
     /* <study>/runs/<run id>, with the plugin's record of what ran */
+    /* file is PATH_MAX + 32: real and "/contract.json" fit */
     snprintf(file, sizeof(file), "%s/contract.json", real);
     if (S_ISDIR(st.st_mode) && strcmp(base(up), "runs") == 0 && moe_study_is_dir(up2) &&
         file_exists(file)) {
@@ -360,7 +376,9 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
         if (!doc)
             return -1;
         if (run_names(doc, &stage, &cand) && is_stage_name(stage)) {
+            /* realpath's parent fits study[PATH_MAX] */
             snprintf(w->study, sizeof(w->study), "%s", up2);
+            /* is_stage_name checked it: one of the short stage names */
             snprintf(w->stage, sizeof(w->stage), "%s", stage);
             rc = candidate_in(up2, stage, cand, w, err);
         }
@@ -372,12 +390,16 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
         strcmp(base(real) + strlen(base(real)) - 4, ".log") == 0) {
         char study[PATH_MAX], id[80];
 
+        /* realpath's result and its parents fit PATH_MAX */
         snprintf(study, sizeof(study), "%s", up2);
         parent(study);
         if (strcmp(base(up2), "results") != 0 || !moe_study_is_dir(study))
             return 0;
+        /* an id is 64 hex digits: a longer name, cut, is no candidate's */
         snprintf(id, sizeof(id), "%.*s", (int)(strlen(base(real)) - 4), base(real));
+        /* realpath's grandparent fits study[PATH_MAX] */
         snprintf(w->study, sizeof(w->study), "%s", study);
+        /* is_stage_name checked it: one of the short stage names */
         snprintf(w->stage, sizeof(w->stage), "%.15s", base(up));
         return candidate_in(study, w->stage, id, w, err);
     }
