@@ -62,6 +62,7 @@ static void verdict(struct moe_ckpt_verdict *v, enum moe_ckpt_outcome o, const c
         return;
     v->outcome = o;
     va_start(ap, fmt);
+    /* a reason for people: cut, it still says it */
     vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
     va_end(ap);
 }

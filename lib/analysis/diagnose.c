@@ -154,6 +154,7 @@ static void name_row(const json_t *g, size_t row, struct moe_straggler *s)
 
     base = base ? base + 1 : trace ? trace : "?";
     s->rank = trace && rank_of(trace) >= 0 ? rank_of(trace) : (int)row;
+    /* a trace's name for people: cut, it still names it */
     snprintf(s->trace, sizeof(s->trace), "%s:%d", base, (int)number(g, "device"));
 }
 
@@ -190,8 +191,10 @@ static void memory_reason(struct moe_diagnosis *d)
 {
     d->bottleneck = MOE_BOTTLENECK_MEMORY;
     if (d->full_recompute)
+        /* a reason for people: cut, it still says it */
         snprintf(d->reason, sizeof(d->reason), "full recompute is needed to fit");
     else
+        /* a reason for people: cut, it still says it */
         snprintf(d->reason, sizeof(d->reason),
                  "peak allocated memory is %.1f%% of capacity (>= %.0f%%)",
                  100 * d->memory_fraction, 100 * MOE_DIAG_MEMORY_NEAR);
@@ -200,6 +203,7 @@ static void memory_reason(struct moe_diagnosis *d)
 static void communication_reason(struct moe_diagnosis *d)
 {
     d->bottleneck = MOE_BOTTLENECK_COMMUNICATION;
+    /* a reason for people: cut, it still says it */
     snprintf(d->reason, sizeof(d->reason),
              "exposed communication is %.1f%% of GPU time (>= %.0f%%, idle %.1f%%); %.2f%% of "
              "communication is hidden", 100 * d->exposed_fraction, 100 * MOE_DIAG_EXPOSED_COMM,
@@ -210,12 +214,14 @@ static void host_reason(struct moe_diagnosis *d)
 {
     d->bottleneck = MOE_BOTTLENECK_HOST;
     if (d->idle_fraction >= MOE_DIAG_IDLE)
+        /* a reason for people: cut, it still says it */
         snprintf(d->reason, sizeof(d->reason),
                  "GPUs are idle %.1f%% of the window (>= %.0f%%, more than the %.1f%% of exposed "
                  "communication), busy %.1f%%: host or launch overhead",
                  100 * d->idle_fraction, 100 * MOE_DIAG_IDLE, 100 * d->exposed_fraction,
                  100 * d->busy_fraction);
     else
+        /* a reason for people: cut, it still says it */
         snprintf(d->reason, sizeof(d->reason),
                  "%.1f%% of kernels run under 10 us (>= %.0f%%): launch-bound",
                  100 * d->short_fraction, 100 * MOE_DIAG_SHORT_KERNELS);
@@ -235,12 +241,14 @@ static void classify(struct moe_diagnosis *d, bool profiled)
     else {
         d->bottleneck = MOE_BOTTLENECK_COMPUTE;
         if (profiled)
+            /* a reason for people: cut, it still says it */
             snprintf(d->reason, sizeof(d->reason),
                      "%s, exposed communication is %.1f%% and idle time %.1f%% of GPU time (each "
                      "< 10%%): GPUs are busy %.1f%% of the window",
                      d->memory_fraction >= 0 ? "memory fits" : "memory pressure unknown",
                      100 * d->exposed_fraction, 100 * d->idle_fraction, 100 * d->busy_fraction);
         else
+            /* a reason for people: cut, it still says it */
             snprintf(d->reason, sizeof(d->reason), "no memory pressure; without a profile, "
                      "communication and host overhead cannot be judged");
     }
@@ -280,9 +288,11 @@ int moe_diagnose(const json_t *run, const json_t *overlap, double capacity_bytes
 static void skip_memory(const struct moe_diagnosis *d, char *buf, size_t len)
 {
     if (d->memory_fraction < 0)
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets memory; no measured peak against a known capacity shows "
                  "memory pressure (memory headroom unknown), and recompute is not full");
     else
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets memory; peak allocated memory is %.1f%% of capacity, under "
                  "the %.0f%% threshold, and recompute is not full", 100 * d->memory_fraction,
                  100 * MOE_DIAG_MEMORY_NEAR);
@@ -291,13 +301,16 @@ static void skip_memory(const struct moe_diagnosis *d, char *buf, size_t len)
 static void skip_communication(const struct moe_diagnosis *d, char *buf, size_t len)
 {
     if (d->exposed_fraction < 0)
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets communication; without a profile, exposed communication "
                  "is not measured");
     else if (d->exposed_fraction < MOE_DIAG_EXPOSED_COMM)
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets communication; the profile shows exposed communication "
                  "%.1f%% of GPU time, under the %.0f%% threshold", 100 * d->exposed_fraction,
                  100 * MOE_DIAG_EXPOSED_COMM);
     else
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets communication; exposed communication %.1f%% of GPU time is "
                  "at or over the %.0f%% threshold but less than the %.1f%% the GPUs sit idle",
                  100 * d->exposed_fraction, 100 * MOE_DIAG_EXPOSED_COMM, 100 * d->idle_fraction);
@@ -306,14 +319,17 @@ static void skip_communication(const struct moe_diagnosis *d, char *buf, size_t 
 static void skip_host(const struct moe_diagnosis *d, char *buf, size_t len)
 {
     if (d->idle_fraction < 0)
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets host overhead; without a profile, GPU idle time is not "
                  "measured");
     else if (d->idle_fraction < MOE_DIAG_IDLE && d->short_fraction < MOE_DIAG_SHORT_KERNELS)
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets host overhead; the profile shows GPUs idle %.1f%% of GPU time "
                  "(under the %.0f%% threshold) and %.1f%% of kernels under 10 us (under %.0f%%)",
                  100 * d->idle_fraction, 100 * MOE_DIAG_IDLE, 100 * d->short_fraction,
                  100 * MOE_DIAG_SHORT_KERNELS);
     else
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets host overhead; GPUs idle %.1f%% of GPU time is less than the "
                  "%.1f%% of exposed communication", 100 * d->idle_fraction,
                  100 * d->exposed_fraction);
@@ -325,6 +341,7 @@ const char *moe_diagnose_skip_reason(const struct moe_diagnosis *d,
     if (e->bottleneck == d->bottleneck)
         return NULL;
     if (d->bottleneck == MOE_BOTTLENECK_MEMORY && e->bottleneck != MOE_BOTTLENECK_MEMORY)
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets %s; memory comes first: %s", moe_bottleneck_name(e->bottleneck),
                  d->reason);
     else if (e->bottleneck == MOE_BOTTLENECK_MEMORY)
@@ -334,6 +351,7 @@ const char *moe_diagnose_skip_reason(const struct moe_diagnosis *d,
     else if (e->bottleneck == MOE_BOTTLENECK_HOST)
         skip_host(d, buf, len);
     else
+        /* a reason for people: cut, it still says it */
         snprintf(buf, len, "targets compute, which is the bottleneck only when memory, "
                  "communication and host are not: here %s is", moe_bottleneck_name(d->bottleneck));
     return buf;

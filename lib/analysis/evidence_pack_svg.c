@@ -63,6 +63,7 @@ static void add_file(struct files *f, const char *name, char *text)
         return;
     }
     f->v = g;
+    /* the pack's own file names, short and fixed, fit name[64] */
     snprintf(f->v[f->n].name, sizeof(f->v[f->n].name), "%s", name);
     f->v[f->n++].text = text;
 }
@@ -73,6 +74,7 @@ static char *finish(struct moe_svg *s)
     char text[96];
 
     if (s->dropped) {
+        /* text shown in the SVG: cut, it still says it */
         snprintf(text, sizeof(text), "%zu point%s not drawn: NaN or infinite", s->dropped,
                  s->dropped == 1 ? "" : "s");
         moe_svg_text(s, s->width - 10, s->height - 14, "end", 10.5, "#aa3300", 0, text);
@@ -173,10 +175,13 @@ static void step_subtitle(const json_t *plot, const json_t *win, size_t spikes, 
     double d = dbl(get(win, "versus_baseline"), "step_ms_delta_pct");
 
     if (isfinite(d))
+        /* text shown in the SVG: cut, it still says it */
         snprintf(delta, sizeof(delta), "; median %+.1f%% against the baseline", d);
     if (spikes)
+        /* text shown in the SVG: cut, it still says it */
         snprintf(warm, sizeof(warm), "; %zu warm-up step%s off the scale, drawn at the top edge",
                  spikes, spikes == 1 ? "" : "s");
+    /* text shown in the SVG: cut, it still says it */
     snprintf(buf, len, "measured: Megatron's elapsed time per iteration; shaded: the report "
              "window %lld-%lld, dashed: its medians%s%s",
              (long long)json_integer_value(json_array_get(w, 0)),
@@ -199,9 +204,11 @@ static char *step_time_svg(const json_t *pack, const json_t *plot)
     if (win) {
         steady_range(win, &ylo, &yhi, &spikes);
         x_range(win, &xlo, &xhi);
+        /* text shown in the SVG: cut, it still says it */
         snprintf(title, sizeof(title), "Step time per iteration: %s against the baseline",
                  str(win, "name"));
     } else {
+        /* text shown in the SVG: cut, it still says it */
         snprintf(title, sizeof(title), "Step time per iteration: the baseline alone (no winner "
                  "was measured)");
     }
@@ -321,6 +328,7 @@ static void draw_pairs(struct moe_svg *s, const json_t *points, double band, siz
         bool trusted = !json_is_false(get(p, "trusted"));
         char tip[600], na[40], nb[40];
 
+        /* text shown in the SVG: cut, it still says it */
         snprintf(tip, sizeof(tip), "%s: modeled %s, measured %s%s%s", str(p, "candidate"),
                  moe_svg_num(a, na, sizeof(na)), moe_svg_num(b, nb, sizeof(nb)),
                  get(p, "verdict") ? "; " : "", str(p, "verdict"));
@@ -347,13 +355,17 @@ static char *pair_svg(const json_t *plot, const char *what, const char *title)
     pair_range(points, band, &lo, &hi);
     /* room above the highest point for its label */
     moe_svg_axis_nice(lo, hi + (hi - lo) * 0.06, 6, false, &a);
+    /* text shown in the SVG: cut, it still says it */
     snprintf(xl, sizeof(xl), "modeled %s (%s): moeflow's model", what, unit);
+    /* text shown in the SVG: cut, it still says it */
     snprintf(yl, sizeof(yl), "measured %s (%s)", what, unit);
+    /* text shown in the SVG: cut, it still says it */
     snprintf(bl, sizeof(bl), "\xc2\xb1%.0f%%", band * 100);
     moe_svg_begin(&s, 560, 540, 72, 24, 64, 80, title, NULL);
     moe_svg_frame(&s, &a, &a, xl, yl);
     draw_band(&s, band);
     draw_pairs(&s, points, band, &inside, &untrusted);
+    /* text shown in the SVG: cut, it still says it */
     snprintf(sub, sizeof(sub), "%zu candidate%s plotted, %zu within the band; %zu skipped "
              "(README.md)", json_array_size(points), json_array_size(points) == 1 ? "" : "s",
              inside, json_array_size(get(plot, "skipped")));
@@ -442,9 +454,11 @@ static void bar_label(struct moe_svg *s, size_t i, size_t n, const json_t *row,
     char text[300], v[40];
 
     if (json_is_integer(rank))
+        /* text shown in the SVG: cut, it still says it */
         snprintf(text, sizeof(text), "#%lld %s", (long long)json_integer_value(rank),
                  str(row, "layout"));
     else
+        /* text shown in the SVG: cut, it still says it */
         snprintf(text, sizeof(text), "%s%s%s", base ? "baseline " : "", str(row, "layout"),
                  isfinite(order_key(row)) ? "" : ", not ranked");
     moe_svg_text(s, x + 4, s->bottom + 14, "end", 10.5, "#222222", -30, text);
@@ -478,6 +492,7 @@ static void draw_bars(struct moe_svg *s, const json_t **v, size_t n, size_t pbes
     for (size_t i = 0; i < n; i++) {
         char tip[600], a[40], b[40];
 
+        /* text shown in the SVG: cut, it still says it */
         snprintf(tip, sizeof(tip), "%s (%s): measured %s ms, modeled %s ms", str(v[i], "layout"),
                  str(v[i], "candidate"), moe_svg_num(measured_of(v[i]), a, sizeof(a)),
                  moe_svg_num(dbl(v[i], "predicted_ms"), b, sizeof(b)));
@@ -515,8 +530,10 @@ static char *ranking_svg(const json_t *round)
     mbest = best_by(v, n, measured_of);
     /* room above the tallest bar for its value and mark */
     moe_svg_axis_nice(0, hi * 1.12, 6, true, &ya);
+    /* text shown in the SVG: cut, it still says it */
     snprintf(title, sizeof(title), "Scale round %lld: measured step per layout, in predicted "
              "order", (long long)json_integer_value(get(round, "round")));
+    /* text shown in the SVG: cut, it still says it */
     snprintf(sub, sizeof(sub), "source: %s%s", str(round, "source"),
              get(round, "rows_cut") ? " (rows past 64 not drawn)" : "");
     moe_svg_begin(&s, 1100, 500, 72, 24, 64, 150, title, sub);

@@ -60,6 +60,7 @@ static void warn(struct moe_log *log, int lineno, const char *fmt, ...)
     if (n < 0 || (size_t)n >= sizeof(w->text))
         n = 0;
     va_start(ap, fmt);
+    /* a warning for people: cut, it still says where and what */
     vsnprintf(w->text + n, sizeof(w->text) - (size_t)n, fmt, ap);
     va_end(ap);
 }
@@ -105,6 +106,7 @@ static enum field_state field_strict(const char *s, const char *end, const char 
         *out = NAN;
         for (e = q; e < end && *e != '|' && *e != ' '; e++)
             ;
+        /* cut on purpose: the shown text is at most 40 bytes */
         snprintf(bad, badlen, "%.*s", (int)(e - q > 40 ? 40 : e - q), q);
         return FIELD_BAD;
     }
@@ -496,6 +498,7 @@ static void python_error(struct moe_log *log, const char *line)
         q++;
     if (q - p >= 5 && (strncmp(q - 5, "Error: ", 7) == 0 || (q - p >= 9 &&
                                                            strncmp(q - 9, "Exception: ", 11) == 0)))
+        /* the exception's line for people: cut, it still says it */
         snprintf(log->last_error, sizeof(log->last_error), "%s", p);
 }
 
@@ -518,6 +521,7 @@ static int feed(struct moe_log *log, const char *line, int lineno)
     switch (graph_evidence(line)) {
     case 2:
         if (!log->graph_lines++)
+            /* an example line for people: cut, it still shows it */
             snprintf(log->graph_example, sizeof(log->graph_example), "%s", line);
         break;
     case 1:

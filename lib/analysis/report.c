@@ -477,6 +477,7 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
     ab->verdict = MOE_VERDICT_NO_CHANGE;
     moe_error_clear(&err);
     if (!a || !b) {
+        /* why[160] holds each fixed text with its numbers */
         snprintf(ab->why, sizeof(ab->why), "out of memory");
         goto out;
     }
@@ -496,18 +497,22 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
     significant = t.p_value < opts->alpha && (t.ci_hi_pct < 0 || t.ci_lo_pct > 0);
     if (ab->ref_cv > MOE_REPORT_MAX_REF_CV) {
         ab->verdict = MOE_VERDICT_NOISY;
+        /* why[160] holds each fixed text with its numbers */
         snprintf(ab->why, sizeof(ab->why), "the reference's steps spread too much to decide "
                  "(CV %.0f%% > %.0f%%): rerun it, interleaved with the candidate",
                  100 * ab->ref_cv, 100 * MOE_REPORT_MAX_REF_CV);
     } else if (!significant)
+        /* why[160] holds each fixed text with its numbers */
         snprintf(ab->why, sizeof(ab->why), "not significant (p=%.3g%s, interval %s 0)",
                  t.p_value, t.p_value < opts->alpha ? "" : " >= alpha",
                  t.ci_lo_pct <= 0 && t.ci_hi_pct >= 0 ? "includes" : "excludes");
     else if (fabs(t.effect_pct) < opts->min_effect_pct)
+        /* why[160] holds each fixed text with its numbers */
         snprintf(ab->why, sizeof(ab->why), "significant, but |%+.2f%%| is below the %.2f%% "
                  "minimum effect", t.effect_pct, opts->min_effect_pct);
     else {
         ab->verdict = t.effect_pct < 0 ? MOE_VERDICT_WIN : MOE_VERDICT_LOSS;
+        /* why[160] holds each fixed text with its numbers */
         snprintf(ab->why, sizeof(ab->why), "significant (p=%.3g) and at least the %.2f%% "
                  "minimum effect", t.p_value, opts->min_effect_pct);
     }

@@ -59,9 +59,11 @@ const char *moe_svg_num(double v, char *buf, size_t len)
     char *end;
 
     if (!isfinite(v)) {
+        /* a number fits the 32 bytes svg_plot.h asks for */
         snprintf(buf, len, "nan");
         return buf;
     }
+    /* a number fits the 32 bytes svg_plot.h asks for */
     snprintf(buf, len, "%.2f", v);
     end = buf + strlen(buf);
     while (end > buf && end[-1] == '0')
@@ -69,6 +71,7 @@ const char *moe_svg_num(double v, char *buf, size_t len)
     if (end > buf && end[-1] == '.')
         *--end = 0;
     if (strcmp(buf, "-0") == 0)
+        /* a number fits the 32 bytes svg_plot.h asks for */
         snprintf(buf, len, "0");
     return buf;
 }
@@ -220,6 +223,7 @@ static void origin_note(struct moe_svg *s, const struct moe_svg_axis *a, const c
 
     if (a->lo == 0)
         return;
+    /* text shown in the SVG: cut, it still says it */
     snprintf(text, sizeof(text), "%s axis starts at %s, not 0", which,
              moe_svg_num(a->lo, n, sizeof(n)));
     moe_svg_text(s, s->right, s->top - 6, "end", 10.5, "#aa3300", 0, text);
