@@ -179,8 +179,7 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
                      sizeof(v->window_note), err) < 0)
         return -1;
     cand_of(v->study, own ? v->stage : "scale", ref, &v->ref);
-    /* ref_note is for people: cut, it still names the run */
-    if (!own && !v->ref.baseline)
+    if (!own && !v->ref.baseline) /* ref_note is for people: cut, it still names the run */
         snprintf(v->ref_note, sizeof(v->ref_note), "the scale run of the adopted baseline, %s "
                  "(%s)", v->ref.label, v->ref.id);
     else /* the same */
