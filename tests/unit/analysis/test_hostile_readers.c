@@ -422,7 +422,7 @@ static void study_yaml_nesting_is_bounded(void **state)
 
     (void)state;
     moe_error_clear(&e);
-    assert_int_equal(moe_study_load_string(&s, "deep.yaml", text, &e), -1);
+    assert_int_equal(moe_study_load_text(&s, "deep.yaml", text, strlen(text), &e), -1);
     assert_string_equal(moe_error_format(&e, buf, sizeof(buf)),
                         "deep.yaml:2:71: YAML: nested deeper than 64 levels");
     free(text);
