@@ -17,6 +17,8 @@
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
+#include "core/sha256.h"
 #include "core/strbuf.h"
 #include "core/study_dir.h"
 
@@ -74,6 +76,27 @@ static int cmd_show(const char *path, bool json)
     return rc;
 }
 
+/* diff --json; NULL with err naming the key that could not be made. */
+static json_t *diff_json(const struct moe_contract_diff *d, const struct moe_contract_diff *notes,
+                         const struct moe_verdict *v, struct moe_error *err)
+{
+    struct moe_jb b;
+    json_t *out = json_object(), *verdict;
+
+    moe_jb_init(&b, err);
+    moe_jb_set(&b, out, "changes", moe_contract_diff_json(d));
+    if (notes->count)
+        moe_jb_set(&b, out, "annotation_changes", moe_contract_diff_json(notes));
+    if (v->rule[0]) {
+        verdict = json_object();
+        moe_jb_bool(&b, verdict, "allowed", v->allowed);
+        moe_jb_str(&b, verdict, "rule", v->rule);
+        moe_jb_str(&b, verdict, "reason", v->reason);
+        moe_jb_set(&b, out, "verdict", moe_jb_done(&b, verdict));
+    }
+    return moe_jb_done(&b, out);
+}
+
 /* notes: when the compared sections are equal but the digests are not,
  * the annotations that differ; a diff of two different contracts is never
  * "no differences". */
@@ -81,13 +104,12 @@ static int print_diff(const struct moe_contract_diff *d, const struct moe_contra
                       const struct moe_verdict *v, bool json)
 {
     if (json) {
-        json_t *out = json_pack("{s:o}", "changes", moe_contract_diff_json(d));
-        if (notes->count)
-            json_object_set_new(out, "annotation_changes", moe_contract_diff_json(notes));
-        if (v->rule[0])
-            json_object_set_new(out, "verdict",
-                                json_pack("{s:b, s:s, s:s}", "allowed", v->allowed, "rule",
-                                          v->rule, "reason", v->reason));
+        struct moe_error err;
+        json_t *out;
+
+        moe_error_clear(&err);
+        if (!(out = diff_json(d, notes, v, &err)))
+            return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
         json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2));
         putchar('\n');
         json_decref(out);
@@ -195,19 +217,26 @@ static int cmd_verify(const char *path)
  * alone or in a declared combination. */
 static int cmd_winner(const char *study, const char *run_dir)
 {
-    char path[4200];
+    /* STUDY/winners/SHA256.json: its length is known, so the path is never cut */
+    size_t len = strlen(study) + sizeof("/" MOE_STUDY_WINNERS "/") + MOE_SHA256_HEX_LEN +
+                 sizeof(".json");
+    char *path = malloc(len);
     struct moe_error err;
     int rc;
 
+    if (!path)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow contract: out of memory\n");
     moe_error_clear(&err);
-    rc = moe_contract_record_winner(study, run_dir, path, sizeof(path), &err);
+    rc = moe_contract_record_winner(study, run_dir, path, len, &err);
     if (rc < 0) {
+        free(path);
         /* as freeze: a run that cannot win, a study or winners/ others can
          * write are invalid input, not a system error */
         moe_cli_report(&err);
         return MOE_EXIT_INVALID_INPUT;
     }
     printf("%s winner %s\n", rc == 0 ? "recorded" : "already recorded", path);
+    free(path);
     return MOE_EXIT_OK;
 }
 

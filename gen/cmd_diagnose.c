@@ -15,7 +15,9 @@
 #include "options.h"
 #include "analysis/diagnose.h"
 #include "analysis/diagnose_profile.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/manifest.h"
 #include "core/study_dir.h"
 #include "analysis/report.h"
@@ -92,8 +94,8 @@ static const struct moe_cli diagnose_cli = {
              "output of moeflow overlap --json.  Classifies the bottleneck as memory,\n"
              "communication, host or compute, and prints the matching retune candidates\n"
              "(for moeflow gen --stage retune --for BOTTLENECK).  With --stage profile\n"
-             "it reads the profile stage's kernel traces under " MOE_STUDY_RESULTS
-             "/profile and the\n"
+             "it reads the profile stage's kernel traces under "
+             MOE_STUDY_RESULTS "/profile and the\n"
              "fit stage's peak memory, and prints what it measured and the retune axes\n"
              "it skips, with why.\n",
     .opts = diagnose_opts,
@@ -124,8 +126,9 @@ static json_t *study_report(const char *study, const char *stage, struct moe_err
         moe_error_set(err, "out of memory");
     else if (moe_report_load_study_run(&v, &v.ref, "baseline", &rd, &runs[0], err) == 0)
         n = 1 + moe_report_load_candidates(&v, &rd, runs + 1, skipped);
-    if (n)
-        j = moe_report_to_json(runs, n, &o);
+    if (n && !(j = moe_report_to_json(runs, n, &o)))
+        moe_error_set(err, "%s: its report could not be built (out of memory, or a value "
+                      "that is not UTF-8)", study);
     for (size_t i = 0; i < n; i++)
         moe_report_run_free(&runs[i]);
     free(runs);
@@ -134,16 +137,22 @@ static json_t *study_report(const char *study, const char *stage, struct moe_err
     return j;
 }
 
+/* REPORT or OVERLAP; a directory is report's -o folder: its report.json. */
 static json_t *load(const char *path, const char *what, struct moe_error *err)
 {
-    char buf[4096];
     struct stat st;
+    char *inside;
+    json_t *j;
 
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(buf, sizeof(buf), "%s/report.json", path);
-        path = buf;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return moe_read_json(path, what, err);
+    if (!(inside = moe_path_join(path, MOE_STUDY_REPORT_JSON))) {
+        moe_error_set(err, "out of memory");
+        return NULL;
     }
-    return moe_read_json(path, what, err);
+    j = moe_read_json(inside, what, err);
+    free(inside);
+    return j;
 }
 
 /* The run named name (the first when name is NULL), or NULL with err.
@@ -178,113 +187,145 @@ struct evidence {
     const char *capacity_from;              /* "declared", "--capacity-gib" */
 };
 
-static json_t *num_or_null(double v)
+/* A measurement that may be missing: a negative value means "not
+ * measured" and is written null, as is NaN; an infinity is recorded
+ * (json_build.h). */
+static int num_or_null(struct moe_jb *b, json_t *m, const char *key, double v)
 {
-    return v >= 0 && isfinite(v) ? json_real(v) : json_null();
+    return isfinite(v) && v < 0 ? moe_jb_set(b, m, key, json_null()) : moe_jb_num_opt(b, m, key, v);
 }
 
-static json_t *measured_json(const struct moe_diagnosis *d)
+/* key = v when has, else null. */
+static int num_if(struct moe_jb *b, json_t *m, const char *key, bool has, double v)
+{
+    return has ? moe_jb_num(b, m, key, v) : moe_jb_set(b, m, key, json_null());
+}
+
+static json_t *measured_json(struct moe_jb *b, const struct moe_diagnosis *d)
 {
     const struct moe_straggler *s = &d->straggler;
     json_t *m = json_object();
     bool st = s->ranks >= 2;
 
-    json_object_set_new(m, "gpu_busy_fraction", num_or_null(d->busy_fraction));
-    json_object_set_new(m, "window_ms", num_or_null(d->window_ms));
-    json_object_set_new(m, "busy_ms", num_or_null(d->busy_ms));
-    json_object_set_new(m, "exposed_comm_fraction", num_or_null(d->exposed_fraction));
-    json_object_set_new(m, "exposed_comm_ms", num_or_null(d->exposed_ms));
-    json_object_set_new(m, "comm_ms", num_or_null(d->comm_ms));
-    json_object_set_new(m, "hidden_comm_ms", num_or_null(d->hidden_ms));
-    json_object_set_new(m, "hidden_comm_pct", num_or_null(d->hidden_pct));
-    json_object_set_new(m, "idle_fraction", num_or_null(d->idle_fraction));
-    json_object_set_new(m, "idle_ms", num_or_null(d->idle_ms));
-    json_object_set_new(m, "idle_gaps", d->gaps >= 0 ? json_integer(d->gaps) : json_null());
-    json_object_set_new(m, "max_gap_ms", num_or_null(d->max_gap_ms));
-    json_object_set_new(m, "short_kernel_fraction", num_or_null(d->short_fraction));
-    json_object_set_new(m, "memory_fraction", num_or_null(d->memory_fraction));
-    json_object_set_new(m, "ranks", json_integer((json_int_t)s->ranks));
-    json_object_set_new(m, "straggler_rank", st ? json_integer(s->rank) : json_null());
-    json_object_set_new(m, "straggler_trace", st ? json_string(s->trace) : json_null());
-    json_object_set_new(m, "straggler_work_ms", st ? json_real(s->work_ms) : json_null());
-    json_object_set_new(m, "median_work_ms", st ? json_real(s->median_ms) : json_null());
-    json_object_set_new(m, "straggler_behind_ms", st ? json_real(s->behind_ms) : json_null());
-    json_object_set_new(m, "straggler_behind_pct",
-                        st ? json_real(100 * s->behind_fraction) : json_null());
-    json_object_set_new(m, "straggler", json_boolean(st && s->behind_fraction >= MOE_DIAG_STRAGGLER));
-    return m;
+    num_or_null(b, m, "gpu_busy_fraction", d->busy_fraction);
+    num_or_null(b, m, "window_ms", d->window_ms);
+    num_or_null(b, m, "busy_ms", d->busy_ms);
+    num_or_null(b, m, "exposed_comm_fraction", d->exposed_fraction);
+    num_or_null(b, m, "exposed_comm_ms", d->exposed_ms);
+    num_or_null(b, m, "comm_ms", d->comm_ms);
+    num_or_null(b, m, "hidden_comm_ms", d->hidden_ms);
+    num_or_null(b, m, "hidden_comm_pct", d->hidden_pct);
+    num_or_null(b, m, "idle_fraction", d->idle_fraction);
+    num_or_null(b, m, "idle_ms", d->idle_ms);
+    moe_jb_set(b, m, "idle_gaps", d->gaps >= 0 ? json_integer(d->gaps) : json_null());
+    num_or_null(b, m, "max_gap_ms", d->max_gap_ms);
+    num_or_null(b, m, "short_kernel_fraction", d->short_fraction);
+    num_or_null(b, m, "memory_fraction", d->memory_fraction);
+    moe_jb_int(b, m, "ranks", (json_int_t)s->ranks);
+    moe_jb_set(b, m, "straggler_rank", st ? json_integer(s->rank) : json_null());
+    moe_jb_str_opt(b, m, "straggler_trace", st ? s->trace : NULL);
+    num_if(b, m, "straggler_work_ms", st, s->work_ms);
+    num_if(b, m, "median_work_ms", st, s->median_ms);
+    num_if(b, m, "straggler_behind_ms", st, s->behind_ms);
+    num_if(b, m, "straggler_behind_pct", st, 100 * s->behind_fraction);
+    moe_jb_bool(b, m, "straggler", st && s->behind_fraction >= MOE_DIAG_STRAGGLER);
+    return moe_jb_done(b, m);
 }
 
 /* The memory evidence: measured (the fit run's log), modeled (the memory
  * model's prediction), declared (the contract's GPU memory). */
-static json_t *memory_json(const struct evidence *ev)
+static json_t *memory_json(struct moe_jb *b, const struct evidence *ev)
 {
     const struct moe_profile_evidence *pe = ev->pe;
     double peak = pe ? pe->fit_measured_mib : NAN;
+    bool fit = pe && pe->fit_id[0];
     json_t *m = json_object();
 
-    json_object_set_new(m, "status", json_string(!isnan(peak) ? "measured" : "unknown"));
-    json_object_set_new(m, "measured_peak_mib", num_or_null(peak));
-    json_object_set_new(m, "modeled_peak_mib", num_or_null(pe ? pe->fit_predicted_mib : NAN));
-    json_object_set_new(m, "capacity_mib", num_or_null(ev->capacity_mib > 0 ? ev->capacity_mib : NAN));
-    json_object_set_new(m, "capacity_from", ev->capacity_mib > 0 ? json_string(ev->capacity_from)
-                                                                 : json_null());
-    json_object_set_new(m, "headroom_mib", num_or_null(!isnan(peak) && ev->capacity_mib > 0
-                                                           ? ev->capacity_mib - peak : NAN));
-    json_object_set_new(m, "fit_run", pe && pe->fit_id[0] ? json_string(pe->fit_id) : json_null());
-    json_object_set_new(m, "fit_label", pe && pe->fit_id[0] ? json_string(pe->fit_label)
-                                                            : json_null());
-    json_object_set_new(m, "fit_verdict", pe && pe->fit_id[0] ? json_string(pe->fit_verdict)
-                                                              : json_null());
-    return m;
+    moe_jb_str(b, m, "status", !isnan(peak) ? "measured" : "unknown");
+    num_or_null(b, m, "measured_peak_mib", peak);
+    num_or_null(b, m, "modeled_peak_mib", pe ? pe->fit_predicted_mib : NAN);
+    num_or_null(b, m, "capacity_mib", ev->capacity_mib > 0 ? ev->capacity_mib : NAN);
+    moe_jb_str_opt(b, m, "capacity_from", ev->capacity_mib > 0 ? ev->capacity_from : NULL);
+    num_or_null(b, m, "headroom_mib",
+                !isnan(peak) && ev->capacity_mib > 0 ? ev->capacity_mib - peak : NAN);
+    moe_jb_str_opt(b, m, "fit_run", fit ? pe->fit_id : NULL);
+    moe_jb_str_opt(b, m, "fit_label", fit ? pe->fit_label : NULL);
+    moe_jb_str_opt(b, m, "fit_verdict", fit ? pe->fit_verdict : NULL);
+    return moe_jb_done(b, m);
 }
 
-static json_t *skipped_json(const struct moe_diagnosis *d)
+static json_t *skipped_json(struct moe_jb *b, const struct moe_diagnosis *d)
 {
     json_t *list = json_array();
     char why[512];
 
     for (int a = 0; a < MOE_RETUNE_COUNT; a++) {
         const struct moe_retune_entry *e = moe_retune_entry((enum moe_retune_axis)a);
+        json_t *o;
 
-        if (moe_diagnose_skip_reason(d, e, why, sizeof(why)))
-            json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "variable", e->variable,
-                                                  "targets", moe_bottleneck_name(e->bottleneck),
-                                                  "reason", why));
+        if (!moe_diagnose_skip_reason(d, e, why, sizeof(why)))
+            continue;
+        o = json_object();
+        moe_jb_str(b, o, "variable", e->variable);
+        moe_jb_str(b, o, "targets", moe_bottleneck_name(e->bottleneck));
+        moe_jb_str(b, o, "reason", why);
+        moe_jb_append(b, list, moe_jb_done(b, o));
     }
-    return list;
+    return moe_jb_done(b, list);
 }
 
-static json_t *thresholds_json(void)
+static json_t *thresholds_json(struct moe_jb *b)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:f}", "memory_fraction", MOE_DIAG_MEMORY_NEAR,
-                     "exposed_comm_fraction", MOE_DIAG_EXPOSED_COMM, "idle_fraction",
-                     MOE_DIAG_IDLE, "short_kernel_fraction", MOE_DIAG_SHORT_KERNELS,
-                     "straggler_fraction", MOE_DIAG_STRAGGLER);
+    json_t *t = json_object();
+
+    moe_jb_num(b, t, "memory_fraction", MOE_DIAG_MEMORY_NEAR);
+    moe_jb_num(b, t, "exposed_comm_fraction", MOE_DIAG_EXPOSED_COMM);
+    moe_jb_num(b, t, "idle_fraction", MOE_DIAG_IDLE);
+    moe_jb_num(b, t, "short_kernel_fraction", MOE_DIAG_SHORT_KERNELS);
+    moe_jb_num(b, t, "straggler_fraction", MOE_DIAG_STRAGGLER);
+    return moe_jb_done(b, t);
 }
 
-static void print_json(const json_t *run, const struct moe_diagnosis *d, const struct evidence *ev)
+static json_t *candidates_json(struct moe_jb *b, enum moe_bottleneck bn)
 {
     const struct moe_retune_entry *c[MOE_RETUNE_COUNT];
-    size_t n = moe_diagnose_candidates(d->bottleneck, c, MOE_RETUNE_COUNT);
-    json_t *j = json_object(), *list = json_array();
+    size_t n = moe_diagnose_candidates(bn, c, MOE_RETUNE_COUNT);
+    json_t *list = json_array();
 
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(list, json_sprintf("%s: %s", c[i]->variable, c[i]->what));
-    json_object_set_new(j, "run", json_incref(json_object_get(run, "name")));
-    json_object_set_new(j, "bottleneck", json_string(moe_bottleneck_name(d->bottleneck)));
-    json_object_set_new(j, "reason", json_string(d->reason));
-    json_object_set_new(j, "retune_candidates", list);
-    json_object_set_new(j, "skipped_axes", skipped_json(d));
-    json_object_set_new(j, "measured", measured_json(d));
-    json_object_set_new(j, "memory", memory_json(ev));
-    json_object_set_new(j, "thresholds", thresholds_json());
-    json_object_set_new(j, "measured_from", ev->what ? json_string(ev->what) : json_null());
-    json_object_set_new(j, "sources", ev->pe ? json_incref(ev->pe->sources) : json_array());
+        moe_jb_append(b, list, json_sprintf("%s: %s", c[i]->variable, c[i]->what));
+    return moe_jb_done(b, list);
+}
+
+/* The diagnosis as --json prints it; -1 with err (naming the key) when a
+ * value could not be made: never a document missing a key. */
+static int print_json(const json_t *run, const struct moe_diagnosis *d, const struct evidence *ev,
+                      struct moe_error *err)
+{
+    struct moe_jb b;
+    json_t *j = json_object();
+
+    moe_jb_init(&b, err);
+    moe_jb_copy(&b, j, "run", json_object_get(run, "name"));
+    moe_jb_str(&b, j, "bottleneck", moe_bottleneck_name(d->bottleneck));
+    moe_jb_str(&b, j, "reason", d->reason);
+    moe_jb_set(&b, j, "retune_candidates", candidates_json(&b, d->bottleneck));
+    moe_jb_set(&b, j, "skipped_axes", skipped_json(&b, d));
+    moe_jb_set(&b, j, "measured", measured_json(&b, d));
+    moe_jb_set(&b, j, "memory", memory_json(&b, ev));
+    moe_jb_set(&b, j, "thresholds", thresholds_json(&b));
+    moe_jb_str_opt(&b, j, "measured_from", ev->what);
+    moe_jb_set(&b, j, "sources", ev->pe ? json_incref(ev->pe->sources) : json_array());
     if (ev->pe)
-        json_object_set_new(j, "profiled_steps", json_pack("[I,I]", (json_int_t)ev->pe->first,
-                                                           (json_int_t)ev->pe->last));
-    moe_cli_json(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+        moe_jb_set(&b, j, "profiled_steps",
+                   moe_jb_pack(&b, "[I,I]", (json_int_t)ev->pe->first, (json_int_t)ev->pe->last));
+    if (!(j = moe_jb_done(&b, j)))
+        return -1;
+    if (moe_cli_json(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) < 0) {
+        moe_error_set(err, "the diagnosis could not be written to standard output");
+        return -1;
+    }
+    return 0;
 }
 
 static void print_sources(const struct evidence *ev)
@@ -375,15 +416,13 @@ static void print_skipped(const struct moe_diagnosis *d)
     }
 }
 
-static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d,
-                            const struct evidence *ev, bool json)
+static int print_diagnosis(const json_t *run, const struct moe_diagnosis *d,
+                           const struct evidence *ev, bool json, struct moe_error *err)
 {
     char shown[1024]; /* a run is named after its log file: shown without control characters */
 
-    if (json) {
-        print_json(run, d, ev);
-        return;
-    }
+    if (json)
+        return print_json(run, d, ev, err);
     printf("%s: %s bottleneck: %s\n",
            moe_text_visible(json_string_value(json_object_get(run, "name")), shown, sizeof(shown)),
            moe_bottleneck_name(d->bottleneck), d->reason);
@@ -393,6 +432,7 @@ static void print_diagnosis(const json_t *run, const struct moe_diagnosis *d,
            moe_bottleneck_name(d->bottleneck));
     print_candidates(d->bottleneck);
     print_skipped(d);
+    return 0;
 }
 
 /* STUDY_DIR --stage profile: the profile stage's own traces and the fit
@@ -414,7 +454,7 @@ static int diagnose_profile(const struct diagnose_args *a, const char *study,
     }
     rc = moe_diagnose(pe.run, pe.overlap, ev.capacity_mib * 1048576.0, &d, err);
     if (rc == 0)
-        print_diagnosis(pe.run, &d, &ev, a->json);
+        rc = print_diagnosis(pe.run, &d, &ev, a->json, err);
     moe_profile_evidence_free(&pe);
     return rc;
 }
@@ -438,7 +478,7 @@ static int diagnose(const struct diagnose_args *a, char **files, int n, struct m
         ev.what = "moeflow overlap --json (OVERLAP)";
     run = pick_run(report, a->run, files[0], err);
     if (run && (rc = moe_diagnose(run, overlap, a->capacity, &d, err)) == 0)
-        print_diagnosis(run, &d, &ev, a->json);
+        rc = print_diagnosis(run, &d, &ev, a->json, err);
     else if (run && overlap && !err->source[0])
         moe_error_locate(err, files[1], 0, 0); /* what is wrong is in OVERLAP */
 out:

@@ -25,28 +25,32 @@
     "runs (local implementation: EP 1-8, ETP 2, PP 2-4 with VPP 2, MBS 1-4, every recompute " \
     "it allows); TE, TP > 1 and CP terms follow the same tensors but are not yet measured"
 
+/* The recompute plan in words.  Every caller's buf is rc[RECOMPUTE_TEXT]:
+ * "selective " + at most 127 bytes of modules + " + offload" fits. */
+#define RECOMPUTE_TEXT 160
 static const char *recompute_text(const struct moe_train *t, char *buf, size_t len)
 {
     char mods[128];
+    const char *off = t->optimizer_offload > 0 || t->offload_layers > 0 ? " + offload" : "";
 
     switch (t->recompute.granularity) {
+    case MOE_RC_NONE:
+        /* fits: RECOMPUTE_TEXT above */
+        snprintf(buf, len, "none%s", off);
+        return buf;
     case MOE_RC_SELECTIVE:
-        snprintf(buf, len, "selective %s",
-                 moe_recompute_modules_format(t->recompute.modules, mods, sizeof(mods)));
-        break;
+        /* fits: RECOMPUTE_TEXT above */
+        snprintf(buf, len, "selective %s%s",
+                 moe_recompute_modules_format(t->recompute.modules, mods, sizeof(mods)), off);
+        return buf;
     case MOE_RC_FULL:
-        snprintf(buf, len, "full (%s, %d)",
+        /* fits: RECOMPUTE_TEXT above */
+        snprintf(buf, len, "full (%s, %d)%s",
                  t->recompute.method == MOE_RC_BLOCK ? "block" : "uniform",
-                 t->recompute.num_layers);
-        break;
-    default:
-        snprintf(buf, len, "none");
+                 t->recompute.num_layers, off);
+        return buf;
     }
-    if (t->optimizer_offload > 0 || t->offload_layers > 0) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, len - n, " + offload");
-    }
-    return buf;
+    return "(a recompute granularity this moeflow does not know)";
 }
 
 static void print_text(const struct moe_model *m, const struct moe_layout *l,
@@ -54,7 +58,7 @@ static void print_text(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_megatron_memory *mg)
 {
     const struct moe_memory *x = &f->mem;
-    char a[96], b[96], rc[160], why[200];
+    char a[96], b[96], rc[RECOMPUTE_TEXT], why[200];
 
     printf("model %s on %d GPUs\n", m->name, c->gpus);
     printf("layout  %s   %s   VPP %d\n", moe_layout_format_attention(l, a, sizeof(a)),
@@ -77,24 +81,75 @@ static void print_text(const struct moe_model *m, const struct moe_layout *l,
     printf("%s: %s\n", f->fits ? "fits" : "does not fit", moe_fit_describe(f, c, why, sizeof(why)));
 }
 
-static json_t *memory_json(const struct moe_fit *f, const struct moe_megatron_memory *mg,
-                           const struct moe_machine *c)
+static json_t *ours_json(struct moe_jb *b, const struct moe_memory *x)
 {
-    const struct moe_memory *x = &f->mem;
-    char rc[160];
+    json_t *o = json_object();
 
-    return json_pack("{s:b, s:s, s:s, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:i}, "
-                     "s:{s:f, s:f, s:f}, s:f, s:s}",
-                     "fits", f->fits, "step", moe_fit_step_kind(f), "recompute",
-                     recompute_text(&f->train, rc, sizeof(rc)), "ours_gib", "weights",
-                     x->weights / MOE_GIB, "grads", x->grads / MOE_GIB, "optimizer",
-                     x->optimizer / MOE_GIB, "persistent", x->persistent / MOE_GIB,
-                     "activations", x->activations / MOE_GIB, "transient",
-                     x->transient / MOE_GIB, "total", x->total / MOE_GIB, "stage", x->stage,
-                     "in_flight", x->in_flight, "band_pct", BAND_PCT, "megatron_mib",
-                     "weight_and_optimizer", mg->weight_and_optimizer, "activation",
-                     mg->activation, "total", mg->total, "usable_gib",
-                     moe_machine_usable(c) / MOE_GIB, "confidence", CONFIDENCE);
+    moe_jb_num(b, o, "weights", x->weights / MOE_GIB);
+    moe_jb_num(b, o, "grads", x->grads / MOE_GIB);
+    moe_jb_num(b, o, "optimizer", x->optimizer / MOE_GIB);
+    moe_jb_num(b, o, "persistent", x->persistent / MOE_GIB);
+    moe_jb_num(b, o, "activations", x->activations / MOE_GIB);
+    moe_jb_num(b, o, "transient", x->transient / MOE_GIB);
+    moe_jb_num(b, o, "total", x->total / MOE_GIB);
+    moe_jb_int(b, o, "stage", x->stage);
+    moe_jb_int(b, o, "in_flight", x->in_flight);
+    moe_jb_int(b, o, "band_pct", BAND_PCT);
+    return moe_jb_done(b, o);
+}
+
+static json_t *memory_json(struct moe_jb *b, const struct moe_fit *f,
+                           const struct moe_megatron_memory *mg, const struct moe_machine *c)
+{
+    char rc[RECOMPUTE_TEXT];
+    json_t *o = json_object(), *meg = json_object();
+
+    moe_jb_bool(b, o, "fits", f->fits);
+    moe_jb_str(b, o, "step", moe_fit_step_kind(f));
+    moe_jb_str(b, o, "recompute", recompute_text(&f->train, rc, sizeof(rc)));
+    moe_jb_set(b, o, "ours_gib", ours_json(b, &f->mem));
+    moe_jb_num(b, meg, "weight_and_optimizer", mg->weight_and_optimizer);
+    moe_jb_num(b, meg, "activation", mg->activation);
+    moe_jb_num(b, meg, "total", mg->total);
+    moe_jb_set(b, o, "megatron_mib", moe_jb_done(b, meg));
+    moe_jb_num(b, o, "usable_gib", moe_machine_usable(c) / MOE_GIB);
+    moe_jb_str(b, o, "confidence", CONFIDENCE);
+    return moe_jb_done(b, o);
+}
+
+/* fit --json: what fit prints as text; NULL with b's error on a failure. */
+static json_t *fit_json(struct moe_jb *b, const struct moe_model *m, const struct moe_layout *l,
+                        const struct moe_machine *c, const struct moe_fit *f,
+                        const struct moe_megatron_memory *mg, const struct moe_step *st,
+                        const char *where)
+{
+    char a[96], mo[96];
+    json_t *o = moe_jb_pack(b, "{s:s, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
+                            "model", m->name, "gpus", c->gpus, "layout", "tp", l->tp, "cp",
+                            l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep, "etp",
+                            l->etp, "edp", l->edp, "attention",
+                            moe_layout_format_attention(l, a, sizeof(a)), "moe",
+                            moe_layout_format_moe(l, mo, sizeof(mo)));
+
+    moe_jb_set(b, o, "memory", memory_json(b, f, mg, c));
+    if (!f->fits) {
+        /* no step time for a configuration that cannot run (issue 37) */
+        moe_jb_set(b, o, "step_ms", json_null());
+        moe_jb_set(b, o, "tflops_per_gpu", json_null());
+        moe_jb_str(b, o, "no_step_because", "does not fit");
+        moe_jb_str(b, o, "fits_instead", where);
+        return moe_jb_done(b, o);
+    }
+    moe_jb_num(b, o, "step_ms", st->step_ms);
+    moe_jb_num(b, o, "tflops_per_gpu", st->tflops_per_gpu);
+    moe_jb_set(b, o, "step_terms_ms", steptime_json(b, st));
+    moe_jb_set(b, o, "steptime_calibration", steptime_confidence_json(b, &c->perf));
+    steptime_not_modeled_json(b, o, &c->perf);
+    /* the two streams whose slower one (+ the sync stalls) is the step's
+     * microbatch time; not terms of step_ms */
+    moe_jb_num(b, o, "host_stream_ms", st->host_stream_ms);
+    moe_jb_num(b, o, "gpu_stream_ms", st->gpu_stream_ms);
+    return moe_jb_done(b, o);
 }
 
 static int print_json(const struct moe_model *m, const struct moe_layout *l,
@@ -102,37 +157,14 @@ static int print_json(const struct moe_model *m, const struct moe_layout *l,
                       const struct moe_megatron_memory *mg, const struct moe_step *st,
                       const char *where)
 {
-    char a[96], b[96];
-    json_t *o = json_pack("{s:s, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
-                          "model", m->name, "gpus", c->gpus, "layout", "tp", l->tp, "cp", l->cp,
-                          "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep, "etp", l->etp,
-                          "edp", l->edp, "attention",
-                          moe_layout_format_attention(l, a, sizeof(a)), "moe",
-                          moe_layout_format_moe(l, b, sizeof(b)));
+    struct moe_error err;
+    struct moe_jb b;
+    json_t *o;
 
-    if (!o)
-        return MOE_EXIT_SYSTEM;
-    json_object_set_new(o, "memory", memory_json(f, mg, c));
-    if (!f->fits) {
-        /* no step time for a configuration that cannot run (issue 37) */
-        json_object_set_new(o, "step_ms", json_null());
-        json_object_set_new(o, "tflops_per_gpu", json_null());
-        json_object_set_new(o, "no_step_because", json_string("does not fit"));
-        json_object_set_new(o, "fits_instead", json_string(where));
-        json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        putchar('\n');
-        json_decref(o);
-        return MOE_EXIT_INFEASIBLE;
-    }
-    json_object_set_new(o, "step_ms", json_real(st->step_ms));
-    json_object_set_new(o, "tflops_per_gpu", json_real(st->tflops_per_gpu));
-    json_object_set_new(o, "step_terms_ms", steptime_json(st));
-    json_object_set_new(o, "steptime_calibration", steptime_confidence_json(&c->perf));
-    steptime_not_modeled_json(o, &c->perf);
-    /* the two streams whose slower one (+ the sync stalls) is the step's
-     * microbatch time; not terms of step_ms */
-    json_object_set_new(o, "host_stream_ms", json_real(st->host_stream_ms));
-    json_object_set_new(o, "gpu_stream_ms", json_real(st->gpu_stream_ms));
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
+    if (!(o = fit_json(&b, m, l, c, f, mg, st, where)))
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     putchar('\n');
     json_decref(o);

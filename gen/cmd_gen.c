@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/shquote.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 #include "core/study_dir.h"
 #include "analysis/diagnose.h"
@@ -37,44 +39,47 @@ struct gen_args {
     bool dry;
 };
 
+/* Whether this moeflow is the one built in the build tree, whose source
+ * tree's templates are then its own. */
+static bool built_here(void)
+{
+    char *exe = realpath("/proc/self/exe", NULL);
+    char *mine = moe_path_join(MOEFLOW_ABS_BUILDDIR, "gen/moeflow");
+    char *tpl = moe_path_join(MOEFLOW_ABS_SRCDIR, "templates/submit.sh.in");
+    bool here = exe && mine && tpl && strcmp(exe, mine) == 0 && access(tpl, R_OK) == 0;
+
+    free(exe);
+    free(mine);
+    free(tpl);
+    return here;
+}
+
 /* The templates: $MOEFLOW_TEMPLATE_DIR; else, for a moeflow run from the
- * build tree it was built in, the source tree's; else the installed ones. */
-static void default_templates(char *buf, size_t len)
+ * build tree it was built in, the source tree's; else the installed ones.
+ * malloc'd; NULL when out of memory. */
+static char *default_templates(void)
 {
     const char *envdir = getenv("MOEFLOW_TEMPLATE_DIR");
-    char exe[4096], mine[4096];
-    ssize_t n;
 
-    if (envdir && *envdir) {
-        snprintf(buf, len, "%s", envdir);
-        return;
-    }
-    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        snprintf(mine, sizeof(mine), "%s/gen/moeflow", MOEFLOW_ABS_BUILDDIR);
-        snprintf(buf, len, "%s/templates/submit.sh.in", MOEFLOW_ABS_SRCDIR);
-        if (strcmp(exe, mine) == 0 && access(buf, R_OK) == 0) {
-            snprintf(buf, len, "%s/templates", MOEFLOW_ABS_SRCDIR);
-            return;
-        }
-    }
-    snprintf(buf, len, "%s/templates", MOEFLOW_PKGDATADIR);
+    if (envdir && *envdir)
+        return strdup(envdir);
+    return moe_path_join(built_here() ? MOEFLOW_ABS_SRCDIR : MOEFLOW_PKGDATADIR, "templates");
 }
 
 /* The default template folder must hold the templates: a moved or
  * bind-mounted build, or an uninstalled one, says how to point at them. */
 static int check_templates(const char *dir)
 {
-    char path[4200];
+    char *path = moe_path_join(dir, "submit.sh.in");
+    int ok = path && access(path, R_OK) == 0, e = path ? errno : ENOMEM;
 
-    snprintf(path, sizeof(path), "%s/submit.sh.in", dir);
-    if (access(path, R_OK) == 0)
+    free(path);
+    if (ok)
         return MOE_CLI_RUN;
     return moe_cli_error(MOE_EXIT_USAGE, "moeflow gen: no templates in %s (%s); give "
                          "--templates DIR or set MOEFLOW_TEMPLATE_DIR to a templates folder "
                          "(the source tree's templates/, or the installed "
-                         "share/moeflow/templates)\n", dir, strerror(errno));
+                         "share/moeflow/templates)\n", dir, strerror(e));
 }
 
 /* MaxArraySize from slurmctld, or -1 with err.  libslurm exits the process
@@ -183,8 +188,8 @@ static const struct moe_cli gen_cli = {
              "       moeflow gen DIR/study.yaml --stage validate --winners DIR\n"
              "       moeflow gen DIR/study.yaml --stage STAGE --rebuild DIR\n"
              "Writes one sbatch script per workflow stage (job arrays for fit, scale and\n"
-             "retune), " MOE_STUDY_MANIFEST
-             ", candidates.tsv and submit.sh into DIR, which must not\n"
+             "retune), " MOE_STUDY_MANIFEST ", candidates.tsv and submit.sh into DIR, "
+             "which must not\n"
              "exist yet.  See moeflow-study(5) for the study file.\n\n",
     .opts = gen_opts,
     .column = 26,
@@ -226,9 +231,8 @@ static void print_stage(const char *dir, const struct moe_stage_plan *sp)
     putchar('\n');
     for (size_t j = 0; j < sp->n_skipped; j++) {
         if (j == SKIPS_SHOWN) {
-            printf("             ... %zu more in %s/" MOE_STUDY_MANIFEST
-                   "\n", sp->n_skipped - SKIPS_SHOWN,
-                   dir);
+            printf("             ... %zu more in %s/" MOE_STUDY_MANIFEST "\n",
+                   sp->n_skipped - SKIPS_SHOWN, dir);
             break;
         }
         print_skip(&sp->skipped[j]);
@@ -345,8 +349,8 @@ static void print_rebuilt(const struct gen_args *a, const struct moe_gen_plan *p
     for (int i = 0; i < plan->n; i++) {
         print_stage(a->dir, &plan->stages[i]);
         if (a->opts.adopted[plan->stages[i].stage])
-            printf("             on the baseline its decisions adopted (%s/decisions)\n",
-                   a->dir);
+            printf("             on the baseline its decisions adopted "
+                   "(%s/" MOE_STUDY_DECISIONS ")\n", a->dir);
     }
 }
 
@@ -412,9 +416,9 @@ static void warn_container_mounts(const struct moe_study *s, const char *study_d
     }
     fprintf(stderr, "moeflow gen: warning: the study directory %s is not under a container "
             "mount at its own path (cluster.container.mounts: '%s'): inside the container the "
-            "jobs would not find their fit-python/, moeflow_capture.py or " MOE_STUDY_RESULTS
-            "/; mount it "
-            "(or a folder above it) as SRC:SRC, unless your pyxis mounts it already\n",
+            "jobs would not find their fit-python/, moeflow_capture.py or "
+            MOE_STUDY_RESULTS "/; mount it (or a folder above it) as SRC:SRC, unless your "
+            "pyxis mounts it already\n",
             study_dir, s->cluster.container_mounts);
 }
 
@@ -479,8 +483,8 @@ static int next_scale_round(const char *dir, const json_t *last, struct moe_stud
         if (s->scale_round_n == MOE_STUDY_LIST_MAX || !name ||
             sscanf(name, "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d%n", &l->tp, &l->cp, &l->pp, &l->vpp,
                    &l->ep, &l->etp, &end) != 6 || name[end]) {
-            moe_error_set(err, "%s/decisions: the last scale decision's next_round[%zu] is not "
-                          "a layout moeflow writes", dir, i);
+            moe_error_set(err, "%s/" MOE_STUDY_DECISIONS ": the last scale decision's "
+                          "next_round[%zu] is not a layout moeflow writes", dir, i);
             return -1;
         }
         s->scale_round_n++;
@@ -497,7 +501,7 @@ static int retune_reference(const char *dir, const json_t *last, struct moe_cand
 
     if (json_is_object(run_as) && (*ref = calloc(1, sizeof(**ref))) &&
         moe_candidate_from_json(run_as, *ref) < 0) {
-        moe_error_set(err, "%s/decisions: out of memory", dir);
+        moe_error_set(err, "%s/" MOE_STUDY_DECISIONS ": out of memory", dir);
         return -1;
     }
     return 0;
@@ -510,13 +514,17 @@ static int retune_reference(const char *dir, const json_t *last, struct moe_cand
 static int adopt_decisions(struct gen_args *a, const struct moe_study *study,
                            struct moe_study *copies, struct moe_error *err)
 {
-    char digest[MOE_SHA256_HEX_LEN + 1], path[4300];
+    char digest[MOE_SHA256_HEX_LEN + 1], *path = moe_path_join(a->dir, MOE_STUDY_FROZEN);
     json_t *frozen, *trail = NULL;
     const json_t *last;
-    int rc = 0;
+    int rc = 0, frozen_there = path && access(path, F_OK) == 0;
 
-    snprintf(path, sizeof(path), "%s/" MOE_STUDY_FROZEN, a->dir);
-    if (access(path, F_OK) != 0)
+    free(path);
+    if (!path) {
+        moe_error_set(err, "out of memory");
+        return -1;
+    }
+    if (!frozen_there)
         return 0;
     if (!(frozen = moe_contract_load_frozen(a->dir, digest, err)) ||
         !(trail = moe_contract_load_trail(a->dir, err))) {
@@ -575,7 +583,10 @@ static int gen(struct gen_args *a, const char *path)
     struct moe_error err;
     struct moe_stage_plan validate = { .n = 0 };
     struct moe_study *copies;
-    char *text, study_dir[4200];
+    /* the absolute path of -o: the real path of its parent (at most
+     * PATH_MAX) and its last name, so never cut */
+    size_t dir_len = PATH_MAX + strlen(a->dir) + 2;
+    char *text, *study_dir;
     size_t len;
     int rc;
 
@@ -587,7 +598,9 @@ static int gen(struct gen_args *a, const char *path)
         free(text);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
-    if (!(copies = calloc(MOE_STAGE_COUNT, sizeof(*copies)))) {
+    if (!(copies = calloc(MOE_STAGE_COUNT, sizeof(*copies))) ||
+        !(study_dir = malloc(dir_len))) {
+        free(copies);
         moe_study_free(&study);
         free(text);
         return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow gen: out of memory\n");
@@ -599,7 +612,7 @@ static int gen(struct gen_args *a, const char *path)
     rc = a->fit_from ? fit_memory_ratio(a->fit_from, &study) : MOE_CLI_RUN;
     if (rc != MOE_CLI_RUN)
         ; /* fit_memory_ratio said why */
-    else if (moe_gen_target_path(a->dir, study_dir, sizeof(study_dir), &err) < 0)
+    else if (moe_gen_target_path(a->dir, study_dir, dir_len, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_USAGE);
     else if ((a->winners || a->rebuild) && adopt_decisions(a, &study, copies, &err) < 0)
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
@@ -623,6 +636,7 @@ static int gen(struct gen_args *a, const char *path)
     free((void *)a->opts.retune_reference);
     a->opts.retune_reference = NULL;
     a->opts.study_dir = a->opts.study_text = NULL;
+    free(study_dir);
     free(copies);
     moe_stage_plan_free(&validate);
     moe_study_free(&study);
@@ -649,8 +663,9 @@ static int control_in_dir(const char *dir)
 }
 
 /* -o as a folder name: "o/" names the folder o (the temporary folder is
- * made beside it, not inside it); an empty name names nothing. */
-static int output_dir(struct gen_args *a, char *buf, size_t len)
+ * made beside it, not inside it); an empty name names nothing.  *buf
+ * (malloc'd) holds the name when it had to be trimmed. */
+static int output_dir(struct gen_args *a, char **buf)
 {
     size_t n = strlen(a->dir);
 
@@ -664,9 +679,12 @@ static int output_dir(struct gen_args *a, char *buf, size_t len)
     }
     while (n > 1 && a->dir[n - 1] == '/')
         n--;
-    if (n < len) {
-        snprintf(buf, len, "%.*s", (int)n, a->dir);
-        a->dir = buf;
+    if (n < strlen(a->dir)) {
+        if (!(*buf = strndup(a->dir, n))) {
+            fprintf(stderr, "moeflow gen: out of memory\n");
+            return -1;
+        }
+        a->dir = *buf;
     }
     return 0;
 }
@@ -676,7 +694,7 @@ int cmd_gen(int argc, char **argv)
     struct gen_args a = { .opts = { .only = MOE_STAGE_NONE, .version = PACKAGE_VERSION } };
     struct moe_error err;
     struct stat st;
-    char templates[4096], dir[4200];
+    char *templates = NULL, *dir = NULL;
     int first, rc = moe_cli_parse(&gen_cli, argc, argv, &a, &first);
 
     if (rc != MOE_CLI_RUN || (rc = check_in_place(&a)) != MOE_CLI_RUN)
@@ -689,19 +707,24 @@ int cmd_gen(int argc, char **argv)
     if (!a.dir)
         return moe_cli_missing(&gen_cli, "gen", "missing -o DIR, the study directory to "
                                "create (it must not exist yet)");
-    if (control_in_dir(a.dir) < 0 || output_dir(&a, dir, sizeof(dir)) < 0)
+    if (control_in_dir(a.dir) < 0 || output_dir(&a, &dir) < 0)
         return MOE_EXIT_USAGE;
     if (!a.opts.templates_dir) {
-        default_templates(templates, sizeof(templates));
+        if (!(templates = default_templates()))
+            rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow gen: out of memory\n");
+        else
+            rc = check_templates(templates);
         a.opts.templates_dir = templates;
-        if ((rc = check_templates(templates)) != MOE_CLI_RUN)
-            return rc;
     }
     /* lstat: a dangling symlink is a name that is taken too */
-    if (!a.dry && !a.winners && !a.rebuild && lstat(a.dir, &st) == 0) {
+    if (rc == MOE_CLI_RUN && !a.dry && !a.winners && !a.rebuild && lstat(a.dir, &st) == 0) {
         moe_error_clear(&err);
         moe_error_at(&err, a.dir, 0, 0, "already exists; remove it or choose another -o");
-        return moe_cli_fail(&err, MOE_EXIT_USAGE);
+        rc = moe_cli_fail(&err, MOE_EXIT_USAGE);
     }
-    return gen(&a, argv[first]);
+    if (rc == MOE_CLI_RUN)
+        rc = gen(&a, argv[first]);
+    free(templates);
+    free(dir);
+    return rc;
 }

@@ -134,64 +134,103 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
     return MOE_EXIT_INFEASIBLE;
 }
 
-static json_t *entry_json(const struct moe_layout_set *s, const struct moe_layout_entry *e)
+static json_t *other_vpp_json(struct moe_jb *b, const struct moe_layout_entry *e)
 {
-    char a[96], b[96];
-    struct moe_fit f;
-    const struct moe_layout *l = &e->layout;
-
-    moe_layout_entry_fit(s, e, &f);
-    json_t *o = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:b, s:s, s:s}",
-                     "tp", l->tp, "cp", l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep",
-                     l->ep, "etp", l->etp, "edp", l->edp, "attention",
-                     moe_layout_format_attention(l, a, sizeof(a)), "moe",
-                     moe_layout_format_moe(l, b, sizeof(b)), "peak_gib", e->mem.total / MOE_GIB,
-                     "fits", e->fits, "fit_step", moe_fit_step_kind(&f), "decided_by",
-                     e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "");
     json_t *alts = json_array();
     int shown = e->n_vpp - 1 < MOE_VPP_ALT_MAX ? e->n_vpp - 1 : MOE_VPP_ALT_MAX;
-    for (int k = 0; k < shown; k++)
-        json_array_append_new(alts, json_pack("{s:i, s:f, s:b}", "vpp", e->alt[k].vpp, "step_ms",
-                                              e->alt[k].step_ms, "fits", e->alt[k].fits));
-    json_object_set_new(o, "other_vpp", alts);
-    json_object_set_new(o, "step_ms", json_real(e->time.step_ms));
-    json_object_set_new(o, "tflops_per_gpu", json_real(e->time.tflops_per_gpu));
-    json_object_set_new(o, "step_terms_ms", steptime_json(&e->time));
-    return o;
+
+    for (int k = 0; k < shown; k++) {
+        json_t *o = json_object();
+
+        moe_jb_int(b, o, "vpp", e->alt[k].vpp);
+        moe_jb_num(b, o, "step_ms", e->alt[k].step_ms);
+        moe_jb_bool(b, o, "fits", e->alt[k].fits);
+        moe_jb_append(b, alts, moe_jb_done(b, o));
+    }
+    return moe_jb_done(b, alts);
+}
+
+static json_t *entry_json(struct moe_jb *b, const struct moe_layout_set *s,
+                          const struct moe_layout_entry *e)
+{
+    char a[96], m[96];
+    struct moe_fit f;
+    const struct moe_layout *l = &e->layout;
+    json_t *o;
+
+    moe_layout_entry_fit(s, e, &f);
+    o = moe_jb_pack(b, "{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:s, s:s}",
+                    "tp", l->tp, "cp", l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep",
+                    l->ep, "etp", l->etp, "edp", l->edp, "attention",
+                    moe_layout_format_attention(l, a, sizeof(a)), "moe",
+                    moe_layout_format_moe(l, m, sizeof(m)), "fits", e->fits, "fit_step",
+                    moe_fit_step_kind(&f), "decided_by",
+                    e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "");
+    moe_jb_num(b, o, "peak_gib", e->mem.total / MOE_GIB);
+    moe_jb_set(b, o, "other_vpp", other_vpp_json(b, e));
+    moe_jb_num(b, o, "step_ms", e->time.step_ms);
+    moe_jb_num(b, o, "tflops_per_gpu", e->time.tflops_per_gpu);
+    moe_jb_set(b, o, "step_terms_ms", steptime_json(b, &e->time));
+    return moe_jb_done(b, o);
+}
+
+static json_t *rejected_by_json(struct moe_jb *b, const struct moe_layout_set *s)
+{
+    json_t *rej = json_object();
+
+    for (int r = 1; r < MOE_RULE_COUNT; r++)
+        if (s->rejected_by[r])
+            moe_jb_int(b, rej, moe_rule_id((enum moe_rule)r), (json_int_t)s->rejected_by[r]);
+    return moe_jb_done(b, rej);
+}
+
+static json_t *excluded_json(struct moe_jb *b, const struct moe_layout_set *s)
+{
+    json_t *ex = json_array();
+
+    for (size_t i = 0; i < s->n_rejected; i++) {
+        const struct moe_layout *l = &s->rejected[i].layout;
+
+        moe_jb_append(b, ex, moe_jb_pack(b, "{s:i, s:i, s:i, s:i, s:i, s:i, s:s}", "tp", l->tp,
+                                         "cp", l->cp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep,
+                                         "etp", l->etp, "rule",
+                                         moe_rule_id(s->rejected[i].rule)));
+    }
+    return moe_jb_done(b, ex);
+}
+
+static json_t *layouts_json(struct moe_jb *b, const struct moe_model *m,
+                            const struct moe_machine *c, const struct moe_layout_set *s,
+                            bool excluded)
+{
+    json_t *o = moe_jb_pack(b, "{s:s, s:i, s:I, s:I, s:I, s:I}", "model", m->name, "gpus",
+                            c->gpus, "considered", (json_int_t)s->considered, "valid",
+                            (json_int_t)s->n_valid, "fitting", (json_int_t)s->n_fitting,
+                            "grids", (json_int_t)s->n_grids);
+    json_t *arr = json_array();
+
+    for (size_t i = 0; i < s->n_ranked; i++)
+        moe_jb_append(b, arr, entry_json(b, s, &s->valid[i]));
+    moe_jb_set(b, o, "layouts", moe_jb_done(b, arr));
+    moe_jb_set(b, o, "steptime_calibration", steptime_confidence_json(b, &c->perf));
+    steptime_not_modeled_json(b, o, &c->perf);
+    moe_jb_set(b, o, "rejected_by", rejected_by_json(b, s));
+    if (excluded)
+        moe_jb_set(b, o, "excluded", excluded_json(b, s));
+    return moe_jb_done(b, o);
 }
 
 static int print_json(const struct moe_model *m, const struct moe_machine *c,
                       const struct moe_layout_set *s, bool excluded)
 {
-    json_t *o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "model", m->name, "gpus", c->gpus,
-                          "considered", (json_int_t)s->considered, "valid",
-                          (json_int_t)s->n_valid, "fitting", (json_int_t)s->n_fitting, "grids",
-                          (json_int_t)s->n_grids);
-    json_t *arr = json_array(), *rej = json_object();
+    struct moe_error err;
+    struct moe_jb b;
+    json_t *o;
 
-    if (!o || !arr || !rej)
-        return MOE_EXIT_SYSTEM;
-    for (size_t i = 0; i < s->n_ranked; i++)
-        json_array_append_new(arr, entry_json(s, &s->valid[i]));
-    json_object_set_new(o, "layouts", arr);
-    json_object_set_new(o, "steptime_calibration", steptime_confidence_json(&c->perf));
-    steptime_not_modeled_json(o, &c->perf);
-    for (int r = 1; r < MOE_RULE_COUNT; r++)
-        if (s->rejected_by[r])
-            json_object_set_new(rej, moe_rule_id((enum moe_rule)r),
-                                json_integer((json_int_t)s->rejected_by[r]));
-    json_object_set_new(o, "rejected_by", rej);
-    if (excluded) {
-        json_t *ex = json_array();
-        for (size_t i = 0; i < s->n_rejected; i++) {
-            const struct moe_layout *l = &s->rejected[i].layout;
-            json_array_append_new(ex, json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:s}", "tp",
-                                                l->tp, "cp", l->cp, "pp", l->pp, "vpp", l->vpp,
-                                                "ep", l->ep, "etp", l->etp, "rule",
-                                                moe_rule_id(s->rejected[i].rule)));
-        }
-        json_object_set_new(o, "excluded", ex);
-    }
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
+    if (!(o = layouts_json(&b, m, c, s, excluded)))
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
     json_dumpf(o, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     putchar('\n');
     json_decref(o);

@@ -108,8 +108,10 @@ static void row(const struct moe_overlap_gpu *g, const char *label, int64_t wind
     char pbuf[16];
 
     if (pct < 0)
+        /* a message: a table cell; "-" and a percentage fit 16 bytes */
         snprintf(pbuf, sizeof(pbuf), "-");
     else
+        /* a message: a table cell */
         snprintf(pbuf, sizeof(pbuf), "%.2f", pct);
     printf("%-34s %10.3f %10.3f %10.3f %10.3f %8s %10.3f %10.3f %10.3f %6zu %9.3f %9zu\n", label,
            ms(window), ms(g->comm), ms(g->compute), ms(g->hidden), pbuf, ms(g->exposed),
@@ -131,6 +133,7 @@ static void print_table(const struct moe_overlap *o)
         /* Keep the end of long names: that is where the rank usually is. */
         if (strlen(base) > 30)
             base += strlen(base) - 30;
+        /* a message: a row label; at most 30 bytes of name and an int */
         snprintf(label, sizeof(label), "%.30s:%d", moe_text_visible(base, shown, sizeof(shown)),
                  g->device);
         row(g, label, g->hi - g->lo);
@@ -213,11 +216,13 @@ int cmd_overlap(int argc, char **argv)
     comm_patterns(&a);
     moe_overlap_init(&o);
     rc = add_traces(&o, &a, argv + first, argc - first);
-    if (rc == MOE_EXIT_OK && a.json)
-        moe_cli_json(moe_overlap_to_json(&o, &a.win),
-                     JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-    else if (rc == MOE_EXIT_OK)
+    if (rc == MOE_EXIT_OK && !a.json)
         print_table(&o);
+    else if (rc == MOE_EXIT_OK &&
+             moe_cli_json(moe_overlap_to_json(&o, &a.win),
+                          JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) < 0)
+        rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow overlap: its JSON could not be built or "
+                           "written (out of memory)\n");
     moe_overlap_free(&o);
     return rc;
 }

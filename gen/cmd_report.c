@@ -28,7 +28,9 @@
 #include "contract/contract_store.h"
 #include "core/atomic_file.h"
 #include "core/atomic_set.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
+#include "core/sha256.h"
 #include "core/text.h"
 #include "core/study_dir.h"
 
@@ -92,6 +94,7 @@ static int parse_window(const char *s, long *first, long *last)
 
     if (!dash || dash == s || (size_t)(dash - s) >= sizeof(a))
         return -1;
+    /* fits: dash - s is under sizeof(a), checked above */
     snprintf(a, sizeof(a), "%.*s", (int)(dash - s), s);
     moe_error_clear(&e);
     if (moe_number_parse_long(a, 1, LONG_MAX, first, &e) < 0 ||
@@ -155,7 +158,7 @@ static const struct moe_opt report_opts[] = {
       "of validate, retune, scale that has a log)", .set = set_stage },
     { "record-winners", no_argument, 'W', NULL,
       "with a STUDY_DIR: record the best win of each variable (its\n"
-      "sealed run record) in STUDY_DIR/winners, as 'moeflow\n"
+      "sealed run record) in STUDY_DIR/" MOE_STUDY_WINNERS ", as 'moeflow\n"
       "contract winner' does (validate from them: moeflow gen --winners)", .set = moe_opt_flag,
       .field = offsetof(struct report_args, winners) },
     { "pack", no_argument, 0, NULL,
@@ -222,6 +225,7 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
         const struct moe_report_run *r = &runs[i];
         char verdict[96], shown[2048];
 
+        /* a message: fits, and a cut summary cell would still read */
         snprintf(verdict, sizeof(verdict), "%s",
                  moe_report_first_is_reference(runs, n) ? "baseline" : "- (one run)");
 
@@ -229,6 +233,7 @@ static void print_summary(const struct moe_report_run *runs, size_t n,
             struct moe_report_ab ab;
 
             moe_report_compare(&runs[0], r, opts, &ab);
+            /* a message: a summary cell */
             snprintf(verdict, sizeof(verdict), "%+.2f%% [%+.2f%%, %+.2f%%] p=%.3g %s",
                      ab.delta_pct, ab.ci_lo_pct, ab.ci_hi_pct, ab.p_value,
                      moe_verdict_name(ab.verdict));
@@ -265,12 +270,17 @@ static char *report_json(const struct moe_report_run *runs, size_t n,
     json_t *j = moe_report_to_json(runs, n, opts);
     char *text;
 
-    for (int k = 0; kept_findings[k]; k++) {
+    for (int k = 0; j && kept_findings[k]; k++) {
         json_t *finding = json_object_get(extra, kept_findings[k]);
 
-        if (finding)
-            json_object_set(j, kept_findings[k], finding);
+        /* checked: a finding that cannot be kept leaves no report.json */
+        if (finding && json_object_set(j, kept_findings[k], finding) < 0) {
+            json_decref(j);
+            return NULL;
+        }
     }
+    if (!j)
+        return NULL;
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     return text;
@@ -317,8 +327,12 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
     if (json) {
         json_t *j = moe_report_to_json(runs, nruns, o);
 
-        if (extra)
-            json_object_update(j, extra);
+        /* checked: never a report.json missing what extra holds */
+        if (!j || (extra && json_object_update(j, extra) < 0)) {
+            json_decref(j);
+            return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json could not be "
+                                 "built (out of memory, or a value that is not UTF-8)\n");
+        }
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
         putchar('\n');
         json_decref(j);
@@ -350,8 +364,8 @@ static int record_win(const struct moe_study_view *v, const char *label, char *r
     }
     r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
     if (r == 0) {
-        moe_error_set(err, "no run record of it under " MOE_STUDY_RUNS "/ (did it run with the "
-                      "moeflow plugin?)");
+        moe_error_set(err, "no run record of it in the study's " MOE_STUDY_RUNS " folder (did "
+                      "it run with the moeflow plugin?)");
         return -1;
     }
     if (r == 1)
@@ -367,7 +381,12 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
     for (size_t i = 1; i < nruns; i++) {
         struct moe_report_ab ab;
         struct moe_error err;
-        char run[4400], path[4400];
+        /* STUDY/runs/NAME and STUDY/winners/SHA256.json: a name in a folder
+         * is at most NAME_MAX bytes, so neither is ever cut */
+        size_t run_len = strlen(v->study) + sizeof("/" MOE_STUDY_RUNS "/") + NAME_MAX;
+        size_t path_len = strlen(v->study) + sizeof("/" MOE_STUDY_WINNERS "/") +
+                          MOE_SHA256_HEX_LEN + sizeof(".json");
+        char *run = NULL, *path = NULL;
         const char *better = NULL;
         int r;
 
@@ -385,15 +404,22 @@ static int record_winners(const struct moe_study_view *v, const struct moe_repor
             continue;
         }
         moe_error_clear(&err);
-        r = record_win(v, runs[i].name, run, sizeof(run), path, sizeof(path), &err);
+        if (!(run = malloc(run_len)) || !(path = malloc(path_len))) {
+            moe_error_set(&err, "out of memory");
+            r = -1;
+        } else {
+            r = record_win(v, runs[i].name, run, run_len, path, path_len, &err);
+        }
         if (r < 0) {
             fprintf(stderr, "moeflow report: winner %s not recorded: %s\n", runs[i].name,
                     err.text);
             rc = MOE_EXIT_INVALID_INPUT;
-            continue;
+        } else {
+            printf("winner %s: %s %s (run %s)\n", runs[i].name,
+                   r == 0 ? "recorded" : "already recorded", path, strrchr(run, '/') + 1);
         }
-        printf("winner %s: %s %s (run %s)\n", runs[i].name,
-               r == 0 ? "recorded" : "already recorded", path, strrchr(run, '/') + 1);
+        free(run);
+        free(path);
     }
     if (!any)
         printf("no winner to record: no candidate is a win\n");
@@ -423,11 +449,32 @@ static bool one_semantics(const struct moe_study_view *v)
     return true;
 }
 
+/* The part of report.json that says what the header lines say; NULL with
+ * err naming the key that could not be made. */
+static json_t *header_json(const struct moe_study_view *v, const char *source, long first,
+                           long last, json_t *skipped, struct moe_error *err)
+{
+    struct moe_jb b;
+    json_t *h = json_object();
+
+    moe_jb_init(&b, err);
+    moe_jb_str(&b, h, "study", v->name);
+    moe_jb_str(&b, h, "stage", v->stage);
+    moe_jb_set(&b, h, "window", moe_jb_pack(&b, "[I,I]", (json_int_t)first, (json_int_t)last));
+    moe_jb_str(&b, h, "window_source", source);
+    moe_jb_str(&b, h, "reference", v->ref_note);
+    moe_jb_copy(&b, h, "not_reported", skipped);
+    moe_jb_str(&b, h, "label", v->ref.semantics);
+    moe_jb_str(&b, h, "label_text", v->ref.semantics_text);
+    moe_jb_bool(&b, h, "label_uniform", one_semantics(v));
+    return moe_jb_done(&b, h);
+}
+
 /* The study's header lines, and the part of report.json that says the
  * same.  Benchmark-only numbers get their own heading: they never read as
  * training-equivalent ones. */
 static json_t *study_header(const struct moe_study_view *v, const struct report_args *a,
-                            long first, long last, json_t *skipped)
+                            long first, long last, json_t *skipped, struct moe_error *err)
 {
     const char *source = a->window_given ? "--window" : v->window_note;
     bool bench = strcmp(v->ref.semantics, "benchmark-only") == 0;
@@ -443,11 +490,7 @@ static json_t *study_header(const struct moe_study_view *v, const struct report_
                 printf("  LABEL DIFFERS: %s: %s\n", v->cands[i].label,
                        v->cands[i].semantics_text);
     }
-    return json_pack("{s:s,s:s,s:[I,I],s:s,s:s,s:O,s:s,s:s,s:b}", "study", v->name, "stage",
-                     v->stage, "window", (json_int_t)first, (json_int_t)last, "window_source",
-                     source, "reference", v->ref_note, "not_reported", skipped, "label",
-                     v->ref.semantics, "label_text", v->ref.semantics_text,
-                     "label_uniform", one_semantics(v));
+    return header_json(v, source, first, last, skipped, err);
 }
 
 static void print_skipped(const json_t *skipped)
@@ -524,10 +567,13 @@ static int checkpoint_verdict(const struct moe_study_view *v, json_t *extra,
         *out = NULL;
         return MOE_EXIT_OK;
     }
-    if (!(j = moe_ckpt_verdict_json(*out, id, &err)) ||
-        json_object_set_new(extra, "checkpoint", j) < 0)
-        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: checkpoint%s%s\n",
-                             j ? ": " : ".", j ? "could not be set (out of memory)" : err.text);
+    if (!(j = moe_ckpt_verdict_json(*out, id, &err)))
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: the checkpoint "
+                             "verdict could not be written: checkpoint.%s\n", err.text);
+    /* checked: a verdict not set is an error, never a report without it */
+    if (json_object_set_new(extra, "checkpoint", j) < 0)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: the checkpoint "
+                             "verdict could not be added (out of memory)\n");
     return MOE_EXIT_OK;
 }
 
@@ -543,7 +589,10 @@ static int profile_pairs(const struct moe_study_view *v, json_t *extra)
     moe_error_clear(&err);
     if (!(pairs = moe_profile_pairs_of_study(v->study, 10, &err)))
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    json_object_set_new(extra, "profile_pairs", pairs);
+    /* checked: as the checkpoint verdict */
+    if (json_object_set_new(extra, "profile_pairs", pairs) < 0)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: the matched "
+                             "profiles could not be added (out of memory)\n");
     return MOE_EXIT_OK;
 }
 
@@ -576,35 +625,49 @@ static int reconcile_pairs(json_t *extra, const struct moe_report_run *runs, siz
 
 /* One row per candidate of a stage of a generated study, against the
  * stage's own reference, over the study's window for it. */
-/* The study's decisions (moeflow run's trail), sealed, into extra; a
- * trail that is not sealed is said, not trusted. */
-static void trail(const char *study, json_t *extra)
+/* One decision of the trail as report.json lists it. */
+static json_t *decision_json(struct moe_jb *b, const json_t *e)
 {
-    struct moe_error err;
+    const json_t *d = json_object_get(e, "decision");
+    json_t *o = json_object();
+
+    moe_jb_copy(b, o, "file", json_object_get(e, "file"));
+    moe_jb_copy(b, o, "sha256", json_object_get(e, "digest"));
+    moe_jb_copy(b, o, "stage", json_object_get(d, "stage"));
+    moe_jb_copy(b, o, "round", json_object_get(d, "round"));
+    moe_jb_copy(b, o, "rule", json_object_get(d, "rule"));
+    moe_jb_set(b, o, "chose", moe_decision_said(d));
+    return moe_jb_done(b, o);
+}
+
+/* The study's decisions (moeflow run's trail), sealed, into extra; a
+ * trail that is not sealed is said, not trusted.  MOE_EXIT_OK, or the exit
+ * code with the key that could not be made said. */
+static int trail(const char *study, json_t *extra)
+{
+    struct moe_error err, jerr;
     json_t *t = moe_contract_load_trail(study, (moe_error_clear(&err), &err)), *e, *out;
+    struct moe_jb b;
     size_t i;
 
+    moe_error_clear(&jerr);
+    moe_jb_init(&b, &jerr);
     if (!t) {
-        json_object_set_new(extra, "decisions_error", json_string(err.text));
-        return;
+        moe_jb_str(&b, extra, "decisions_error", err.text);
+    } else {
+        out = json_array();
+        json_array_foreach(t, i, e)
+            moe_jb_append(&b, out, decision_json(&b, e));
+        moe_jb_within(&b, "decisions");
+        if (json_array_size(out)) /* a study moeflow run has not driven: report.json as before */
+            moe_jb_set(&b, extra, "decisions", out);
+        else
+            json_decref(out);
+        json_decref(t);
     }
-    out = json_array();
-    json_array_foreach(t, i, e) {
-        const json_t *d = json_object_get(e, "decision");
-        json_t *said = moe_decision_said(d);
-
-        json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O, s:O, s:o}", "file",
-                                             json_object_get(e, "file"), "sha256",
-                                             json_object_get(e, "digest"), "stage",
-                                             json_object_get(d, "stage"), "round",
-                                             json_object_get(d, "round"), "rule",
-                                             json_object_get(d, "rule"), "chose", said));
-    }
-    if (json_array_size(out)) /* a study moeflow run has not driven: report.json as before */
-        json_object_set_new(extra, "decisions", out);
-    else
-        json_decref(out);
-    json_decref(t);
+    if (!b.failed)
+        return MOE_EXIT_OK;
+    return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: %s\n", jerr.text);
 }
 
 static void print_trail(const char *study, const json_t *extra)
@@ -616,7 +679,8 @@ static void print_trail(const char *study, const json_t *extra)
     if (bad)
         printf("decisions: NOT TRUSTED: %s\n", bad);
     if (json_array_size(out))
-        printf("decisions (moeflow run's trail, each sealed; %s/decisions):\n", study);
+        printf("decisions (moeflow run's trail, each sealed; %s/" MOE_STUDY_DECISIONS "):\n",
+               study);
     json_array_foreach(out, i, e)
         printf("  %-18s %-8s round %" JSON_INTEGER_FORMAT ": %s (rule %s)\n",
                json_string_value(json_object_get(e, "file")) + strlen(MOE_STUDY_DECISIONS "/"),
@@ -649,14 +713,17 @@ static int report_study(const char *study, const char *stage, const struct repor
         rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
     else if ((rc = load_stage(&v, &rd, runs, &nruns, skipped)) == MOE_EXIT_OK &&
              (rc = expected_runs_exist(a, runs, nruns, skipped)) == MOE_EXIT_OK) {
-        extra = study_header(&v, a, rd.first, rd.last, skipped);
-        rc = checkpoint_verdict(&v, extra, &ck, ck_id, sizeof(ck_id));
+        if (!(extra = study_header(&v, a, rd.first, rd.last, skipped, &err)))
+            rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json: %s\n", err.text);
+        else
+            rc = checkpoint_verdict(&v, extra, &ck, ck_id, sizeof(ck_id));
         if (rc == MOE_EXIT_OK)
             rc = profile_pairs(&v, extra);
         if (rc == MOE_EXIT_OK)
             rc = reconcile_pairs(extra, runs, nruns, rd.first, rd.last);
+        if (rc == MOE_EXIT_OK)
+            rc = trail(study, extra);
         if (rc == MOE_EXIT_OK) {
-            trail(study, extra);
             rc = emit(runs, nruns, &a->ropts, a->json, a->outdir, extra);
         }
         if (rc == MOE_EXIT_OK && !a->json) {

@@ -26,8 +26,10 @@
 #include "run_wait.h"
 #include "run_winners.h"
 #include "analysis/fit_report.h"
+#include "core/json_build.h"
 #include "core/manifest.h"
 #include "core/stage.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 #include "core/study_dir.h"
 #include "study/baseline_fit.h"
@@ -92,10 +94,10 @@ static const struct moe_cli run_cli = {
              "fit -> the least recompute that fits, scale -> the fastest measured layout (and,\n"
              "when the step model was wrong, a second round), profile -> the retune axes that\n"
              "target its bottleneck, retune -> the winners validate runs beside the written\n"
-             "baseline.  Each decision is sealed in STUDY_DIR/" MOE_STUDY_DECISIONS
-             "/.  Its state is\n"
-             "STUDY_DIR/" MOE_STUDY_RUN_STATE
-             ": run it again to resume; a finished stage is never\n"
+             "baseline.  Each decision is sealed in STUDY_DIR/" MOE_STUDY_DECISIONS "/.  "
+             "Its state is\n"
+             "STUDY_DIR/" MOE_STUDY_RUN_STATE ": run it again to resume; a finished stage "
+             "is never\n"
              "submitted again, and jobs already submitted are waited for, not resubmitted.\n",
     .opts = run_opts,
     .column = 20,
@@ -132,6 +134,7 @@ static int chunk_read(const struct run_stage_plan *p, const json_t *k, const cha
     for (int x = 0; x < n_idx; x++)
         if (idx[x] < 0 || idx[x] >= r->count)
             return -1;
+    /* fits: stage_plan refused an arr as long as r->array */
     snprintf(r->array, sizeof(r->array), "%s", arr);
     return 0;
 }
@@ -203,6 +206,8 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
 {
     const char *s = run_state_of(js);
     const json_t *failed = strcmp(s, "failed") == 0 ? json_object_get(js, "failed") : NULL;
+    struct moe_error err;
+    struct moe_jb b;
     json_t *plan;
 
     if (strcmp(s, "submitted") == 0) {
@@ -210,8 +215,16 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
                p->name, p->ms->n);
         return;
     }
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
     plan = strcmp(s, "submitting") == 0 ? json_incref(json_object_get(js, "plan"))
-                                        : run_make_plan(p, NULL);
+                                        : run_make_plan(&b, p, NULL);
+    if (b.failed) {
+        moe_jb_within(&b, "plan");
+        moe_jb_within(&b, p->name);
+        moe_cli_report(&err);
+        return;
+    }
     if (p->stage == MOE_STAGE_VALIDATE && !run_winners_settled(c->state))
         printf("validate: as rebuilt from the winners after retune (the baseline if none); "
                "as it is now (%zu candidates):\n", p->ms->n);
@@ -229,16 +242,25 @@ static void print_dry(const struct run_ctx *c, const struct run_stage_plan *p, c
 static int start_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *js)
 {
     char s[16]; /* a copy: the state string is replaced below (D25) */
+    struct moe_error err;
+    struct moe_jb b;
     int rc;
 
+    /* a state this is too short for is none moeflow run writes: as "" or a
+     * cut name it is planned afresh, and what is not "failed" keeps its jobs */
     snprintf(s, sizeof(s), "%s", run_state_of(js));
     if (!s[0] || strcmp(s, "failed") == 0) {
         const json_t *failed = s[0] ? json_object_get(js, "failed") : NULL;
 
         run_forget_exit_status(c, p, failed);
-        json_object_set_new(js, "plan", run_make_plan(p, failed));
-        json_object_set_new(js, "state", json_string("submitting"));
-        json_object_set_new(js, "started", json_integer((json_int_t)time(NULL)));
+        moe_error_clear(&err);
+        moe_jb_init(&b, &err);
+        moe_jb_set(&b, js, "plan", run_make_plan(&b, p, failed));
+        moe_jb_str(&b, js, "state", "submitting");
+        moe_jb_int(&b, js, "started", (json_int_t)time(NULL));
+        moe_jb_within(&b, p->name);
+        if (b.failed)
+            return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
         json_object_del(js, "failed");
         if ((rc = run_save(c)) != MOE_EXIT_OK)
             return rc;
@@ -257,6 +279,9 @@ static int run_stage(struct run_ctx *c, const struct run_stage_plan *p)
     enum run_log_said *said;
     enum run_waited w;
     int rc;
+
+    if (!js)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: out of memory\n", p->name);
 
     if (strcmp(run_state_of(js), "done") == 0) {
         printf("%s: done in an earlier run (%zu candidates); not submitted again\n", p->name,
@@ -318,11 +343,13 @@ static int one_stage(struct run_ctx *c, enum moe_stage st)
 /* One moeflow run per study at a time: two would submit every stage twice. */
 static int lock_study(const char *dir, const char *shown)
 {
-    char path[4200];
+    char *path = moe_path_join(dir, "run.lock");
     int fd;
 
-    snprintf(path, sizeof(path), "%s/run.lock", dir);
+    if (!path)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: out of memory\n");
     fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    free(path);
     if (fd < 0)
         return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s/run.lock: cannot open: %s\n",
                              shown, strerror(errno));
@@ -338,16 +365,19 @@ static int lock_study(const char *dir, const char *shown)
  * the memory the model may use, as gen --fit-memory-from does. */
 static int baseline_fits(const struct run_ctx *c)
 {
-    char yaml[4300];
+    char *yaml = moe_path_join(c->dir, "study.yaml");
     struct moe_study s;
     struct moe_fit_report r;
     const struct moe_fit_row *from;
     struct moe_error err;
     int rc;
 
-    snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
+    if (!yaml)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: out of memory\n");
     moe_error_clear(&err);
-    if (moe_study_load(&s, yaml, &err) < 0) {
+    rc = moe_study_load(&s, yaml, &err);
+    free(yaml);
+    if (rc < 0) {
         moe_study_free(&s);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
@@ -415,15 +445,19 @@ int cmd_run(int argc, char **argv)
     if (!moe_study_is_dir(argv[first]))
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow run: '%s': not a study directory written "
                              "by moeflow gen (no " MOE_STUDY_MANIFEST ")\n", c.shown);
-    if (!realpath(argv[first], c.dir))
+    if (!(c.dir = realpath(argv[first], NULL)))
         return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: %s\n", c.shown, strerror(errno));
     c.shown = moe_text_visible(c.dir, c.shown_buf, sizeof(c.shown_buf));
-    if (!a.dry && geteuid() == 0)
+    if (!a.dry && geteuid() == 0) {
+        free(c.dir);
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow run: refusing to run as root: the jobs "
                              "freeze contracts and record winners as the job user\n");
+    }
     moe_error_clear(&err);
-    if (moe_manifest_load(c.dir, &c.m, &err) < 0)
+    if (moe_manifest_load(c.dir, &c.m, &err) < 0) {
+        free(c.dir);
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    }
     if (!a.dry && (rc = lock_study(c.dir, c.shown)) != MOE_EXIT_OK)
         goto out;
     if (!(c.state = run_state_load(c.dir, c.m.study_hash, &err))) {
@@ -437,5 +471,6 @@ int cmd_run(int argc, char **argv)
 out:
     json_decref(c.state);
     moe_manifest_free(&c.m);
+    free(c.dir);
     return rc;
 }

@@ -97,6 +97,7 @@ static int run(const struct topo_args *a, struct moe_nodetopo *nt, const char *s
     int ntasks, *gpu, rc = MOE_EXIT_INVALID_INPUT;
 
     moe_error_clear(&err);
+    /* fits: "0-" and an int */
     snprintf(all, sizeof(all), "0-%d", nt->ngpus - 1);
     ntasks = a->tasks ? a->tasks : (nt->ngpus ? nt->ngpus : 1);
     gpu = calloc((size_t)ntasks, sizeof(int));
@@ -138,8 +139,10 @@ static int load_here(const struct topo_args *a, struct moe_nodetopo *nt, char *s
     if (moe_topo_cache_load(&c, false, nt, &how, note, sizeof(note), err) != 0)
         return -1;
     if (how == MOE_TOPO_CACHE_HIT)
+        /* a message: where the topology came from, for people */
         snprintf(source, SOURCE_MAX, "this machine (topology cache in %s)", c.dir);
     else
+        /* a message: as above */
         snprintf(source, SOURCE_MAX, "this machine (discovered live; %s)", note);
     return 0;
 }

@@ -14,63 +14,78 @@
 #include "cli.h"
 #include "contract_show.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/study_dir.h"
 
 /* "measured (SOURCE)" when the plugin measured PATH or an object above it
- * (environment.container holds every container variable), else declared. */
+ * (environment.container holds every container variable), else declared.
+ * NULL when out of memory. */
 static json_t *label(const json_t *sources, const char *path)
 {
-    char prefix[512];
+    char *prefix = strdup(path), *dot;
+    json_t *l = NULL;
 
-    snprintf(prefix, sizeof(prefix), "%s", path);
-    for (;;) {
+    while (prefix && !l) {
         const char *src = json_string_value(json_object_get(sources, prefix));
-        char *dot;
 
         if (src)
-            return json_sprintf("measured (%s)", src);
-        if (!(dot = strrchr(prefix, '.')))
+            l = json_sprintf("measured (%s)", src);
+        else if ((dot = strrchr(prefix, '.')))
+            *dot = '\0';
+        else
             break;
-        *dot = '\0';
     }
-    return json_string(strncmp(path, "run.", 4) == 0 ? "declared (job options)" : "declared");
+    if (prefix && !l)
+        l = json_string(strncmp(path, "run.", 4) == 0 ? "declared (job options)" : "declared");
+    free(prefix);
+    return l;
 }
 
 /* Every leaf of DOC (arrays are leaves) under PREFIX: path -> label. */
-static void collect(const json_t *doc, const char *prefix, const json_t *sources, json_t *out)
+static void collect(struct moe_jb *b, const json_t *doc, const char *prefix,
+                    const json_t *sources, json_t *out)
 {
     const char *key;
     json_t *v;
 
     json_object_foreach((json_t *)doc, key, v) {
-        char path[512];
+        char *path;
 
         if (!prefix[0] && strcmp(key, MOE_CONTRACT_SOURCES) == 0)
             continue;
-        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", key);
+        if (!(path = moe_strdup_printf("%s%s%s", prefix, prefix[0] ? "." : "", key))) {
+            moe_jb_set(b, out, key, NULL);
+            return;
+        }
         if (json_is_object(v) && json_object_size(v))
-            collect(v, path, sources, out);
+            collect(b, v, path, sources, out);
         else
-            json_object_set_new(out, path, label(sources, path));
+            moe_jb_set(b, out, path, label(sources, path));
+        free(path);
     }
 }
 
-static json_t *labels(const json_t *doc)
+/* Each leaf's label; NULL with b's failure. */
+static json_t *labels(struct moe_jb *b, const json_t *doc)
 {
     json_t *out = json_object();
 
-    collect(doc, "", json_object_get(doc, MOE_CONTRACT_SOURCES), out);
-    return out;
+    collect(b, doc, "", json_object_get(doc, MOE_CONTRACT_SOURCES), out);
+    moe_jb_within(b, "labels");
+    return moe_jb_done(b, out);
 }
 
 static const json_t *at_path(const json_t *doc, const char *path)
 {
-    char buf[512], *save = NULL;
+    char *buf = strdup(path), *save = NULL;
 
-    snprintf(buf, sizeof(buf), "%s", path);
+    if (!buf)
+        return NULL;
     for (char *k = strtok_r(buf, ".", &save); k && doc; k = strtok_r(NULL, ".", &save))
         doc = json_object_get(doc, k);
+    free(buf);
     return doc;
 }
 
@@ -104,17 +119,19 @@ static void print_contract(const json_t *doc, const json_t *lab)
 }
 
 /* contract/measured.json of the study PATH is, or of the study a run
- * directory (STUDY/runs/ID) belongs to; "" when PATH is a file. */
-static void measured_path(const char *path, char *buf, size_t len)
+ * directory (STUDY/runs/ID) belongs to; "" when PATH is a file.  malloc'd;
+ * NULL when out of memory. */
+static char *measured_path(const char *path)
 {
     struct stat st;
+    char *file;
 
-    buf[0] = '\0';
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return;
-    snprintf(buf, len, "%s/" MOE_STUDY_MEASURED, path);
-    if (access(buf, F_OK) != 0)
-        snprintf(buf, len, "%s/../../" MOE_STUDY_MEASURED, path);
+        return strdup("");
+    if (!(file = moe_path_join(path, MOE_STUDY_MEASURED)) || access(file, F_OK) == 0)
+        return file;
+    free(file);
+    return moe_path_join(path, "../../" MOE_STUDY_MEASURED);
 }
 
 /* A measured module or library: its version, or absent with the reason. */
@@ -146,8 +163,8 @@ static void print_gpus(const json_t *g)
     else
         printf("  %-28s measured none (%s)\n", "gpus", why ? why : "no GPU seen");
     if (topo)
-        printf("  %-28s measured (nvidia-smi topo -m, in " MOE_STUDY_MEASURED_NAME
-               ")\n", "topology");
+        printf("  %-28s measured (nvidia-smi topo -m, in " MOE_STUDY_MEASURED_NAME ")\n",
+               "topology");
     else
         printf("  %-28s measured absent (%s)\n", "topology",
                json_string_value(json_object_get(g, "topology_reason"))
@@ -200,28 +217,53 @@ static void print_measured(const char *file, const json_t *m)
                bad == 1 ? " is" : "s are");
 }
 
+/* show --json: the contract, its labels and what was measured; NULL with
+ * err when a value could not be made. */
+static json_t *show_json(const json_t *doc, const char *digest, json_t *lab, json_t *measured,
+                         struct moe_error *err)
+{
+    struct moe_jb b;
+    json_t *out = json_object();
+
+    moe_jb_init(&b, err);
+    moe_jb_str(&b, out, "sha256", digest);
+    moe_jb_copy(&b, out, "contract", (json_t *)doc);
+    moe_jb_copy(&b, out, "labels", lab);
+    if (measured)
+        moe_jb_copy(&b, out, "measured", measured);
+    return moe_jb_done(&b, out);
+}
+
 int moe_contract_show(const char *path, const json_t *doc, const char *digest, bool json)
 {
-    char file[4200];
+    char *file = measured_path(path);
     struct moe_error err;
-    json_t *lab = labels(doc), *measured = NULL;
+    struct moe_jb b;
+    json_t *lab, *measured = NULL, *out;
     int rc = MOE_EXIT_OK;
 
     moe_error_clear(&err);
-    measured_path(path, file, sizeof(file));
+    moe_jb_init(&b, &err);
+    if (!file || !(lab = labels(&b, doc))) {
+        if (!file)
+            moe_error_set(&err, "out of memory");
+        free(file);
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    }
     if (file[0] && access(file, F_OK) == 0 &&
         !(measured = moe_read_json(file, MOE_STUDY_MEASURED_NAME, &err))) {
         moe_cli_report(&err);
         rc = MOE_EXIT_INVALID_INPUT;
     }
     if (json) {
-        json_t *out = json_pack("{s:s, s:O, s:O}", "sha256", digest, "contract", doc,
-                                "labels", lab);
-        if (measured)
-            json_object_set(out, "measured", measured);
-        json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-        putchar('\n');
-        json_decref(out);
+        moe_error_clear(&err);
+        if ((out = show_json(doc, digest, lab, measured, &err))) {
+            json_dumpf(out, stdout, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+            putchar('\n');
+            json_decref(out);
+        } else {
+            rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+        }
     } else {
         printf("sha256 %s\n", digest);
         printf("contract (declared: from the study; measured: by the plugin at job start):\n");
@@ -231,6 +273,7 @@ int moe_contract_show(const char *path, const json_t *doc, const char *digest, b
         else if (rc == MOE_EXIT_OK && file[0])
             printf("nothing measured yet: the contract stage writes " MOE_STUDY_MEASURED "\n");
     }
+    free(file);
     json_decref(lab);
     json_decref(measured);
     return rc;

@@ -124,6 +124,7 @@ static int set_gpu(void *args, const struct moe_opt *o, char *arg)
 
     (void)o;
     if ((a->gpu = moe_enum_parse(moe_gpu_names, arg)) < 0) {
+        /* a message: the GPU names for an error; cut, it still lists some */
         snprintf(what, sizeof(what), "expected %s", gpu_names(names, sizeof(names), ", ", " or "));
         return bad("--gpu", arg, what);
     }
@@ -135,6 +136,7 @@ static int set_count(void *args, const struct moe_opt *o, char *value)
 {
     char opt[64];
 
+    /* fits: option names are short constants of this file */
     snprintf(opt, sizeof(opt), "--%s", o->name);
     return parse_int(opt, value, 1, (int *)((char *)args + o->field));
 }
@@ -246,6 +248,7 @@ static int own_flag(void *args, const struct moe_opt *o, bool layouts)
     char opt[64];
     int rc;
 
+    /* fits: as in set_count */
     snprintf(opt, sizeof(opt), "--%s", o->name);
     if ((rc = only_for(args, layouts, opt, "")) == MOE_CLI_RUN)
         *(bool *)((char *)args + o->field) = true;
@@ -282,6 +285,7 @@ static int set_layout_size(void *args, const struct moe_opt *o, char *value)
         return bad("layout option", value, "moeflow layouts enumerates layouts itself");
     char opt[64];
 
+    /* fits: as in set_count */
     snprintf(opt, sizeof(opt), "--%s", o->name);
     a->layout_given = true;
     return parse_int(opt, value, 1, (int *)((char *)args + o->field));

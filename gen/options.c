@@ -63,6 +63,8 @@ static void suggest_option(int argc, char **argv, const struct option *longopts)
 
     if (optind < 1 || optind > argc || strncmp(argv[optind - 1], "--", 2) != 0)
         return;
+    /* a message: only for a suggestion; a cut word is longer than any
+     * option name, so it matches none */
     snprintf(word, sizeof(word), "%s", argv[optind - 1] + 2);
     word[strcspn(word, "=")] = '\0';
     for (; longopts->name && n < MAX_OPTS + 2; longopts++) {
@@ -86,8 +88,10 @@ static int control_in_value(int argc, char **argv, const struct moe_opt *o, cons
     char name[80];
 
     if (strncmp(typed, "--", 2) == 0 || !o->key)
+        /* fits: option names are short constants of the command tables */
         snprintf(name, sizeof(name), "--%s", o->name);
     else
+        /* fits: "-" and one character */
         snprintf(name, sizeof(name), "-%c", o->key);
     moe_error_clear(&err);
     if (moe_text_check(name, value, &err) == 0)
@@ -150,11 +154,14 @@ static void list_option(FILE *m, const struct moe_cli *cli, const struct moe_opt
     int width = cli->column - 2;
 
     if (o->label)
+        /* a message: a --help label; the tables' labels are short */
         snprintf(label, sizeof(label), "%s", o->label);
     else if (cli->shorts && o->key)
+        /* a message: as above */
         snprintf(label, sizeof(label), "-%c, --%s%s%s", o->key, o->name, o->meta ? " " : "",
                  o->meta ? o->meta : "");
     else
+        /* a message: as above */
         snprintf(label, sizeof(label), "--%s%s%s", o->name, o->meta ? " " : "",
                  o->meta ? o->meta : "");
     fprintf(m, "  %-*s%s", width, label, (int)strlen(label) >= width ? "  " : "");
@@ -297,9 +304,12 @@ int moe_cli_error(int code, const char *format, ...)
     return code;
 }
 
-void moe_cli_json(json_t *j, size_t flags)
+int moe_cli_json(json_t *j, size_t flags)
 {
-    json_dumpf(j, stdout, flags);
-    putchar('\n');
+    int rc = j ? json_dumpf(j, stdout, flags) : -1;
+
+    if (rc == 0)
+        putchar('\n');
     json_decref(j);
+    return rc;
 }

@@ -98,7 +98,8 @@ int moe_cli_fail(const struct moe_error *err, int code);
 /* The message to stderr as given, then returns CODE. */
 int moe_cli_error(int code, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
-/* J on stdout with FLAGS and a newline; drops the reference. */
-void moe_cli_json(json_t *j, size_t flags);
+/* J on stdout with FLAGS and a newline; drops the reference.  -1 when J
+ * is NULL (the builder failed: the caller says why) or cannot be written. */
+int moe_cli_json(json_t *j, size_t flags);
 
 #endif

@@ -15,10 +15,13 @@
 static void routing_text(const struct moe_fit_evidence *ev, char *buf, size_t len)
 {
     if (!ev->seen)
+        /* a message: a table cell */
         snprintf(buf, len, "-");
     else if (ev->dispatch_calls == 0)
+        /* a message: a table cell */
         snprintf(buf, len, "no all-to-all dispatch");
     else
+        /* a message: a table cell */
         snprintf(buf, len, "%ld dispatches: mean %.2fx, max %.2fx of balanced%s",
                  ev->dispatch_calls, moe_fit_evidence_imbalance(ev),
                  ev->rows_balanced > 0 ? ev->rows_max / ev->rows_balanced : 0,
@@ -28,10 +31,13 @@ static void routing_text(const struct moe_fit_evidence *ev, char *buf, size_t le
 static void number(char *buf, size_t len, double v, bool percent)
 {
     if (isnan(v))
+        /* a message: a table cell */
         snprintf(buf, len, "-");
     else if (percent)
+        /* a message: a table cell */
         snprintf(buf, len, "%+.1f%%", v);
     else
+        /* a message: a table cell */
         snprintf(buf, len, "%.1f", v);
 }
 
@@ -48,11 +54,14 @@ static void print_table(const struct moe_fit_report *r, const char *study)
         const struct moe_fit_row *w = &r->rows[i];
         char layout[96], rc[16], meas[24], pred[24], err[16], routing[96], verdict[400];
 
+        /* a message: a table cell (six ints fit) */
         snprintf(layout, sizeof(layout), "tp%d cp%d pp%d vpp%d ep%d etp%d", w->tp, w->cp, w->pp,
                  w->vpp, w->ep, w->etp);
         if (w->rc < 0)
+            /* a message: a table cell */
             snprintf(rc, sizeof(rc), "-");
         else
+            /* a message: a table cell */
             snprintf(rc, sizeof(rc), "%d", w->rc);
         number(meas, sizeof(meas), w->measured_mib, false);
         number(pred, sizeof(pred), w->predicted_mib, false);

@@ -23,10 +23,13 @@ static void row(const char *what, const json_t *pair, const char *key, bool cont
     bv = json_object_get(b, key);
     wv = json_object_get(w, key);
     if (json_is_number(bv))
+        /* a message: a table cell */
         snprintf(bs, sizeof(bs), "%.3f", json_number_value(bv));
     if (json_is_number(wv))
+        /* a message: a table cell */
         snprintf(ws, sizeof(ws), "%.3f", json_number_value(wv));
     if (json_is_number(bv) && json_is_number(wv))
+        /* a message: a table cell */
         snprintf(ds, sizeof(ds), "%+.3f", json_number_value(wv) - json_number_value(bv));
     printf("  %-44s %12s %12s %12s\n", what, bs, ws, ds);
 }
@@ -36,6 +39,7 @@ static const char *fixed(const json_t *v, int decimals, char *buf, size_t len)
 {
     if (!json_is_number(v))
         return "-";
+    /* a message: a table cell */
     snprintf(buf, len, "%.*f", decimals, json_number_value(v));
     return buf;
 }
@@ -60,6 +64,7 @@ static void kernels(const json_t *list)
                                             sizeof(shown));
 
         if (json_is_number(c))
+            /* a message: a table cell */
             snprintf(change, sizeof(change), "%+.2f", json_number_value(c));
         printf("  %12.3f %12.3f %9s %12s %12s  %.100s\n",
                json_number_value(json_object_get(k, "baseline_mean_us")),

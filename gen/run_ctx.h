@@ -41,7 +41,7 @@ struct run_stage_plan {
 };
 
 struct run_ctx {
-    char dir[4096];
+    char *dir;               /* the study, its real path (malloc'd) */
     const char *shown;       /* dir for a terminal (moe_text_visible) */
     char shown_buf[4096];
     struct moe_manifest m;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -15,16 +16,21 @@
 #include "run_ctx.h"
 #include "run_exec.h"
 #include "run_state.h"
+#include "core/json_build.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 #include "loop/loop.h"
 
+/* The state's "loop" object, made when absent; NULL when out of memory. */
 static json_t *loop_state(struct run_ctx *c)
 {
     json_t *l = json_object_get(c->state, "loop");
 
     if (!json_is_object(l)) {
         l = json_object();
-        json_object_set_new(c->state, "loop", l);
+        /* checked: NULL makes the caller's set fail, naming its key */
+        if (json_object_set_new(c->state, "loop", l) < 0)
+            return NULL;
     }
     return l;
 }
@@ -34,10 +40,27 @@ static bool marked(struct run_ctx *c, const char *key)
     return json_is_string(json_object_get(loop_state(c), key));
 }
 
+/* loop.key = v in the state, not yet saved; MOE_EXIT_OK or the exit code, said. */
+static int loop_set(struct run_ctx *c, const char *key, json_t *v)
+{
+    struct moe_error err;
+    struct moe_jb b;
+
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
+    if (moe_jb_set(&b, loop_state(c), key, v) < 0) {
+        moe_jb_within(&b, "loop");
+        moe_jb_within(&b, RUN_STATE_FILE);
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    }
+    return MOE_EXIT_OK;
+}
+
 static int mark(struct run_ctx *c, const char *key, const char *what)
 {
-    json_object_set_new(loop_state(c), key, json_string(what));
-    return run_save(c);
+    int rc = loop_set(c, key, json_string(what));
+
+    return rc == MOE_EXIT_OK ? run_save(c) : rc;
 }
 
 static int scale_round(struct run_ctx *c)
@@ -51,18 +74,22 @@ static int scale_round(struct run_ctx *c)
  * the trail, and the manifest read again. */
 static int rebuild(struct run_ctx *c, enum moe_stage from, const char *bottleneck)
 {
-    char yaml[4300], stage[16];
+    char *yaml = moe_path_join(c->dir, "study.yaml"), stage[16];
     char *argv[] = { NULL, "gen", yaml, "--stage", stage, "--rebuild", c->dir, NULL, NULL, NULL };
     struct moe_error err;
     int rc;
 
-    snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
+    if (!yaml)
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: out of memory\n");
+    /* fits: a stage's name is at most 8 bytes (core/stage.h) */
     snprintf(stage, sizeof(stage), "%s", moe_stage_name(from));
     if (bottleneck) {
         argv[7] = "--for";
         argv[8] = (char *)bottleneck;
     }
-    if ((rc = run_self("gen", argv)) != 0)
+    rc = run_self("gen", argv);
+    free(yaml);
+    if (rc != 0)
         return moe_cli_error(MOE_EXIT_STAGE_FAILED, "moeflow run: the stages from %s were not "
                              "rebuilt from the decisions (moeflow gen exited %d); nothing after "
                              "it was submitted\n", stage, rc);
@@ -75,11 +102,15 @@ static int rebuild(struct run_ctx *c, enum moe_stage from, const char *bottlenec
 
 static void said(const char *stage, const struct moe_loop_outcome *o)
 {
-    char shown[1100], file[4500];
+    char shown[1100];
+    /* room for every byte written as \xHH: the file's name is never cut */
+    size_t len = 4 * strlen(o->file) + 1;
+    char *file = malloc(len);
 
     printf("%s: decided%s: %s\n    (%s)\n", stage, o->recorded ? "" : " earlier",
            moe_text_visible(o->said, shown, sizeof(shown)),
-           moe_text_visible(o->file, file, sizeof(file)));
+           file ? moe_text_visible(o->file, file, len) : "its file: out of memory to show it");
+    free(file);
 }
 
 static int after_fit(struct run_ctx *c)
@@ -108,6 +139,7 @@ static int after_scale(struct run_ctx *c)
     int round = scale_round(c), rc;
     char key[32];
 
+    /* fits: round is at most MOE_LOOP_SCALE_ROUNDS */
     snprintf(key, sizeof(key), "scale-%d", round);
     if (marked(c, key))
         return MOE_EXIT_OK;
@@ -122,10 +154,15 @@ static int after_scale(struct run_ctx *c)
         json_t *stages = json_object_get(c->state, "stages");
         char old[32];
 
+        /* fits: as key */
         snprintf(old, sizeof(old), "scale-round-%d", round);
-        json_object_set(stages, old, json_object_get(stages, "scale"));
+        /* checked: the round's state must be kept before it is deleted */
+        if (json_object_set(stages, old, json_object_get(stages, "scale")) < 0)
+            return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: %s: %s.%s: cannot be kept (out "
+                                 "of memory)\n", RUN_STATE_FILE, "stages", old);
         json_object_del(stages, "scale");
-        json_object_set_new(loop_state(c), "scale_round", json_integer(round + 1));
+        if ((rc = loop_set(c, "scale_round", json_integer(round + 1))) != MOE_EXIT_OK)
+            return rc;
     }
     if ((rc = mark(c, key, "rebuilt")) != MOE_EXIT_OK)
         return rc;
@@ -218,9 +255,14 @@ int run_decide(struct run_ctx *c, enum moe_stage st)
         return after_profile(c);
     case MOE_STAGE_RETUNE:
         return after_retune(c);
-    default:
+    case MOE_STAGE_CONTRACT: /* nothing decided from a contract or after validate */
+    case MOE_STAGE_VALIDATE:
         return MOE_EXIT_OK;
+    case MOE_STAGE_NONE:
+    case MOE_STAGE_COUNT:
+        break;
     }
+    return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow run: no stage %d to decide after\n", (int)st);
 }
 
 void run_decide_dry(const struct run_ctx *c, enum moe_stage st)

@@ -205,14 +205,12 @@ out:
 
 const char *run_self_path(void)
 {
-    static char self[4096];
-    ssize_t n;
+    /* kept for the process: every moeflow this run starts is this one */
+    static char *self;
 
-    if (self[0])
-        return self;
-    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    self[n > 0 ? n : 0] = '\0';
-    return self;
+    if (!self)
+        self = realpath("/proc/self/exe", NULL);
+    return self ? self : "";
 }
 
 int run_self(const char *what, char *argv[])

@@ -19,16 +19,16 @@
 #include "run_state.h"
 #include "run_wait.h"
 #include "analysis/megatron_log.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/text.h"
 #include "core/study_dir.h"
 
-/* A path too long for path is "", which names no file: read as no exit
- * status yet, never as another candidate's. */
-static void rc_path(const struct run_ctx *c, const struct run_stage_plan *p, const char *id,
-                    char *path, size_t len)
+/* results/STAGE/ID.rc of the study; NULL when out of memory, which the
+ * callers read as no exit status yet, never as another candidate's. */
+static char *rc_path(const struct run_ctx *c, const struct run_stage_plan *p, const char *id)
 {
-    (void)moe_study_result_buf(path, len, c->dir, p->name, id, MOE_RESULT_RC);
+    return moe_study_result(c->dir, p->name, id, MOE_RESULT_RC);
 }
 
 bool run_listed(const json_t *ids, const char *id)
@@ -46,12 +46,13 @@ void run_forget_exit_status(const struct run_ctx *c, const struct run_stage_plan
                             const json_t *failed)
 {
     for (size_t k = 0; k < p->ms->n; k++) {
-        char path[4300];
+        char *path;
 
         if (failed && !run_listed(failed, p->ms->cands[k].id))
             continue;
-        rc_path(c, p, p->ms->cands[k].id, path, sizeof(path));
-        unlink(path);
+        if ((path = rc_path(c, p, p->ms->cands[k].id)))
+            unlink(path);
+        free(path);
     }
 }
 
@@ -63,7 +64,7 @@ void run_forget_exit_status(const struct run_ctx *c, const struct run_stage_plan
 static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stage_plan *p,
                                   size_t k, enum run_log_said *said)
 {
-    char path[4300];
+    char *path;
     struct moe_log log;
     struct moe_error err;
     bool oom;
@@ -72,13 +73,15 @@ static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stag
         return false;
     if (said[k] != RUN_LOG_UNREAD)
         return said[k] == RUN_LOG_OUT_OF_MEMORY;
-    (void)moe_study_result_buf(path, sizeof(path), c->dir, p->name, p->ms->cands[k].id,
-                               MOE_RESULT_LOG);
+    /* out of memory here: not read, so not judged out of memory */
+    if (!(path = moe_study_result(c->dir, p->name, p->ms->cands[k].id, MOE_RESULT_LOG)))
+        return false;
     moe_log_init(&log);
     moe_error_clear(&err);
     oom = moe_log_read_file(&log, path, &err) == 0 &&
           moe_log_out_of_memory(log.last_error);
     moe_log_free(&log);
+    free(path);
     said[k] = oom ? RUN_LOG_OUT_OF_MEMORY : RUN_LOG_OTHER;
     return oom;
 }
@@ -86,13 +89,15 @@ static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stag
 /* Candidate k's exit status: -1 when it has none or it is not a number. */
 static long exit_status(const struct run_ctx *c, const struct run_stage_plan *p, size_t k)
 {
-    char path[4300], *text, *end;
+    char *path = rc_path(c, p, p->ms->cands[k].id), *text = NULL, *end;
     struct moe_error err;
     long rc = -1;
 
-    rc_path(c, p, p->ms->cands[k].id, path, sizeof(path));
     moe_error_clear(&err);
-    if (access(path, F_OK) != 0 || !(text = moe_read_file(path, "exit status", NULL, &err)))
+    if (path && access(path, F_OK) == 0)
+        text = moe_read_file(path, "exit status", NULL, &err);
+    free(path);
+    if (!text)
         return -1;
     rc = strtol(text, &end, 10);
     if (end == text || (*end && *end != '\n'))
@@ -102,7 +107,8 @@ static long exit_status(const struct run_ctx *c, const struct run_stage_plan *p,
 }
 
 size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_plan *p,
-                             enum run_log_said *said, json_t *ids, json_t *oom, size_t *done)
+                             enum run_log_said *said, struct moe_jb *b, json_t *ids, json_t *oom,
+                             size_t *done)
 {
     size_t bad = 0;
 
@@ -110,20 +116,21 @@ size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_pla
     for (size_t k = 0; k < p->ms->n; k++) {
         const char *id = p->ms->cands[k].id;
         long rc = exit_status(c, p, k);
-        char path[4300];
+        char *path;
 
         if (rc == 0) {
             (*done)++;
         } else if (rc > 0 && fit_ran_out_of_memory(c, p, k, said)) {
             (*done)++;
             if (oom)
-                json_array_append_new(oom, json_string(id));
+                moe_jb_append(b, oom, json_string(id));
         } else if (ids) {
-            json_array_append_new(ids, json_string(id));
+            moe_jb_append(b, ids, json_string(id));
             bad++;
         } else {
-            rc_path(c, p, id, path, sizeof(path));
-            bad += access(path, F_OK) == 0;
+            path = rc_path(c, p, id);
+            bad += path && access(path, F_OK) == 0;
+            free(path);
         }
     }
     return bad;
@@ -143,9 +150,12 @@ static void last_job_of(const json_t *js, size_t k, char *out, size_t len)
         int idx[RUN_MAX_INDICES], n = arr ? run_array_indices(arr, idx, RUN_MAX_INDICES) : 0;
 
         if (!arr && k == 0)
+            /* a message: a job id is digits, far shorter than out; cut, it
+             * still names the job's start */
             snprintf(out, len, "%s", job);
         for (int x = 0; x < n; x++)
             if ((long long)off + idx[x] == (long long)k)
+                /* a message, as above */
                 snprintf(out, len, "%s_%d", job, idx[x]);
     }
 }
@@ -155,14 +165,15 @@ static void print_one_failed(const struct run_ctx *c, const struct run_stage_pla
                              const json_t *js, size_t k)
 {
     const struct moe_candidate *cand = &p->ms->cands[k];
-    char job[96], rcpath[4300], *rc = NULL, *val, shown[512], shown_rc[256], shown_var[256];
+    char job[96], *rcpath = rc_path(c, p, cand->id), *rc = NULL, *val, shown[512], shown_rc[256],
+        shown_var[256];
     struct moe_error err;
 
     last_job_of(js, k, job, sizeof(job));
-    rc_path(c, p, cand->id, rcpath, sizeof(rcpath));
     moe_error_clear(&err);
-    if (access(rcpath, F_OK) == 0)
+    if (rcpath && access(rcpath, F_OK) == 0)
         rc = moe_read_file(rcpath, "exit status", NULL, &err);
+    free(rcpath);
     if (rc)
         rc[strcspn(rc, "\n")] = '\0';
     val = moe_value_text(cand->value);
@@ -204,7 +215,7 @@ static void diagnose_profile(const struct run_ctx *c)
  * profile's diagnosis. */
 static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p)
 {
-    char outdir[4300];
+    char *outdir;
     int rc;
 
     if (p->stage == MOE_STAGE_PROFILE)
@@ -212,8 +223,10 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
     if (p->stage == MOE_STAGE_CONTRACT || p->stage == MOE_STAGE_PROFILE ||
         p->stage == MOE_STAGE_RETUNE) /* run_winners() reports retune, recording its winners */
         return;
-    snprintf(outdir, sizeof(outdir), "%s/" MOE_STUDY_RESULTS "/%s/" MOE_STUDY_REPORT_DIR, c->dir,
-             p->name);
+    if (!(outdir = moe_study_result(c->dir, p->name, MOE_STUDY_REPORT_DIR, ""))) {
+        fprintf(stderr, "moeflow run: warning: no report of %s: out of memory\n", p->name);
+        return;
+    }
     if (p->stage == MOE_STAGE_FIT) {
         char *argv[] = { NULL, "report", (char *)c->dir, "--stage", "fit", NULL };
 
@@ -224,6 +237,7 @@ static void report_stage(const struct run_ctx *c, const struct run_stage_plan *p
 
         rc = run_self("report", argv);
     }
+    free(outdir);
     if (rc != 0)
         fprintf(stderr, "moeflow run: warning: moeflow report of %s exited %d\n", p->name, rc);
 }
@@ -232,14 +246,29 @@ int run_judge_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *j
                     enum run_log_said *said)
 {
     json_t *failed = json_array(), *oom = json_array();
+    struct moe_error err;
+    struct moe_jb b;
+    size_t bad;
     char t[32];
     int rc;
 
-    json_object_set_new(js, "finished", json_integer((json_int_t)time(NULL)));
-    json_object_set_new(js, "out_of_memory", oom);
-    if (run_failed_candidates(c, p, said, failed, oom, &(size_t){ 0 })) {
-        json_object_set_new(js, "state", json_string("failed"));
-        json_object_set_new(js, "failed", failed);
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
+    moe_jb_int(&b, js, "finished", (json_int_t)time(NULL));
+    bad = run_failed_candidates(c, p, said, &b, failed, oom, &(size_t){ 0 });
+    /* borrowed on: oom is printed below, failed by print_failed */
+    moe_jb_copy(&b, js, "out_of_memory", oom);
+    json_decref(oom);
+    if (bad)
+        moe_jb_copy(&b, js, "failed", failed);
+    moe_jb_str(&b, js, "state", bad ? "failed" : "done");
+    json_decref(failed);
+    moe_jb_within(&b, p->name);
+    if (b.failed)
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    failed = json_object_get(js, "failed");
+    oom = json_object_get(js, "out_of_memory");
+    if (bad) {
         if ((rc = run_save(c)) != MOE_EXIT_OK)
             return rc;
         print_failed(c, p, js, failed);
@@ -247,8 +276,6 @@ int run_judge_stage(struct run_ctx *c, const struct run_stage_plan *p, json_t *j
                "candidates only\n", p->name);
         return MOE_EXIT_STAGE_FAILED;
     }
-    json_decref(failed);
-    json_object_set_new(js, "state", json_string("done"));
     if ((rc = run_save(c)) != MOE_EXIT_OK)
         return rc;
     if (json_array_size(oom))

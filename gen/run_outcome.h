@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "run_ctx.h"
+#include "core/json_build.h"
 
 /* What a failed fit candidate's log says, one a candidate for the stage's
  * run (zeroed: none read yet): its .rc is written after its log is whole,
@@ -30,9 +31,11 @@ void run_forget_exit_status(const struct run_ctx *c, const struct run_stage_plan
  * missing), into ids; returns how many (0 when every one exited 0).
  * With ids NULL, only those with an exit status are counted.  A fit rung
  * that ran out of memory counts as done, its id into oom (may be NULL);
- * said (p->ms->n entries) keeps what each failed fit log said. */
+ * said (p->ms->n entries) keeps what each failed fit log said.  An id that
+ * cannot be added is b's failure (b may be NULL when ids and oom are). */
 size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_plan *p,
-                             enum run_log_said *said, json_t *ids, json_t *oom, size_t *done);
+                             enum run_log_said *said, struct moe_jb *b, json_t *ids, json_t *oom,
+                             size_t *done);
 
 /* After the stage's jobs have left the queue: the stage recorded in js
  * (and run-state.json) as done, reported, or as failed, its failed

@@ -8,51 +8,71 @@
 #include <sys/stat.h>
 
 #include "run_state.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/study_dir.h"
+
+/* A fresh state: nothing done yet. */
+static json_t *fresh_state(const char *study_hash, struct moe_error *err)
+{
+    struct moe_jb b;
+    json_t *s = json_object();
+
+    moe_jb_init(&b, err);
+    moe_jb_int(&b, s, "version", 1);
+    moe_jb_str(&b, s, "study_hash", study_hash ? study_hash : "");
+    moe_jb_set(&b, s, "stages", json_object());
+    moe_jb_within(&b, RUN_STATE_FILE);
+    return moe_jb_done(&b, s);
+}
 
 json_t *run_state_load(const char *dir, const char *study_hash, struct moe_error *err)
 {
-    char path[4200];
+    char *path = moe_path_join(dir, RUN_STATE_FILE);
     struct stat st;
-    json_t *s;
+    json_t *s = NULL;
     const char *h;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, RUN_STATE_FILE);
-    if (lstat(path, &st) < 0 && errno == ENOENT)
-        return json_pack("{s:i, s:s, s:{}}", "version", 1, "study_hash",
-                         study_hash ? study_hash : "", "stages");
-    if (!(s = moe_read_json(path, "run state", err)))
+    if (!path) {
+        moe_error_set(err, "out of memory");
         return NULL;
+    }
+    if (lstat(path, &st) < 0 && errno == ENOENT) {
+        s = fresh_state(study_hash, err);
+        goto out;
+    }
+    if (!(s = moe_read_json(path, "run state", err)))
+        goto out;
     h = json_string_value(json_object_get(s, "study_hash"));
     if (!json_is_object(json_object_get(s, "stages")) || !h) {
         moe_error_at(err, path, 0, 0, "run state: not what moeflow run writes (no stages or "
                      "study_hash)");
         json_decref(s);
-        return NULL;
-    }
-    if (study_hash && strcmp(h, study_hash) != 0) {
-        moe_error_at(err, path, 0, 0, "run state: of study hash %.16s..., but " MOE_STUDY_MANIFEST
-                                      " is "
-                     "of %.16s...: the study was generated again; remove %s to run it afresh",
-                     h, study_hash, RUN_STATE_FILE);
+        s = NULL;
+    } else if (study_hash && strcmp(h, study_hash) != 0) {
+        moe_error_at(err, path, 0, 0, "run state: of study hash %.16s..., but "
+                     MOE_STUDY_MANIFEST " is of %.16s...: the study was generated again; "
+                     "remove %s to run it afresh", h, study_hash, RUN_STATE_FILE);
         json_decref(s);
-        return NULL;
+        s = NULL;
     }
+out:
+    free(path);
     return s;
 }
 
 int run_state_save(const char *dir, const json_t *state, struct moe_error *err)
 {
-    char path[4200], *text = json_dumps(state, JSON_INDENT(2) | JSON_SORT_KEYS);
-    int rc;
+    char *path = moe_path_join(dir, RUN_STATE_FILE);
+    char *text = json_dumps(state, JSON_INDENT(2) | JSON_SORT_KEYS);
+    int rc = -1;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, RUN_STATE_FILE);
-    if (!text) {
-        moe_error_at(err, path, 0, 0, "cannot write: out of memory");
-        return -1;
-    }
-    rc = moe_replace_file(path, text, strlen(text), -1, err);
+    if (!path || !text)
+        moe_error_at(err, path ? path : RUN_STATE_FILE, 0, 0, "cannot write: out of memory");
+    else
+        rc = moe_replace_file(path, text, strlen(text), -1, err);
+    free(path);
     free(text);
     return rc;
 }
@@ -63,7 +83,9 @@ json_t *run_state_stage(json_t *state, const char *stage)
 
     if (!json_is_object(s)) {
         s = json_object();
-        json_object_set_new(stages, stage, s);
+        /* checked: NULL tells the caller the stage could not be recorded */
+        if (json_object_set_new(stages, stage, s) < 0)
+            return NULL;
     }
     return s;
 }

@@ -37,7 +37,8 @@
 json_t *run_state_load(const char *dir, const char *study_hash, struct moe_error *err);
 int run_state_save(const char *dir, const json_t *state, struct moe_error *err);
 
-/* The stage's object, made empty when absent (borrowed). */
+/* The stage's object, made empty when absent (borrowed); NULL when out of
+ * memory. */
 json_t *run_state_stage(json_t *state, const char *stage);
 /* Its "state" string, "" when none. */
 const char *run_state_of(const json_t *stage);

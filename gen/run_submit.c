@@ -40,13 +40,16 @@ static int sbatch_argv(const struct run_stage_plan *p, const json_t *sub, char *
     argv[n++] = "sbatch";
     argv[n++] = "--parsable";
     if (arr) {
+        /* fits: arr is at most 80 bytes, checked above */
         snprintf(bufs[0], 96, "--array=%s", arr);
         argv[n++] = bufs[0];
     }
     if (off > 0) {
+        /* fits: an int is at most 11 bytes */
         snprintf(bufs[1], 96, "--export=ALL," MOE_ENV_INDEX_OFFSET "=%d", (int)off);
         argv[n++] = bufs[1];
     }
+    /* fits: the script's name is under 96 bytes, checked above */
     snprintf(bufs[2], 96, "%s", p->script);
     argv[n++] = bufs[2];
     argv[n] = NULL;
@@ -61,14 +64,18 @@ static void print_argv(const char *prefix, char *const argv[])
     putchar('\n');
 }
 
-json_t *run_make_plan(const struct run_stage_plan *p, const json_t *failed)
+json_t *run_make_plan(struct moe_jb *b, const struct run_stage_plan *p,
+                      const json_t *failed)
 {
     json_t *plan = json_array();
 
     for (size_t i = 0; i < p->n_chunks; i++) {
         const struct run_chunk *k = &p->chunks[i];
+        /* fits: at most RUN_MAX_INDICES (k->count) indices of at most 4
+         * digits and a comma each, then the throttle, part of k->array[48] */
         char spec[RUN_MAX_INDICES * 8] = "", *pct = strchr(k->array, '%');
         size_t len = 0;
+        json_t *sub;
 
         for (int j = 0; failed && j < k->count; j++)
             if (run_listed(failed, p->ms->cands[k->offset + j].id))
@@ -76,12 +83,14 @@ json_t *run_make_plan(const struct run_stage_plan *p, const json_t *failed)
         if (failed && !len)
             continue;
         if (failed && pct)
+            /* fits: see spec */
             snprintf(spec + len, sizeof(spec) - len, "%s", pct);
-        json_array_append_new(plan, json_pack("{s:s?, s:i}", "array",
-                                              !p->array ? NULL : failed ? spec : k->array,
-                                              "offset", k->offset));
+        sub = json_object();
+        moe_jb_str_opt(b, sub, "array", !p->array ? NULL : failed ? spec : k->array);
+        moe_jb_int(b, sub, "offset", k->offset);
+        moe_jb_append(b, plan, moe_jb_done(b, sub));
     }
-    return plan;
+    return moe_jb_done(b, plan);
 }
 
 void run_print_planned(const struct run_ctx *c, const struct run_stage_plan *p,
@@ -132,6 +141,7 @@ static int sbatch_failed(const struct run_stage_plan *p, const struct run_result
 
     while (n && r->out[n - 1] == '\n')
         n--;
+    /* fits: n is at most r->out's length */
     snprintf(said, sizeof(said), "%.*s", (int)n, r->out);
     if (r->status == 0)
         fprintf(stderr, "moeflow run: %s: sbatch exited 0 but printed no job id ('%s' is not "
@@ -145,20 +155,33 @@ static int sbatch_failed(const struct run_stage_plan *p, const struct run_result
     return MOE_EXIT_SYSTEM;
 }
 
+/* The state could not record a submission: said, with the stage's name. */
+static int submit_unrecorded(struct moe_jb *b, const struct run_stage_plan *p,
+                             struct moe_error *err)
+{
+    moe_jb_within(b, p->name);
+    return moe_cli_fail(err, MOE_EXIT_SYSTEM);
+}
+
 int run_submit_plan(struct run_ctx *c, const struct run_stage_plan *p, json_t *js)
 {
     json_t *plan = json_object_get(js, "plan"), *jobs = json_object_get(js, "jobs");
+    struct moe_error err;
+    struct moe_jb b;
 
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
     if (!json_is_array(jobs)) {
-        jobs = json_array();
-        json_object_set_new(js, "jobs", jobs);
+        if (moe_jb_set(&b, js, "jobs", json_array()) < 0)
+            return submit_unrecorded(&b, p, &err);
+        jobs = json_object_get(js, "jobs");
     }
     while (json_array_size(plan)) {
         json_t *sub = json_array_get(plan, 0);
         char *argv[8], bufs[3][96], id[64];
         struct run_limits lim = sbatch_limits(c);
         struct run_result r;
-        int rc;
+        int rc, n;
 
         if (sbatch_argv(p, sub, argv, bufs) < 0)
             return moe_cli_error(MOE_EXIT_INVALID_INPUT, "moeflow run: %s/%s: stage %s: a "
@@ -169,17 +192,21 @@ int run_submit_plan(struct run_ctx *c, const struct run_stage_plan *p, json_t *j
                                  p->name, strerror(errno));
         if (r.stopped)
             return sbatch_stopped(c, p, &r);
-        snprintf(id, sizeof(id), "%.*s", (int)strcspn(r.out, ";\n"), r.out);
-        if (r.status != 0 || !id[0] || strspn(id, "0123456789") != strlen(id))
+        /* checked: an id as long as id is none sbatch prints */
+        n = snprintf(id, sizeof(id), "%.*s", (int)strcspn(r.out, ";\n"), r.out);
+        if (r.status != 0 || !id[0] || n >= (int)sizeof(id) ||
+            strspn(id, "0123456789") != strlen(id))
             return sbatch_failed(p, &r, id);
-        json_object_set_new(sub, "job", json_string(id));
-        json_array_append(jobs, sub);
+        /* checked: the job must be in the state before the plan forgets it */
+        if (moe_jb_str(&b, sub, "job", id) < 0 || json_array_append(jobs, sub) < 0)
+            return submit_unrecorded(&b, p, &err);
         json_array_remove(plan, 0);
         if ((rc = run_save(c)) != MOE_EXIT_OK)
             return rc;
         printf("%s: submitted job %s: ", p->name, id);
         print_argv("", argv);
     }
-    json_object_set_new(js, "state", json_string("submitted"));
+    if (moe_jb_str(&b, js, "state", "submitted") < 0)
+        return submit_unrecorded(&b, p, &err);
     return run_save(c);
 }

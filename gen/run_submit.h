@@ -7,10 +7,12 @@
 #include <jansson.h>
 
 #include "run_ctx.h"
+#include "core/json_build.h"
 
 /* The submissions of a new stage (every chunk), or of a failed one (the
- * failed candidates' array indices, chunk by chunk). */
-json_t *run_make_plan(const struct run_stage_plan *p, const json_t *failed);
+ * failed candidates' array indices, chunk by chunk); NULL with b's failure. */
+json_t *run_make_plan(struct moe_jb *b, const struct run_stage_plan *p,
+                      const json_t *failed);
 
 /* --dry-run: each planned submission's sbatch command line, as
  * run_submit_plan would run it. */

@@ -21,10 +21,13 @@ const char *run_elapsed(time_t since, char *buf, size_t len)
     long s = (long)(time(NULL) - since);
 
     if (s >= 3600)
+        /* a message: an elapsed time for the progress line */
         snprintf(buf, len, "%ldh%02ldm%02lds", s / 3600, s / 60 % 60, s % 60);
     else if (s >= 60)
+        /* a message: as above */
         snprintf(buf, len, "%ldm%02lds", s / 60, s % 60);
     else
+        /* a message: as above */
         snprintf(buf, len, "%lds", s);
     return buf;
 }
@@ -104,11 +107,12 @@ enum run_waited run_wait_stage(struct run_ctx *c, const struct run_stage_plan *p
     char last[256] = "", t1[32], t2[32];
 
     for (;;) {
-        size_t done, failed = run_failed_candidates(c, p, said, NULL, NULL, &done);
+        size_t done, failed = run_failed_candidates(c, p, said, NULL, NULL, NULL, &done);
         int pending = 0, running = 0;
         bool unknown = false, live = any_live(c, jobs, &pending, &running, &unknown);
         char line[256];
 
+        /* a message: the progress line */
         snprintf(line, sizeof(line), "%s: %zu/%zu done, %d running, %d pending, %zu failed%s",
                  p->name, done, p->ms->n, running, pending, failed,
                  unknown ? " (squeue did not answer)" : "");
@@ -116,6 +120,7 @@ enum run_waited run_wait_stage(struct run_ctx *c, const struct run_stage_plan *p
             printf("[%s] %s (stage %s)\n", run_elapsed(c->t0, t1, sizeof(t1)), line,
                    run_elapsed(start, t2, sizeof(t2)));
             fflush(stdout);
+            /* fits: line and last are the same size */
             snprintf(last, sizeof(last), "%s", line);
             last_print = time(NULL);
         }

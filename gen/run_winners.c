@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -14,9 +15,12 @@
 #include "run_exec.h"
 #include "run_winners.h"
 #include "contract/contract_store.h"
+#include "core/json_build.h"
 #include "core/manifest.h"
 #include "core/stage.h"
+#include "core/strbuf.h"
 #include "core/study_dir.h"
+#include "run_state.h"
 
 bool run_winners_settled(const json_t *state)
 {
@@ -47,42 +51,69 @@ static bool written_beside(const struct moe_manifest *m)
     return false;
 }
 
-int run_winners(struct run_ctx *c)
+/* The state's "winners" = what, saved; MOE_EXIT_OK or the exit code, said. */
+static int settle(struct run_ctx *c, const char *what)
 {
-    char yaml[4300];
-    char outdir[4300];
+    struct moe_error err;
+    struct moe_jb b;
+
+    moe_error_clear(&err);
+    moe_jb_init(&b, &err);
+    if (moe_jb_str(&b, c->state, "winners", what) < 0) {
+        moe_jb_within(&b, RUN_STATE_FILE);
+        return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    }
+    return run_save(c);
+}
+
+/* moeflow report --record-winners of retune, then, when it recorded any,
+ * moeflow gen --winners; 0 when none was recorded (*none set), else the
+ * exit status of the one that failed, or -1 with err. */
+static int record_and_rebuild(struct run_ctx *c, bool *none, struct moe_error *err)
+{
+    char *yaml = moe_path_join(c->dir, "study.yaml");
+    char *outdir = moe_study_result(c->dir, "retune", MOE_STUDY_REPORT_DIR, "");
     char *rec[] = { NULL, "report", c->dir, "--stage", "retune", "-o", outdir,
                     "--record-winners", NULL };
     char *gen[] = { NULL, "gen", yaml, "--stage", "validate", "--winners", c->dir, NULL };
+    int rc = -1, n;
+
+    *none = false;
+    if (!yaml || !outdir) {
+        moe_error_set(err, "out of memory");
+    } else if ((rc = run_self("report", rec)) == 0) {
+        n = recorded_winners(c->dir, err);
+        /* none beat the baseline: validating it is still the answer */
+        *none = n == 0;
+        rc = n < 0 ? -1 : n == 0 ? 0 : run_self("gen", gen);
+    }
+    free(yaml);
+    free(outdir);
+    return rc;
+}
+
+int run_winners(struct run_ctx *c)
+{
     struct moe_error err;
+    bool none;
     int rc;
 
     if (run_winners_settled(c->state))
         return MOE_EXIT_OK;
-    snprintf(yaml, sizeof(yaml), "%s/study.yaml", c->dir);
-    snprintf(outdir, sizeof(outdir), "%s/" MOE_STUDY_RESULTS "/retune/" MOE_STUDY_REPORT_DIR,
-             c->dir);
-    if ((rc = run_self("report", rec)) == 0) {
-        int n;
-
-        moe_error_clear(&err);
-        if ((n = recorded_winners(c->dir, &err)) < 0)
-            return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-        if (n == 0) {
-            /* nothing beat the baseline: validating it is still the answer */
-            printf("retune: no winner; validate runs the baseline %s\n",
-                   written_beside(&c->m) ? "the decisions adopted, beside the study's written one"
-                                         : "as moeflow gen wrote it");
-            json_object_set_new(c->state, "winners", json_string("none"));
-            return run_save(c);
-        }
+    moe_error_clear(&err);
+    if ((rc = record_and_rebuild(c, &none, &err)) < 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    if (none) {
+        printf("retune: no winner; validate runs the baseline %s\n",
+               written_beside(&c->m) ? "the decisions adopted, beside the study's written one"
+                                     : "as moeflow gen wrote it");
+        return settle(c, "none");
     }
-    if (rc != 0 || (rc = run_self("gen", gen)) != 0)
+    if (rc != 0)
         return moe_cli_error(MOE_EXIT_STAGE_FAILED, "moeflow run: retune: the winners were not "
                              "recorded or validate not rebuilt from them (exit %d); validate "
                              "was not submitted\n", rc);
-    json_object_set_new(c->state, "winners", json_string("generated"));
-    if ((rc = run_save(c)) != MOE_EXIT_OK)
+    if ((rc = settle(c, "generated")) != MOE_EXIT_OK)
         return rc;
     moe_manifest_free(&c->m);
     moe_error_clear(&err);

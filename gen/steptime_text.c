@@ -107,27 +107,40 @@ void steptime_explain(FILE *out, const struct moe_perf *p, const struct moe_layo
     steptime_print(out, p, &e->layout, &e->time);
 }
 
-json_t *steptime_json(const struct moe_step *st)
+json_t *steptime_json(struct moe_jb *b, const struct moe_step *st)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
-                     "sync", st->sync_ms, "step_host", st->step_host_ms, "compute",
-                     st->compute_ms, "scores", st->scores_ms, "route", st->route_ms,
-                     "tp", st->tp_ms, "cp", st->cp_ms, "ep", st->ep_ms, "etp", st->etp_ms, "pp",
-                     st->pp_ms, "host", st->host_ms, "bubble", st->bubble_ms, "dp", st->dp_ms);
+    json_t *o = json_object();
+
+    moe_jb_num(b, o, "sync", st->sync_ms);
+    moe_jb_num(b, o, "step_host", st->step_host_ms);
+    moe_jb_num(b, o, "compute", st->compute_ms);
+    moe_jb_num(b, o, "scores", st->scores_ms);
+    moe_jb_num(b, o, "route", st->route_ms);
+    moe_jb_num(b, o, "tp", st->tp_ms);
+    moe_jb_num(b, o, "cp", st->cp_ms);
+    moe_jb_num(b, o, "ep", st->ep_ms);
+    moe_jb_num(b, o, "etp", st->etp_ms);
+    moe_jb_num(b, o, "pp", st->pp_ms);
+    moe_jb_num(b, o, "host", st->host_ms);
+    moe_jb_num(b, o, "bubble", st->bubble_ms);
+    moe_jb_num(b, o, "dp", st->dp_ms);
+    return moe_jb_done(b, o);
 }
 
-json_t *steptime_confidence_json(const struct moe_perf *p)
+json_t *steptime_confidence_json(struct moe_jb *b, const struct moe_perf *p)
 {
     const struct moe_gpu_type *t = moe_gpu_type(p->gpu);
 
     if (!t)
         return json_null();
-    return json_pack("{s:s, s:i, s:i, s:s}", "gpu", t->name, "within_25pct", t->steptime_within,
-                     "rows", t->steptime_rows, "record", "tests/calibration/steptime-table.tsv");
+    return moe_jb_pack(b, "{s:s, s:i, s:i, s:s}", "gpu", t->name, "within_25pct",
+                       t->steptime_within, "rows", t->steptime_rows, "record",
+                       "tests/calibration/steptime-table.tsv");
 }
 
-void steptime_not_modeled_json(json_t *o, const struct moe_perf *p)
+int steptime_not_modeled_json(struct moe_jb *b, json_t *o, const struct moe_perf *p)
 {
-    if (p->cuda_graphs) /* graphs_line says why */
-        json_object_set_new(o, "steptime_not_modeled", json_pack("[s]", "cuda_graphs"));
+    if (!p->cuda_graphs) /* graphs_line says why */
+        return 0;
+    return moe_jb_set(b, o, "steptime_not_modeled", moe_jb_pack(b, "[s]", "cuda_graphs"));
 }
