@@ -3,9 +3,10 @@
 # literal in lib/, gen/ or spank/, and no line of a job script template
 # that is not a comment, spells one of its paths (results/, contracts/,
 # contract/, runs/, winners/, decisions/, the evidence pack, manifest.json,
-# run-state.json, launch.log) or MOEFLOW_INDEX_OFFSET; the templates get
-# them from the renderer ({{layout.*}}).  Each stray copy is named
-# FILE:LINE.  The last two points plant a copy in a scratch file of each
+# run-state.json, launch.log) or MOEFLOW_INDEX_OFFSET, nor a folder's bare
+# name as a path component ("%s/runs", "results/runs", "winners" given to
+# moe_path_join); the templates get them from the renderer ({{layout.*}}).  Each stray copy is named
+# FILE:LINE.  The last three points plant a copy in a scratch file of each
 # kind and expect it named, so the check cannot pass by reading nothing.
 : "${MOEFLOW_SRCDIR:?run through make check}"
 S=$MOEFLOW_SRCDIR
@@ -48,6 +49,19 @@ perl "$SCAN" "$W/planted.c" > "$W/out.c" 2>&1
 [ $? -ne 0 ] && grep -q "planted.c:3: " "$W/out.c" && [ "$(wc -l < "$W/out.c")" -eq 1 ]
 tap_ok $? "a planted path in a C string is named FILE:LINE, comments and includes are not"
 diag < "$W/out.c"
+
+cat > "$W/bare.c" <<'C'
+static const char *msg = "%s/decisions: out of memory";
+static char *w(const char *s) { return moe_path_join(s,
+                                                     "winners"); }
+static int k(json_t *o) { return json_object_set_new(o, "runs", json_array()); }
+static const char *doc = "results/runs and winners, as words";
+C
+perl "$SCAN" "$W/bare.c" > "$W/out.bare" 2>&1
+[ $? -ne 0 ] && grep -q "bare.c:1: " "$W/out.bare" && grep -q "bare.c:3: " "$W/out.bare" &&
+    grep -q "bare.c:5: " "$W/out.bare" && [ "$(wc -l < "$W/out.bare")" -eq 3 ]
+tap_ok $? "a folder's bare name as a path component (\"%s/decisions\", a path call's \"winners\", results/runs) is named; a JSON key \"runs\" is not"
+diag < "$W/out.bare"
 
 printf '# runs/ in a comment\nindex=$(( ${MOEFLOW_INDEX_OFFSET:-0} ))\n' > "$W/planted.sbatch.in"
 perl "$SCAN" "$W/planted.sbatch.in" > "$W/out.in" 2>&1
