@@ -50,14 +50,16 @@ violations() {
 }
 
 # A folder's private header, FOLDER/NAME_internal.h, declares what the
-# folder's files share among themselves: only lib/FOLDER and its unit tests
-# (tests/unit/FOLDER) may include it.  Prints one line per other includer.
+# folder's files share among themselves: only lib/FOLDER, its unit tests
+# (tests/unit/FOLDER) and the white-box harnesses that drive one reader
+# or one step directly (tests/fuzz, tests/bench) may include it.  Prints
+# one line per other includer.
 private_violations() {
     (cd "$1" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z]+/[a-z0-9_]+_internal\.h"' \
         --include='*.c' --include='*.h' lib gen spank tests 2>/dev/null) |
         sed -E 's/^([^:]*):([0-9]+):.*"([a-z]+)\/([a-z0-9_]+_internal\.h)".*/\1 \2 \3 \4/' |
         while read -r f line top name; do
-            case $f in lib/"$top"/*|tests/unit/"$top"/*) continue ;; esac
+            case $f in lib/"$top"/*|tests/unit/"$top"/*|tests/fuzz/*|tests/bench/*) continue ;; esac
             echo "$f:$line: includes \"$top/$name\", private to lib/$top"
         done
 }
@@ -107,7 +109,7 @@ out=$(private_violations "$S")
 [ -z "$out" ]
 rc=$?
 [ $rc -ne 0 ] && echo "$out" | diag
-tap_ok $rc "a folder's private header (NAME_internal.h) is included only by its folder and its unit tests"
+tap_ok $rc "a folder's private header (NAME_internal.h) is included only by its folder, its unit tests and the fuzz and bench harnesses"
 
 mkdir -p "$tmp/gen" "$tmp/lib/study" "$tmp/tests/unit/study"
 printf '#include "study/stagegen_internal.h"\n' > "$tmp/gen/planted.c"
