@@ -50,16 +50,16 @@ violations() {
 }
 
 # A folder's private header, FOLDER/NAME_internal.h, declares what the
-# folder's files share among themselves: only lib/FOLDER, its unit tests
-# (tests/unit/FOLDER) and the white-box harnesses that drive one reader
-# or one step directly (tests/fuzz, tests/bench) may include it.  Prints
+# folder's files share among themselves: only lib/FOLDER and the tests
+# (unit tests, fuzz and bench harnesses drive one reader or one step
+# directly) may include it; never another folder, gen/ or spank/.  Prints
 # one line per other includer.
 private_violations() {
     (cd "$1" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z]+/[a-z0-9_]+_internal\.h"' \
         --include='*.c' --include='*.h' lib gen spank tests 2>/dev/null) |
         sed -E 's/^([^:]*):([0-9]+):.*"([a-z]+)\/([a-z0-9_]+_internal\.h)".*/\1 \2 \3 \4/' |
         while read -r f line top name; do
-            case $f in lib/"$top"/*|tests/unit/"$top"/*|tests/fuzz/*|tests/bench/*) continue ;; esac
+            case $f in lib/"$top"/*|tests/*) continue ;; esac
             echo "$f:$line: includes \"$top/$name\", private to lib/$top"
         done
 }
@@ -109,15 +109,19 @@ out=$(private_violations "$S")
 [ -z "$out" ]
 rc=$?
 [ $rc -ne 0 ] && echo "$out" | diag
-tap_ok $rc "a folder's private header (NAME_internal.h) is included only by its folder, its unit tests and the fuzz and bench harnesses"
+tap_ok $rc "a folder's private header (NAME_internal.h) is included only by its folder and the tests"
 
 mkdir -p "$tmp/gen" "$tmp/lib/study" "$tmp/tests/unit/study"
 printf '#include "study/stagegen_internal.h"\n' > "$tmp/gen/planted.c"
 printf '#include "study/stagegen_internal.h"\n' > "$tmp/lib/study/ok.c"
+mkdir -p "$tmp/lib/loop"
+printf '#include "study/stagegen_internal.h"\n' > "$tmp/lib/loop/planted.c"
 printf '#include "study/stagegen_internal.h"\n' > "$tmp/tests/unit/study/ok.c"
 planted=$(private_violations "$tmp")
 echo "$planted" | diag
-[ "$planted" = 'gen/planted.c:1: includes "study/stagegen_internal.h", private to lib/study' ]
-tap_ok $? "a planted include of another folder's private header is caught, and its own folder's and tests' are not"
+[ "$(echo "$planted" | grep -c .)" -eq 2 ] &&
+    echo "$planted" | grep -qx 'gen/planted.c:1: includes "study/stagegen_internal.h", private to lib/study' &&
+    echo "$planted" | grep -qx 'lib/loop/planted.c:1: includes "study/stagegen_internal.h", private to lib/study'
+tap_ok $? "a planted include of another folder's private header (gen/, lib/loop) is caught, and its own folder's and a test's are not"
 
 [ "$TAP_FAILED" -eq 0 ]
