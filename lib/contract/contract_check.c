@@ -201,7 +201,12 @@ static int freeze_baseline(const char *study, enum moe_stage stage, const json_t
     if (!baseline)
         return -1;
     json_object_del(baseline, MOE_CONTRACT_RUN);
-    moe_node_facts_inherit(baseline, requested);
+    if (moe_node_facts_inherit(baseline, requested) < 0) {
+        moe_error_set(err, "%s: the baseline to freeze: a runtime fact could not be copied "
+                           "(out of memory)", study);
+        json_decref(baseline);
+        return -1;
+    }
     rc = moe_contract_freeze(study, baseline, out->frozen_digest, err);
     json_decref(baseline);
     if (rc == 0)
@@ -268,8 +273,12 @@ int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *reques
     frozen = moe_contract_load_frozen(study, out->frozen_digest, err);
     if (!frozen)
         return -1;
-    if (!runtime)
-        moe_node_facts_inherit(requested, frozen);
+    if (!runtime && moe_node_facts_inherit(requested, frozen) < 0) {
+        moe_error_set(err, "%s: the requested contract: a runtime fact could not be copied "
+                           "(out of memory)", study);
+        json_decref(frozen);
+        return -1;
+    }
     rc = judge(study, stage, frozen, requested, out, err);
     json_decref(frozen);
     return rc;
@@ -353,7 +362,13 @@ static int check_candidate(const char *study, const char *run_dir, const struct 
     }
     mine = json_deep_copy(c->record);
     json_object_del(mine, MOE_CONTRACT_RUN);
-    moe_node_facts_inherit(declared, mine);
+    if (!mine || moe_node_facts_inherit(declared, mine) < 0) {
+        moe_error_set(err, "%s/contract.json: a runtime fact could not be copied (out of memory)",
+                      run_dir);
+        json_decref(mine);
+        json_decref(declared);
+        return -1;
+    }
     rc = moe_contract_diff(declared, mine, &d, err);
     if (rc == 0 && d.count) {
         moe_error_set(err, "%s/contract.json is not the declared contract of its candidate "

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_build.h"
 #include "contract/contract.h"
 #include "contract/contract_diff.h"
 #include "contract/contract_diff_internal.h"
@@ -227,12 +228,19 @@ static json_t *text_value(const char *text)
 json_t *moe_contract_diff_json(const struct moe_contract_diff *diff)
 {
     json_t *list = json_array();
+    struct moe_jb b;
 
-    for (size_t i = 0; list && i < diff->count; i++) {
+    /* no err here: a change that cannot be made is NULL for the whole
+     * list, which the caller's builder names by its key */
+    moe_jb_init(&b, NULL);
+    for (size_t i = 0; i < diff->count; i++) {
         const struct moe_contract_change *c = &diff->items[i];
-        json_array_append_new(list, json_pack("{s:s, s:o, s:o}", "path", c->path, "frozen",
-                                              text_value(c->frozen), "requested",
-                                              text_value(c->requested)));
+        json_t *o = json_object();
+
+        moe_jb_str(&b, o, "path", c->path);
+        moe_jb_set(&b, o, "frozen", text_value(c->frozen));
+        moe_jb_set(&b, o, "requested", text_value(c->requested));
+        moe_jb_append(&b, list, moe_jb_done(&b, o));
     }
-    return list;
+    return moe_jb_done(&b, list);
 }

@@ -36,7 +36,9 @@ void moe_contract_diff_free(struct moe_contract_diff *diff);
 /* "path: frozen → requested" lines, "(absent)" for a missing leaf.  free(). */
 char *moe_contract_diff_text(const struct moe_contract_diff *diff);
 
-/* [{"path":…, "frozen":…, "requested":…}], null for a missing leaf. */
+/* [{"path":…, "frozen":…, "requested":…}], null for a missing leaf; NULL
+ * when one change could not be made (out of memory), never a list that
+ * lacks it. */
 json_t *moe_contract_diff_json(const struct moe_contract_diff *diff);
 
 #endif

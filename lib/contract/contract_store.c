@@ -16,6 +16,7 @@
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
 #include "contract/contract_store_internal.h"
+#include "core/json_build.h"
 #include "core/atomic_file.h"
 #include "core/contract_keys.h"
 #include "core/json_canon.h"
@@ -565,7 +566,7 @@ static int run_of_study(const char *study, const char *run_dir)
         return 0;
     *slash = '\0';
     /* realpath's results are below PATH_MAX, so runs always fits */
-    return (size_t)snprintf(runs, sizeof(runs), "%s/runs", strcmp(rs, "/") == 0 ? "" : rs) <
+    return (size_t)snprintf(runs, sizeof(runs), "%s/" MOE_STUDY_RUNS, strcmp(rs, "/") == 0 ? "" : rs) <
                sizeof(runs) && strcmp(rr, runs) == 0;
 }
 
@@ -686,7 +687,8 @@ int moe_contract_record_winner(const char *study, const char *run_dir, char *pat
  * retune run (moe_contract_check_run): its digest without "run" -> its
  * "run" part, added to out.  Records of other stages are skipped before
  * their seal is waited for. */
-static void add_retune_run(int runs, const char *study, const char *id, json_t *out)
+static void add_retune_run(int runs, const char *study, const char *id, json_t *out,
+                           struct moe_jb *b)
 {
     char digest[MOE_SHA256_HEX_LEN + 1], *text = NULL, *path;
     struct moe_error ignored;
@@ -709,8 +711,11 @@ static void add_retune_run(int runs, const char *study, const char *id, json_t *
     if (path && moe_contract_check_run(path, &c, &ignored) == 0 && c.verdict.allowed) {
         run = json_incref(json_object_get(c.record, MOE_CONTRACT_RUN));
         json_object_del(c.record, MOE_CONTRACT_RUN);
-        if (moe_contract_digest(c.record, digest, &ignored) == 0 && !json_object_get(out, digest))
-            json_object_set(out, digest, run);
+        /* a run that could not be added is a failure, not a winner
+         * refused later as unrecorded */
+        if (moe_contract_digest(c.record, digest, &ignored) == 0 && !json_object_get(out, digest) &&
+            moe_jb_copy(b, out, digest, run) < 0)
+            moe_jb_within(b, id);
         json_decref(run);
     }
     moe_run_check_free(&c);
@@ -724,6 +729,7 @@ static json_t *accepted_retune_runs(const char *study, uid_t owner, struct moe_e
     json_t *out = json_object();
     char *path = moe_path_join(study, MOE_STUDY_RUNS);
     struct dirent *e;
+    struct moe_jb b;
     DIR *d;
     int fd = path ? open_sealed_dir(path, owner, err) : -1;
 
@@ -736,11 +742,14 @@ static json_t *accepted_retune_runs(const char *study, uid_t owner, struct moe_e
         json_decref(out);
         return NULL;
     }
-    while ((e = readdir(d)))
+    moe_jb_init(&b, err);
+    while (!b.failed && (e = readdir(d)))
         if (e->d_name[0] != '.')
-            add_retune_run(dirfd(d), study, e->d_name, out);
+            add_retune_run(dirfd(d), study, e->d_name, out, &b);
     closedir(d);
-    return out;
+    if (b.failed)
+        moe_jb_within(&b, MOE_STUDY_RUNS);
+    return moe_jb_done(&b, out);
 }
 
 static int is_winner_name(const char *name)
@@ -781,9 +790,16 @@ static json_t *load_winner(int wfd, const char *name, const json_t *runs, uid_t 
                            "/ that contract verify "
                       "accepts has this contract: not a recorded winner", shown);
     else if (seal) {
+        struct moe_jb b;
+        json_t *w = json_object();
+
         free(seal);
-        return json_pack("{s:s, s:o, s:O}", "digest", digest, "contract", doc, MOE_CONTRACT_RUN,
-                         run);
+        moe_jb_init(&b, err);
+        moe_jb_str(&b, w, "digest", digest);
+        moe_jb_set(&b, w, "contract", doc);
+        moe_jb_copy(&b, w, MOE_CONTRACT_RUN, run);
+        moe_jb_within(&b, shown);
+        return moe_jb_done(&b, w);
     }
     free(seal);
     json_decref(doc);
@@ -803,7 +819,7 @@ static json_t *load_winners_at(int wfd, const char *study, uid_t owner, struct m
     int n = scandirat(wfd, ".", &ents, winner_entry, alphasort);
 
     if (n < 0) {
-        moe_error_set(err, "%s/winners: %s", study, strerror(errno));
+        moe_error_set(err, "%s/" MOE_STUDY_WINNERS ": %s", study, strerror(errno));
         json_decref(out);
         return NULL;
     }
@@ -812,7 +828,10 @@ static json_t *load_winners_at(int wfd, const char *study, uid_t owner, struct m
     for (int i = 0; i < n; i++) {
         if (!(w = load_winner(wfd, ents[i]->d_name, runs, owner, err)))
             goto fail;
-        json_array_append_new(out, w);
+        if (json_array_append_new(out, w) < 0) { /* checked: out of memory */
+            moe_error_set(err, "%s/" MOE_STUDY_WINNERS ": out of memory", study);
+            goto fail;
+        }
     }
     goto done;
 fail:
@@ -924,7 +943,7 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
     else if ((sfd = open_study(study, err)) >= 0 &&
              (dfd = open_owned_subdir(sfd, MOE_STUDY_DECISIONS, study, err)) >= 0 &&
              (n = scandirat(dfd, ".", &ents, decision_entry, alphasort)) < 0)
-        moe_error_set(err, "%s/decisions: %s", study, strerror(errno));
+        moe_error_set(err, "%s/" MOE_STUDY_DECISIONS ": %s", study, strerror(errno));
     if (n >= 0 && n < 99) {
         snprintf(name, sizeof(name), "%02d-%s.json", n + 1, stage); /* fits: stage <= 20 */
         /* the next number, never a name taken: a second writer fails here */
@@ -938,7 +957,7 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
                                                      "/%s", study, name) != 0)
             rc = -1;
     } else if (n >= 99) {
-        moe_error_set(err, "%s/decisions holds 99 decisions: the trail is full", study);
+        moe_error_set(err, "%s/" MOE_STUDY_DECISIONS " holds 99 decisions: the trail is full", study);
     }
     for (int i = 0; i < n; i++)
         free(ents[i]);
@@ -955,7 +974,8 @@ int moe_contract_record_decision(const char *study, const json_t *doc, char *pat
 static json_t *load_decision(int dfd, const char *entry, uid_t owner, struct moe_error *err)
 {
     char digest[MOE_SHA256_HEX_LEN + 1], name[48], shown[80], *text, *seal = NULL;
-    json_t *doc;
+    struct moe_jb b;
+    json_t *doc, *out;
 
     snprintf(name, sizeof(name), "%.40s", entry); /* is_decision_name: 40 at most */
     snprintf(shown, sizeof(shown), MOE_STUDY_DECISIONS "/%s", name); /* fits: name is 40 at most */
@@ -972,8 +992,15 @@ static json_t *load_decision(int dfd, const char *entry, uid_t owner, struct moe
         doc = NULL;
     }
     free(seal);
-    return doc ? json_pack("{s:s, s:s, s:o}", "file", shown, "digest", digest, "decision", doc)
-               : NULL;
+    if (!doc)
+        return NULL;
+    moe_jb_init(&b, err);
+    out = json_object();
+    moe_jb_str(&b, out, "file", shown);
+    moe_jb_str(&b, out, "digest", digest);
+    moe_jb_set(&b, out, "decision", doc);
+    moe_jb_within(&b, shown);
+    return moe_jb_done(&b, out);
 }
 
 json_t *moe_contract_load_trail(const char *study, struct moe_error *err)
@@ -994,15 +1021,17 @@ json_t *moe_contract_load_trail(const char *study, struct moe_error *err)
     if (dfd < 0)
         return NULL;
     if ((n = scandirat(dfd, ".", &ents, decision_entry, alphasort)) < 0)
-        moe_error_set(err, "%s/decisions: %s", study, strerror(errno));
+        moe_error_set(err, "%s/" MOE_STUDY_DECISIONS ": %s", study, strerror(errno));
     else
         out = json_array();
     for (int i = 0; out && i < n; i++) {
         if (!(d = load_decision(dfd, ents[i]->d_name, owner, err))) {
             json_decref(out);
             out = NULL;
-        } else {
-            json_array_append_new(out, d);
+        } else if (json_array_append_new(out, d) < 0) { /* checked: out of memory */
+            moe_error_set(err, "%s/" MOE_STUDY_DECISIONS ": out of memory", study);
+            json_decref(out);
+            out = NULL;
         }
     }
     for (int i = 0; i < n; i++)

@@ -27,7 +27,8 @@ int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_err
 
 /* Copies the runtime keys (and their sources) that dst lacks from src: at
  * submission from the frozen baseline, at task start from the facts
- * gathered once per node. */
-void moe_node_facts_inherit(json_t *dst, const json_t *src);
+ * gathered once per node.  -1 when one could not be copied (out of
+ * memory): dst then lacks a fact, which the caller must not judge. */
+int moe_node_facts_inherit(json_t *dst, const json_t *src);
 
 #endif

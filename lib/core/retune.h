@@ -1,7 +1,12 @@
 /* The retune catalogue: the one list of what stage 4 may change, one axis
- * per row, with the variable its candidates name (candidates.tsv, the
- * contract's tuning keys), the bottleneck it targets (moeflow diagnose,
- * moeflow gen --for) and what it changes.  The study schema's retune.axes,
+ * per row, with the variable its candidates name (candidates.tsv's
+ * variable column), the bottleneck it targets (moeflow diagnose, moeflow
+ * gen --for) and what it changes.  The variable is not always the
+ * contract's key: contract verify names a retune run's change by its own
+ * key (contract_rules.c moe_contract_variable: tuning.KEY, the dispatcher
+ * backend under dispatcher, workload.mbs as mbs), so recompute_modules is
+ * tuning.recompute there and cuda_graph_modules tuning.cuda_graph_scope
+ * (study_contract.c says why).  The study schema's retune.axes,
  * the candidates' variables and bottlenecks, and diagnose's suggestions
  * all come from MOE_RETUNE_LIST.  Its order is the catalogue's: the
  * default retune.axes and diagnose's lists follow it. */

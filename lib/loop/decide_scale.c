@@ -11,6 +11,9 @@
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
+#include "core/study_dir.h"
+#include "core/strbuf.h"
 #include "core/manifest.h"
 #include "fit/layouts.h"
 #include "loop/evidence.h"
@@ -37,6 +40,7 @@ struct scale_ctx {
 
 static void layout_name(const struct moe_layout *l, char *buf, size_t len)
 {
+    /* fits: six layout sizes the schema bounds (study_schema.c), 55 bytes at most */
     snprintf(buf, len, "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d", l->tp, l->cp, l->pp, l->vpp, l->ep,
              l->etp);
 }
@@ -58,16 +62,22 @@ static struct moe_loop_layout *find(struct scale_ctx *c, const char *name)
  * every layout the scale rules rank, with the model's terms. */
 static int predictions(struct scale_ctx *c, struct moe_error *err)
 {
-    char path[4300];
+    char *path = moe_path_join(c->study, "study.yaml");
     struct moe_layout_set set;
     struct moe_machine m;
     struct moe_train t;
     json_t *ref = NULL;
     int rc = -1;
 
-    snprintf(path, sizeof(path), "%s/study.yaml", c->study);
-    if (moe_study_load(&c->s, path, err) < 0)
+    if (!path) {
+        moe_error_set(err, "%s: out of memory", c->study);
         return -1;
+    }
+    rc = moe_study_load(&c->s, path, err);
+    free(path);
+    if (rc < 0)
+        return -1;
+    rc = -1;
     if ((ref = moe_loop_in_force(c->study, MOE_STAGE_SCALE, err)) &&
         moe_study_adopt(&c->s, ref, err) == 0 && moe_study_fit_inputs(&c->s, &t, &m, err) == 0 &&
         moe_layouts_enumerate(&c->s.model, &c->s.workload, &t, &m, SCALE_LAYOUTS_MAX / 2, false,
@@ -193,81 +203,99 @@ static int measured_before(struct scale_ctx *c, struct moe_error *err)
     return 0;
 }
 
-static json_t *num(double v, double scale)
+/* v rounded to 1/scale; a non-finite v as it is, for the builder's rule
+ * (core/json_build.h): NaN, a value not there, is null; an infinity is
+ * null and recorded under "non_finite". */
+static double rounded(double v, double scale)
 {
-    return isnan(v) || isinf(v) ? json_null() : json_real(round(v * scale) / scale);
+    return isfinite(v) ? round(v * scale) / scale : v;
 }
 
-static json_t *entry(const struct moe_loop_layout *l, const json_t *run_as)
+static json_t *entry(struct moe_jb *b, const struct moe_loop_layout *l, const json_t *run_as)
 {
-    json_t *s = json_array();
+    json_t *j = json_object(), *s = json_array();
 
+    moe_jb_str_opt(b, j, "candidate", l->id[0] ? l->id : NULL);
+    moe_jb_str(b, j, "layout", l->name);
+    moe_jb_int(b, j, "order", l->order);
+    moe_jb_num_opt(b, j, "predicted_ms", l->pred.step_ms > 0 ? rounded(l->pred.step_ms, 10) : NAN);
+    moe_jb_num_opt(b, j, "corrected_ms", rounded(l->corrected_ms, 10));
+    moe_jb_num_opt(b, j, "measured_ms", rounded(l->median, 100));
+    moe_jb_num_opt(b, j, "error_pct", rounded(l->error_pct, 10));
     for (size_t k = 0; l->samples && k < l->n; k++)
-        json_array_append_new(s, json_real(l->samples[k]));
-    return json_pack("{s:s?, s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:b, s:O?}", "candidate",
-                     l->id[0] ? l->id : NULL, "layout", l->name, "order", l->order,
-                     "predicted_ms", l->pred.step_ms > 0 ? num(l->pred.step_ms, 10) : json_null(),
-                     "corrected_ms", num(l->corrected_ms, 10), "measured_ms",
-                     num(l->median, 100), "error_pct", num(l->error_pct, 10), "samples_ms", s,
-                     "baseline", l->baseline, "run_as", run_as);
+        moe_jb_append_num(b, j, "samples_ms", s, l->samples[k]);
+    moe_jb_set(b, j, "samples_ms", s);
+    moe_jb_bool(b, j, "baseline", l->baseline);
+    moe_jb_set(b, j, "run_as", run_as ? json_incref((json_t *)run_as) : json_null());
+    return moe_jb_done(b, j);
 }
 
-static json_t *ranking(const struct scale_ctx *c, const size_t *next, size_t n_next)
+static json_t *ranking(struct moe_jb *b, const struct scale_ctx *c, const size_t *next,
+                       size_t n_next)
 {
     json_t *out = json_array();
 
     for (size_t i = 0; i < c->n; i++)
         if (c->l[i].samples)
-            json_array_append_new(out, entry(&c->l[i], c->run_as[i]));
+            moe_jb_append(b, out, entry(b, &c->l[i], c->run_as[i]));
     for (size_t i = 0; i < n_next; i++)
-        json_array_append_new(out, entry(&c->l[next[i]], NULL));
+        moe_jb_append(b, out, entry(b, &c->l[next[i]], NULL));
     return out;
 }
 
-static json_t *ruled_out(const struct scale_ctx *c, const struct moe_loop_scale *d)
+static json_t *ruled_out(struct moe_jb *jb, const struct scale_ctx *c, const struct moe_loop_scale *d)
 {
     json_t *out = json_array();
     const struct moe_loop_layout *b = &c->l[d->best];
 
-    for (size_t i = 0; i < c->n; i++)
-        if (c->l[i].samples && (int)i != d->best)
-            json_array_append_new(out, json_pack("{s:s, s:o}", "layout", c->l[i].name, "why",
-                                                 json_sprintf("median %.1f ms, %+.1f%% against %s",
-                                                              c->l[i].median,
-                                                              100 * (c->l[i].median - b->median) /
-                                                                  b->median,
-                                                              b->name)));
+    for (size_t i = 0; i < c->n; i++) {
+        json_t *o;
+
+        if (!c->l[i].samples || (int)i == d->best)
+            continue;
+        o = json_object();
+        moe_jb_str(jb, o, "layout", c->l[i].name);
+        moe_jb_set(jb, o, "why",
+                   json_sprintf("median %.1f ms, %+.1f%% against %s", c->l[i].median,
+                                100 * (c->l[i].median - b->median) / b->median, b->name));
+        moe_jb_append(jb, out, moe_jb_done(jb, o));
+    }
     return out;
 }
 
-static json_t *correction(const struct scale_ctx *c, const struct moe_loop_scale *d)
+static json_t *correction(struct moe_jb *b, const struct scale_ctx *c, const struct moe_loop_scale *d)
 {
-    json_t *from = json_array();
+    json_t *j = json_object(), *factors = json_object(), *from = json_array();
 
     for (size_t i = 0; i < c->n; i++)
         if (c->l[i].samples && c->l[i].pred.step_ms > 0)
-            json_array_append_new(from, json_string(c->l[i].name));
-    return json_pack("{s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:f}", "is",
-                     "modeled-from-measured: one factor per group of the step model's terms, "
-                     "fitted to the measured medians (lib/loop/scale_rule.h)",
-                     "factors", "gpu", num(d->factor[0], 1000), "communication",
-                     num(d->factor[1], 1000), "host", num(d->factor[2], 1000), "from_layouts",
-                     from, "max_error_pct_before", num(d->max_error_pct, 10),
-                     "max_error_pct_after", num(d->residual_pct, 10), "ridge", MOE_LOOP_RIDGE);
+            moe_jb_append(b, from, json_string(c->l[i].name));
+    moe_jb_str(b, j, "is",
+               "modeled-from-measured: one factor per group of the step model's terms, "
+               "fitted to the measured medians (lib/loop/scale_rule.h)");
+    moe_jb_num_opt(b, factors, "gpu", rounded(d->factor[0], 1000));
+    moe_jb_num_opt(b, factors, "communication", rounded(d->factor[1], 1000));
+    moe_jb_num_opt(b, factors, "host", rounded(d->factor[2], 1000));
+    moe_jb_set(b, j, "factors", factors);
+    moe_jb_set(b, j, "from_layouts", from);
+    moe_jb_num_opt(b, j, "max_error_pct_before", rounded(d->max_error_pct, 10));
+    moe_jb_num_opt(b, j, "max_error_pct_after", rounded(d->residual_pct, 10));
+    moe_jb_num(b, j, "ridge", MOE_LOOP_RIDGE);
+    return j;
 }
 
-static json_t *evidence(const struct scale_ctx *c, struct moe_error *err)
+static json_t *evidence(struct moe_jb *b, const struct scale_ctx *c)
 {
     json_t *ev = json_array(), *e;
 
     for (size_t i = 0; i < c->n; i++) {
         if (!c->l[i].samples || !c->l[i].id[0])
             continue;
-        if (!(e = moe_loop_evidence(c->study, "scale", c->l[i].id, err))) {
+        if (!(e = moe_loop_evidence(c->study, "scale", c->l[i].id, b->err))) {
             json_decref(ev);
             return NULL;
         }
-        json_array_append_new(ev, e);
+        moe_jb_append(b, ev, e);
     }
     return ev;
 }
@@ -277,26 +305,41 @@ static json_t *scale_doc(const struct scale_ctx *c, const struct moe_loop_scale 
                          struct moe_error *err)
 {
     const struct moe_loop_layout *b = &c->l[d->best];
-    json_t *ev = evidence(c, err);
+    json_t *doc, *chose, *rerank, *round_next, *ev;
+    struct moe_jb jb;
 
-    if (!ev) {
+    moe_jb_init(&jb, err);
+    if (!(ev = evidence(&jb, c))) {
         json_decref(baseline);
         return NULL;
     }
-    json_t *round_next = json_array();
-
+    doc = json_object(), chose = json_object(), rerank = json_object();
+    round_next = json_array();
     for (size_t i = 0; i < n_next; i++)
-        json_array_append_new(round_next, json_string(c->l[next[i]].name));
-    return json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s, s:o, s:s, s:O?}, s:o, s:o, s:o,"
-                     " s:{s:b, s:s, s:i}, s:o, s:o, s:o}",
-                     "stage", "scale", "round", c->round, "rule", "scale-fastest-measured",
-                     "question", "which layout do profile, retune and validate run?", "chose",
-                     "candidate", b->id, "layout", b->name, "median_ms", num(b->median, 100),
-                     "why", d->why, "run_as", c->run_as[d->best], "ruled_out", ruled_out(c, d), "ranking",
-                     ranking(c, next, n_next), "correction", correction(c, d), "rerank",
-                     "needed", d->rerank, "why", d->rerank_why, "rounds_max",
-                     MOE_LOOP_SCALE_ROUNDS, "next_round", round_next, "evidence", ev,
-                     "baseline", baseline);
+        moe_jb_append(&jb, round_next, json_string(c->l[next[i]].name));
+    moe_jb_str(&jb, doc, "stage", "scale");
+    moe_jb_int(&jb, doc, "round", c->round);
+    moe_jb_str(&jb, doc, "rule", "scale-fastest-measured");
+    moe_jb_str(&jb, doc, "question", "which layout do profile, retune and validate run?");
+    moe_jb_str(&jb, chose, "candidate", b->id);
+    moe_jb_str(&jb, chose, "layout", b->name);
+    moe_jb_num_opt(&jb, chose, "median_ms", rounded(b->median, 100));
+    moe_jb_str(&jb, chose, "why", d->why);
+    moe_jb_set(&jb, chose, "run_as", c->run_as[d->best] ? json_incref(c->run_as[d->best])
+                                                         : json_null());
+    moe_jb_set(&jb, doc, "chose", chose);
+    moe_jb_set(&jb, doc, "ruled_out", ruled_out(&jb, c, d));
+    moe_jb_set(&jb, doc, "ranking", ranking(&jb, c, next, n_next));
+    moe_jb_set(&jb, doc, "correction", correction(&jb, c, d));
+    moe_jb_bool(&jb, rerank, "needed", d->rerank);
+    moe_jb_str(&jb, rerank, "why", d->rerank_why);
+    moe_jb_int(&jb, rerank, "rounds_max", MOE_LOOP_SCALE_ROUNDS);
+    moe_jb_set(&jb, doc, "rerank", rerank);
+    moe_jb_set(&jb, doc, "next_round", round_next);
+    moe_jb_set(&jb, doc, "evidence", ev);
+    moe_jb_set(&jb, doc, "baseline", baseline);
+    moe_jb_within(&jb, MOE_STUDY_DECISIONS "/scale");
+    return moe_jb_done(&jb, doc);
 }
 
 static void ctx_free(struct scale_ctx *c)
@@ -339,6 +382,7 @@ int moe_loop_decide_scale(const char *study, int round, struct moe_loop_outcome 
     if ((doc = scale_doc(c, &d, next, n_next, baseline, err)) &&
         moe_loop_record(study, doc, out, err) == 0)
         rc = 0;
+    /* a message: people read it, and a cut one still reads */
     snprintf(out->said, sizeof(out->said), "layout %s: %s; step model corrected (gpu x%.2f, "
              "communication x%.2f, host x%.2f; worst error %.0f%% -> %.0f%%)%s%s",
              c->l[d.best].name, d.why, d.factor[0], d.factor[1], d.factor[2], d.max_error_pct,

@@ -9,8 +9,10 @@
 #include "contract/contract_check.h"
 #include "contract/contract_store.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/sha256.h"
+#include "core/strbuf.h"
 #include "core/study_dir.h"
 #include "loop/evidence.h"
 #include "loop/evidence_internal.h"
@@ -33,31 +35,43 @@ static json_t *file_digest(const char *path, struct moe_error *err)
 json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
                           struct moe_error *err)
 {
-    char log[4400], rel[160], run_dir[4300], digest[MOE_SHA256_HEX_LEN + 1];
-    json_t *sum, *rec = NULL, *run = json_null(), *out;
+    /* run_dir: moe_study_find_run fills a buffer, and fails rather than cut */
+    char run_dir[4300], digest[MOE_SHA256_HEX_LEN + 1];
+    char *rel = moe_study_result(NULL, stage, id, MOE_RESULT_LOG);
+    char *log = rel ? moe_path_join(study, rel) : NULL;
+    json_t *sum, *rec = NULL, *out = json_object();
     struct moe_error none;
+    struct moe_jb b;
 
-    snprintf(rel, sizeof(rel), MOE_STUDY_RESULTS "/%s/%.72s" MOE_RESULT_LOG, stage, id);
-    snprintf(log, sizeof(log), "%s/%s", study, rel);
-    if (!(sum = file_digest(log, err)))
+    if (!log || !out || !(sum = file_digest(log, err))) {
+        if (!log || !out)
+            moe_error_set(err, "%s: evidence of %s: out of memory", study, id);
+        free(rel);
+        free(log);
+        json_decref(out);
         return NULL;
-    moe_error_clear(&none);
-    if (moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), &none) == 1 &&
-        (rec = moe_contract_load_run(run_dir, digest, &none))) {
-        json_decref(run);
-        run = json_sprintf(MOE_STUDY_RUNS "/%s", strrchr(run_dir, '/') + 1);
     }
-    out = json_pack("{s:s, s:s?, s:o, s:o, s:s?}", "candidate", id, "log",
-                    json_is_null(sum) ? NULL : rel, "log_sha256", sum, "run", run,
-                    "record_sha256", rec ? digest : NULL);
+    moe_error_clear(&none);
+    if (moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), &none) == 1)
+        rec = moe_contract_load_run(run_dir, digest, &none);
+    moe_jb_init(&b, err);
+    moe_jb_str(&b, out, "candidate", id);
+    moe_jb_str_opt(&b, out, "log", json_is_null(sum) ? NULL : rel);
+    moe_jb_set(&b, out, "log_sha256", sum);
+    moe_jb_set(&b, out, "run",
+               rec ? json_sprintf(MOE_STUDY_RUNS "/%s", strrchr(run_dir, '/') + 1) : json_null());
+    moe_jb_str_opt(&b, out, "record_sha256", rec ? digest : NULL);
+    moe_jb_within(&b, id);
     json_decref(rec);
-    return out;
+    free(rel);
+    free(log);
+    return moe_jb_done(&b, out);
 }
 
 json_t *moe_loop_run_contract(const char *study, const char *stage, const char *id,
                               struct moe_error *err)
 {
-    char run_dir[4300];
+    char run_dir[4300]; /* moe_study_find_run fills a buffer, and fails rather than cut */
     struct moe_run_check c;
     json_t *doc = NULL;
     int found = moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), err);

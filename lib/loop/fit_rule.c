@@ -19,24 +19,29 @@ static int judge_row(const struct moe_fit_row *row, double usable, char *why, si
     char verdict[200];
 
     if (ran_out_of_memory(row)) {
+        /* a message: people read it, and a cut one still reads */
         snprintf(why, len, "rank %d ran out of memory", row->rank);
         return 0;
     }
     if ((row->flags & (MOE_FIT_NOT_RUN | MOE_FIT_FAILED)) || isnan(row->measured_mib)) {
+        /* a message: people read it, and a cut one still reads */
         snprintf(why, len, "rank %d has no measured peak (%s)", row->rank,
                  moe_fit_row_verdict(row, verdict, sizeof(verdict)));
         return -1;
     }
     if (row->flags & (MOE_FIT_UNFILLED | MOE_FIT_COLLAPSED | MOE_FIT_NO_EVIDENCE)) {
+        /* a message: people read it, and a cut one still reads */
         snprintf(why, len, "rank %d's peak cannot be trusted (%s)", row->rank,
                  moe_fit_row_verdict(row, verdict, sizeof(verdict)));
         return -1;
     }
     if (row->measured_mib > usable) {
+        /* a message: people read it, and a cut one still reads */
         snprintf(why, len, "rank %d measured %.0f MiB > %.0f MiB usable", row->rank,
                  row->measured_mib, usable);
         return 0;
     }
+    /* a message: people read it, and a cut one still reads */
     snprintf(why, len, "rank %d measured %.0f MiB <= %.0f MiB usable", row->rank,
              row->measured_mib, usable);
     return 1;
@@ -57,6 +62,7 @@ static void judge_rung(const struct moe_fit_report *r, struct moe_loop_rung *g, 
         if (!isnan(row->measured_mib) && (isnan(g->peak_mib) || row->measured_mib > g->peak_mib))
             g->peak_mib = row->measured_mib;
         if (f < g->fits || !g->why[0] || (f == g->fits && f == 1))
+            /* a message: people read it, and a cut one still reads */
             snprintf(g->why, sizeof(g->why), "%s", why);
         if (f < g->fits)
             g->fits = f;

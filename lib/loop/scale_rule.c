@@ -150,6 +150,7 @@ static bool noisy_baseline(const struct moe_loop_layout *l, size_t n, struct moe
     for (size_t i = 0; i < n; i++)
         if (l[i].baseline && measured(&l[i]) && cv_of(&l[i]) > MOE_REPORT_MAX_REF_CV) {
             out->best = (int)i;
+            /* a message: people read it, and a cut one still reads */
             snprintf(out->why, sizeof(out->why), "the baseline's screening steps spread %.0f%% "
                      "(CV), beyond %.0f%%: no layout is adopted on a noisy reference; the "
                      "baseline stays", 100 * cv_of(&l[i]), 100 * MOE_REPORT_MAX_REF_CV);
@@ -186,14 +187,17 @@ static void choose(struct moe_loop_layout *l, size_t n, double alpha, struct moe
         }
     }
     if (out->best != out->fastest && l[out->best].baseline)
+        /* a message: people read it, and a cut one still reads */
         snprintf(out->why, sizeof(out->why), "the baseline, %s (median %.1f ms), is not "
                  "significantly slower than the fastest, %s (%.1f ms; Mann-Whitney p = %.3f >= "
                  "%.2f): it stays", l[out->best].name, l[out->best].median, l[out->fastest].name,
                  l[out->fastest].median, out->p_best, alpha);
     else if (out->best == out->fastest)
+        /* a message: people read it, and a cut one still reads */
         snprintf(out->why, sizeof(out->why), "%s has the lowest median step, %.1f ms", l[out->best].name,
                  l[out->best].median);
     else
+        /* a message: people read it, and a cut one still reads */
         snprintf(out->why, sizeof(out->why), "%s (median %.1f ms) is not significantly slower than "
                  "the fastest, %s (%.1f ms; Mann-Whitney p = %.3f >= %.2f), and comes first in "
                  "the seed's rule order", l[out->best].name, l[out->best].median,
@@ -231,10 +235,12 @@ int moe_loop_scale_decide(struct moe_loop_layout *l, size_t n, double alpha,
     errors(l, n, out);
     if (out->predicted_best >= 0 &&
         !tied(&l[out->fastest], &l[out->predicted_best], alpha, &(double){ 0 }))
+        /* a message: people read it, and a cut one still reads */
         snprintf(out->rerank_why, sizeof(out->rerank_why), "the predicted best, %s, measured "
                  "significantly slower than %s", l[out->predicted_best].name,
                  l[out->fastest].name);
     else if (out->max_error_pct > MOE_LOOP_RERANK_PCT)
+        /* a message: people read it, and a cut one still reads */
         snprintf(out->rerank_why, sizeof(out->rerank_why), "a prediction was off by %.0f%% "
                  "(beyond %.0f%%)", out->max_error_pct, MOE_LOOP_RERANK_PCT);
     out->rerank = out->rerank_why[0] != '\0';

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "contract/contract_store.h"
+#include "core/strbuf.h"
 #include "loop/loop.h"
 #include "loop/loop_internal.h"
 
@@ -36,15 +37,16 @@ int moe_loop_record(const char *study, json_t *doc, struct moe_loop_outcome *out
     const char *stage = json_string_value(json_object_get(doc, "stage"));
     int round = (int)json_integer_value(json_object_get(doc, "round"));
     json_t *had = moe_loop_decided(study, stage ? stage : "", round, err);
+    int rc;
 
     if (!had && err->text[0])
         return -1;
     if (had) {
-        snprintf(out->file, sizeof(out->file), "%s/%s", study,
-                 json_string_value(json_object_get(had, "file")));
+        rc = moe_fmt_fixed(out->file, sizeof(out->file), err, "%s/%s", study,
+                           json_string_value(json_object_get(had, "file")));
         out->recorded = false;
         json_decref(had);
-        return 0;
+        return rc;
     }
     out->recorded = true;
     return moe_contract_record_decision(study, doc, out->file, sizeof(out->file), err);

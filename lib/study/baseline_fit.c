@@ -6,6 +6,7 @@
 #include "study/baseline_fit.h"
 #include "study/study_fit.h"
 #include "study/study_fit_internal.h"
+#include "study/study_schema.h"
 
 int moe_study_baseline_fit(const struct moe_study *s, struct moe_error *err)
 {
@@ -29,9 +30,10 @@ int moe_study_baseline_fit(const struct moe_study *s, struct moe_error *err)
     if (moe_fit_where(&s->model, &s->workload, &t, &c, s->cluster.gpus_per_node, &wh, err) < 0)
         return -1;
     /* the text stays within MOE_ERROR_TEXT_MAX: the two clauses are the long part */
-    moe_error_at(err, s->path, 0, 0, "baseline: does not fit in memory under any recompute or "
-                 "offload (%s), and every stage after fit runs it; %s; change baseline or "
-                 "cluster.nodes (moeflow layouts STUDY lists what fits)",
+    moe_error_at(err, s->path, 0, 0, MOE_SK_BASELINE ": does not fit in memory under any "
+                 "recompute or offload (%s), and every stage after fit runs it; %s; change "
+                 MOE_SK_BASELINE " or " MOE_SK_CLUSTER_NODES " (moeflow layouts STUDY lists "
+                 "what fits)",
                  moe_fit_describe(&f, &c, describe, sizeof(describe)),
                  moe_fit_where_text(&wh, &c, s->cluster.gpus_per_node, where, sizeof(where)));
     return 1;

@@ -24,6 +24,11 @@
 #include "study/study_contract_internal.h"
 #include "study/megatron_args_internal.h"
 #include "study/study_internal.h"
+#include "study/study_schema.h"
+
+/* The fit stage's variables are the study keys they change. */
+#define FIT_RECOMPUTE MOE_SK_KEY(BASELINE, RECOMPUTE)
+#define FIT_MODULES MOE_SK_KEY(BASELINE, RECOMPUTE_MODULES)
 
 struct plan_ctx {
     const struct moe_study *s;
@@ -77,6 +82,7 @@ int moe_stage_plan_skip(struct moe_stage_plan *p, const char *variable, json_t *
     k = &p->skipped[p->n_skipped++];
     snprintf(k->variable, sizeof(k->variable), "%s", variable);
     k->value = value;
+    /* a message: people read it, and a cut one still reads */
     snprintf(k->reason, sizeof(k->reason), "%s", reason);
     return 0;
 }
@@ -88,6 +94,7 @@ static void skip(struct plan_ctx *c, const char *variable, json_t *value, const 
     va_list ap;
 
     va_start(ap, fmt);
+    /* a message: people read it, and a cut one still reads */
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
     if (moe_stage_plan_skip(c->plan, variable, value, reason) < 0)
@@ -241,11 +248,11 @@ static void selective_ladder(struct plan_ctx *c, struct moe_run *run)
         m->v[m->n++] = selective_steps[i];
         next.cfg.recompute = MOE_RECOMPUTE_SELECTIVE;
         if (refused(c->s, &next, why, sizeof(why))) {
-            skip(c, "recompute_modules", module_list(c, m), "%s", why);
+            skip(c, FIT_MODULES, module_list(c, m), "%s", why);
             continue;
         }
         *run = next;
-        fit_variant(c, run, "recompute_modules", module_list(c, m), NULL);
+        fit_variant(c, run, FIT_MODULES, module_list(c, m), NULL);
     }
 }
 
@@ -276,11 +283,11 @@ static void fit_plan(struct plan_ctx *c)
     none.cfg.recompute = MOE_RECOMPUTE_NONE;
     none.cfg.recompute_modules.n = 0;
     if (refused(s, &none, why, sizeof(why)))
-        skip(c, "recompute", json_string("none"), "%s", why);
+        skip(c, FIT_RECOMPUTE, json_string("none"), "%s", why);
     else
-        fit_variant(c, &none, "recompute", json_string("none"), NULL);
+        fit_variant(c, &none, FIT_RECOMPUTE, json_string("none"), NULL);
     if (s->baseline.recompute == MOE_RECOMPUTE_SELECTIVE) {
-        fit_variant(c, &run, "recompute", json_string(moe_recompute_name(run.cfg.recompute)),
+        fit_variant(c, &run, FIT_RECOMPUTE, json_string(moe_recompute_name(run.cfg.recompute)),
                     NULL);
         selective_ladder(c, &run);
     } else {
@@ -290,7 +297,7 @@ static void fit_plan(struct plan_ctx *c)
     run.fake_process_group = true;
     run.cfg.recompute = MOE_RECOMPUTE_FULL;
     run.cfg.recompute_modules.n = 0;
-    fit_variant(c, &run, "recompute", json_string("full"), NULL);
+    fit_variant(c, &run, FIT_RECOMPUTE, json_string("full"), NULL);
 }
 
 /* ---- scale: the baseline and its neighbouring layouts ---- */
@@ -324,6 +331,7 @@ static json_t *layout_value(const struct moe_layout *l)
 {
     char v[96];
 
+    /* fits: six layout sizes the schema bounds (study_schema.c), 55 bytes at most */
     snprintf(v, sizeof(v), "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d", l->tp, l->cp, l->pp, l->vpp, l->ep,
              l->etp);
     return json_string(v);
@@ -357,6 +365,7 @@ static const char *scale_excluded(const struct plan_ctx *c, const struct moe_run
         return NULL;
     /* scale may change only the layout: recompute stays the baseline's */
     moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
+    /* a message: people read it, and a cut one still reads */
     snprintf(why, len, "it needs %s; scale keeps the baseline's recompute (fit stage first)",
              fitbuf);
     return why;
@@ -375,6 +384,7 @@ static void scale_variant(struct plan_ctx *c, const struct moe_run *base,
     r.cfg.layout = e->layout;
     moe_layout_entry_fit(set, e, &fit);
     moe_fit_describe(&fit, machine, fitbuf, sizeof(fitbuf));
+    /* a message: people read it, and a cut one still reads */
     snprintf(note, sizeof(note), "rank %zu of %zu grids, predicted %.0f ms per step, %.0f "
              "TFLOP/s per GPU (%s); %s; runs as %s", rank + 1, set->n_grids, e->time.step_ms,
              e->time.tflops_per_gpu, moe_scale_rule_text(e->decided_by), fitbuf, chosen_by);
@@ -454,10 +464,13 @@ static void scale_round(struct plan_ctx *c, const struct moe_run *base,
         bool first = (int)k < s->scale_top_k, in_band = e->time.step_ms <= pick.band_ms;
 
         if (s->scale_round_n > 0)
+            /* a message: people read it, and a cut one still reads */
             snprintf(by, sizeof(by), "the last scale decision's next round");
         else if (first)
+            /* a message: people read it, and a cut one still reads */
             snprintf(by, sizeof(by), "one of the %d ranked first (scale.top_k)", s->scale_top_k);
         else if (in_band)
+            /* a message: people read it, and a cut one still reads */
             snprintf(by, sizeof(by), "predicted within the step model's %.0f%% of the fastest "
                      "(%.0f ms)", MOE_STEPTIME_BAND_PCT, pick.fastest_ms);
         else

@@ -333,6 +333,7 @@ static int put_stages(int dirfd, const char *dir, const struct moe_gen_plan *pla
             char name[64];
             const struct moe_gen_file *f;
 
+            /* fits: a stage name and ".sbatch" */
             snprintf(name, sizeof(name), "%s.sbatch", moe_stage_name(plan->stages[i].stage));
             if ((f = find_out(out, name)))
                 set[n++] = (struct moe_set_file){ f->name, f->data, f->len, f->mode };

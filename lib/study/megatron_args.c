@@ -147,6 +147,7 @@ static void routing_args(struct moe_strv *a, const struct moe_workload *w)
     case MOE_ROUTING_DROPLESS:
         break;
     case MOE_ROUTING_DROP_AND_PAD:
+        /* fits: %g is 6 significant digits and an exponent */
         snprintf(cf, sizeof(cf), "%g", w->capacity_factor);
         adds(a, "--moe-expert-capacity-factor", cf);
         add(a, "--moe-pad-expert-input-to-capacity");

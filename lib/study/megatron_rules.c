@@ -465,6 +465,7 @@ const struct moe_megatron_rule *moe_megatron_rule_broken(const struct moe_study 
 void moe_megatron_rule_describe(const struct moe_megatron_rule *rule, enum moe_dialect d,
                                 char *buf, size_t size)
 {
+    /* a message: people read it, and a cut one still reads */
     snprintf(buf, size, "Megatron rule %s (%s in %s): %s", rule->id,
              rule->where[d] ? rule->where[d] : "uncited", moe_dialect_name(d), rule->text);
 }
@@ -482,6 +483,7 @@ const char *moe_megatron_refusal(const struct moe_study *s, const struct moe_run
 
     if ((lr = moe_study_layout_check(s, &l, r->mbs, why, sizeof(why))) != MOE_RULE_OK) {
         where = moe_layout_rule_source(lr, d, &cited);
+        /* a message: people read it, and a cut one still reads */
         snprintf(buf, size, "Megatron rule %s (%s in %s): %s", moe_rule_id(lr),
                  where && cited ? where : "-", moe_dialect_name(d), why);
         return moe_rule_id(lr);

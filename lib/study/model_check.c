@@ -1,4 +1,4 @@
-/* The ranges come from the study schema (study_schema.c, "model"), so a
+/* The ranges come from the study schema (study_schema.c, MOE_SK_MODEL), so a
  * model from JSON or a preset is held to what a study may write. */
 #include "config.h"
 
@@ -8,21 +8,36 @@
 #include "study/model_check.h"
 #include "study/study_schema.h"
 
-#define MODEL_INT(f) { #f, offsetof(struct moe_model, f) }
+/* KEY names the schema's key (study_schema.h), f the member that holds it */
+#define MODEL_INT(KEY, f) { MOE_SK_KEY(MODEL, KEY), offsetof(struct moe_model, f) }
 static const struct { const char *key; size_t off; } ints[] = {
-    MODEL_INT(num_layers), MODEL_INT(hidden), MODEL_INT(ffn_hidden), MODEL_INT(moe_ffn_hidden),
-    MODEL_INT(num_experts), MODEL_INT(topk), MODEL_INT(shared_expert_ffn),
-    MODEL_INT(first_dense_layers), MODEL_INT(mtp_layers), MODEL_INT(router_groups),
-    MODEL_INT(router_group_topk), MODEL_INT(num_heads), MODEL_INT(num_query_groups),
-    MODEL_INT(head_dim), MODEL_INT(q_lora_rank), MODEL_INT(kv_lora_rank),
-    MODEL_INT(qk_head_dim), MODEL_INT(qk_pos_head_dim), MODEL_INT(v_head_dim), MODEL_INT(vocab),
+    MODEL_INT(NUM_LAYERS, num_layers),
+    MODEL_INT(HIDDEN, hidden),
+    MODEL_INT(FFN_HIDDEN, ffn_hidden),
+    MODEL_INT(MOE_FFN_HIDDEN, moe_ffn_hidden),
+    MODEL_INT(NUM_EXPERTS, num_experts),
+    MODEL_INT(TOPK, topk),
+    MODEL_INT(SHARED_EXPERT_FFN, shared_expert_ffn),
+    MODEL_INT(FIRST_DENSE_LAYERS, first_dense_layers),
+    MODEL_INT(MTP_LAYERS, mtp_layers),
+    MODEL_INT(ROUTER_GROUPS, router_groups),
+    MODEL_INT(ROUTER_GROUP_TOPK, router_group_topk),
+    MODEL_INT(NUM_HEADS, num_heads),
+    MODEL_INT(NUM_QUERY_GROUPS, num_query_groups),
+    MODEL_INT(HEAD_DIM, head_dim),
+    MODEL_INT(Q_LORA_RANK, q_lora_rank),
+    MODEL_INT(KV_LORA_RANK, kv_lora_rank),
+    MODEL_INT(QK_HEAD_DIM, qk_head_dim),
+    MODEL_INT(QK_POS_HEAD_DIM, qk_pos_head_dim),
+    MODEL_INT(V_HEAD_DIM, v_head_dim),
+    MODEL_INT(VOCAB, vocab),
 };
 #undef MODEL_INT
 
 static const struct moe_field *model_keys(void)
 {
     for (const struct moe_field *f = moe_study_schema; f->key; f++)
-        if (strcmp(f->key, "model") == 0)
+        if (strcmp(f->key, MOE_SK_MODEL) == 0)
             return f->sub;
     return NULL;
 }

@@ -81,6 +81,7 @@ int moe_model_from_json_file(const char *path, struct moe_model *m, struct moe_e
     if (!root)
         return -1;
     memset(m, 0, sizeof(*m));
+    /* fits: a literal shorter than the name buffer */
     snprintf(m->name, sizeof(m->name), "custom");
     if (!json_is_object(root)) {
         moe_error_at(err, path, 0, 0, "a model must be a JSON object");

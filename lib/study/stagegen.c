@@ -70,7 +70,11 @@ static int add_file(struct moe_gen_output *out, const char *name, char *data, in
         out->files = f;
         out->cap = cap;
     }
-    snprintf(out->files[out->n].name, sizeof(out->files[0].name), "%s", name);
+    if (moe_fmt_fixed(out->files[out->n].name, sizeof(out->files[0].name), err, "%s",
+                      name) < 0) {
+        free(data);
+        return -1;
+    }
     out->files[out->n].data = data;
     out->files[out->n].len = strlen(data);
     out->files[out->n].mode = mode;
@@ -108,6 +112,7 @@ static int sbatch_line(json_t *lines, const char *key, const char *value, struct
     if (!q) {
         char why[MOE_ERROR_TEXT_MAX];
 
+        /* a message: people read it, and a cut one still reads */
         snprintf(why, sizeof(why), "%s", err->text[0] ? err->text : "out of memory");
         moe_error_set(err, "#SBATCH --%s: the value %s", key, why);
         return -1;
@@ -162,15 +167,19 @@ static struct moe_chunk *chunks(const char *script, int n, int max, int throttle
 
         c->offset = off;
         c->count = n - off < max ? n - off : max;
+        /* fits: two ints and "0-%", in 48 bytes */
         snprintf(c->array, sizeof(c->array), "0-%d%%%d", c->count - 1, throttle);
         if (off == 0 && n <= max)
             c->args[0] = '\0';
         else if (off == 0)
+            /* fits: three ints and the option names */
             snprintf(c->args, sizeof(c->args), " --array=0-%d%%%d", c->count - 1, throttle);
         else
+            /* fits: three ints and the option names */
             snprintf(c->args, sizeof(c->args),
                      " --array=0-%d%%%d --export=ALL," MOE_ENV_INDEX_OFFSET "=%d", c->count - 1,
                      throttle, off);
+        /* fits: the args (112) and a script name (64) in 192 */
         snprintf(c->sbatch, sizeof(c->sbatch), "sbatch%s %s", c->args, script);
     }
     return out;
@@ -322,11 +331,16 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
     bool array = m->array;
     int tasks = first->tasks_per_node, nodes = first->nodes, rc = 0;
 
+    /* fits: a stage name and the pattern, 40 bytes at most */
     snprintf(out, sizeof(out), array ? "logs/%s-%%A_%%a.out" : "logs/%s-%%j.out",
              moe_stage_name(st));
+    /* fits: an int */
     snprintf(ntasks, sizeof(ntasks), "%d", st == MOE_STAGE_CONTRACT ? 1 : tasks);
+    /* fits: ntasks, of the same size */
     snprintf(gpus, sizeof(gpus), "%s", st == MOE_STAGE_CONTRACT ? "1" : ntasks);
+    /* fits: an int */
     snprintf(nnodes, sizeof(nnodes), "%d", nodes);
+    /* fits: the study name is at most MOE_NAME_MAX, a stage name 8 */
     snprintf(job, sizeof(job), "moeflow-%s-%s", s->name, moe_stage_name(st));
     if (moe_study_str_set(k->account))
         rc |= sbatch_line(lines, "account", k->account, err);
@@ -773,6 +787,7 @@ static int add_contracts(struct gen_render *g)
         for (size_t j = 0; j < sp->n && rc == 0; j++) {
             char name[128];
 
+            /* fits: an id is 64 hex digits */
             snprintf(name, sizeof(name), MOE_STUDY_CONTRACTS "/%s.json", sp->cands[j].id);
             rc = add_file(g->out, name, canonical_line(sp->cands[j].contract), 0644, g->err);
         }
@@ -785,6 +800,7 @@ static void tsv_row(FILE *f, const struct moe_candidate *c, size_t index)
     char buf[512], rank[32] = "";
 
     if (c->rank >= 0)
+        /* fits: an int */
         snprintf(rank, sizeof(rank), "%d", c->rank);
     fprintf(f, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", moe_stage_name(c->stage), index,
             c->id, c->variable, value_text(c->value, buf, sizeof(buf)), c->label, c->bottleneck,

@@ -53,6 +53,7 @@ static int fail(struct ctx *c, const char *path, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
+    /* a message: people read it, and a cut one still reads */
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     snprintf(p, sizeof(p), "%s", path);
@@ -217,6 +218,7 @@ static int model_preset(struct ctx *c, struct moe_model *m)
             MOE_SK_MODEL_NUM_EXPERTS, MOE_SK_MODEL_TOPK, MOE_SK_MODEL_NUM_HEADS,
             MOE_SK_MODEL_VOCAB };
         memset(m, 0, sizeof(*m));
+        /* fits: a literal shorter than any name buffer */
         snprintf(m->name, sizeof(m->name), "custom");
         m->swiglu = true;
         m->untie_embeddings = true;
@@ -255,6 +257,7 @@ static int model_read(struct ctx *c, struct moe_model *m)
         *v = get_int(c, model_ints[i].path, *v);
     }
     if (get(c, MOE_SK_MODEL_PRESET) && json_object_size(get(c, MOE_SK_MODEL)) > 1)
+        /* fits: a literal shorter than any name buffer */
         snprintf(m->name, sizeof(m->name), "custom");
     if (!get(c, MOE_SK_MODEL_PRESET) && !get(c, MOE_SK_MODEL_NUM_QUERY_GROUPS))
         m->num_query_groups = m->num_heads;

@@ -9,6 +9,7 @@
 #include "core/contract_keys.h"
 #include "core/json_build.h"
 #include "core/strbuf.h"
+#include "core/study_dir.h"
 #include "study/study_validate.h"
 #include "study/study_validate_internal.h"
 #include "study/validate_profile.h"
@@ -386,7 +387,7 @@ static int collect_winners(const char *study_dir, const struct moe_candidate *ba
     size_t i;
     int rc = 0;
 
-    if (!(dir = moe_path_join(study_dir, "winners"))) {
+    if (!(dir = moe_path_join(study_dir, MOE_STUDY_WINNERS))) {
         moe_error_at(err, study_dir, 0, 0, "out of memory");
         return -1;
     }

@@ -230,13 +230,16 @@ static int put_value(struct render *r, const struct tok *t, const json_t *v)
         }
         return out_put(&r->out, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
+        /* fits: a 64-bit integer */
         snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         break;
     case JSON_REAL:
+        /* fits: 15 significant digits and an exponent */
         snprintf(buf, sizeof(buf), "%.15g", json_real_value(v));
         break;
     case JSON_TRUE:
     case JSON_FALSE:
+        /* fits: "true" or "false" */
         snprintf(buf, sizeof(buf), "%s", json_is_true(v) ? "true" : "false");
         break;
     case JSON_NULL:

@@ -132,6 +132,7 @@ static int uninterrupted(struct moe_candidate *c, const char *dir, int n)
 {
     char step[16];
 
+    /* fits: an int */
     snprintf(step, sizeof(step), "%d", n);
     if (set_value(&c->argv, "--log-interval", "1") < 0 || set_value(&c->argv, "--save", dir) < 0 ||
         set_value(&c->argv, "--save-interval", step) < 0 ||
@@ -181,6 +182,7 @@ static int build(const struct moe_study *s, const struct moe_candidate *from,
     if (moe_candidate_copy(c, from) < 0 || uninterrupted(c, dir, n) < 0 ||
         (det = make_deterministic(c)) < 0)
         return -1;
+    /* a message: people read it, and a cut one still reads */
     snprintf(note, sizeof(note), "checkpoint/resume of %s: saves at step %d, a second srun "
              "resumes it to step %d; %s", label, n, s->measure.validate_steps,
              det ? "deterministic, losses must match exactly"
@@ -210,6 +212,7 @@ static const char *unresumable(const struct moe_study *s, char *buf, size_t size
                                dist, sizeof(dist));
     moe_megatron_rule_describe(citation("checkpoint_torch_adam_torch_format"),
                                s->software.dialect, torch, sizeof(torch));
+    /* a message: people read it, and a cut one still reads */
     snprintf(buf, size, "no checkpoint/resume run: without Transformer Engine or Apex, %s; %s. "
              "Set workload.distributed_optimizer: false, or declare software.transformer_engine",
              dist, torch);

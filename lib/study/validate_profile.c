@@ -79,6 +79,7 @@ static int skip_twins(struct moe_stage_plan *plan, const char *why)
 {
     char reason[512];
 
+    /* a message: people read it, and a cut one still reads */
     snprintf(reason, sizeof(reason), "no profiling twin: %.480s", why);
     return moe_stage_plan_skip(plan, "profiling_twin", json_null(), reason);
 }
