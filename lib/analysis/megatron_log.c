@@ -13,6 +13,7 @@
 
 #include "analysis/fit_evidence_internal.h"
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "core/number.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"

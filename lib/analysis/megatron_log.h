@@ -98,18 +98,6 @@ void moe_log_free(struct moe_log *log);
 
 /* Adds one file's records (ranks' files of one run may be added in turn). */
 int moe_log_read_file(struct moe_log *log, const char *path, struct moe_error *err);
-/* Adds the records of one line (no newline needed). */
-int moe_log_feed_line(struct moe_log *log, const char *line, int lineno);
-/* After the last line fed by hand (moe_log_read_file does this itself, once
- * per file): an iteration logged more than once since the previous call
- * keeps its last record (a requeued job appends its resumed run to the same
- * log; the earlier records are marked superseded), with one warning naming
- * the iterations and the count; then warns about iteration records that
- * never got a step time. */
-void moe_log_finish(struct moe_log *log);
-
-/* The argument dump's value for key, or NULL. */
-const char *moe_log_arg(const struct moe_log *log, const char *key);
 
 /* Whether a run's last Python exception (struct moe_log's last_error) is
  * CUDA running out of memory: a fit rung's answer, not a failure. */

@@ -12,6 +12,7 @@
 #include "analysis/report_internal.h"
 #include "core/json_build.h"
 #include "core/strbuf.h"
+#include "analysis/megatron_log_internal.h"
 
 static int by_iter(const void *pa, const void *pb)
 {

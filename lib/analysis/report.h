@@ -60,12 +60,6 @@ struct moe_report_expect {
     bool requested;
 };
 
-/* Summarises log over [first, last].  A window the run never reached is an
- * error.  expect: nexpect requested argument values to check. */
-int moe_report_run_init(struct moe_report_run *r, const char *name, const struct moe_log *log,
-                        long first, long last, const struct moe_report_expect *expect,
-                        size_t nexpect, struct moe_error *err);
-
 void moe_report_run_free(struct moe_report_run *r);
 
 /* MOE_VERDICT_NOISY: no verdict, the reference's own steps spread more

@@ -37,4 +37,10 @@ int moe_report_write_md(const struct moe_report_run *runs, size_t n,
 int moe_report_write_svg(const struct moe_report_run *runs, size_t n, const char *path,
                          struct moe_error *err);
 
+/* Summarises log over [first, last].  A window the run never reached is an
+ * error.  expect: nexpect requested argument values to check. */
+int moe_report_run_init(struct moe_report_run *r, const char *name, const struct moe_log *log,
+                        long first, long last, const struct moe_report_expect *expect,
+                        size_t nexpect, struct moe_error *err);
+
 #endif

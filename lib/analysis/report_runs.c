@@ -11,6 +11,7 @@
 #include "analysis/trace.h"
 #include "analysis/report_internal.h"
 #include "analysis/report_runs.h"
+#include "analysis/report_runs_internal.h"
 #include "core/json_build.h"
 #include "core/strbuf.h"
 

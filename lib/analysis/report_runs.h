@@ -47,11 +47,6 @@ struct moe_report_flag {
     const char *flag, *key;
 };
 
-/* The flags moe_report_requested looks for: test_megatron_args checks
- * each against every dialect that spells it so, and that they cover what
- * the retune axes change. */
-const struct moe_report_flag *moe_report_requested_flags(size_t *n);
-
 /* The run of candidate c of study v (its log), named label, checked against
  * rd's expectations and against what the candidate asked for in manifest.json
  * (moe_report_requested).  0, or -1 with err. */

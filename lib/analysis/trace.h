@@ -118,7 +118,4 @@ int moe_trace_load(struct moe_trace *t, const char *path, struct moe_error *err)
  * moe_trace_device_id). */
 #define MOE_TRACE_DEVICE_MAX INT32_MAX
 
-/* The nsys reader, also reachable directly (tests/fuzz/fuzz_nsys.c). */
-int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error *err);
-
 #endif

@@ -35,4 +35,7 @@ int moe_trace_absorb(struct moe_trace *t, struct moe_trace *sub);
 /* The Kineto reader, also reachable directly. */
 int moe_trace_read_kineto(struct moe_trace *t, const char *path, struct moe_error *err);
 
+/* The nsys reader, also reachable directly (tests/fuzz/fuzz_nsys.c). */
+int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error *err);
+
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/plugin_config.h"
+#include "core/plugin_config_internal.h"
 
 struct config_key {
     const char *name;

@@ -30,8 +30,6 @@ struct moe_plugin_config {
     bool auto_freeze;                 /* freeze the baseline on a study's first run */
 };
 
-void moe_plugin_config_defaults(struct moe_plugin_config *cfg);
-
 /* argv as SPANK hands it: "key=value" strings. */
 int moe_plugin_config_parse(struct moe_plugin_config *cfg, int argc, char *const argv[],
                             struct moe_error *err);

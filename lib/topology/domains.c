@@ -14,6 +14,7 @@
 #include "core/strbuf.h"
 #include "core/yaml_depth.h"
 #include "topology/domains.h"
+#include "topology/domains_internal.h"
 #include "topology/hostlist.h"
 
 /* Room for one more domain and more_nodes nodes.  Capacities double

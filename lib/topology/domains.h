@@ -28,8 +28,6 @@ struct moe_domains {
 /* Picks the format from the content: a file whose settings are Slurm
  * key=value lines is topology.conf, anything else is read as YAML. */
 int moe_domains_load(struct moe_domains *d, const char *path, struct moe_error *err);
-int moe_domains_load_yaml(struct moe_domains *d, const char *path, struct moe_error *err);
-int moe_domains_load_slurm(struct moe_domains *d, const char *path, struct moe_error *err);
 void moe_domains_free(struct moe_domains *d);
 
 /* Domain index of a node, -1 when the map does not name it. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "topology/gpuminor.h"
+#include "topology/gpuminor_internal.h"
 #include "topology/nvml.h"
 
 /* gpus/BUSID/information, opened relative to gpus/: BUSID is one

@@ -13,11 +13,4 @@ struct moe_gpu_minor {
     char busid[MOE_GPU_BUSID_MAX];
 };
 
-/* From DIR/gpus/<bus id>/information ("Bus Location:", "Device Minor:").
- * Returns the number found (0 when DIR has none). */
-int moe_gpu_minors_proc(const char *dir, struct moe_gpu_minor *out, int max);
-
-/* Through libnvidia-ml.so.1; -1 when NVML is not there or fails. */
-int moe_gpu_minors_nvml(struct moe_gpu_minor *out, int max);
-
 #endif

@@ -8,6 +8,7 @@
 
 #include "core/readfile.h"
 #include "topology/gpuminor.h"
+#include "topology/gpuminor_internal.h"
 #include "core/number.h"
 #include "topology/nodetopo_internal.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "topology/placement.h"
+#include "topology/placement_internal.h"
 #include "core/number.h"
 #include "core/text.h"
 

@@ -18,9 +18,6 @@ int moe_layout_parse(const char *spec, struct moe_layout *l, struct moe_error *e
 /* Checks that the layout divides world and fills dp/edp. */
 int moe_layout_fit(struct moe_layout *l, int world, struct moe_error *err);
 
-/* B = max(TP*CP, ETP*EP). */
-int moe_layout_block(const struct moe_layout *l);
-
 /* --moe-placement: nvlink is the default once a topology is configured;
  * nvlink-strict fails a step whose TP/EP group must cross domains. */
 enum moe_placement_mode {

@@ -38,10 +38,6 @@ struct moe_topo_cache_key {
 /* The plugin's settings; dir NULL or "" means MOE_TOPO_CACHE_DIR. */
 void moe_topo_cache_defaults(struct moe_topo_cache *c, const char *dir);
 
-/* The node as it is now, from files that cost nothing to read: no hwloc. */
-int moe_topo_cache_key_now(const struct moe_topo_cache *c, struct moe_topo_cache_key *k,
-                           struct moe_error *err);
-
 enum moe_topo_cache_outcome {
     MOE_TOPO_CACHE_HIT,       /* loaded from the cache */
     MOE_TOPO_CACHE_WRITTEN,   /* discovered live, cache (re)written */

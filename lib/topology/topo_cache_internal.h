@@ -18,4 +18,8 @@ int moe_topo_cache_read(const struct moe_topo_cache *c, const struct moe_topo_ca
 int moe_topo_cache_write(const struct moe_topo_cache *c, const struct moe_topo_cache_key *k,
                          const struct moe_nodetopo *nt, struct moe_error *err);
 
+/* The node as it is now, from files that cost nothing to read: no hwloc. */
+int moe_topo_cache_key_now(const struct moe_topo_cache *c, struct moe_topo_cache_key *k,
+                           struct moe_error *err);
+
 #endif

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "topology/placement.h"
+#include "topology/placement_internal.h"
 #include "bench.h"
 
 enum { RACKS = 18, PER_RACK = 18, GPN = 4, NODES = RACKS * PER_RACK, TRIALS = 1000 };

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "topology/gpuminor.h"
+#include "topology/gpuminor_internal.h"
 #include "topology/topo_cache.h"
+#include "topology/topo_cache_internal.h"
 #include "bench.h"
 
 enum what { LIVE, KEY, MINORS_PROC, MINORS_NVML, HIT, HIT_DIGEST };

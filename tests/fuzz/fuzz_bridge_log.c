@@ -16,7 +16,9 @@
 
 #include "fuzz.h"
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "analysis/report.h"
+#include "analysis/report_internal.h"
 
 static const char *const prefixes[] = {
     "",

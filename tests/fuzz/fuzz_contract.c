@@ -21,6 +21,10 @@
 #include "contract/contract_store.h"
 #include "fuzz.h"
 #include "core/json_canon.h"
+#include "contract/contract_internal.h"
+#include "contract/contract_store_internal.h"
+#include "contract/contract_rules_internal.h"
+#include "contract/contract_diff_internal.h"
 
 static json_t *part(const char *text, size_t len)
 {

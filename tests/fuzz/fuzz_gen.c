@@ -24,6 +24,8 @@
 #include "study/launcher.h"
 #include "study/stagegen.h"
 #include "study/study.h"
+#include "study/launcher_internal.h"
+#include "study/study_internal.h"
 
 #define DIE(...) (fprintf(stderr, "fuzz_gen: " __VA_ARGS__), fputc('\n', stderr), abort())
 

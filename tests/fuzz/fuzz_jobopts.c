@@ -9,6 +9,7 @@
 
 #include "fuzz.h"
 #include "contract/jobopts.h"
+#include "contract/jobopts_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

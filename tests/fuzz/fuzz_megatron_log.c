@@ -8,7 +8,9 @@
 
 #include "fuzz.h"
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "analysis/report.h"
+#include "analysis/report_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

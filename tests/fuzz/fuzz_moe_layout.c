@@ -9,6 +9,7 @@
 
 #include "fuzz.h"
 #include "topology/placement.h"
+#include "topology/placement_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -20,6 +20,7 @@
 #include "fuzz.h"
 #include "analysis/overlap.h"
 #include "analysis/trace.h"
+#include "analysis/trace_internal.h"
 
 #define DB_URI "file:moeflow-fuzz-nsys?mode=memory&cache=shared"
 #define ROWS_MAX 2000

@@ -7,6 +7,7 @@
 
 #include "fuzz.h"
 #include "core/plugin_config.h"
+#include "core/plugin_config_internal.h"
 
 #define ARGS_MAX 32
 

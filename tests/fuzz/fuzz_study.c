@@ -10,6 +10,8 @@
 #include "fuzz.h"
 #include "core/json_canon.h"
 #include "study/study.h"
+#include "study/study_internal.h"
+#include "study/candidates_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

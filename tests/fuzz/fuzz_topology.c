@@ -8,6 +8,7 @@
 #include <slurm/slurm.h>
 
 #include "topology/domains.h"
+#include "topology/domains_internal.h"
 #include "fuzz.h"
 #include "topology/hostlist.h"
 

@@ -13,7 +13,9 @@
 #include "analysis/abtest.h"
 #include "analysis/abtest_internal.h"
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "analysis/report.h"
+#include "analysis/report_internal.h"
 #include "unit.h"
 
 #define NEAR(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol))

@@ -19,6 +19,7 @@
 #include "analysis/checkpoint_verdict.h"
 #include "analysis/checkpoint_verdict_internal.h"
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "unit.h"
 
 #define LOG "tests/data/logs/h200x2-moe-ep2-alltoall-60it.log"

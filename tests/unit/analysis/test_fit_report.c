@@ -14,6 +14,7 @@
 #include "analysis/fit_evidence_internal.h"
 #include "analysis/fit_report.h"
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "unit.h"
 
 static const char *srcpath(const char *rel)

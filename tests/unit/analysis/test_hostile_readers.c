@@ -21,6 +21,7 @@
 #include "core/yaml_depth.h"
 #include "study/study.h"
 #include "topology/domains.h"
+#include "topology/domains_internal.h"
 #include "unit.h"
 
 static void write_text(const char *path, const char *text)

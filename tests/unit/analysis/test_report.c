@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "analysis/report.h"
 #include "analysis/report_internal.h"
 #include "analysis/trace.h"

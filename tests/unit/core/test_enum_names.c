@@ -8,6 +8,7 @@
 #include "core/enum_names.h"
 #include "core/stage.h"
 #include "study/study.h"
+#include "study/study_internal.h"
 #include "study/study_schema.h"
 #include "unit.h"
 

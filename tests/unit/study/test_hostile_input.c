@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "analysis/megatron_log.h"
+#include "analysis/megatron_log_internal.h"
 #include "analysis/trace.h"
 #include "core/number.h"
 #include "core/shquote.h"

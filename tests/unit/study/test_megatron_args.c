@@ -17,6 +17,7 @@
 
 #include "core/readfile.h"
 #include "analysis/report_runs.h"
+#include "analysis/report_runs_internal.h"
 #include "core/retune.h"
 #include "fit/memory.h"
 #include "study/candidates.h"

@@ -8,6 +8,7 @@
 
 #include "topology/affinity.h"
 #include "topology/gpuminor.h"
+#include "topology/gpuminor_internal.h"
 #include "topology/nodetopo_internal.h"
 #include "unit.h"
 

@@ -12,6 +12,7 @@
 #include "topology/domains.h"
 #include "topology/hostlist.h"
 #include "topology/placement.h"
+#include "topology/placement_internal.h"
 #include "unit.h"
 
 static void *hl_create(const char *e) { return slurm_hostlist_create(e); }
