@@ -9,14 +9,8 @@
 : "${MOEFLOW_SRCDIR:?run through make check}"
 S=$MOEFLOW_SRCDIR
 
-TAP_N=0
-TAP_FAILED=0
-tap_ok() {
-    TAP_N=$((TAP_N + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else
-        echo "not ok $TAP_N - $2"; TAP_FAILED=$((TAP_FAILED + 1)); fi
-}
-diag() { sed 's/^/# /'; }
+# shellcheck source=tests/lint/tap.sh
+. "$S/tests/lint/tap.sh"
 
 # The functions a header declares: a declaration starts its line with a
 # type, never a comment's " *" or a #define.

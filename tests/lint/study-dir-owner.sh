@@ -12,14 +12,8 @@
 S=$MOEFLOW_SRCDIR
 SCAN=$S/tests/lint/study-dir-owner.pl
 
-TAP_N=0
-TAP_FAILED=0
-tap_ok() {
-    TAP_N=$((TAP_N + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else
-        echo "not ok $TAP_N - $2"; TAP_FAILED=$((TAP_FAILED + 1)); fi
-}
-diag() { sed 's/^/# /'; }
+# shellcheck source=tests/lint/tap.sh
+. "$S/tests/lint/tap.sh"
 
 W=$(mktemp -d) || exit 99
 trap 'rm -rf "$W"' EXIT
