@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every lib/*.c has a unit test that names it (includes its header, public or
-# private, or names the .c file) or a line in tests/README.md's coverage list: a new lib file
-# cannot arrive untested by accident, and a listed file that gains a unit
+# private, or names the .c file) or a line in tests/README.md's coverage
+# list: a new lib file cannot arrive untested by accident, and a listed file that gains a unit
 # test must leave the list.
 : "${MOEFLOW_SRCDIR:?run through make check}"
 cd "$MOEFLOW_SRCDIR" || exit 1
