@@ -1,8 +1,8 @@
 #!/bin/bash
 # Every lib/*.c has a unit test that names it (includes its header, public or
 # private, or names the .c file) or a line in tests/README.md's coverage
-# list: a new lib file cannot arrive untested by accident, and a listed file that gains a unit
-# test must leave the list.
+# list: a new lib file cannot arrive untested by accident, and a listed
+# file that gains a unit test must leave the list.
 : "${MOEFLOW_SRCDIR:?run through make check}"
 cd "$MOEFLOW_SRCDIR" || exit 1
 # shellcheck disable=SC2016 # the backquotes are Markdown, not expansions
