@@ -126,9 +126,8 @@ static json_t *study_report(const char *study, const char *stage, struct moe_err
         moe_error_set(err, "out of memory");
     else if (moe_report_load_study_run(&v, &v.ref, "baseline", &rd, &runs[0], err) == 0)
         n = 1 + moe_report_load_candidates(&v, &rd, runs + 1, skipped);
-    if (n && !(j = moe_report_to_json(runs, n, &o)))
-        moe_error_set(err, "%s: its report could not be built (out of memory, or a value "
-                      "that is not UTF-8)", study);
+    if (n && !(j = moe_report_to_json(runs, n, &o, err)))
+        moe_error_within(err, "%s: its report could not be built", study);
     for (size_t i = 0; i < n; i++)
         moe_report_run_free(&runs[i]);
     free(runs);

@@ -207,6 +207,8 @@ int cmd_overlap(int argc, char **argv)
 {
     struct overlap_args a = { .top = 10 };
     struct moe_overlap o;
+    struct moe_error err = { 0 };
+    json_t *j;
     int first, rc = moe_cli_parse(&overlap_cli, argc, argv, &a, &first);
 
     if (rc != MOE_CLI_RUN)
@@ -216,13 +218,15 @@ int cmd_overlap(int argc, char **argv)
     comm_patterns(&a);
     moe_overlap_init(&o);
     rc = add_traces(&o, &a, argv + first, argc - first);
-    if (rc == MOE_EXIT_OK && !a.json)
+    if (rc == MOE_EXIT_OK && !a.json) {
         print_table(&o);
-    else if (rc == MOE_EXIT_OK &&
-             moe_cli_json(moe_overlap_to_json(&o, &a.win),
-                          JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) < 0)
-        rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow overlap: its JSON could not be built or "
-                           "written (out of memory)\n");
+    } else if (rc == MOE_EXIT_OK && !(j = moe_overlap_to_json(&o, &a.win, &err))) {
+        moe_error_within(&err, "overlap JSON could not be built");
+        rc = moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+    } else if (rc == MOE_EXIT_OK &&
+               moe_cli_json(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) < 0) {
+        rc = moe_cli_error(MOE_EXIT_SYSTEM, "moeflow overlap: its JSON could not be written\n");
+    }
     moe_overlap_free(&o);
     return rc;
 }

@@ -263,11 +263,12 @@ static const char *const kept_findings[] = { "checkpoint", "profile_pairs", "dec
                                              "decisions_error", NULL };
 
 /* report.json's text: the runs, and the keys of kept_findings that extra
- * holds; NULL when out of memory. */
+ * holds; NULL with err naming what could not be made. */
 static char *report_json(const struct moe_report_run *runs, size_t n,
-                         const struct moe_report_opts *opts, json_t *extra)
+                         const struct moe_report_opts *opts, json_t *extra,
+                         struct moe_error *err)
 {
-    json_t *j = moe_report_to_json(runs, n, opts);
+    json_t *j = moe_report_to_json(runs, n, opts, err);
     char *text;
 
     for (int k = 0; j && kept_findings[k]; k++) {
@@ -275,6 +276,7 @@ static char *report_json(const struct moe_report_run *runs, size_t n,
 
         /* checked: a finding that cannot be kept leaves no report.json */
         if (finding && json_object_set(j, kept_findings[k], finding) < 0) {
+            moe_error_set(err, "%s: could not be kept (out of memory)", kept_findings[k]);
             json_decref(j);
             return NULL;
         }
@@ -282,6 +284,8 @@ static char *report_json(const struct moe_report_run *runs, size_t n,
     if (!j)
         return NULL;
     text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+    if (!text)
+        moe_error_set(err, "out of memory");
     json_decref(j);
     return text;
 }
@@ -294,11 +298,14 @@ static int write_outputs(const char *dir, const struct moe_report_run *runs, siz
                          const struct moe_report_opts *opts, json_t *extra,
                          struct moe_error *err)
 {
-    char *json = report_json(runs, n, opts, extra), *md = moe_report_md(runs, n, opts);
+    char *json = report_json(runs, n, opts, extra, err), *md = moe_report_md(runs, n, opts);
     char *svg = moe_report_svg(runs, n);
     int dirfd = -1, rc = -1;
 
-    if (!json || !md || !svg)
+    if (!json) {
+        moe_error_within(err, "report.json could not be built");
+        moe_error_locate(err, dir, 0, 0);
+    } else if (!md || !svg)
         moe_error_at(err, dir, 0, 0, "cannot write: out of memory");
     else if ((dirfd = moe_output_dir_open(dir, err)) >= 0) {
         const struct moe_set_file files[] = {
@@ -325,13 +332,17 @@ static int emit(const struct moe_report_run *runs, size_t nruns, const struct mo
 
     moe_error_clear(&err);
     if (json) {
-        json_t *j = moe_report_to_json(runs, nruns, o);
+        json_t *j = moe_report_to_json(runs, nruns, o, &err);
 
         /* checked: never a report.json missing what extra holds */
-        if (!j || (extra && json_object_update(j, extra) < 0)) {
+        if (j && extra && json_object_update(j, extra) < 0) {
+            moe_error_set(&err, "the study's findings could not be added (out of memory)");
             json_decref(j);
-            return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: report.json could not be "
-                                 "built (out of memory, or a value that is not UTF-8)\n");
+            j = NULL;
+        }
+        if (!j) {
+            moe_error_within(&err, "report.json could not be built");
+            return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
         }
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
         putchar('\n');
@@ -616,9 +627,13 @@ static int reconcile_pairs(json_t *extra, const struct moe_report_run *runs, siz
     json_array_foreach(pairs, i, p) {
         const char *label = json_string_value(json_object_get(p, "label"));
 
+        struct moe_error err = { 0 };
+
         if (moe_profile_pair_reconcile(p, runs[0].n ? runs[0].step_median : NAN,
-                                       median_of(runs, nruns, label), first, last) < 0)
-            return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow report: out of memory\n");
+                                       median_of(runs, nruns, label), first, last, &err) < 0) {
+            moe_error_within(&err, "profile_pairs[%zu]", i);
+            return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+        }
     }
     return MOE_EXIT_OK;
 }

@@ -91,9 +91,16 @@ int moe_report_fit(const char *study, const char *shown, bool json)
     if (moe_fit_report_load(study, &r, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     if (json) {
-        json_t *doc = moe_fit_report_json(&r);
-        int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS |
-                                            JSON_REAL_PRECISION(10)) < 0;
+        json_t *doc = moe_fit_report_json(&r, &err);
+        int rc;
+
+        if (!doc) {
+            moe_error_within(&err, "%s: the fit report could not be built", study);
+            moe_fit_report_free(&r);
+            return moe_cli_fail(&err, MOE_EXIT_SYSTEM);
+        }
+        rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS |
+                                         JSON_REAL_PRECISION(10)) < 0;
         json_decref(doc);
         putchar('\n');
         moe_fit_report_free(&r);

@@ -162,8 +162,9 @@ static int load_traces(const char *study, struct moe_profile_evidence *e, struct
         rc = -1;
     }
     moe_jb_init(&b, err);
-    if (rc == 0 && !(e->overlap = moe_overlap_to_json(&side.overlap, &w))) {
-        moe_error_at(err, dir, 0, 0, "overlap: could not be made (out of memory)");
+    if (rc == 0 && !(e->overlap = moe_overlap_to_json(&side.overlap, &w, err))) {
+        moe_error_within(err, "overlap");
+        moe_error_locate(err, dir, 0, 0);
         rc = -1;
     }
     if (rc == 0 && !(e->sources = sources_of(&b, study, &side.overlap)))

@@ -51,6 +51,7 @@ static void describe_candidate(const struct moe_candidate *c, struct moe_fit_row
     struct moe_layout l;
     char *text = moe_value_text(c->value);
 
+    /* a message: the label people read; a long value is shown cut */
     snprintf(row->label, sizeof(row->label), "%s=%s", c->variable ? c->variable : "?",
              text ? text : "?");
     free(text);
@@ -311,21 +312,20 @@ static json_t *row_json(struct moe_jb *b, const struct moe_fit_row *row)
     return moe_jb_done(b, j);
 }
 
-json_t *moe_fit_report_json(const struct moe_fit_report *r)
+json_t *moe_fit_report_json(const struct moe_fit_report *r, struct moe_error *err)
 {
     json_t *j = json_object(), *rows = json_array();
     struct moe_jb b;
 
-    /* no error out: its caller (gen/) takes NULL as the failure */
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     for (size_t i = 0; i < r->n; i++)
         moe_jb_append(&b, rows, row_json(&b, &r->rows[i]));
+    /* a row's failure is named "[i].key": the rows are "candidates" */
+    moe_jb_within(&b, "candidates");
     moe_jb_set(&b, j, "study", moe_report_text_json(r->study));
     moe_jb_str(&b, j, "stage", "fit");
     moe_jb_num(&b, j, "flag_error_pct", MOE_FIT_ERROR_FLAG_PCT);
     moe_jb_num(&b, j, "collapse_ratio", MOE_FIT_COLLAPSE_RATIO);
     moe_jb_set(&b, j, "candidates", rows);
-    if (!(j = moe_jb_done(&b, j)))
-        moe_jb_within(&b, "candidates");
-    return j;
+    return moe_jb_done(&b, j);
 }

@@ -63,8 +63,9 @@ const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t
  * --fit-memory-from` scales the scale stage's memory filter by it. */
 double moe_fit_report_ratio(const struct moe_fit_report *r, const struct moe_fit_row **from);
 
-/* The fit stage's report.json; NULL when a value could not be made (out
- * of memory), never a row or key left out. */
-json_t *moe_fit_report_json(const struct moe_fit_report *r);
+/* The fit stage's report.json; NULL with err (may be NULL) naming the key
+ * when a value could not be made (out of memory), never a row or key left
+ * out. */
+json_t *moe_fit_report_json(const struct moe_fit_report *r, struct moe_error *err);
 
 #endif

@@ -491,13 +491,13 @@ static json_t *kernel_json(struct moe_jb *b, const struct moe_overlap_kernel *k)
     return moe_jb_done(b, j);
 }
 
-json_t *moe_overlap_to_json(const struct moe_overlap *o, const struct moe_window *w)
+json_t *moe_overlap_to_json(const struct moe_overlap *o, const struct moe_window *w,
+                            struct moe_error *err)
 {
     json_t *root = json_object(), *gpus = json_array(), *top = json_array();
     struct moe_jb b;
 
-    /* no error out: its callers take NULL as the failure */
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     moe_jb_set(&b, root, "window", window_json(&b, w));
     for (size_t i = 0; i < o->ngpus; i++)
         moe_jb_append(&b, gpus, gpu_json(&b, &o->gpus[i], 0));

@@ -83,8 +83,10 @@ int moe_overlap_finish(struct moe_overlap *o, size_t top_n, struct moe_error *er
 /* Percent hidden; negative when there is no communication at all. */
 double moe_overlap_hidden_pct(const struct moe_overlap_gpu *g);
 
-/* The overlap as JSON; NULL when a value could not be made (out of
- * memory), never an object with a key left out. */
-json_t *moe_overlap_to_json(const struct moe_overlap *o, const struct moe_window *w);
+/* The overlap as JSON; NULL with err (may be NULL) naming the key when a
+ * value could not be made (out of memory), never an object with a key
+ * left out. */
+json_t *moe_overlap_to_json(const struct moe_overlap *o, const struct moe_window *w,
+                            struct moe_error *err);
 
 #endif

@@ -524,7 +524,7 @@ static void pct_or_null(struct moe_jb *b, json_t *obj, const char *key, double p
 }
 
 int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double winner_step_ms,
-                               long first, long last)
+                               long first, long last, struct moe_error *err)
 {
     const char *status = json_string_value(json_object_get(pair, "status"));
     double bb, wb, dstep = winner_step_ms - baseline_step_ms;
@@ -536,8 +536,7 @@ int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double win
         return 0;
     bb = busy_ms(json_object_get(pair, "baseline"));
     wb = busy_ms(json_object_get(pair, "winner"));
-    /* no error out: its caller (gen/) takes -1 as the failure */
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     r = json_object();
     moe_jb_str(&b, r, "source", "measured: busy time from the twins' traces, step times from "
                "the timed runs' medians");

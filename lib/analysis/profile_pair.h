@@ -50,9 +50,10 @@ struct moe_profile_side {
  * change explains; "gap" names what does not add up (a twin busier than
  * its timed step).  Both inputs are measured; the twins profile other
  * steps than the timed window, which the entry says.  Entries that are not
- * paired are left alone.  -1 when out of memory. */
+ * paired are left alone.  -1 with err (may be NULL) naming the key when
+ * out of memory. */
 int moe_profile_pair_reconcile(json_t *pair, double baseline_step_ms, double winner_step_ms,
-                               long first, long last);
+                               long first, long last, struct moe_error *err);
 
 /* The "profile_pairs" of a generated study's validate stage: one entry per
  * winner twin (and the combination's), paired with the baseline's twin, or

@@ -545,7 +545,7 @@ static json_t *ab_json(struct moe_jb *b, const struct moe_report_run *base,
     json_t *j = json_object(), *ci = json_array();
 
     moe_report_compare(base, r, opts, &ab);
-    moe_jb_str(b, j, "baseline", base->name);
+    moe_jb_set(b, j, "baseline", moe_report_text_json(base->name));
     moe_jb_num_opt(b, j, "baseline_cv", ab.ref_cv);
     moe_jb_num_opt(b, j, "delta_pct", ab.delta_pct);
     moe_jb_append_num_opt(b, j, "ci95_pct", ci, ab.ci_lo_pct);
@@ -600,7 +600,9 @@ static json_t *run_json(struct moe_jb *b, const struct moe_report_run *r,
 {
     json_t *j = json_object();
 
-    moe_jb_str(b, j, "name", r->name);
+    /* a run is named by its file, whose name need not be UTF-8: shown as
+     * its log text is, never the run dropped */
+    moe_jb_set(b, j, "name", moe_report_text_json(r->name));
     moe_jb_set(b, j, "window", moe_jb_pack(b, "[I,I]", (json_int_t)r->first, (json_int_t)r->last));
     moe_jb_int(b, j, "steps_seen", (json_int_t)r->steps_seen);
     moe_jb_int(b, j, "last_iteration", r->max_iter);
@@ -630,6 +632,10 @@ static json_t *run_json(struct moe_jb *b, const struct moe_report_run *r,
     moe_jb_set(b, j, "warnings", r->warnings ? json_incref(r->warnings) : json_array());
     if (r->profile)
         moe_jb_copy(b, j, "profile", r->profile);
+    /* the nested builds below would take an earlier key's failure for
+     * theirs and grow its path */
+    if (b->failed)
+        return moe_jb_done(b, j);
     moe_report_series_json(b, j, "step_ms_series", r);
     if (base && base != r)
         moe_jb_set(b, j, "ab", ab_json(b, base, r, opts));
@@ -637,18 +643,18 @@ static json_t *run_json(struct moe_jb *b, const struct moe_report_run *r,
 }
 
 json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
-                           const struct moe_report_opts *opts)
+                           const struct moe_report_opts *opts, struct moe_error *err)
 {
     json_t *root = json_object(), *arr = json_array();
     struct moe_jb b;
 
-    /* no error out: its callers (gen/) take NULL as a failure */
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     for (size_t i = 0; i < n; i++)
         if (moe_jb_append(&b, arr, run_json(&b, &runs[i], &runs[0], opts)) < 0)
             break;
+    moe_jb_within(&b, "runs");
     moe_jb_set(&b, root, "runs", arr);
-    moe_jb_set(&b, root, "baseline", n ? json_string(runs[0].name) : json_null());
+    moe_jb_set(&b, root, "baseline", n ? moe_report_text_json(runs[0].name) : json_null());
     moe_jb_str(&b, root, "note", "each A/B compares one candidate with the baseline; gains of "
                "separate A/Bs do not add up and a combination must be measured as its own run");
     return moe_jb_done(&b, root);

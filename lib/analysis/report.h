@@ -108,10 +108,11 @@ void moe_report_compare(const struct moe_report_run *base, const struct moe_repo
 bool moe_report_first_is_reference(const struct moe_report_run *runs, size_t n);
 const char *moe_verdict_name(enum moe_verdict v);
 
-/* report.json: runs[0] is the baseline.  NULL when a value could not be
- * made (out of memory, a string that is not UTF-8): never a key left out. */
+/* report.json: runs[0] is the baseline.  NULL with err (may be NULL)
+ * naming the key when a value could not be made (out of memory, a string
+ * that is not UTF-8): never a key left out. */
 json_t *moe_report_to_json(const struct moe_report_run *runs, size_t n,
-                           const struct moe_report_opts *opts);
+                           const struct moe_report_opts *opts, struct moe_error *err);
 
 /* report_render.c: report.md and the step-time SVG chart, as text
  * (free() it; NULL when out of memory). */

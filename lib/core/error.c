@@ -51,6 +51,21 @@ void moe_error_locate(struct moe_error *err, const char *source, int line, int c
     err->column = column;
 }
 
+void moe_error_within(struct moe_error *err, const char *fmt, ...)
+{
+    char text[sizeof(err->text)], where[MOE_ERROR_TEXT_MAX / 2];
+    va_list ap;
+
+    if (!err)
+        return;
+    memcpy(text, err->text, sizeof(text));
+    va_start(ap, fmt);
+    /* a message: a cut context still says where it starts */
+    vsnprintf(where, sizeof(where), fmt, ap);
+    va_end(ap);
+    moe_error_set(err, "%s: %s", where, text);
+}
+
 const char *moe_error_format(const struct moe_error *err, char *buf, size_t len)
 {
     if (!err->source[0])

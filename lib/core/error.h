@@ -28,6 +28,11 @@ void moe_error_at(struct moe_error *err, const char *source, int line, int colum
 /* Attaches a source and position to an error whose text is already set. */
 void moe_error_locate(struct moe_error *err, const char *source, int line, int column);
 
+/* err's text with a context in front, "stages[2]: candidates[0].note: not
+ * UTF-8": an inner build's failure as its caller names it. */
+void moe_error_within(struct moe_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* "source:line:column: text", dropping the parts that are unset. */
 const char *moe_error_format(const struct moe_error *err, char *buf, size_t len);
 

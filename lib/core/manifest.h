@@ -116,15 +116,14 @@ int moe_candidate_copy(struct moe_candidate *dst, const struct moe_candidate *sr
 int moe_candidate_set(char **field, const char *s);
 
 /* The candidate as manifest.json holds it; without_id: the document the id
- * is the hash of: without id, predicted_mib and label_reasons, and with
- * "label" the contract's semantics.class (the routing class), not the
+ * is the hash of: without id, predicted_mib, twin_of and label_reasons, and
+ * with "label" the contract's semantics.class (the routing class), not the
  * label users see.  Ids were named before mock data counted as
  * benchmark-only; hashing the routing class keeps every id, and the GPU
- * evidence committed under them, as it was. */
-/* The candidate as manifest.json holds it; without_id: without id,
- * predicted_mib and twin_of, the document the id is the hash of.  NULL
- * as for moe_manifest_stage_json below. */
-json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id);
+ * evidence committed under them, as it was.  NULL with err as for
+ * moe_manifest_stage_json below. */
+json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id,
+                           struct moe_error *err);
 /* Sets c->id: the SHA-256 of the canonical text of moe_candidate_json(c,
  * true).  -1 when it cannot be serialised. */
 int moe_candidate_hash(struct moe_candidate *c);
@@ -167,13 +166,14 @@ char *moe_candidate_label(const struct moe_candidate *c);
 /* The manifest's entry of one stage, its chunks alone (the scripts'
  * templates read them too), and the whole document.  NULL when any part
  * of it could not be made (out of memory, a string that is not UTF-8, no
- * stages): never a document with a key left out.  A number that is not
+ * stages): never a document with a key left out; err (may be NULL) then
+ * names the key path, "candidates[2].note: not UTF-8".  A number that is not
  * finite (an infinite predicted_mib) is null, named under the object's
  * "non_finite" (core/json_build.h). */
-json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st);
-json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st);
+json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st, struct moe_error *err);
+json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st, struct moe_error *err);
 json_t *moe_manifest_json(const char *version, const char *study, const char *study_hash,
-                          int max_array_size, json_t *stages);
+                          int max_array_size, json_t *stages, struct moe_error *err);
 /* The file's text: sorted keys, indented, a final newline.  malloc'd. */
 char *moe_manifest_text(const json_t *manifest);
 

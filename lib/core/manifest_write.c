@@ -106,11 +106,12 @@ static json_t *candidate_json(struct moe_jb *b, const struct moe_candidate *c, b
     return built(b, was, o);
 }
 
-json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id)
+json_t *moe_candidate_json(const struct moe_candidate *c, bool without_id,
+                           struct moe_error *err)
 {
     struct moe_jb b;
 
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     return moe_jb_done(&b, candidate_json(&b, c, without_id));
 }
 
@@ -126,7 +127,8 @@ bool moe_candidate_id_is_hash(const char *id)
 
 int moe_candidate_hash(struct moe_candidate *c)
 {
-    json_t *doc = moe_candidate_json(c, true);
+    /* -1 is its whole report: callers say which candidate they hashed. */
+    json_t *doc = moe_candidate_json(c, true, NULL);
     char id[MOE_SHA256_HEX_LEN + 1];
     int rc = doc ? moe_json_sha256(doc, id) : -1;
 
@@ -193,20 +195,20 @@ static json_t *chunks_json(struct moe_jb *b, const struct moe_manifest_stage *st
     return built(b, was, chunks);
 }
 
-json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st)
+json_t *moe_manifest_chunks_json(const struct moe_manifest_stage *st, struct moe_error *err)
 {
     struct moe_jb b;
 
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     return moe_jb_done(&b, chunks_json(&b, st));
 }
 
-json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st)
+json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st, struct moe_error *err)
 {
     struct moe_jb b;
     json_t *o = json_object(), *cands = json_array(), *skipped = json_array();
 
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     moe_jb_str(&b, o, "stage", or_empty(moe_stage_name(st->stage)));
     moe_jb_str(&b, o, "script", st->script);
     moe_jb_bool(&b, o, "array", st->array);
@@ -223,12 +225,12 @@ json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st)
 }
 
 json_t *moe_manifest_json(const char *version, const char *study, const char *study_hash,
-                          int max_array_size, json_t *stages)
+                          int max_array_size, json_t *stages, struct moe_error *err)
 {
     struct moe_jb b;
     json_t *o = json_object();
 
-    moe_jb_init(&b, NULL);
+    moe_jb_init(&b, err);
     moe_jb_str(&b, o, "moeflow_version", version);
     moe_jb_str(&b, o, "study", study);
     moe_jb_str(&b, o, "study_hash", study_hash);

@@ -161,7 +161,11 @@ static int measured_now(struct scale_ctx *c, struct moe_error *err)
         l->baseline = i == 0;
         rc = samples_of(c, &v, cand, l, err);
         json_decref(c->run_as[l - c->l]);
-        c->run_as[l - c->l] = moe_candidate_json(mc, false);
+        c->run_as[l - c->l] = rc == 0 ? moe_candidate_json(mc, false, err) : NULL;
+        if (rc == 0 && !c->run_as[l - c->l]) {
+            moe_error_within(err, "%s: scale candidate %s", m.path, cand->id);
+            rc = -1;
+        }
     }
     moe_study_view_free(&v);
     moe_manifest_free(&m);

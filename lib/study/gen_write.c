@@ -232,8 +232,15 @@ static json_t *merged_manifest(const char *dir, const struct moe_gen_plan *plan,
     }
     merged = json_incref(theirs.json);
     for (int i = 0; i < plan->n; i++)
-        moe_manifest_put_stage(merged, json_incref(moe_manifest_entry(out->manifest,
-                                                                      plan->stages[i].stage)));
+        if (moe_manifest_put_stage(merged, json_incref(moe_manifest_entry(
+                                               out->manifest, plan->stages[i].stage))) < 0) {
+            moe_error_at(err, theirs.path, 0, 0, "stages: the %s entry could not be put in "
+                         "place (not generated, no \"stages\" array, or out of memory)",
+                         moe_stage_name(plan->stages[i].stage));
+            json_decref(merged);
+            merged = NULL;
+            break;
+        }
     moe_manifest_free(&theirs);
     return merged;
 }

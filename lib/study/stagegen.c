@@ -619,6 +619,7 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
 {
     const struct moe_study *s = g->s;
     char *launcher = launcher_words(s, g->err), *image, *mounts;
+    struct moe_error inner = { 0 };
     struct moe_jb b;
     json_t *ctx;
 
@@ -641,7 +642,7 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     moe_jb_copy(&b, ctx, "chunks", chunks);
     moe_jb_bool(&b, ctx, "array", m->array);
     moe_jb_set(&b, ctx, "candidates", script_candidates(&b, m));
-    moe_jb_set(&b, ctx, "candidate", moe_candidate_json(&m->cands[0], false));
+    moe_jb_set(&b, ctx, "candidate", moe_candidate_json(&m->cands[0], false, &inner));
     moe_jb_str(&b, ctx, "launcher", launcher);
     moe_jb_bool(&b, ctx, "container", moe_study_str_set(s->cluster.container_image));
     moe_jb_str(&b, ctx, "container_image", image);
@@ -666,6 +667,8 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     moe_jb_set(&b, ctx, "checkpoint", checkpoint_context(&b, s, m));
     if (b.failed)
         moe_jb_within(&b, moe_stage_name(m->stage));
+    if (inner.text[0]) /* the candidate's own key, not "candidate: no value" */
+        moe_error_set(g->err, "%s.candidate: %s", moe_stage_name(m->stage), inner.text);
     return moe_jb_done(&b, ctx);
 }
 
@@ -675,7 +678,8 @@ static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
 {
     const char *name = moe_stage_name(m->stage);
     json_t *sb = sbatch_lines(g->s, m, g->o->study_dir, g->err), *ctx;
-    json_t *summ = summary(g->s, m->stage, (int)m->n), *chunks = moe_manifest_chunks_json(m);
+    json_t *summ = summary(g->s, m->stage, (int)m->n);
+    json_t *chunks = sb ? moe_manifest_chunks_json(m, g->err) : NULL;
     char tname[64];
     struct moe_jb b;
     json_t *entry;
@@ -683,6 +687,11 @@ static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
 
     if (!sb)
         goto done;
+    if (!chunks) {
+        moe_error_within(g->err, "%s.chunks", name);
+        json_decref(sb);
+        goto done;
+    }
     if (!summ) {
         moe_error_set(g->err, "stage %d (%s): no summary (a stage summary() does not know, or "
                               "out of memory)", (int)m->stage, name ? name : "?");
@@ -736,6 +745,7 @@ static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
     };
     struct moe_chunk *ch;
     struct moe_jb b;
+    json_t *entry;
     int rc;
 
     /* fits: the longest stage name and ".sbatch" */
@@ -748,7 +758,10 @@ static int render_stage(struct gen_render *g, const struct moe_stage_plan *sp)
     }
     m.chunks = ch;
     moe_jb_init(&b, g->err);
-    if (moe_jb_append(&b, g->stages, moe_manifest_stage_json(&m)) < 0) {
+    if (!(entry = moe_manifest_stage_json(&m, g->err))) {
+        moe_error_within(g->err, "stages[%zu]", json_array_size(g->stages));
+        rc = -1;
+    } else if (moe_jb_append(&b, g->stages, entry) < 0) {
         moe_jb_within(&b, "stages");
         rc = -1;
     } else if (n) {
@@ -857,7 +870,11 @@ static int add_index(struct gen_render *g)
     struct moe_gen_output *out = g->out;
 
     out->manifest = moe_manifest_json(g->o->version, g->s->name, g->p->study_hash,
-                                      g->p->max_array_size, g->stages);
+                                      g->p->max_array_size, g->stages, g->err);
+    if (!out->manifest) {
+        moe_error_within(g->err, "%s", MOE_STUDY_MANIFEST);
+        return -1;
+    }
     if (add_file(out, MOE_STUDY_MANIFEST, out->manifest ? moe_manifest_text(out->manifest) : NULL,
                  0644, g->err) < 0 ||
         add_file(out, "candidates.tsv", moe_gen_tsv(g->p->stages, g->p->n, true), 0644,

@@ -22,7 +22,7 @@ M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfnf.XXXXXX) && trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"
-tap_plan 14
+tap_plan 16
 
 # Every "key: number |" field of iteration $1's record becomes $2.
 poison() {
@@ -99,6 +99,20 @@ ok "theoretical_total_mb null, listed as nan" has "$T/report.facts" "^theoretica
 ok "... and nothing else listed; the loss is not finite, the median and the peak of the usable figures stand" \
     test "$(grep -E '^(records|loss_finite|median|peak)' "$T/report.facts" | tr '\n' ';')" = \
     "loss_finite: false;median: number;peak: 1592.68;records: 5;"
+
+# A run is named by its file; a name that is not UTF-8 is shown as log
+# text is ('?' for each byte it cannot show), never the run dropped.
+cp "$src" "$T/"$'bad\xff.log'
+runs_of() {
+    python3 -c 'import json, sys; d = json.load(sys.stdin)
+print(" ".join([r["name"] for r in d["runs"]] + [d["baseline"], d["runs"][1]["ab"]["baseline"]]))'
+}
+"$M" report --json "$T/"$'bad\xff.log' "$T/finite.log" > "$T/badname.json" 2> "$T/badname.err"
+rc=$?
+ok "report --json of a run whose file name is not UTF-8 succeeds" test $rc = 0
+[ $rc = 0 ] || diag < "$T/badname.err"
+ok "... and keeps it, its name printable, as the baseline too" test \
+    "$(runs_of < "$T/badname.json" 2>&1)" = "bad?.log finite.log bad?.log bad?.log"
 
 # The evidence pack of a study whose validate logs hold the same values.
 S=$T/tiny

@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memset(&run, 0, sizeof(run));
         moe_error_clear(&err);
         if (moe_report_run_init(&run, "fuzz", &log, 1, LINES_MAX, NULL, 0, &err) == 0)
-            json_decref(moe_report_to_json(&run, 1, NULL));
+            json_decref(moe_report_to_json(&run, 1, NULL, NULL));
         moe_report_run_free(&run);
     }
     moe_log_free(&log);

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
             memset(&run, 0, sizeof(run));
             if (moe_report_run_init(&run, "fuzz", &log, first, last, want, 2, &err) == 0) {
-                json_t *j = moe_report_to_json(&run, 1, NULL);
+                json_t *j = moe_report_to_json(&run, 1, NULL, NULL);
 
                 json_decref(j);
             }

@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             moe_overlap_init(&o);
             if (moe_overlap_add_trace(&o, &t, &w, &err) == 0 &&
                 moe_overlap_finish(&o, 5, &err) == 0)
-                json_decref(moe_overlap_to_json(&o, &w));
+                json_decref(moe_overlap_to_json(&o, &w, NULL));
             moe_overlap_free(&o);
         }
         moe_trace_free(&t);

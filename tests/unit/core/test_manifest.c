@@ -51,7 +51,7 @@ static void predicted_mib_by_the_rule(void **state)
         json_t *o, *mib, *nf;
 
         fit_candidate(&c, cases[i].v);
-        o = moe_candidate_json(&c, false);
+        o = moe_candidate_json(&c, false, NULL);
         assert_non_null(o);
         mib = json_object_get(o, "predicted_mib");
         nf = json_object_get(o, MOE_JSON_NON_FINITE);
@@ -107,8 +107,8 @@ static void through_the_file(void **state)
     fit_candidate(&c, INFINITY);
     st.cands = &c;
     stages = json_array();
-    assert_int_equal(json_array_append_new(stages, moe_manifest_stage_json(&st)), 0);
-    doc = moe_manifest_json("t", "s.yaml", "h", 1, stages);
+    assert_int_equal(json_array_append_new(stages, moe_manifest_stage_json(&st, NULL)), 0);
+    doc = moe_manifest_json("t", "s.yaml", "h", 1, stages, NULL);
     assert_non_null(doc);
     text = moe_manifest_text(doc);
     assert_non_null(text);
@@ -138,28 +138,35 @@ static void a_failure_is_no_missing_key(void **state)
     struct moe_skip skip = { .variable = "mbs", .reason = "refused \xff" };
     struct moe_manifest_stage st = { .stage = MOE_STAGE_FIT, .script = "fit.sbatch", .n = 1 };
     json_t *stages = json_array();
+    struct moe_error e = { 0 };
 
     (void)state;
     fit_candidate(&c, 1.0);
     assert_int_equal(moe_candidate_set(&c.note, "cut \xff here"), 0);
-    assert_null(moe_candidate_json(&c, false));
+    assert_null(moe_candidate_json(&c, false, &e));
+    assert_non_null(strstr(e.text, "note"));
     assert_int_equal(moe_candidate_hash(&c), -1);
     st.cands = &c;
-    assert_null(moe_manifest_stage_json(&st));
+    assert_null(moe_manifest_stage_json(&st, &e));
+    assert_non_null(strstr(e.text, "candidates[0].note"));
     moe_candidate_free(&c);
 
     fit_candidate(&c, 1.0);
     assert_int_equal(moe_strv_push(&c.env, "NO_VALUE"), 0); /* not NAME=value */
-    assert_null(moe_candidate_json(&c, false));
+    assert_null(moe_candidate_json(&c, false, &e));
+    assert_non_null(strstr(e.text, "env"));
     moe_candidate_free(&c);
 
     fit_candidate(&c, 1.0);
     st.cands = &c;
     st.skipped = &skip;
     st.n_skipped = 1; /* a skip whose reason is not UTF-8 */
-    assert_null(moe_manifest_stage_json(&st));
-    assert_null(moe_manifest_json("t", "s.yaml", "h", 1, NULL));
-    assert_null(moe_manifest_json("t", NULL, "h", 1, stages));
+    assert_null(moe_manifest_stage_json(&st, &e));
+    assert_non_null(strstr(e.text, "skipped[0].reason"));
+    assert_null(moe_manifest_json("t", "s.yaml", "h", 1, NULL, &e));
+    assert_non_null(strstr(e.text, "stages"));
+    assert_null(moe_manifest_json("t", NULL, "h", 1, stages, &e));
+    assert_non_null(strstr(e.text, "study"));
     assert_int_equal(moe_manifest_put_stage(stages, NULL), -1);
     json_decref(stages);
     moe_candidate_free(&c);

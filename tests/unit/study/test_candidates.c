@@ -315,7 +315,7 @@ static void ids_are_content_hashes(void **state)
         struct moe_stage_plan p = stage(&s, (enum moe_stage)st);
 
         for (size_t i = 0; i < p.n; i++) {
-            json_t *copy = moe_candidate_json(&p.cands[i], false);
+            json_t *copy = moe_candidate_json(&p.cands[i], false, NULL);
             const char *id = p.cands[i].id;
             char h[65];
 
@@ -400,13 +400,13 @@ static void label_reasons_round_trip(void **state)
     (void)state;
     load("tiny-moe-2gpu.yaml", &s);
     p = stage(&s, MOE_STAGE_VALIDATE);
-    doc = moe_candidate_json(&p.cands[0], false);
+    doc = moe_candidate_json(&p.cands[0], false, NULL);
     assert_int_equal(json_array_size(json_object_get(doc, "label_reasons")), 1);
     {
         struct moe_manifest_stage st = { .stage = MOE_STAGE_VALIDATE, .script = "v",
                                          .cands = p.cands, .n = 1 };
-        json_t *stages = json_pack("[o]", moe_manifest_stage_json(&st));
-        json_t *m = moe_manifest_json("t", "s.yaml", "h", 1, stages);
+        json_t *stages = json_pack("[o]", moe_manifest_stage_json(&st, NULL));
+        json_t *m = moe_manifest_json("t", "s.yaml", "h", 1, stages, NULL);
         char dir[] = "/tmp/test_candidates.XXXXXX", path[64];
         char *text = moe_manifest_text(m);
         struct moe_manifest man;

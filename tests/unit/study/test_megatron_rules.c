@@ -592,7 +592,7 @@ static void generator_names_rules(void **state)
     assert_true(named);
     /* the candidates as manifest.json holds them */
     for (size_t i = 0; i < plan.n; i++)
-        json_array_append_new(cands, moe_candidate_json(&plan.cands[i], false));
+        json_array_append_new(cands, moe_candidate_json(&plan.cands[i], false, NULL));
     text = json_dumps(cands, 0);
     json_decref(cands);
     assert_null(strstr(text, "\"layernorm\""));
