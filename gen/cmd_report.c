@@ -31,6 +31,7 @@
 #include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/sha256.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 #include "core/study_dir.h"
 
@@ -364,6 +365,7 @@ static int record_win(const struct moe_study_view *v, const char *label, char *r
                       size_t run_len, char *path, size_t path_len, struct moe_error *err)
 {
     const struct moe_study_cand *c = NULL;
+    char *found = NULL;
     int r;
 
     for (size_t k = 0; k < v->n && !c; k++)
@@ -373,7 +375,10 @@ static int record_win(const struct moe_study_view *v, const char *label, char *r
         moe_error_set(err, "not a candidate of the stage");
         return -1;
     }
-    r = moe_study_find_run(v->study, v->stage, c->id, run_dir, run_len, err);
+    r = moe_study_find_run(v->study, v->stage, c->id, &found, err);
+    if (r == 1 && moe_fmt_fixed(run_dir, run_len, err, "%s", found) < 0)
+        r = -1;
+    free(found);
     if (r == 0) {
         moe_error_set(err, "no run record of it in the study's " MOE_STUDY_RUNS " folder (did "
                       "it run with the moeflow plugin?)");
@@ -791,6 +796,7 @@ static int report_files(const struct report_args *a, char **paths, int n)
             rc = MOE_EXIT_INVALID_INPUT;
         else
             nruns++;
+        moe_study_where_free(&where);
     }
     if (pg.tty && pg.total > 1)
         fputc('\n', stderr);
@@ -823,16 +829,21 @@ int cmd_report(int argc, char **argv)
                              a.outdir && !a.outdir[0] ? "-o" : "--pack-dir");
     moe_error_clear(&err);
     if (argc - first == 1) {
-        int loc = moe_study_locate(argv[first], &where, &err);
+        int loc = moe_study_locate(argv[first], &where, &err), done = 1;
 
         if (loc < 0)
-            return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-        if (loc == 1 && !where.cand.id[0] && !where.stage[0] && a.pack)
-            return moe_report_pack(where.study, a.pack_dir, &a.ropts);
-        if (loc == 1 && !where.cand.id[0] && a.stage && strcmp(a.stage, "fit") == 0)
-            return moe_report_fit(where.study, argv[first], a.json);
-        if (loc == 1 && !where.cand.id[0])
-            return report_study(where.study, a.stage ? a.stage : where.stage, &a);
+            rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+        else if (loc == 1 && !where.cand.id[0] && !where.stage[0] && a.pack)
+            rc = moe_report_pack(where.study, a.pack_dir, &a.ropts);
+        else if (loc == 1 && !where.cand.id[0] && a.stage && strcmp(a.stage, "fit") == 0)
+            rc = moe_report_fit(where.study, argv[first], a.json);
+        else if (loc == 1 && !where.cand.id[0])
+            rc = report_study(where.study, a.stage ? a.stage : where.stage, &a);
+        else
+            done = 0;
+        moe_study_where_free(&where);
+        if (done)
+            return rc;
     }
     if (a.stage || a.winners || a.pack)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --%s needs one study directory "

@@ -408,8 +408,8 @@ int moe_ckpt_study(const char *study, struct moe_ckpt_verdict *v, char *id, size
             c = &st->cands[i];
     rc = c ? 1 : 0;
     if (c) {
-        snprintf(id, len, "%s", c->id);
-        if (moe_ckpt_evidence(study, c, v, err) < 0)
+        if (moe_fmt_fixed(id, len, err, "%s", c->id) < 0 ||
+            moe_ckpt_evidence(study, c, v, err) < 0)
             rc = -1;
     }
     moe_manifest_free(&m);

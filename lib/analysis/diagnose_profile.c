@@ -225,7 +225,7 @@ static void fit_memory(const char *study, const struct moe_manifest *m, const js
     if ((row = fit_row(m, contract, &r))) {
         /* fit_id and fit_label are the row's own sizes (diagnose_profile.h) */
         snprintf(e->fit_id, sizeof(e->fit_id), "%s", row->id);
-        snprintf(e->fit_label, sizeof(e->fit_label), "%s", row->label);
+        snprintf(e->fit_label, sizeof(e->fit_label), "%s", row->label); /* same size */
         moe_fit_row_verdict(row, e->fit_verdict, sizeof(e->fit_verdict));
         e->fit_measured_mib = row_usable(row) ? row->measured_mib : NAN;
         e->fit_predicted_mib = row->predicted_mib;

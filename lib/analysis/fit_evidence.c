@@ -11,18 +11,25 @@
 
 #define TAG "moeflow-fake-collectives: "
 
-/* The value of " key=" up to the next blank, into buf; false if absent. */
+/* The value of " key=" up to the next blank, into buf; false if absent
+ * or longer than buf (a cut number would read as another one), leaving
+ * buf empty. */
 static bool word(const char *line, const char *key, char *buf, size_t len)
 {
     char pat[40];
     const char *p, *e;
 
+    /* fits: key is one of this file's literal key names (< 20 bytes) */
     snprintf(pat, sizeof(pat), " %s=", key);
+    buf[0] = '\0';
     if (!(p = strstr(line, pat)))
         return false;
     p += strlen(pat);
     e = p + strcspn(p, " \t\r\n");
-    snprintf(buf, len, "%.*s", (int)(e - p), p);
+    if ((size_t)(e - p) >= len)
+        return false;
+    memcpy(buf, p, (size_t)(e - p));
+    buf[e - p] = '\0';
     return true;
 }
 

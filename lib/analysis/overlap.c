@@ -336,7 +336,11 @@ int moe_overlap_add_trace(struct moe_overlap *o, struct moe_trace *t, const stru
         o->gpus = g;
         g = &o->gpus[o->ngpus];
         memset(g, 0, sizeof(*g));
-        snprintf(g->trace, sizeof(g->trace), "%s", t->source);
+        if (strlen(t->source) >= sizeof(g->trace)) {
+            moe_error_at(err, t->source, 0, 0, "the trace's name is too long for a report row (at most %zu bytes)", sizeof(g->trace) - 1);
+            goto out;
+        }
+        memcpy(g->trace, t->source, strlen(t->source) + 1);
         g->device = t->devices[i].id;
         if (device(g, &t->devices[i], lo, hi, exposed, time, count) < 0)
             goto oom;
@@ -379,6 +383,7 @@ int moe_overlap_finish(struct moe_overlap *o, size_t top_n, struct moe_error *er
 
     (void)err;
     memset(t, 0, sizeof(*t));
+    /* fits: a 6-byte literal in trace[256] */
     snprintf(t->trace, sizeof(t->trace), "total");
     t->device = -1;
     for (size_t i = 0; i < o->ngpus; i++) {

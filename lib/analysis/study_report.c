@@ -34,8 +34,10 @@ static const struct moe_manifest_stage *find_stage(const struct moe_manifest *m,
     return moe_manifest_find(m, moe_stage_parse(name));
 }
 
-static void cand_of(const char *study, const char *stage, const struct moe_candidate *c,
-                    struct moe_study_cand *out)
+/* out from c, with its launch log's path; -1 with err when out of memory
+ * (out is then empty). */
+static int cand_of(const char *study, const char *stage, const struct moe_candidate *c,
+                   struct moe_study_cand *out, struct moe_error *err)
 {
     const char *var = c->variable;
 
@@ -49,11 +51,14 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
     } else {
         char *text = moe_value_text(c->value);
 
+        /* a message: the label people read; a long value is shown cut */
         snprintf(out->label, sizeof(out->label), "%s=%s", var, text ? text : "?");
         free(text);
     }
-    (void)moe_study_result_buf(out->log, sizeof(out->log), study, stage, out->id,
-                               MOE_RESULT_LOG);
+    if (!(out->log = moe_study_result(study, stage, out->id, MOE_RESULT_LOG))) {
+        moe_error_set(err, "%s: the log path of %s: out of memory", study, out->id);
+        return -1;
+    }
     {
         const char *reasons[MOE_LABEL_REASONS_MAX];
         size_t n;
@@ -63,6 +68,7 @@ static void cand_of(const char *study, const char *stage, const struct moe_candi
                  moe_candidate_semantics(c, reasons, &n));
     }
     moe_candidate_label_text(c, out->semantics_text, sizeof(out->semantics_text));
+    return 0;
 }
 
 /* The window the study sets for a stage, from a candidate's contract. */
@@ -109,14 +115,19 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* 1 when a candidate of st has a launch log, 0 when none, -1 with err. */
 static int stage_has_log(const char *study, const struct moe_manifest_stage *st,
-                         const char *name)
+                         const char *name, struct moe_error *err)
 {
     for (size_t i = 0; i < st->n; i++) {
         struct moe_study_cand sc;
+        int has;
 
-        cand_of(study, name, &st->cands[i], &sc);
-        if (file_exists(sc.log))
+        if (cand_of(study, name, &st->cands[i], &sc, err) < 0)
+            return -1;
+        has = file_exists(sc.log);
+        free(sc.log);
+        if (has)
             return 1;
     }
     return 0;
@@ -140,9 +151,14 @@ static const char *default_stage(const char *study, const struct moe_manifest *m
     static const char *const order[] = { "validate", "retune", "scale", NULL };
     const struct moe_manifest_stage *st;
 
-    for (const char *const *s = order; *s; s++)
-        if ((st = find_stage(m, *s)) && stage_has_log(study, st, *s))
+    for (const char *const *s = order; *s; s++) {
+        int has = (st = find_stage(m, *s)) ? stage_has_log(study, st, *s, err) : 0;
+
+        if (has < 0)
+            return NULL;
+        if (has)
             return *s;
+    }
     moe_error_set(err, "%s: no launch log of a scale, retune or validate run under "
                   MOE_STUDY_RESULTS "/ yet (submit.sh writes them; or name one: --stage)", study);
     return NULL;
@@ -178,7 +194,8 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
     if (stage_window(v->stage, ref, &v->first, &v->last, v->window_note,
                      sizeof(v->window_note), err) < 0)
         return -1;
-    cand_of(v->study, own ? v->stage : "scale", ref, &v->ref);
+    if (cand_of(v->study, own ? v->stage : "scale", ref, &v->ref, err) < 0)
+        return -1;
     if (!own && !v->ref.baseline) /* ref_note is for people: cut, it still names the run */
         snprintf(v->ref_note, sizeof(v->ref_note), "the scale run of the adopted baseline, %s "
                  "(%s)", v->ref.label, v->ref.id);
@@ -192,8 +209,11 @@ static int fill_view(struct moe_study_view *v, const struct moe_manifest_stage *
     /* twins and the checkpoint run are reported apart (profile_pair.h,
      * checkpoint_verdict.h) */
     for (size_t i = 0; i < st->n; i++)
-        if (&st->cands[i] != ref && moe_candidate_is_timed(&st->cands[i]))
-            cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n++]);
+        if (&st->cands[i] != ref && moe_candidate_is_timed(&st->cands[i])) {
+            if (cand_of(v->study, v->stage, &st->cands[i], &v->cands[v->n], err) < 0)
+                return -1;
+            v->n++;
+        }
     return 0;
 }
 
@@ -206,11 +226,14 @@ int moe_study_view_load(const char *study, const char *stage, struct moe_study_v
     int rc = -1;
 
     memset(v, 0, sizeof(*v));
-    /* a cut study path would name another folder */
-    if (moe_fmt_fixed(v->study, sizeof(v->study), err, "%s", study) < 0)
+    if (!(v->study = strdup(study))) {
+        moe_error_set(err, "%s: out of memory", study);
         return -1;
-    if (load_manifest(study, &m, err) < 0)
+    }
+    if (load_manifest(study, &m, err) < 0) {
+        moe_study_view_free(v);
         return -1;
+    }
     /* the study's name, for people: cut, it still names it */
     snprintf(v->name, sizeof(v->name), "%s", m.study ? m.study : "?");
     if ((!stage || !stage[0]) && !(stage = default_stage(study, &m, err)))
@@ -231,9 +254,23 @@ out:
 
 void moe_study_view_free(struct moe_study_view *v)
 {
+    for (size_t i = 0; i < v->n; i++)
+        free(v->cands[i].log);
     free(v->cands);
+    free(v->ref.log);
+    free(v->study);
     v->cands = NULL;
+    v->ref.log = NULL;
+    v->study = NULL;
     v->n = 0;
+}
+
+void moe_study_where_free(struct moe_study_where *w)
+{
+    free(w->study);
+    free(w->cand.log);
+    w->study = NULL;
+    w->cand.log = NULL;
 }
 
 static void parent(char *path)
@@ -269,10 +306,10 @@ static int candidate_in(const char *study, const char *stage, const char *id,
 
     if (load_manifest(study, &m, err) < 0)
         return -1;
-    if ((c = moe_manifest_candidate_by_id(&m, moe_stage_parse(stage), id))) {
-        cand_of(study, stage, c, &w->cand);
-        rc = stage_window(stage, c, &w->first, &w->last, note, sizeof(note), err) < 0 ? -1 : 1;
-    }
+    if ((c = moe_manifest_candidate_by_id(&m, moe_stage_parse(stage), id)))
+        rc = cand_of(study, stage, c, &w->cand, err) < 0 ||
+                     stage_window(stage, c, &w->first, &w->last, note, sizeof(note), err) < 0
+                 ? -1 : 1;
     if (rc < 0 && !err->text[0])
         moe_error_set(err, "%s/" MOE_STUDY_MANIFEST ": stage %s has no candidate %.16s", study,
                       stage, id);
@@ -291,15 +328,16 @@ static bool run_names(const json_t *doc, const char **stage, const char **cand)
     return *stage && *cand;
 }
 
-int moe_study_find_run(const char *study, const char *stage, const char *id, char *run_dir,
-                       size_t len, struct moe_error *err)
+int moe_study_find_run(const char *study, const char *stage, const char *id, char **run_dir,
+                       struct moe_error *err)
 {
-    char *dir = moe_path_join(study, "runs"), *file;
+    char *dir = moe_path_join(study, MOE_STUDY_RUNS), *file;
     struct dirent **ents = NULL;
-    int n, w, found = 0;
+    int n, found = 0;
 
+    *run_dir = NULL;
     if (!dir) {
-        moe_error_set(err, "%s/runs: out of memory", study);
+        moe_error_set(err, "%s/" MOE_STUDY_RUNS ": out of memory", study);
         return -1;
     }
     n = scandir(dir, &ents, NULL, alphasort);
@@ -320,11 +358,10 @@ int moe_study_find_run(const char *study, const char *stage, const char *id, cha
             doc = file ? moe_read_json(file, "run record", NULL) : NULL;
             free(file);
             if (run_names(doc, &s, &c) && strcmp(s, stage) == 0 && strcmp(c, id) == 0) {
-                w = snprintf(run_dir, len, "%s/%s", dir, ents[i]->d_name);
-                found = w >= 0 && (size_t)w < len ? 1 : -1;
+                *run_dir = moe_path_join(dir, ents[i]->d_name);
+                found = *run_dir ? 1 : -1;
                 if (found < 0)
-                    moe_error_set(err, "%s/%s: the run's path is over %zu bytes", dir,
-                                  ents[i]->d_name, len - 1);
+                    moe_error_set(err, "%s/%s: out of memory", dir, ents[i]->d_name);
             }
             json_decref(doc);
         }
@@ -333,6 +370,15 @@ int moe_study_find_run(const char *study, const char *stage, const char *id, cha
     free(ents);
     free(dir);
     return found;
+}
+
+/* w->study becomes a copy of study: 1, or -1 with err. */
+static int set_study(struct moe_study_where *w, const char *study, struct moe_error *err)
+{
+    if ((w->study = strdup(study)))
+        return 1;
+    moe_error_set(err, "%s: out of memory", study);
+    return -1;
 }
 
 int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_error *err)
@@ -344,9 +390,7 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
     if (!realpath(path, real) || stat(real, &st) != 0)
         return 0;
     if (S_ISDIR(st.st_mode) && moe_study_is_dir(real)) {
-        /* realpath's result and its parents fit PATH_MAX */
-        snprintf(w->study, sizeof(w->study), "%s", real);
-        return 1;
+        return set_study(w, real, err);
     }
     /* realpath's result and its parents fit PATH_MAX */
     snprintf(up, sizeof(up), "%s", real);
@@ -355,18 +399,16 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
     snprintf(up2, sizeof(up2), "%s", up);
     parent(up2);
     /* <study>/results/<stage> */
-    if (S_ISDIR(st.st_mode) && is_stage_name(base(real)) && strcmp(base(up), "results") == 0 &&
+    if (S_ISDIR(st.st_mode) && is_stage_name(base(real)) && strcmp(base(up), MOE_STUDY_RESULTS) == 0 &&
         moe_study_is_dir(up2)) {
-        /* realpath's parent fits study[PATH_MAX]; is_stage_name: a stage name fits */
-        snprintf(w->study, sizeof(w->study), "%s", up2);
         /* is_stage_name checked it: one of the short stage names */
         snprintf(w->stage, sizeof(w->stage), "%.15s", base(real));
-        return 1;
+        return set_study(w, up2, err);
     }
     /* <study>/runs/<run id>, with the plugin's record of what ran */
     /* file is PATH_MAX + 32: real and "/contract.json" fit */
     snprintf(file, sizeof(file), "%s/contract.json", real);
-    if (S_ISDIR(st.st_mode) && strcmp(base(up), "runs") == 0 && moe_study_is_dir(up2) &&
+    if (S_ISDIR(st.st_mode) && strcmp(base(up), MOE_STUDY_RUNS) == 0 && moe_study_is_dir(up2) &&
         file_exists(file)) {
         json_t *doc = moe_read_json(file, "run record", err);
         const char *stage, *cand;
@@ -375,11 +417,9 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
         if (!doc)
             return -1;
         if (run_names(doc, &stage, &cand) && is_stage_name(stage)) {
-            /* realpath's parent fits study[PATH_MAX] */
-            snprintf(w->study, sizeof(w->study), "%s", up2);
             /* is_stage_name checked it: one of the short stage names */
             snprintf(w->stage, sizeof(w->stage), "%s", stage);
-            rc = candidate_in(up2, stage, cand, w, err);
+            rc = set_study(w, up2, err) < 0 ? -1 : candidate_in(up2, stage, cand, w, err);
         }
         json_decref(doc);
         return rc;
@@ -392,14 +432,14 @@ int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_err
         /* realpath's result and its parents fit PATH_MAX */
         snprintf(study, sizeof(study), "%s", up2);
         parent(study);
-        if (strcmp(base(up2), "results") != 0 || !moe_study_is_dir(study))
+        if (strcmp(base(up2), MOE_STUDY_RESULTS) != 0 || !moe_study_is_dir(study))
             return 0;
         /* an id is 64 hex digits: a longer name, cut, is no candidate's */
         snprintf(id, sizeof(id), "%.*s", (int)(strlen(base(real)) - 4), base(real));
-        /* realpath's grandparent fits study[PATH_MAX] */
-        snprintf(w->study, sizeof(w->study), "%s", study);
         /* is_stage_name checked it: one of the short stage names */
         snprintf(w->stage, sizeof(w->stage), "%.15s", base(up));
+        if (set_study(w, study, err) < 0)
+            return -1;
         return candidate_in(study, w->stage, id, w, err);
     }
     return 0;

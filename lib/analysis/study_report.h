@@ -25,14 +25,14 @@
 struct moe_study_cand {
     char id[72];
     char label[200]; /* "variable=value", or "baseline" */
-    char log[4200];  /* its launch log */
+    char *log;       /* its launch log (malloc'd; the view's or where's free frees it) */
     int baseline;
     char semantics[32];   /* the manifest's label: "training-equivalent" | "benchmark-only" */
     char semantics_text[256]; /* with its reasons: "benchmark-only: mock data" */
 };
 
 struct moe_study_view {
-    char study[4096];
+    char *study;     /* malloc'd, as given */
     char name[128];
     char stage[16];
     long first, last;
@@ -56,18 +56,20 @@ void moe_study_view_free(struct moe_study_view *v);
  * label and window when the path names one run), 0 when path is not inside
  * a generated study, -1 with err when the study says something impossible. */
 struct moe_study_where {
-    char study[4096];
+    char *study;     /* malloc'd; NULL when path is not inside a study */
     char stage[16];
     struct moe_study_cand cand; /* id[0] == 0: the path is a whole stage */
     long first, last;
 };
 int moe_study_locate(const char *path, struct moe_study_where *w, struct moe_error *err);
+/* Frees what moe_study_locate allocated (whatever it returned). */
+void moe_study_where_free(struct moe_study_where *w);
 
 /* The plugin's record of a run of candidate id in stage: runs/<run id>
- * whose contract.json says so (the first in name order).  1 with run_dir
- * filled, 0 when there is none, -1 with err (run_dir too short for its
- * path included: never a cut path). */
-int moe_study_find_run(const char *study, const char *stage, const char *id, char *run_dir,
-                       size_t len, struct moe_error *err);
+ * whose contract.json says so (the first in name order).  1 with *run_dir
+ * the malloc'd path (free() it), 0 when there is none, -1 with err; *run_dir
+ * is NULL but on 1. */
+int moe_study_find_run(const char *study, const char *stage, const char *id, char **run_dir,
+                       struct moe_error *err);
 
 #endif

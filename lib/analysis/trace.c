@@ -30,10 +30,9 @@ void moe_trace_init(struct moe_trace *t, const char *source, const char *const *
                     const char *step_prefix)
 {
     memset(t, 0, sizeof(*t));
-    snprintf(t->source, sizeof(t->source), "%s", source ? source : "");
+    t->source = source ? source : "";
     t->comm_patterns = patterns ? patterns : moe_trace_default_comm;
-    snprintf(t->step_prefix, sizeof(t->step_prefix), "%s",
-             step_prefix ? step_prefix : MOE_TRACE_STEP_PREFIX);
+    t->step_prefix = step_prefix ? step_prefix : MOE_TRACE_STEP_PREFIX;
 }
 
 void moe_trace_free(struct moe_trace *t)

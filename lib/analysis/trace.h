@@ -83,9 +83,12 @@ struct moe_step_marker {
 };
 
 struct moe_trace {
-    char source[256];
+    /* source and step_prefix are borrowed from moe_trace_init's caller, as
+     * comm_patterns is: a copy into a fixed buffer would cut a long path or
+     * prefix (and a cut prefix would match other markers). */
+    const char *source;
     const char *const *comm_patterns;
-    char step_prefix[64];
+    const char *step_prefix;
     struct moe_trace_name *names;
     size_t nnames, capnames;
     uint32_t *slots; /* open-addressing index over names, for interning */
@@ -105,7 +108,8 @@ struct moe_trace {
                           analysis needs none, and sorts compute without them */
 };
 
-/* patterns: NULL for the defaults.  step_prefix: NULL for ProfilerStep#. */
+/* patterns: NULL for the defaults.  step_prefix: NULL for ProfilerStep#.
+ * source, patterns and step_prefix are kept, not copied: they must outlive t. */
 void moe_trace_init(struct moe_trace *t, const char *source, const char *const *patterns,
                     const char *step_prefix);
 void moe_trace_free(struct moe_trace *t);

@@ -145,12 +145,14 @@ static int unpack_bounded(struct reader *r)
     char what[200];
 
     if (r->unpacked > r->unpacked_max) {
+        /* a message: what[200] holds the fixed text and a 20-digit number */
         snprintf(what, sizeof(what), "unpacks to more than %llu MiB: not a profiler's trace "
                  "(a gzip bomb?)", r->unpacked_max >> 20);
         return fail(r, what);
     }
     if (r->gz && r->unpacked > MOE_TRACE_UNPACK_FLOOR +
                          MOE_TRACE_UNPACK_RATIO * (r->packed - r->z.avail_in)) {
+        /* a message: what[200] holds the fixed text and an int */
         snprintf(what, sizeof(what), "the gzip unpacks to more than %d times its size (a "
                  "profiler's trace to about 13): a gzip bomb? gunzip a real trace and give "
                  "the plain file", MOE_TRACE_UNPACK_RATIO);
@@ -224,6 +226,7 @@ static int expect(struct reader *r, char want)
     if (c == -2)
         return -1;
     if (c != (unsigned char)want) {
+        /* fits: 12 bytes and one character in what[16] */
         snprintf(what, sizeof(what), "expected '%c'", want);
         return fail(r, what);
     }
@@ -297,6 +300,7 @@ static int event(struct reader *r, struct moe_trace *t, json_t *ev)
         if (moe_trace_device_id(json_integer_value(dev), name, &device, r->err) < 0) {
             char what[MOE_ERROR_TEXT_MAX];
 
+            /* fits: a copy of an error text into a buffer of its size */
             snprintf(what, sizeof(what), "%s", r->err->text);
             fail(r, what);
             return EVENT_REFUSED;

@@ -74,6 +74,7 @@ static int has_column(struct nsys *n, const char *table, const char *column)
     sqlite3_stmt *q;
     int found = 0;
 
+    /* fits: table is one of this file's literal nsys table names (< 40 bytes) */
     snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
     if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
         return db_fail(n, "reading the table layout");
@@ -248,6 +249,7 @@ static int read_kernels(struct nsys *n, struct moe_trace *t, const char *namecol
     sqlite3_stmt *q;
     int rc;
 
+    /* fits: namecol is one of this file's literal column names (< 20 bytes) */
     snprintf(sql, sizeof(sql),
              "SELECT start, end, deviceId, %s FROM CUPTI_ACTIVITY_KIND_KERNEL%s", namecol,
              lo < hi ? " WHERE rowid >= ?1 AND rowid < ?2" : "");
@@ -377,6 +379,7 @@ static int check_table(struct nsys *n, const char *table)
     sqlite3_finalize(q);
     if (rc < 0)
         return -1;
+    /* fits: table is one of this file's literal nsys table names (< 40 bytes) */
     snprintf(sql, sizeof(sql), "PRAGMA table_xinfo(%s)", table);
     if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)
         return db_fail(n, "reading the table layout");
@@ -626,6 +629,7 @@ static int read_markers(struct nsys *n, struct moe_trace *t)
     tid = has_column(n, "NVTX_EVENTS", "textId");
     if (tid < 0)
         return -1;
+    /* fits: a literal of under 100 bytes in sql[256] */
     snprintf(sql, sizeof(sql), "SELECT start, end, text%s FROM NVTX_EVENTS WHERE end IS NOT NULL",
              tid ? ", textId" : "");
     if (sqlite3_prepare_v2(n->db, sql, -1, &q, NULL) != SQLITE_OK)

@@ -50,9 +50,11 @@ static struct moe_loop_layout *find(struct scale_ctx *c, const char *name)
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->l[i].name, name) == 0)
             return &c->l[i];
-    if (c->n == SCALE_LAYOUTS_MAX)
+    /* a cut name would be another layout's: one that does not fit is none */
+    if (c->n == SCALE_LAYOUTS_MAX || strlen(name) >= sizeof(c->l[0].name))
         return NULL;
     memset(&c->l[c->n], 0, sizeof(c->l[0]));
+    /* fits: checked above */
     snprintf(c->l[c->n].name, sizeof(c->l[0].name), "%s", name);
     c->l[c->n].order = SCALE_LAYOUTS_MAX + (int)c->n; /* not ranked: after every ranked one */
     return &c->l[c->n++];
@@ -126,7 +128,7 @@ static int samples_of(struct scale_ctx *c, const struct moe_study_view *v,
     c->samples[l - c->l] = s;
     l->samples = s;
     l->n = k;
-    snprintf(l->id, sizeof(l->id), "%s", cand->id);
+    snprintf(l->id, sizeof(l->id), "%s", cand->id); /* fits: both id[72] */
     return 0;
 }
 
@@ -186,11 +188,13 @@ static int measured_before(struct scale_ctx *c, struct moe_error *err)
         json_array_foreach(ranking, i, e) {
             const json_t *sm = json_object_get(e, "samples_ms");
             const char *name = json_string_value(json_object_get(e, "layout"));
+            const char *id = json_string_value(json_object_get(e, "candidate"));
             struct moe_loop_layout *l = name ? find(c, name) : NULL;
             size_t k;
             double *s;
 
-            if (!l || l->samples || json_array_size(sm) < 2 ||
+            /* an id that does not fit is no candidate's (ids are 64 hex digits) */
+            if (!l || l->samples || json_array_size(sm) < 2 || (id && strlen(id) >= sizeof(l->id)) ||
                 !(s = calloc(json_array_size(sm), sizeof(*s))))
                 continue;
             for (k = 0; k < json_array_size(sm); k++)
@@ -198,8 +202,8 @@ static int measured_before(struct scale_ctx *c, struct moe_error *err)
             c->samples[l - c->l] = s;
             l->samples = s;
             l->n = k;
-            snprintf(l->id, sizeof(l->id), "%s",
-                     json_string_value(json_object_get(e, "candidate")) ?: "");
+            /* fits: checked above */
+            snprintf(l->id, sizeof(l->id), "%s", id ? id : "");
             c->run_as[l - c->l] = json_incref(json_object_get(e, "run_as"));
         }
         json_decref(d);

@@ -35,8 +35,7 @@ static json_t *file_digest(const char *path, struct moe_error *err)
 json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
                           struct moe_error *err)
 {
-    /* run_dir: moe_study_find_run fills a buffer, and fails rather than cut */
-    char run_dir[4300], digest[MOE_SHA256_HEX_LEN + 1];
+    char *run_dir = NULL, digest[MOE_SHA256_HEX_LEN + 1];
     char *rel = moe_study_result(NULL, stage, id, MOE_RESULT_LOG);
     char *log = rel ? moe_path_join(study, rel) : NULL;
     json_t *sum, *rec = NULL, *out = json_object();
@@ -52,7 +51,7 @@ json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
         return NULL;
     }
     moe_error_clear(&none);
-    if (moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), &none) == 1)
+    if (moe_study_find_run(study, stage, id, &run_dir, &none) == 1)
         rec = moe_contract_load_run(run_dir, digest, &none);
     moe_jb_init(&b, err);
     moe_jb_str(&b, out, "candidate", id);
@@ -63,6 +62,7 @@ json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
     moe_jb_str_opt(&b, out, "record_sha256", rec ? digest : NULL);
     moe_jb_within(&b, id);
     json_decref(rec);
+    free(run_dir);
     free(rel);
     free(log);
     return moe_jb_done(&b, out);
@@ -71,10 +71,10 @@ json_t *moe_loop_evidence(const char *study, const char *stage, const char *id,
 json_t *moe_loop_run_contract(const char *study, const char *stage, const char *id,
                               struct moe_error *err)
 {
-    char run_dir[4300]; /* moe_study_find_run fills a buffer, and fails rather than cut */
+    char *run_dir = NULL;
     struct moe_run_check c;
     json_t *doc = NULL;
-    int found = moe_study_find_run(study, stage, id, run_dir, sizeof(run_dir), err);
+    int found = moe_study_find_run(study, stage, id, &run_dir, err);
 
     if (found == 0)
         moe_error_set(err, "%s: no run record of %s candidate %.12s under " MOE_STUDY_RUNS
@@ -90,6 +90,7 @@ json_t *moe_loop_run_contract(const char *study, const char *stage, const char *
             json_object_del(doc, MOE_CONTRACT_RUN);
     }
     moe_run_check_free(&c);
+    free(run_dir);
     return doc;
 }
 

@@ -76,6 +76,7 @@ static struct moe_loop_rung *rung_of(struct moe_loop_fit *out, const char *recom
             return &out->rungs[i];
     if (out->n == MOE_LOOP_FIT_RUNGS_MAX)
         return NULL;
+    /* fits: the fit report's recompute[160], the same size */
     snprintf(out->rungs[out->n].recompute, sizeof(out->rungs[0].recompute), "%s", recompute);
     return &out->rungs[out->n++];
 }

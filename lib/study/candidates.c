@@ -18,6 +18,7 @@
 #include "study/study_fit.h"
 #include "study/study_fit_internal.h"
 #include "core/json_build.h"
+#include "core/strbuf.h"
 #include "study/megatron_rules.h"
 #include "study/megatron_rules_internal.h"
 #include "study/study_contract.h"
@@ -55,15 +56,11 @@ static int label_of(const struct moe_study *s, struct moe_candidate *cand)
 /* Room for one more element of an array that grows by doubling. */
 static int reserve(void **v, size_t *cap, size_t n, size_t size)
 {
-    size_t c = *cap ? *cap * 2 : 16;
-    void *p;
+    void *p = moe_grow_array(*v, cap, n + 1, size);
 
-    if (n < *cap)
-        return 0;
-    if (!(p = realloc(*v, c * size)))
+    if (!p)
         return -1;
     *v = p;
-    *cap = c;
     return 0;
 }
 
@@ -80,6 +77,7 @@ int moe_stage_plan_skip(struct moe_stage_plan *p, const char *variable, json_t *
         return -1;
     }
     k = &p->skipped[p->n_skipped++];
+    /* fits: variable is one the study names in its schema (study.c refuses others), short words in variable[64] */
     snprintf(k->variable, sizeof(k->variable), "%s", variable);
     k->value = value;
     /* a message: people read it, and a cut one still reads */
@@ -125,17 +123,18 @@ static double prediction(const struct moe_study *s, const struct moe_run *run, i
 static struct moe_candidate *add(struct moe_stage_plan *p, const struct moe_run *run)
 {
     if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        struct moe_candidate *c = realloc(p->cands, cap * sizeof(*c));
+        /* cands and runs share cap: it counts what both have room for */
+        size_t ccap = p->cap, rcap = p->cap;
+        struct moe_candidate *c = moe_grow_array(p->cands, &ccap, p->n + 1, sizeof(*c));
         struct moe_run *r;
 
         if (!c)
             return NULL;
         p->cands = c;
-        if (!(r = realloc(p->runs, cap * sizeof(*r))))
+        if (!(r = moe_grow_array(p->runs, &rcap, p->n + 1, sizeof(*r))))
             return NULL;
         p->runs = r;
-        p->cap = cap;
+        p->cap = ccap < rcap ? ccap : rcap;
     }
     moe_candidate_init(&p->cands[p->n]);
     p->cands[p->n].stage = p->stage;

@@ -64,6 +64,10 @@ static int set_field(struct moe_model *m, const char *key, json_t *v)
         return 0;
     }
     if (strcmp(key, "name") == 0 && json_is_string(v)) {
+        /* a cut name would name another preset */
+        if (strlen(json_string_value(v)) >= sizeof(m->name))
+            return -1;
+        /* fits: checked above */
         snprintf(m->name, sizeof(m->name), "%s", json_string_value(v));
         return 0;
     }

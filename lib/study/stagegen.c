@@ -4,6 +4,7 @@
  * and the contracts are serialised from the plan (core/manifest.h). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +61,18 @@ static int add_file(struct moe_gen_output *out, const char *name, char *data, in
         return -1;
     }
     if (out->n == out->cap) {
-        int cap = out->cap ? out->cap * 2 : 64;
-        struct moe_gen_file *f = realloc(out->files, (size_t)cap * sizeof(*f));
+        size_t cap = (size_t)out->cap;
+        struct moe_gen_file *f = cap < INT_MAX / 2
+                                     ? moe_grow_array(out->files, &cap, (size_t)out->n + 1, sizeof(*f))
+                                     : NULL;
+
         if (!f) {
             free(data);
             moe_error_set(err, "%s: out of memory", name);
             return -1;
         }
         out->files = f;
-        out->cap = cap;
+        out->cap = (int)cap;
     }
     if (moe_fmt_fixed(out->files[out->n].name, sizeof(out->files[0].name), err, "%s",
                       name) < 0) {
@@ -185,16 +189,11 @@ static struct moe_chunk *chunks(const char *script, int n, int max, int throttle
     return out;
 }
 
-static const char *value_text(const json_t *v, char *buf, size_t len)
+/* A candidate's value as text, whole (a cut one would run another value):
+ * "" for none; malloc'd, NULL when out of memory. */
+static char *value_text(const json_t *v)
 {
-    char *dump;
-
-    if (json_is_string(v))
-        return json_string_value(v);
-    dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-    snprintf(buf, len, "%s", dump ? dump : "");
-    free(dump);
-    return buf;
+    return v ? moe_value_text(v) : strdup("");
 }
 
 /* What the scripts' templates need of each candidate, quoted for the
@@ -205,10 +204,10 @@ static json_t *script_candidates(struct moe_jb *b, const struct moe_manifest_sta
 
     for (size_t i = 0; i < m->n; i++) {
         const struct moe_candidate *c = &m->cands[i];
-        char buf[512];
+        char *text = value_text(c->value);
         char *argv = moe_shquote_words((const char *const *)c->argv.v, c->argv.n);
         char *env = moe_shquote_env(&c->env);
-        char *val = moe_shquote(value_text(c->value, buf, sizeof(buf)));
+        char *val = text ? moe_shquote(text) : NULL;
         char *twin_of = moe_shquote(c->twin_of ? c->twin_of : "");
 
         /* a NULL among the quoted words (out of memory) fails the pack,
@@ -219,6 +218,7 @@ static json_t *script_candidates(struct moe_jb *b, const struct moe_manifest_sta
                                   "variable", c->variable, "value", val, "label", c->label,
                                   "world_size", c->world_size, "rank", c->rank >= 0 ? c->rank : 0,
                                   "twin", c->twin_of != NULL, "twin_of", twin_of));
+        free(text);
         free(argv);
         free(env);
         free(val);
@@ -402,13 +402,14 @@ static char *read_template(const char *dir, const char *name, const char *what,
 
 static char *with_newline(char *s)
 {
-    size_t n;
+    size_t n, cap;
     char *p;
 
     if (!s)
         return NULL;
     n = strlen(s);
-    if (!(p = realloc(s, n + 2))) {
+    cap = n + 1;
+    if (!(p = moe_grow_array(s, &cap, n + 2, 1))) {
         free(s);
         return NULL;
     }
@@ -808,16 +809,21 @@ static int add_contracts(struct gen_render *g)
     return rc;
 }
 
-static void tsv_row(FILE *f, const struct moe_candidate *c, size_t index)
+/* -1 when out of memory. */
+static int tsv_row(FILE *f, const struct moe_candidate *c, size_t index)
 {
-    char buf[512], rank[32] = "";
+    char rank[32] = "", *text = value_text(c->value);
 
     if (c->rank >= 0)
         /* fits: an int */
         snprintf(rank, sizeof(rank), "%d", c->rank);
     fprintf(f, "%s\t%zu\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", moe_stage_name(c->stage), index,
-            c->id, c->variable, value_text(c->value, buf, sizeof(buf)), c->label, c->bottleneck,
+            c->id, c->variable, text ? text : "", c->label, c->bottleneck,
             c->nodes, c->tasks_per_node, rank);
+    if (!text)
+        return -1;
+    free(text);
+    return 0;
 }
 
 char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header)
@@ -825,16 +831,20 @@ char *moe_gen_tsv(const struct moe_stage_plan *stages, int n, bool header)
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
+    bool failed = false;
 
     if (!f)
         return NULL;
     if (header)
         fprintf(f, "stage\tindex\tid\tvariable\tvalue\tlabel\tbottleneck\tnodes\ttasks_per_node"
                    "\trank\n");
-    for (int i = 0; i < n; i++)
-        for (size_t j = 0; j < stages[i].n; j++)
-            tsv_row(f, &stages[i].cands[j], j);
-    fclose(f);
+    for (int i = 0; i < n && !failed; i++)
+        for (size_t j = 0; j < stages[i].n && !failed; j++)
+            failed = tsv_row(f, &stages[i].cands[j], j) < 0;
+    if (fclose(f) != 0 || failed) {
+        free(out);
+        return NULL;
+    }
     return out;
 }
 

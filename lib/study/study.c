@@ -39,6 +39,7 @@ struct ctx {
     /* The reader reads the schema's keys and no others: each path asked
      * for, and the first one the schema lacks (reader_check). */
     json_t *asked;
+    bool asked_short;   /* a path could not be added to asked (out of memory) */
     char unknown[128];
 };
 
@@ -56,6 +57,7 @@ static int fail(struct ctx *c, const char *path, const char *fmt, ...)
     /* a message: people read it, and a cut one still reads */
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    /* a message's position: a cut path points at a parent key, as the loop does */
     snprintf(p, sizeof(p), "%s", path);
     while (!(at = json_object_get(c->pos, p))) {
         char *dot = strrchr(p, '.');
@@ -76,9 +78,15 @@ static json_t *get(struct ctx *c, const char *path)
     char p[256], *key, *save = NULL;
     json_t *v = c->root;
 
-    if (!moe_study_field(path) && !c->unknown[0])
+    /* a path longer than p is no schema key: reader_check names it */
+    if ((!moe_study_field(path) || strlen(path) >= sizeof(p)) && !c->unknown[0])
+        /* a message: reader_check's; a cut path still names it */
         snprintf(c->unknown, sizeof(c->unknown), "%s", path);
-    json_object_set_new(c->asked, path, json_true());
+    if (json_object_set_new(c->asked, path, json_true()) < 0)
+        c->asked_short = true;
+    if (strlen(path) >= sizeof(p))
+        return NULL;
+    /* fits: checked above */
     snprintf(p, sizeof(p), "%s", path);
     for (key = strtok_r(p, ".", &save); key && v; key = strtok_r(NULL, ".", &save))
         v = json_object_get(v, key);
@@ -282,6 +290,7 @@ static int model_check(struct ctx *c, const struct moe_model *m)
     moe_error_clear(&e);
     if (moe_model_check(m, &key, &e) == 0)
         return 0;
+    /* a message's position: key is one of moe_model_check's field names, short */
     snprintf(path, sizeof(path), MOE_SK_MODEL ".%s", key ? key : "");
     return fail(c, path, "%s", e.text);
 }
@@ -697,7 +706,13 @@ static int reader_keys(struct ctx *c, const struct moe_field *keys, const char *
     char path[128];
 
     for (const struct moe_field *f = keys; f->key; f++) {
-        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
+        int w = snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
+
+        if (w < 0 || (size_t)w >= sizeof(path)) {
+            moe_error_set(c->err, "%s: internal error: the schema key %s.%s is over %zu bytes",
+                          c->name, prefix, f->key, sizeof(path) - 1);
+            return -1;
+        }
         if (f->type == MOE_F_MAP ? reader_keys(c, f->sub, path) < 0
                                  : !json_object_get(c->asked, path)) {
             if (f->type != MOE_F_MAP)
@@ -711,6 +726,11 @@ static int reader_keys(struct ctx *c, const struct moe_field *keys, const char *
 
 static int reader_check(struct ctx *c)
 {
+    if (c->asked_short) {
+        moe_error_set(c->err, "%s: out of memory recording the keys the study reader reads",
+                      c->name);
+        return -1;
+    }
     if (c->unknown[0]) {
         moe_error_set(c->err, "%s: internal error: the study reader reads %s, which the "
                       "schema lacks", c->name, c->unknown);
@@ -759,7 +779,7 @@ static int resolve(struct ctx *c, struct moe_study *s)
 int moe_study_load_text(struct moe_study *study, const char *name, const char *text, size_t len,
                         struct moe_error *err)
 {
-    struct ctx c = { name, NULL, NULL, err, NULL, "" };
+    struct ctx c = { name, NULL, NULL, err, NULL, false, "" };
     int rc;
 
     memset(study, 0, sizeof(*study));

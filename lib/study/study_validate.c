@@ -44,14 +44,9 @@ static int opt_append(struct opts *o, const char *flag, const struct moe_strv *v
 {
     struct opt *n;
 
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 32;
-
-        if (!(n = realloc(o->v, cap * sizeof(*n))))
-            return -1;
-        o->v = n;
-        o->cap = cap;
-    }
+    if (!(n = moe_grow_array(o->v, &o->cap, o->n + 1, sizeof(*n))))
+        return -1;
+    o->v = n;
     n = &o->v[o->n];
     n->vals = (struct moe_strv){ 0 };
     if (!(n->flag = strdup(flag)) || (vals && moe_strv_copy(&n->vals, vals) < 0)) {
@@ -171,14 +166,9 @@ static struct claim *claim_slot(struct claims *c, const char *key)
 
     if (k)
         return k;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-
-        if (!(k = realloc(c->v, cap * sizeof(*k))))
-            return NULL;
-        c->v = k;
-        c->cap = cap;
-    }
+    if (!(k = moe_grow_array(c->v, &c->cap, c->n + 1, sizeof(*k))))
+        return NULL;
+    c->v = k;
     k = &c->v[c->n];
     *k = (struct claim){ .key = strdup(key) };
     if (!k->key)
@@ -445,15 +435,21 @@ static int env_change(struct moe_strv *env, const char *name_of, const char *ent
                       struct claims *claims, const char *who, struct moe_error *err)
 {
     struct moe_strv words = { 0 };
-    char key[192];
+    /* whole: a cut key would make two long names one claim */
+    char *key = moe_strdup_printf("environment variable %.*s", (int)strcspn(name_of, "="),
+                                  name_of);
     long i;
     int rc;
 
-    snprintf(key, sizeof(key), "environment variable %.*s", (int)strcspn(name_of, "="), name_of);
     if (entry)
         moe_strv_push(&words, entry);
-    rc = words.oom ? -1 : claim(claims, key, entry ? &words : NULL, who, err);
+    if (!key || words.oom) {
+        moe_error_set(err, "out of memory");
+        rc = -1;
+    } else
+        rc = claim(claims, key, entry ? &words : NULL, who, err);
     moe_strv_free(&words);
+    free(key);
     if (rc < 0)
         return -1;
     if (entry)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/readfile.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 #include "study/template.h"
 #include "study/template_internal.h"
@@ -41,16 +42,11 @@ struct render {
 
 static int out_put(struct out *o, const char *s, size_t n)
 {
-    if (o->n + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap : 4096;
-        char *p;
-        while (cap < o->n + n + 1)
-            cap *= 2;
-        if (!(p = realloc(o->s, cap)))
-            return -1;
-        o->s = p;
-        o->cap = cap;
-    }
+    char *p = moe_grow_array(o->s, &o->cap, o->n + n + 1, 1);
+
+    if (!p)
+        return -1;
+    o->s = p;
     memcpy(o->s + o->n, s, n);
     o->n += n;
     o->s[o->n] = '\0';
@@ -68,14 +64,11 @@ static int is_blank(const char *s, const char *e)
 /* Appends a token, growing the array. */
 static int push(struct tok **toks, size_t *n, size_t *cap, struct tok t)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        struct tok *p = realloc(*toks, c * sizeof(*p));
-        if (!p)
-            return -1;
-        *toks = p;
-        *cap = c;
-    }
+    struct tok *p = moe_grow_array(*toks, cap, *n + 1, sizeof(*p));
+
+    if (!p)
+        return -1;
+    *toks = p;
     (*toks)[(*n)++] = t;
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "study/candidates_internal.h"
 #include "study/megatron_rules_internal.h"
 #include "study/study_internal.h"
+#include "core/strbuf.h"
 
 #define TRAINING "megatron/training/training.py:"
 #define CHECKPOINTING "megatron/training/checkpointing.py:"
@@ -165,22 +166,25 @@ static const struct moe_candidate *validated(const struct moe_stage_plan *plan)
 static int build(const struct moe_study *s, const struct moe_candidate *from,
                  struct moe_candidate *c)
 {
-    char dir[512], note[384], label[128] = "the baseline", *winner;
-    int n = moe_checkpoint_step(s), det;
+    char *dir, note[384], label[128] = "the baseline", *winner;
+    int n = moe_checkpoint_step(s), det, rc;
 
     /* "mbs=4" for one winner; "baseline" and "combination" by name */
     if (from->variable && (strcmp(from->variable, "baseline") == 0 ||
                            strcmp(from->variable, "combination") == 0))
-        snprintf(label, sizeof(label), "%s", from->variable);
+        snprintf(label, sizeof(label), "%s", from->variable); /* a message: the note's */
     else if (from->variable) {
         if (!(winner = moe_candidate_label(from)))
             return -1;
-        snprintf(label, sizeof(label), "%s", winner);
+        snprintf(label, sizeof(label), "%s", winner); /* a message: the note's */
         free(winner);
     }
-    snprintf(dir, sizeof(dir), MOE_CHECKPOINT_DIR "/%s", from->id);
-    if (moe_candidate_copy(c, from) < 0 || uninterrupted(c, dir, n) < 0 ||
-        (det = make_deterministic(c)) < 0)
+    if (!(dir = moe_strdup_printf(MOE_CHECKPOINT_DIR "/%s", from->id)))
+        return -1;
+    rc = moe_candidate_copy(c, from) < 0 || uninterrupted(c, dir, n) < 0 ||
+         (det = make_deterministic(c)) < 0 ? -1 : 0;
+    free(dir);
+    if (rc < 0)
         return -1;
     /* a message: people read it, and a cut one still reads */
     snprintf(note, sizeof(note), "checkpoint/resume of %s: saves at step %d, a second srun "
