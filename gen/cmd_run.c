@@ -117,25 +117,24 @@ static size_t covered(const struct run_stage_plan *p)
 /* Chunk k of a manifest, checked against the stage's own candidates: it
  * starts where the one before it ended, its indices name candidates of
  * its own, and none lies past the stage's last.  A manifest is data: an
- * edited or damaged one must not index past the candidates (D09). */
-static int chunk_read(const struct run_stage_plan *p, const json_t *k, const char *arr,
-                      int *idx, struct run_chunk *r)
+ * edited or damaged one must not index past the candidates (D09).  Its
+ * keys were read, and their types checked, by moe_manifest_stage_chunks. */
+static int chunk_read(const struct run_stage_plan *p, const struct moe_chunk *k, int *idx,
+                      struct run_chunk *r)
 {
-    const json_t *off = json_object_get(k, "offset"), *cnt = json_object_get(k, "count");
-    int n_idx = run_array_indices(arr, idx, RUN_MAX_INDICES);
+    int n_idx = run_array_indices(k->array, idx, RUN_MAX_INDICES);
 
-    if (!json_is_integer(off) || !json_is_integer(cnt) ||
-        json_integer_value(off) != (json_int_t)covered(p) || json_integer_value(cnt) < 1 ||
-        json_integer_value(cnt) > RUN_MAX_INDICES ||
-        json_integer_value(off) + json_integer_value(cnt) > (json_int_t)p->ms->n || n_idx < 1)
+    if ((size_t)k->offset != covered(p) || k->offset < 0 || k->count < 1 ||
+        k->count > RUN_MAX_INDICES || (size_t)k->offset + (size_t)k->count > p->ms->n ||
+        n_idx < 1)
         return -1;
-    r->offset = (int)json_integer_value(off);
-    r->count = (int)json_integer_value(cnt);
+    r->offset = k->offset;
+    r->count = k->count;
     for (int x = 0; x < n_idx; x++)
         if (idx[x] < 0 || idx[x] >= r->count)
             return -1;
-    /* fits: stage_plan refused an arr as long as r->array */
-    snprintf(r->array, sizeof(r->array), "%s", arr);
+    _Static_assert(sizeof(r->array) == sizeof(k->array), "run_chunk holds a chunk's array");
+    memcpy(r->array, k->array, sizeof(r->array));
     return 0;
 }
 
@@ -144,8 +143,8 @@ static int chunk_read(const struct run_stage_plan *p, const json_t *k, const cha
 static int stage_plan(const struct run_ctx *c, enum moe_stage st, struct run_stage_plan *p,
                       struct moe_error *err)
 {
-    const json_t *e = moe_manifest_entry(c->m.json, st), *ch, *k;
-    size_t i;
+    struct moe_chunk *ch;
+    size_t n;
 
     memset(p, 0, sizeof(*p));
     p->stage = st;
@@ -160,28 +159,28 @@ static int stage_plan(const struct run_ctx *c, enum moe_stage st, struct run_sta
                      "gen writes", p->name, p->script);
         return -1;
     }
-    ch = json_object_get(e, "chunks");
-    json_array_foreach(ch, i, k) {
-        struct run_chunk *r = &p->chunks[p->n_chunks];
-        const char *arr = json_string_value(json_object_get(k, "array"));
+    if (moe_manifest_stage_chunks(&c->m, st, &ch, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
         int idx[RUN_MAX_INDICES];
 
-        if (p->n_chunks == RUN_MAX_CHUNKS || !arr || strlen(arr) >= sizeof(r->array)) {
-            moe_error_at(err, c->m.path, 0, 0, "stage %s: chunk %zu is not one moeflow gen "
-                         "writes", p->name, i);
+        if (p->n_chunks == RUN_MAX_CHUNKS) {
+            moe_error_at(err, c->m.path, 0, 0, "stage %s: more than %d chunks, more than "
+                         "moeflow gen writes", p->name, RUN_MAX_CHUNKS);
+            free(ch);
             return -1;
         }
-        if (chunk_read(p, k, arr, idx, r) < 0) {
-            moe_error_at(err, c->m.path, 0, 0, "stage %s: chunk %zu (offset %" JSON_INTEGER_FORMAT
-                         ", count %" JSON_INTEGER_FORMAT ", array '%s') does not lie within its "
-                         "%zu candidates where the chunk before it ended: the manifest "
-                         "disagrees with itself", p->name, i,
-                         json_integer_value(json_object_get(k, "offset")),
-                         json_integer_value(json_object_get(k, "count")), arr, p->ms->n);
+        if (chunk_read(p, &ch[i], idx, &p->chunks[p->n_chunks]) < 0) {
+            moe_error_at(err, c->m.path, 0, 0, "stage %s: chunk %zu (offset %d, count %d, "
+                         "array '%s') does not lie within its %zu candidates where the chunk "
+                         "before it ended: the manifest disagrees with itself", p->name, i,
+                         ch[i].offset, ch[i].count, ch[i].array, p->ms->n);
+            free(ch);
             return -1;
         }
         p->n_chunks++;
     }
+    free(ch);
     if (!p->n_chunks || covered(p) != p->ms->n) {
         moe_error_at(err, c->m.path, 0, 0, "stage %s: its chunks cover %zu of its %zu "
                      "candidates: the manifest disagrees with itself", p->name, covered(p),

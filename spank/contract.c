@@ -378,7 +378,13 @@ static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
         json_decref(doc);
         return NULL;
     }
-    moe_node_facts_inherit(doc, node_facts);
+    /* a contract lacking a fact would be judged as if the node lacked it */
+    if (moe_node_facts_inherit(doc, node_facts) < 0) {
+        moe_error_set(err, "candidate %s: this node's facts could not be copied into its "
+                      "contract (out of memory)", candidate);
+        json_decref(doc);
+        return NULL;
+    }
     moe_jb_init(&b, err);
     run = json_object();
     moe_jb_str(&b, run, MOE_CONTRACT_RUN_STAGE, moe_stage_name(moe_plugin.opts.stage));

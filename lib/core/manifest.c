@@ -3,6 +3,7 @@
  * plugin links this half alone. */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +285,99 @@ const struct moe_manifest_stage *moe_manifest_find(const struct moe_manifest *m,
         if (m->stages[i].stage == st)
             return &m->stages[i];
     return NULL;
+}
+
+/* k[key] as an int; -1 with err naming stages[i].chunks[j].key. */
+static int chunk_int(const json_t *k, const char *key, const char *where, int *out,
+                     struct moe_error *err)
+{
+    const json_t *v = json_object_get(k, key);
+
+    if (!json_is_integer(v)) {
+        moe_error_set(err, "%s.%s: %s", where, key, v ? "not an integer" : "missing");
+        return -1;
+    }
+    if (json_integer_value(v) < INT_MIN || json_integer_value(v) > INT_MAX) {
+        moe_error_set(err, "%s.%s: %" JSON_INTEGER_FORMAT " is out of range", where, key,
+                      json_integer_value(v));
+        return -1;
+    }
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+/* k[key] into buf; too long is an error, never a command cut short. */
+static int chunk_str(const json_t *k, const char *key, const char *where, char *buf, size_t len,
+                     struct moe_error *err)
+{
+    const json_t *v = json_object_get(k, key);
+    const char *s = json_string_value(v);
+
+    if (!s) {
+        moe_error_set(err, "%s.%s: %s", where, key, v ? "not a string" : "missing");
+        return -1;
+    }
+    if (strlen(s) >= len) {
+        moe_error_set(err, "%s.%s: longer than the %zu bytes moeflow gen writes", where, key,
+                      len - 1);
+        return -1;
+    }
+    memcpy(buf, s, strlen(s) + 1);
+    return 0;
+}
+
+static int chunk_of(const json_t *k, const char *where, struct moe_chunk *c,
+                    struct moe_error *err)
+{
+    if (!json_is_object(k)) {
+        moe_error_set(err, "%s: not an object", where);
+        return -1;
+    }
+    return chunk_int(k, "offset", where, &c->offset, err) < 0 ||
+                   chunk_int(k, "count", where, &c->count, err) < 0 ||
+                   chunk_str(k, "array", where, c->array, sizeof(c->array), err) < 0 ||
+                   chunk_str(k, "args", where, c->args, sizeof(c->args), err) < 0 ||
+                   chunk_str(k, "sbatch", where, c->sbatch, sizeof(c->sbatch), err) < 0
+               ? -1
+               : 0;
+}
+
+int moe_manifest_stage_chunks(const struct moe_manifest *m, enum moe_stage st,
+                              struct moe_chunk **chunks, size_t *n, struct moe_error *err)
+{
+    const struct moe_manifest_stage *found = moe_manifest_find(m, st);
+    size_t i = found ? (size_t)(found - m->stages) : 0, j;
+    const json_t *list, *k;
+    char where[64];
+
+    *chunks = NULL;
+    *n = 0;
+    if (!found) {
+        moe_error_at(err, m->path, 0, 0, "stages: no %s entry", moe_stage_name(st));
+        return -1;
+    }
+    list = json_object_get(json_array_get(json_object_get(m->json, "stages"), i), "chunks");
+    if (!json_is_array(list)) {
+        moe_error_at(err, m->path, 0, 0, "stages[%zu].chunks: %s", i,
+                     list ? "not an array" : "missing");
+        return -1;
+    }
+    if (!(*chunks = calloc(json_array_size(list) + 1, sizeof(**chunks)))) {
+        moe_error_at(err, m->path, 0, 0, "stages[%zu].chunks: out of memory", i);
+        return -1;
+    }
+    json_array_foreach(list, j, k) {
+        /* fits: two size_t in decimal and the literal text, under 64 */
+        snprintf(where, sizeof(where), "stages[%zu].chunks[%zu]", i, j);
+        if (chunk_of(k, where, &(*chunks)[j], err) < 0) {
+            moe_error_locate(err, m->path, 0, 0);
+            free(*chunks);
+            *chunks = NULL;
+            return -1;
+        }
+    }
+    *n = json_array_size(list);
+    return 0;
 }
 
 const struct moe_candidate *moe_manifest_candidate_by_id(const struct moe_manifest *m,

@@ -87,7 +87,8 @@ struct moe_chunk {
 };
 
 /* A stage as the manifest records it.  The writer reads every field; the
- * reader fills stage, cands and n only (owned by the moe_manifest). */
+ * reader fills stage, script, array, cands, n and reference (owned by the
+ * moe_manifest), and moe_manifest_stage_chunks reads the chunks. */
 struct moe_manifest_stage {
     enum moe_stage stage;    /* MOE_STAGE_NONE: a name no stage has */
     const char *script;      /* "fit.sbatch", "" when nothing runs */
@@ -212,6 +213,15 @@ void moe_manifest_free(struct moe_manifest *m);
 /* The first entry of stage st, or NULL. */
 const struct moe_manifest_stage *moe_manifest_find(const struct moe_manifest *m,
                                                    enum moe_stage st);
+
+/* The chunks of the first entry of stage st, as moeflow run submits them:
+ * *chunks malloc'd (free()), *n of them.  -1 with err naming
+ * stages[i].chunks[k].<key> when a key is missing, not an integer (offset,
+ * count) or string (array, args, sbatch), out of int range or too long for
+ * struct moe_chunk, or when the stage has no entry or no chunks array.
+ * Whether they cover the stage's candidates is the caller's to check. */
+int moe_manifest_stage_chunks(const struct moe_manifest *m, enum moe_stage st,
+                              struct moe_chunk **chunks, size_t *n, struct moe_error *err);
 
 /* The first candidate of a stage st whose id is id, or NULL. */
 const struct moe_candidate *moe_manifest_candidate_by_id(const struct moe_manifest *m,

@@ -213,13 +213,15 @@ json_t *moe_manifest_stage_json(const struct moe_manifest_stage *st, struct moe_
     moe_jb_str(&b, o, "script", st->script);
     moe_jb_bool(&b, o, "array", st->array);
     moe_jb_set(&b, o, "chunks", chunks_json(&b, st));
-    for (size_t i = 0; i < st->n; i++)
-        moe_jb_append(&b, cands, candidate_json(&b, &st->cands[i], false));
+    for (size_t i = 0; !b.failed && i < st->n; i++)
+        if (moe_jb_append(&b, cands, candidate_json(&b, &st->cands[i], false)) < 0)
+            moe_jb_within(&b, "candidates"); /* "[i].note" is the list's */
     moe_jb_set(&b, o, "candidates", cands);
-    for (size_t i = 0; i < st->n_skipped; i++)
-        moe_jb_append(&b, skipped, skip_json(&b, &st->skipped[i]));
+    for (size_t i = 0; !b.failed && i < st->n_skipped; i++)
+        if (moe_jb_append(&b, skipped, skip_json(&b, &st->skipped[i])) < 0)
+            moe_jb_within(&b, "skipped");
     moe_jb_set(&b, o, "skipped", skipped);
-    if (st->reference)
+    if (st->reference && !b.failed)
         moe_jb_set(&b, o, "reference", candidate_json(&b, st->reference, false));
     return moe_jb_done(&b, o);
 }

@@ -5,8 +5,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -230,6 +232,89 @@ static void study_numbers_refused_at_the_reader(void **state)
     }
 }
 
+/* moeflow run's chunks come from the reader, which names the key of the
+ * first chunk it cannot take: missing, of the wrong type, out of range or
+ * too long for struct moe_chunk. */
+static const char *chunks_error(const char *chunk, struct moe_error *err)
+{
+    char dir[] = "/tmp/test_manifest.XXXXXX", *path, *text;
+    struct moe_manifest m;
+    struct moe_chunk *ch = NULL;
+    size_t n = 99;
+    FILE *f;
+    int rc;
+
+    assert_non_null(mkdtemp(dir));
+    path = moe_path_join(dir, "manifest.json");
+    text = moe_strdup_printf(
+        "{\"stages\": [{\"stage\": \"contract\", \"script\": \"c.sbatch\", \"candidates\": []},"
+        " {\"stage\": \"fit\", \"script\": \"fit.sbatch\", \"candidates\": [{}, {}],"
+        " \"chunks\": [{\"offset\": 0, \"count\": 1, \"array\": \"0\", \"args\": \"--array=0\","
+        " \"sbatch\": \"sbatch --array=0 fit.sbatch\"}, %s]}]}", chunk);
+    assert_non_null(path);
+    assert_non_null(text);
+    assert_non_null(f = fopen(path, "w"));
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(moe_manifest_load(dir, &m, err), 0);
+    rc = moe_manifest_stage_chunks(&m, MOE_STAGE_FIT, &ch, &n, err);
+    if (rc == 0) {
+        assert_int_equal(n, 2);
+        assert_int_equal(ch[1].offset, 1);
+        assert_int_equal(ch[1].count, 1);
+        assert_string_equal(ch[1].array, "0");
+        assert_string_equal(ch[0].sbatch, "sbatch --array=0 fit.sbatch");
+    } else {
+        assert_null(ch);
+        assert_int_equal(n, 0);
+        assert_non_null(strstr(err->source, "manifest.json"));
+    }
+    free(ch);
+    moe_manifest_free(&m);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(text);
+    return rc == 0 ? NULL : err->text;
+}
+
+static void stage_chunks_name_the_key(void **state)
+{
+    static const struct {
+        const char *chunk, *error; /* NULL: read */
+    } cases[] = {
+        { "{\"offset\": 1, \"count\": 1, \"array\": \"0\", \"args\": \"\", \"sbatch\": \"s\"}",
+          NULL },
+        { "{\"count\": 1, \"array\": \"0\", \"args\": \"\", \"sbatch\": \"s\"}",
+          "stages[1].chunks[1].offset: missing" },
+        { "{\"offset\": 1, \"count\": \"1\", \"array\": \"0\", \"args\": \"\", \"sbatch\": \"s\"}",
+          "stages[1].chunks[1].count: not an integer" },
+        { "{\"offset\": 1, \"count\": 1.5, \"array\": \"0\", \"args\": \"\", \"sbatch\": \"s\"}",
+          "stages[1].chunks[1].count: not an integer" },
+        { "{\"offset\": 4294967297, \"count\": 1, \"array\": \"0\", \"args\": \"\", "
+          "\"sbatch\": \"s\"}",
+          "stages[1].chunks[1].offset: 4294967297 is out of range" },
+        { "{\"offset\": 1, \"count\": 1, \"array\": 0, \"args\": \"\", \"sbatch\": \"s\"}",
+          "stages[1].chunks[1].array: not a string" },
+        { "{\"offset\": 1, \"count\": 1, \"array\": \"0\", \"sbatch\": \"s\"}",
+          "stages[1].chunks[1].args: missing" },
+        { "{\"offset\": 1, \"count\": 1, \"array\": \"0-0,0-0,0-0,0-0,0-0,0-0,0-0,0-0,0-0,"
+          "0-0,0-0,0-0,0-0\", \"args\": \"\", \"sbatch\": \"s\"}",
+          "stages[1].chunks[1].array: longer than the 47 bytes" },
+        { "7", "stages[1].chunks[1]: not an object" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct moe_error err = { 0 };
+        const char *got = chunks_error(cases[i].chunk, &err);
+
+        if (!cases[i].error ? got != NULL : !got || !strstr(got, cases[i].error))
+            fail_msg("%s: expected %s, got %s", cases[i].chunk,
+                     cases[i].error ? cases[i].error : "it read", got ? got : "it read");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +322,7 @@ int main(void)
         cmocka_unit_test(id_ignores_the_model),
         cmocka_unit_test(through_the_file),
         cmocka_unit_test(a_failure_is_no_missing_key),
+        cmocka_unit_test(stage_chunks_name_the_key),
         cmocka_unit_test(study_numbers_refused_at_the_reader),
     };
     return MOE_RUN_TESTS(tests);
