@@ -211,17 +211,9 @@ void moe_ckpt_judge(const struct moe_log *a, const struct moe_log *b,
     spike(a, v);
 }
 
-/* The value of flag in argv, or NULL. */
-static const char *arg_value(const struct moe_strv *argv, const char *flag)
-{
-    long i = moe_strv_find(argv, flag);
-
-    return i >= 0 && (size_t)i + 1 < argv->n ? argv->v[i + 1] : NULL;
-}
-
 static long arg_long(const struct moe_strv *argv, const char *flag)
 {
-    const char *s = arg_value(argv, flag);
+    const char *s = moe_strv_flag_value(argv, flag);
     char *end;
     long v;
 
@@ -247,7 +239,7 @@ static bool is_id(const char *s)
 static int moe_ckpt_spec_of(const struct moe_candidate *c, struct moe_ckpt_spec *spec, char *dir,
                             size_t len)
 {
-    const char *save = arg_value(&c->argv, "--save"), *of = json_string_value(c->value);
+    const char *save = moe_strv_flag_value(&c->argv, "--save"), *of = json_string_value(c->value);
 
     spec->save_step = arg_long(&c->argv, "--save-interval");
     spec->last_step = arg_long(&c->argv, "--train-iters");

@@ -277,7 +277,7 @@ static size_t moe_report_requested(const struct moe_candidate *c, const char *ru
         if (!key)
             continue;
         /* the values up to the next flag, as one space-separated string */
-        for (; i + 1 < c->argv.n && strncmp(c->argv.v[i + 1], "--", 2) != 0; i++) {
+        for (size_t nv = moe_strv_flag_values(&c->argv, i); nv > 0; nv--, i++) {
             int w = snprintf(buf + used, len - used, "%s%s", used > start ? " " : "",
                              c->argv.v[i + 1]);
 

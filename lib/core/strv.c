@@ -103,6 +103,22 @@ long moe_strv_find(const struct moe_strv *l, const char *s)
     return -1;
 }
 
+size_t moe_strv_flag_values(const struct moe_strv *l, size_t i)
+{
+    size_t n = 0;
+
+    while (i + 1 + n < l->n && strncmp(l->v[i + 1 + n], "--", 2) != 0)
+        n++;
+    return n;
+}
+
+const char *moe_strv_flag_value(const struct moe_strv *l, const char *flag)
+{
+    long i = moe_strv_find(l, flag);
+
+    return i >= 0 && moe_strv_flag_values(l, (size_t)i) > 0 ? l->v[i + 1] : NULL;
+}
+
 long moe_strv_env_find(const struct moe_strv *env, const char *entry)
 {
     size_t n = strcspn(entry, "=");

@@ -35,6 +35,14 @@ bool moe_strv_equal(const struct moe_strv *a, const struct moe_strv *b);
 /* Index of the first entry equal to s, or -1. */
 long moe_strv_find(const struct moe_strv *l, const char *s);
 
+/* A command line's flags: how many values follow entry i, up to the next
+ * flag (an entry that starts with "--") or the end.  0 for a switch. */
+size_t moe_strv_flag_values(const struct moe_strv *l, size_t i);
+
+/* The first value of flag (the entry after its first occurrence, unless
+ * that is another flag), or NULL when flag is absent or a switch. */
+const char *moe_strv_flag_value(const struct moe_strv *l, const char *flag);
+
 /* An environment (NAME=value entries): the index of the entry naming the
  * same variable as entry (its NAME), or -1. */
 long moe_strv_env_find(const struct moe_strv *env, const char *entry);

@@ -17,21 +17,6 @@ char *moe_study_result(const char *study, const char *stage, const char *id,
                              id && suffix ? suffix : "");
 }
 
-int moe_study_result_buf(char *buf, size_t len, const char *study, const char *stage,
-                         const char *id, const char *suffix)
-{
-    char *path = moe_study_result(study, stage, id, suffix);
-    int n = path ? snprintf(buf, len, "%s", path) : -1;
-
-    free(path);
-    if (n < 0 || (size_t)n >= len) {
-        if (len)
-            buf[0] = '\0';
-        return -1;
-    }
-    return 0;
-}
-
 json_t *moe_study_dir_template(const char *stage)
 {
     char *results = stage ? moe_study_result(NULL, stage, NULL, NULL) : NULL;

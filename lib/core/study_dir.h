@@ -60,10 +60,6 @@
 char *moe_study_result(const char *study, const char *stage, const char *id,
                        const char *suffix);
 
-/* The same into buf: 0, or -1 when it does not fit (never a cut path). */
-int moe_study_result_buf(char *buf, size_t len, const char *study, const char *stage,
-                         const char *id, const char *suffix);
-
 /* What the job script templates of stage (NULL: submit.sh and the like)
  * spell through the renderer instead of by hand: {{layout.results}},
  * {{layout.runs}}, {{layout.launch_log}}, {{layout.index_offset}} (the shell

@@ -83,18 +83,12 @@ int moe_checkpoint_step(const struct moe_study *s)
     return m->window_first > 1 ? m->window_first - 1 : m->validate_steps / 2;
 }
 
-/* Index of flag in argv, or -1. */
-static long flag_at(const struct moe_strv *argv, const char *flag)
-{
-    return moe_strv_find(argv, flag);
-}
-
 /* Sets flag's one value (appends both when absent); -1 when out of memory. */
 static int set_value(struct moe_strv *argv, const char *flag, const char *value)
 {
-    long i = flag_at(argv, flag);
+    long i = moe_strv_find(argv, flag);
 
-    if (i >= 0 && (size_t)i + 1 < argv->n && strncmp(argv->v[i + 1], "--", 2) != 0)
+    if (i >= 0 && moe_strv_flag_values(argv, (size_t)i) > 0)
         return moe_strv_set(argv, (size_t)i + 1, value);
     if (i >= 0)
         return moe_strv_insert(argv, (size_t)i + 1, value);
@@ -104,7 +98,7 @@ static int set_value(struct moe_strv *argv, const char *flag, const char *value)
 /* Removes a switch (a flag with no value). */
 static void drop_switch(struct moe_strv *argv, const char *flag)
 {
-    long i = flag_at(argv, flag);
+    long i = moe_strv_find(argv, flag);
 
     if (i >= 0)
         moe_strv_remove(argv, (size_t)i);
@@ -116,7 +110,7 @@ static void drop_switch(struct moe_strv *argv, const char *flag)
  * it is on. */
 static int make_deterministic(struct moe_candidate *c)
 {
-    if (flag_at(&c->argv, "--tp-comm-overlap") >= 0)
+    if (moe_strv_find(&c->argv, "--tp-comm-overlap") >= 0)
         return 0;
     drop_switch(&c->argv, "--cross-entropy-loss-fusion");
     if (moe_strv_push(&c->argv, "--deterministic-mode") < 0)
@@ -268,8 +262,8 @@ int moe_checkpoint_resume_argv(const struct moe_candidate *c, struct moe_strv *o
     if (!c->variable || strcmp(c->variable, MOE_CHECKPOINT_VARIABLE) != 0 ||
         moe_strv_copy(out, &c->argv) < 0)
         return -1;
-    save = flag_at(out, "--save");
-    every = flag_at(out, "--save-interval");
+    save = moe_strv_find(out, "--save");
+    every = moe_strv_find(out, "--save-interval");
     if (save < 0 || every < 0 || (size_t)save + 1 >= out->n || (size_t)every + 1 >= out->n ||
         moe_strv_set(out, (size_t)save, "--load") < 0 ||
         moe_strv_set(out, (size_t)every, "--ckpt-step") < 0) {

@@ -27,22 +27,6 @@ static void result_paths(void **state)
     free(p);
 }
 
-/* A buffer one byte short gets no cut path, which would name another
- * file, but an empty one and -1; one that fits gets the whole path. */
-static void result_buf_is_never_cut(void **state)
-{
-    const char *want = "/s/results/retune/0123.log";
-    char buf[64];
-
-    (void)state;
-    assert_int_equal(moe_study_result_buf(buf, strlen(want), "/s", "retune", "0123",
-                                          MOE_RESULT_LOG), -1);
-    assert_string_equal(buf, "");
-    assert_int_equal(moe_study_result_buf(buf, strlen(want) + 1, "/s", "retune", "0123",
-                                          MOE_RESULT_LOG), 0);
-    assert_string_equal(buf, want);
-}
-
 /* What the templates render is what the C side reads: the stage's
  * results folder as moe_study_result names it, and the offset variable's
  * shell expansion with 0 for unset. */
@@ -69,7 +53,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(result_paths),
-        cmocka_unit_test(result_buf_is_never_cut),
         cmocka_unit_test(template_names_match),
     };
     return MOE_RUN_TESTS(tests);
