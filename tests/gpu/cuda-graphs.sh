@@ -52,6 +52,7 @@ run_variant() {
 run() {
     local out=$1 d dir name args
     shift
+    # shellcheck disable=SC2086 # a list of words
     [ $# -gt 0 ] || set -- $DIALECTS
     mkdir -p "$out"
     export PATH=/opt/torch/.venv/bin:$PATH
