@@ -54,10 +54,13 @@ ok "the plugin needs neither SQLite nor zlib" hasnt "$tmp/dyn" 'NEEDED.*(libsqli
 # it to about 127,000, and the budget to 131,000.  Issue 37 has the plugin
 # judge later stages against the baseline moeflow run's sealed decisions
 # adopted (the trail's reader and moe_contract_reference): 131,407, so
-# the budget is that plus ~3%, 135,000.
+# the budget was that plus ~3%, 135,000.  Issue 39 builds the plugin's
+# JSON with the checked builder (core/json_build.c, a key that cannot be
+# made is an error naming it) and checks every path and copy it makes:
+# 135,859, so the budget is that plus ~3%, 140,000.
 size "$so" | awk 'NR == 2 { print $1 + $2 }' > "$tmp/size"
-ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 135,000" \
-    test "$(cat "$tmp/size")" -le 135000
+ok "the plugin's text + data ($(cat "$tmp/size") bytes) is within its budget of 140,000" \
+    test "$(cat "$tmp/size")" -le 140000
 
 make -s --no-print-directory -C "$MOEFLOW_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 tap_ok $? "make install DESTDIR=... succeeds"
