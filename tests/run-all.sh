@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs every test moeflow has, from a fresh Debian 12 machine as root:
-# installs the build and Slurm packages, builds in _build and runs the unit,
+# installs the build and test packages (build-aux/install-deps.sh --test),
+# builds in _build and runs the unit,
 # CLI and integration tests (the latter start their own local Slurm
 # clusters), then rebuilds with ASan+UBSan in _build-san and runs the unit
 # and CLI tests again.  Ends with every skip, by name (tests/summary.sh
@@ -27,7 +28,7 @@ build_failed() {
 # this tree's copies for the job user (tests/integration/lib.sh)
 views=/tmp/moeflow-view-$(pwd -P | sha256sum | cut -c1-8)
 rm -rf "$views"-*
-"$top/build-aux/install-deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+"$top/build-aux/install-deps.sh" --test || { echo "0 passed, 1 failed"; exit 1; }
 { autoreconf -fi && build _build --enable-werror; } > "$top/build.log" 2>&1 || build_failed
 find "$top/_build" "$top/_build-san" -name '*.trs' -delete 2>/dev/null
 (cd "$top/_build" && make -j2 check)

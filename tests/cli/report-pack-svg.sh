@@ -8,10 +8,10 @@
 # trail are data; what is not plotted is listed in README.md; index.html
 # renders in headless Chromium to a picture that is not blank and shows
 # the baseline's blue and the winner's orange.  Chromium is a test
-# dependency (build-aux/install-deps.sh): its absence fails, never skips.
+# dependency (build-aux/install-deps.sh --test): its absence fails, never skips.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 . "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
-command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
+command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh --test)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfsvg.XXXXXX) && trap 'rm -rf "$T"' EXIT
@@ -126,7 +126,7 @@ chmod g-w "$S/decisions/01-scale.json"
 # zlib and struct alone.
 chrome=$(command -v chromium || command -v chromium-browser)
 if [ -z "$chrome" ]; then
-    echo "# chromium is not installed: sh build-aux/install-deps.sh installs it (a test dependency)"
+    echo "# chromium is not installed: sh build-aux/install-deps.sh --test installs it (a test dependency)"
     tap_ok 1 "index.html renders in headless Chromium (chromium missing)"
     tap_ok 1 "... not blank (no picture)"
     tap_ok 1 "... the series colours show (no picture)"

@@ -10,7 +10,7 @@
 # leaves no pack; --pack-dir and the usage errors.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 . "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
-command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
+command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh --test)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfpk.XXXXXX) && trap 'rm -rf "$T"' EXIT

@@ -7,7 +7,7 @@
 # fake-megatron's (rank 0 of 1, so the argument dump is in them).
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 . "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
-command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh)"
+command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh --test)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfrp.XXXXXX) && trap 'rm -rf "$T"' EXIT

@@ -7,7 +7,7 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 require_root
 { command -v dpkg-buildpackage && command -v dh && command -v lintian; } > /dev/null ||
-    skip_all "needs dpkg-dev, debhelper and lintian (build-aux/install-deps.sh)"
+    skip_all "needs dpkg-dev, debhelper and lintian (build-aux/install-deps.sh --test)"
 PKGS="moeflow slurm-spank-moeflow"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 for p in $PKGS; do

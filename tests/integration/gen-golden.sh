@@ -6,7 +6,7 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 # shellcheck is part of the check, not an extra: without it the scripts
-# fail their check (build-aux/install-deps.sh installs it).
+# fail their check (build-aux/install-deps.sh --test installs it).
 have_shellcheck=1
 command -v shellcheck > /dev/null || have_shellcheck=0
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
@@ -50,7 +50,7 @@ for n in $STUDIES; do
             [ "${PIPESTATUS[0]}" = 0 ] || { rc=1; echo "shellcheck fails on $s" | diag; }
         else
             rc=1
-            echo "shellcheck is not installed (build-aux/install-deps.sh installs it)" | diag
+            echo "shellcheck is not installed (build-aux/install-deps.sh --test installs it)" | diag
         fi
     done
     tap_ok $rc "$n: every script passes bash -n and shellcheck"
