@@ -176,6 +176,7 @@ MOE_ENUM_NAMES_DEFINE(MOE_DISPATCHER_LIST, MOE_DISPATCHER_COUNT, moe_dispatcher_
 MOE_ENUM_NAMES_DEFINE(MOE_PRECISION_LIST, MOE_PRECISION_COUNT, moe_precision_names);
 MOE_ENUM_NAMES_DEFINE(MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profiler_names);
 MOE_ENUM_NAMES_DEFINE(MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
+MOE_ENUM_NAMES_DEFINE(MOE_PLUGIN_MODE_LIST, MOE_PLUGIN_MODE_COUNT, moe_plugin_mode_names);
 
 #define NAME_FN(fn, type, table, count)                                                        \
     const char *fn(type v) { return moe_enum_name(table, count, (int)v); }
@@ -383,6 +384,27 @@ static int launcher_check(struct ctx *c, const char *command)
     return 0;
 }
 
+/* srun --container-workdir: an absolute path with no ".." (the folder
+ * must be the one named, not one a mount makes of it); the YAML reader
+ * has refused control characters, and a blank is data (templates quote). */
+static int workdir_check(struct ctx *c, const char *dir)
+{
+    const char *p = dir;
+
+    if (!dir[0])
+        return 0;
+    if (dir[0] != '/')
+        return fail(c, MOE_SK_CLUSTER_CONTAINER_WORKDIR, "'%.80s' is not an absolute path "
+                    "(it is a folder inside the container, e.g. /workspace)", dir);
+    while ((p = strstr(p, "..")))
+        if ((p == dir || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+            return fail(c, MOE_SK_CLUSTER_CONTAINER_WORKDIR, "'%.80s' has a '..' component: "
+                        "name the folder itself", dir);
+        else
+            p += 2;
+    return 0;
+}
+
 static int cluster_read(struct ctx *c, struct moe_cluster *k)
 {
     const struct moe_gpu_type *type;
@@ -400,12 +422,15 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     k->nodes = get_int(c, MOE_SK_CLUSTER_NODES, 1);
     k->max_array_size = get_int(c, MOE_SK_CLUSTER_MAX_ARRAY_SIZE, 0);
     k->exclusive = get_bool(c, MOE_SK_CLUSTER_EXCLUSIVE, true);
+    k->plugin = get_enum(c, MOE_SK_CLUSTER_PLUGIN, moe_plugin_mode_names, MOE_PLUGIN_AUTO);
     if (own_str(c, &k->partition, MOE_SK_CLUSTER_PARTITION, "") < 0 ||
         own_str(c, &k->account, MOE_SK_CLUSTER_ACCOUNT, "") < 0 ||
         own_str(c, &k->time_limit, MOE_SK_CLUSTER_TIME_LIMIT, "01:00:00") < 0 ||
         time_limit_check(c, k->time_limit) < 0 ||
         own_str(c, &k->container_image, MOE_SK_CLUSTER_CONTAINER_IMAGE, "") < 0 ||
         own_str(c, &k->container_mounts, MOE_SK_CLUSTER_CONTAINER_MOUNTS, "") < 0 ||
+        own_str(c, &k->container_workdir, MOE_SK_CLUSTER_CONTAINER_WORKDIR, "") < 0 ||
+        workdir_check(c, k->container_workdir) < 0 ||
         own_str(c, &k->launcher, MOE_SK_CLUSTER_LAUNCHER_COMMAND, "python pretrain_gpt.py") < 0)
         return -1;
     if (!k->launcher[0] || strspn(k->launcher, " \t") == strlen(k->launcher))
@@ -418,6 +443,9 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     if (moe_study_str_set(k->container_mounts) && !moe_study_str_set(k->container_image))
         return fail(c, MOE_SK_CLUSTER_CONTAINER_MOUNTS,
                     "mounts need " MOE_SK_CLUSTER_CONTAINER_IMAGE);
+    if (moe_study_str_set(k->container_workdir) && !moe_study_str_set(k->container_image))
+        return fail(c, MOE_SK_CLUSTER_CONTAINER_WORKDIR,
+                    "a container's workdir needs " MOE_SK_CLUSTER_CONTAINER_IMAGE);
     return cluster_rates(c, k);
 }
 
@@ -830,6 +858,7 @@ void moe_study_free(struct moe_study *study)
     char **owned[] = { &study->path, &study->name, &study->cluster.partition,
                        &study->cluster.account, &study->cluster.time_limit,
                        &study->cluster.container_image, &study->cluster.container_mounts,
+                       &study->cluster.container_workdir,
                        &study->cluster.launcher, &study->data_path, &study->optimizer,
                        &study->software.transformer_engine, &study->baseline.pipeline_layout };
 

@@ -50,6 +50,15 @@ MOE_ENUM_DECLARE(moe_profiler, MOE_PROFILER_LIST, MOE_PROFILER_COUNT, moe_profil
     X(MOE_RECOMPUTE_FULL, "full")
 MOE_ENUM_DECLARE(moe_recompute, MOE_RECOMPUTE_LIST, MOE_RECOMPUTE_COUNT, moe_recompute_names);
 
+/* cluster.plugin: whether the cluster has moeflow's SPANK plugin.  auto:
+ * gen asks sbatch (its --help lists --moe-stage); required: the scripts use
+ * the plugin's --moe-* options; none: the scripts check the contract with
+ * `moeflow contract` themselves. */
+#define MOE_PLUGIN_MODE_LIST(X)                                                                \
+    X(MOE_PLUGIN_AUTO, "auto") X(MOE_PLUGIN_REQUIRED, "required") X(MOE_PLUGIN_NONE, "none")
+MOE_ENUM_DECLARE(moe_plugin_mode, MOE_PLUGIN_MODE_LIST, MOE_PLUGIN_MODE_COUNT,
+                 moe_plugin_mode_names);
+
 
 /* Names from a fixed vocabulary (the schema's choices): each v[i] points
  * at a static name, never at a copy. */
@@ -72,7 +81,9 @@ struct moe_cluster {
     int max_array_size;           /* Slurm MaxArraySize; 0 = unset */
     bool exclusive;               /* timing stages take whole nodes (default) */
     char *container_image;        /* empty: no container */
-    char *container_mounts;
+    char *container_mounts;       /* pyxis --container-mounts: SRC:DST[:FLAGS],... */
+    char *container_workdir;      /* absolute; empty: the study directory */
+    enum moe_plugin_mode plugin;  /* default MOE_PLUGIN_AUTO */
     char *launcher;               /* trainer command, split on blanks */
     /* step-time model settings; < 0 (unset) = the GPU type's default */
     double tflops_bf16, tflops_fp8, nvlink_gbps, internode_gbps, host_us, host_expert_us,

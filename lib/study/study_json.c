@@ -49,9 +49,22 @@ static json_t *model_json(struct moe_jb *b, const struct moe_model *m)
         K(MODEL, SWIGLU), m->swiglu, K(MODEL, UNTIE_EMBEDDINGS), m->untie_embeddings);
 }
 
+/* The keys added after studies had evidence (issue 40) are written only
+ * when set: a study that leaves them out keeps the hash, and the ids of its
+ * committed evidence, that it had before they existed. */
+static void cluster_added(struct moe_jb *b, json_t *j, const struct moe_cluster *k)
+{
+    if (k->plugin != MOE_PLUGIN_AUTO)
+        moe_jb_str(b, j, K(CLUSTER, PLUGIN),
+                   moe_enum_name(moe_plugin_mode_names, MOE_PLUGIN_MODE_COUNT, (int)k->plugin));
+    if (moe_study_str_set(k->container_workdir))
+        moe_jb_str(b, json_object_get(j, K(CLUSTER, CONTAINER)), K(CLUSTER_CONTAINER, WORKDIR),
+                   k->container_workdir);
+}
+
 static json_t *cluster_json(struct moe_jb *b, const struct moe_cluster *k)
 {
-    return moe_jb_pack(b,
+    json_t *j = moe_jb_pack(b,
         "{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:i, s:b, s:{s:s, s:s}, s:{s:s}}",
         K(CLUSTER, GPU), moe_gpu_name(k->gpu), K(CLUSTER, GPU_MEMORY_GIB), k->gpu_memory_gib,
         K(CLUSTER, GPUS_PER_NODE), k->gpus_per_node, K(CLUSTER, NVLINK_DOMAIN), k->nvlink_domain,
@@ -61,6 +74,10 @@ static json_t *cluster_json(struct moe_jb *b, const struct moe_cluster *k)
         K(CLUSTER, CONTAINER), K(CLUSTER_CONTAINER, IMAGE), k->container_image,
         K(CLUSTER_CONTAINER, MOUNTS), k->container_mounts,
         K(CLUSTER, LAUNCHER), K(CLUSTER_LAUNCHER, COMMAND), k->launcher);
+
+    if (j)
+        cluster_added(b, j, k);
+    return j;
 }
 
 static json_t *workload_json(struct moe_jb *b, const struct moe_study *s)

@@ -68,7 +68,14 @@ static const struct moe_field model_keys[] = {
 #define TIME_RE "^([0-9]+(-[0-9]+)?(:[0-9]+){0,2}|unlimited|infinite)$"
 
 static const struct moe_field container_keys[] = {
-    STR(CLUSTER_CONTAINER, IMAGE), STR(CLUSTER_CONTAINER, MOUNTS), END
+    STR(CLUSTER_CONTAINER, IMAGE),
+    /* pyxis takes its mounts as one option's value: a YAML list in its
+     * place is the likely slip, and the message shows the form */
+    { .key = K(CLUSTER_CONTAINER, MOUNTS), .type = MOE_F_STR,
+      .allows = "the mounts are one comma-separated string of SRC:DST[:FLAGS] entries, as "
+                "pyxis' --container-mounts takes them, e.g. "
+                "\"/lustre:/lustre,/scratch/data:/data:ro\"" },
+    STR(CLUSTER_CONTAINER, WORKDIR), END
 };
 static const struct moe_field launcher_keys[] = { STR(CLUSTER_LAUNCHER, COMMAND), END };
 
@@ -82,6 +89,7 @@ static const struct moe_field cluster_keys[] = {
     SBATCH_STR(K(CLUSTER, TIME_LIMIT), TIME_RE, "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, "
                "D-H:M:S or unlimited"),
     INT(CLUSTER, MAX_ARRAY_SIZE, 1, 4000001), BOOL(CLUSTER, EXCLUSIVE),
+    ENUM(CLUSTER, PLUGIN, moe_plugin_mode_names),
     MAP(CLUSTER, CONTAINER, container_keys), MAP(CLUSTER, LAUNCHER, launcher_keys),
     NUM(CLUSTER, ACHIEVABLE_TFLOPS_BF16), NUM(CLUSTER, ACHIEVABLE_TFLOPS_FP8),
     NUM(CLUSTER, NVLINK_GBPS), NUM(CLUSTER, INTERNODE_GBPS), NUM(CLUSTER, HOST_OVERHEAD_US),

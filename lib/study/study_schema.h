@@ -65,6 +65,8 @@
 #define MOE_SK_CLUSTER_CONTAINER MOE_SK_CLUSTER ".container"
 #define MOE_SK_CLUSTER_CONTAINER_IMAGE MOE_SK_CLUSTER_CONTAINER ".image"
 #define MOE_SK_CLUSTER_CONTAINER_MOUNTS MOE_SK_CLUSTER_CONTAINER ".mounts"
+#define MOE_SK_CLUSTER_CONTAINER_WORKDIR MOE_SK_CLUSTER_CONTAINER ".workdir"
+#define MOE_SK_CLUSTER_PLUGIN MOE_SK_CLUSTER ".plugin"
 #define MOE_SK_CLUSTER_LAUNCHER MOE_SK_CLUSTER ".launcher"
 #define MOE_SK_CLUSTER_LAUNCHER_COMMAND MOE_SK_CLUSTER_LAUNCHER ".command"
 #define MOE_SK_CLUSTER_ACHIEVABLE_TFLOPS_BF16 MOE_SK_CLUSTER ".achievable_tflops_bf16"
@@ -142,6 +144,8 @@ struct moe_field {
      * match, what it allows in words, and sbatch's own rule on top
      * (core/shquote.h moe_sbatch_quote). */
     const char *pattern;
+    /* what the pattern allows in words; on a string without a pattern,
+     * its form, told when a list or mapping stands in its place */
     const char *allows;
     long min, max;                      /* MOE_F_INT, MOE_F_INTLIST (max 0 = none) */
     enum moe_ftype type;

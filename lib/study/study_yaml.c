@@ -317,7 +317,10 @@ static json_t *convert_scalar(struct walk *w, yaml_node_t *node, const struct mo
     double d;
 
     if (node->type != YAML_SCALAR_NODE) {
-        fail_at(w, node, path, "expected %s", type_name(f->type));
+        /* a string's form, where the schema says it, is what a list or a
+         * mapping in its place most needs to hear */
+        fail_at(w, node, path, "expected %s%s%s", type_name(f->type), f->allows ? ": " : "",
+                f->allows ? f->allows : "");
         return NULL;
     }
     if (string_limit(w, node, path) < 0 || no_control(w, node, path) < 0)

@@ -320,6 +320,34 @@ static void grad_reduce_in_bf16_on_only_is_written(void **state)
     moe_study_free(&on);
 }
 
+/* cluster.plugin and cluster.container.workdir (issue 40): read, and
+ * written to the canonical study only when set, so that a study without
+ * them keeps its hash. */
+static void plugin_and_workdir(void **state)
+{
+    static const char *const text =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\n  plugin: none\n"
+        "  container:\n    image: img\n    workdir: /work space/s\nworkload:\n  gbs: 512\n"
+        "software:\n  megatron: core-0.16\nbaseline:\n  ep: 16\n";
+    struct moe_study a, b;
+    struct moe_error e;
+
+    (void)state;
+    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
+    assert_int_equal(moe_study_load_string(&b, "b.yaml", text, &e), 0);
+    assert_int_equal(a.cluster.plugin, MOE_PLUGIN_AUTO);
+    assert_string_equal(a.cluster.container_workdir, "");
+    assert_null(json_object_get(json_object_get(a.json, "cluster"), "plugin"));
+    assert_int_equal(b.cluster.plugin, MOE_PLUGIN_NONE);
+    assert_string_equal(b.cluster.container_workdir, "/work space/s");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(b.json, "cluster"),
+                                                          "plugin")), "none");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+                            b.json, "cluster"), "container"), "workdir")), "/work space/s");
+    moe_study_free(&a);
+    moe_study_free(&b);
+}
+
 /* The canonical form sorts keys, is compact, and prints 0.1 as 0.1. */
 static void canonical_form(void **state)
 {
@@ -576,6 +604,9 @@ static void canonical_json_has_the_schema_keys(void **state)
          * keeps the hash it had before the key existed (study_json.c) */
         json_object_del(schema, "workload.distributed_optimizer");
         json_object_del(schema, "workload.grad_reduce_in_bf16"); /* only when true */
+        /* issue 40's keys: written only when set, for the same reason */
+        json_object_del(schema, "cluster.plugin");
+        json_object_del(schema, "cluster.container.workdir");
         json_paths(s.json, "", written);
         json_object_del(written, "model.name");
         json_object_del(written, "baseline.dp");
@@ -746,6 +777,7 @@ int main(void)
         cmocka_unit_test(canonical_hash_is_stable),
         cmocka_unit_test(distributed_optimizer_off_only_is_written),
         cmocka_unit_test(grad_reduce_in_bf16_on_only_is_written),
+        cmocka_unit_test(plugin_and_workdir),
         cmocka_unit_test(canonical_form),
         cmocka_unit_test(canonical_numbers),
         cmocka_unit_test(preset_override),

@@ -31,6 +31,7 @@ static const char base[] =
     "cluster:\n  nodes: 2\n  partition: @partition@\n  account: @account@\n"
     "  time_limit: \"@time_limit@\"\n"
     "  container:\n    image: \"@image@\"\n    mounts: \"@mounts@\"\n"
+    "    workdir: \"@workdir@\"\n"
     "  launcher:\n    command: \"@command@\"\n"
     "workload:\n  gbs: 512\n  data: \"@data@\"\n"
     "software:\n  megatron: core-0.16\n  transformer_engine: \"@te@\"\n"
@@ -54,6 +55,7 @@ static const struct field fields[] = {
     { "cluster.time_limit", "@time_limit@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
     { "cluster.container.image", "@image@", "img", "", "", 'i', MOE_STUDY_STR_MAX, false },
     { "cluster.container.mounts", "@mounts@", "/m:/m", "/", "", 'm', MOE_STUDY_STR_MAX, false },
+    { "cluster.container.workdir", "@workdir@", "/w", "/", "", 'w', MOE_STUDY_STR_MAX, false },
     { "cluster.launcher.command", "@command@", "python p.py", "python ", ".py", 'p',
       MOE_STUDY_STR_MAX, false },
     { "workload.data", "@data@", "/d_text_document", "/", "", 'd', MOE_STUDY_STR_MAX, false },
