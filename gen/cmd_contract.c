@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "contract_job.h"
 #include "contract_show.h"
 #include "contract/contract.h"
 #include "contract/contract_check.h"
@@ -265,7 +266,7 @@ static int cmd_freeze(const char *study, const char *from)
 }
 
 struct contract_args {
-    const char *stage, *from;
+    const char *stage, *from, *candidate, *run;
     bool json;
 };
 
@@ -275,6 +276,10 @@ static const struct moe_opt contract_opts[] = {
       .field = offsetof(struct contract_args, stage) },
     { "from", required_argument, 'f', "FILE", NULL, .set = moe_opt_string,
       .field = offsetof(struct contract_args, from) },
+    { "candidate", required_argument, 'c', "ID", NULL, .set = moe_opt_string,
+      .field = offsetof(struct contract_args, candidate) },
+    { "run", required_argument, 'r', "ID", NULL, .set = moe_opt_string,
+      .field = offsetof(struct contract_args, run) },
     { .name = NULL },
 };
 
@@ -284,9 +289,14 @@ static const struct moe_cli contract_cli = {
              "       moeflow contract verify STUDY|RUN_DIR\n"
              "       moeflow contract freeze STUDY --from FILE\n"
              "       moeflow contract winner STUDY RUN_DIR\n"
+             "       moeflow contract check STUDY --stage STAGE [--candidate ID] [--run ID]\n"
              "\n"
              "A and B are contract files or study directories (their frozen baseline).\n"
              "diff --stage applies that stage's rule and exits 3 when the rule refuses.\n"
+             "check is the moeflow plugin's check, made by a job script on a cluster\n"
+             "without the plugin (cluster.plugin: none): without --run as at submission,\n"
+             "with --run as at task start on this node, sealing the run under\n"
+             MOE_STUDY_RUNS "/ID; it exits 3 when the stage's rule refuses.\n"
              "\n"
              "example: moeflow contract diff tiny tiny/" MOE_STUDY_RUNS "/6_0 --stage retune\n",
     .opts = contract_opts,
@@ -311,6 +321,8 @@ int cmd_contract(int argc, char **argv)
         return cmd_verify(argv[0]);
     if (strcmp(verb, "winner") == 0 && argc == 2)
         return cmd_winner(argv[0], argv[1]);
+    if (strcmp(verb, "check") == 0 && argc == 1 && a.stage)
+        return contract_check_job(argv[0], a.stage, a.candidate ? a.candidate : "", a.run);
     if (strcmp(verb, "freeze") == 0 && argc == 1 && a.from)
         return cmd_freeze(argv[0], a.from);
     return moe_cli_misuse(&contract_cli);

@@ -323,28 +323,22 @@ static json_t *node_facts;
 
 static json_t *gather_node_facts(spank_t sp)
 {
-    json_t *facts = json_object();
     struct moe_nvml_report nvml;
     const struct moe_nodetopo *nt;
     struct moe_error err, ignored;
-    struct moe_jb b;
     bool have_nvml;
+    json_t *facts;
 
     moe_error_clear(&err);
-    moe_jb_init(&b, &err);
-    for (const char *const *sec = moe_contract_sections; *sec; sec++)
-        moe_jb_set(&b, facts, *sec, json_object());
-    if (!(facts = moe_jb_done(&b, facts))) {
-        moe_report(MOE_REPORT_ERROR, "node facts for the contract", NULL, &err);
-        return NULL;
-    }
     have_nvml = moe_nvml_query(&nvml, &ignored) == 0; /* no NVML: no GPU facts to compare */
     nt = moe_topology_get(&err);
     if (!nt)
         moe_report(MOE_REPORT_ERROR, "node topology for the contract", moe_topology_source(), &err);
     moe_error_clear(&err);
-    if (moe_node_facts_apply(facts, nt ? nt->topo : NULL, have_nvml ? &nvml : NULL,
-                             spank_env, sp, &err) != 0)
+    /* the domain map apart: its errors name the admin's file */
+    facts = moe_node_facts_gather(nt ? nt->topo : NULL, have_nvml ? &nvml : NULL, spank_env, sp,
+                                  NULL, &err);
+    if (!facts || err.text[0])
         moe_report(MOE_REPORT_ERROR, "node facts for the contract", moe_topology_source(), &err);
     else if (moe_plugin.config.topology[0] &&
              moe_node_facts_domain_map(facts, moe_plugin.config.topology, &err) != 0)
@@ -365,33 +359,14 @@ static json_t *runtime_contract(spank_t sp, const char *study, const char *id,
                                 struct moe_error *err)
 {
     char candidate[MOE_CANDIDATE_ID_MAX + 1];
-    struct moe_jb b;
-    json_t *doc, *run;
 
     if (task_candidate(sp, study, candidate, sizeof(candidate), err) != 0)
         return NULL;
-    doc = moe_contract_declared(study, candidate, err);
-    if (!doc)
-        return NULL;
     if (!node_facts && !(node_facts = gather_node_facts(sp))) {
         moe_error_set(err, "this node's facts could not be gathered (reported above)");
-        json_decref(doc);
         return NULL;
     }
-    /* a contract lacking a fact would be judged as if the node lacked it */
-    if (moe_node_facts_inherit(doc, node_facts) < 0) {
-        moe_error_set(err, "candidate %s: this node's facts could not be copied into its "
-                      "contract (out of memory)", candidate);
-        json_decref(doc);
-        return NULL;
-    }
-    moe_jb_init(&b, err);
-    run = json_object();
-    moe_jb_str(&b, run, MOE_CONTRACT_RUN_STAGE, moe_stage_name(moe_plugin.opts.stage));
-    moe_jb_str(&b, run, MOE_CONTRACT_RUN_CANDIDATE, candidate);
-    moe_jb_str(&b, run, MOE_CONTRACT_RUN_ID, id);
-    moe_jb_set(&b, doc, MOE_CONTRACT_RUN, moe_jb_done(&b, run));
-    return moe_jb_done(&b, doc);
+    return moe_contract_runtime(study, moe_plugin.opts.stage, candidate, id, node_facts, err);
 }
 
 bool moe_contract_candidate_layout(spank_t sp, struct moe_layout *l)

@@ -13,6 +13,7 @@
 #include "contract/contract_store.h"
 #include "contract/node_facts.h"
 #include "core/contract_keys.h"
+#include "core/json_build.h"
 #include "core/readfile.h"
 #include "core/strbuf.h"
 #include "core/stage.h"
@@ -33,6 +34,31 @@ json_t *moe_contract_declared(const char *study, const char *candidate, struct m
         doc = moe_contract_load_plain(path, err);
     free(path);
     return doc;
+}
+
+json_t *moe_contract_runtime(const char *study, enum moe_stage stage, const char *candidate,
+                             const char *run_id, const json_t *facts, struct moe_error *err)
+{
+    json_t *doc = moe_contract_declared(study, candidate, err), *run;
+    struct moe_jb b;
+
+    if (!doc)
+        return NULL;
+    /* a contract lacking a fact would be judged as if the node lacked it */
+    if (moe_node_facts_inherit(doc, facts) < 0) {
+        moe_error_set(err, "candidate %s: this node's facts could not be copied into its "
+                      "contract (out of memory)", candidate && candidate[0] ? candidate
+                                                                             : "baseline");
+        json_decref(doc);
+        return NULL;
+    }
+    moe_jb_init(&b, err);
+    run = json_object();
+    moe_jb_str(&b, run, MOE_CONTRACT_RUN_STAGE, moe_stage_name(stage));
+    moe_jb_str(&b, run, MOE_CONTRACT_RUN_CANDIDATE, candidate ? candidate : "");
+    moe_jb_str(&b, run, MOE_CONTRACT_RUN_ID, run_id);
+    moe_jb_set(&b, doc, MOE_CONTRACT_RUN, moe_jb_done(&b, run));
+    return moe_jb_done(&b, doc);
 }
 
 int moe_manifest_candidate(const char *study, enum moe_stage stage, long index, char *id,

@@ -65,6 +65,15 @@ int moe_contract_enforce(const char *study, enum moe_stage stage, json_t *reques
 
 void moe_contract_outcome_free(struct moe_contract_outcome *out);
 
+/* The contract a run of candidate ("" or NULL: the baseline) asks for at
+ * its start: the declared one, with this node's facts (from
+ * moe_node_facts_gather) where it lacks them, and its run section
+ * (stage, candidate, run id).  Shared by the plugin's task start and
+ * `moeflow contract check`, so that both record the same document.  New
+ * reference; NULL with err. */
+json_t *moe_contract_runtime(const char *study, enum moe_stage stage, const char *candidate,
+                             const char *run_id, const json_t *facts, struct moe_error *err);
+
 /* A run record as `contract verify RUN_DIR` judges it. */
 struct moe_run_check {
     json_t *record;                 /* the sealed record, its "run" part included */

@@ -94,6 +94,24 @@ int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
     return b.failed ? -1 : 0;
 }
 
+json_t *moe_node_facts_gather(hwloc_topology_t topo, const struct moe_nvml_report *nvml,
+                              moe_env_lookup env, void *ctx, const char *domain_map,
+                              struct moe_error *err)
+{
+    json_t *facts = json_object();
+    struct moe_jb b;
+
+    moe_jb_init(&b, err);
+    for (const char *const *sec = moe_contract_sections; *sec; sec++)
+        moe_jb_set(&b, facts, *sec, json_object());
+    if (!(facts = moe_jb_done(&b, facts)))
+        return NULL;
+    if (moe_node_facts_apply(facts, topo, nvml, env, ctx, err) == 0 && domain_map &&
+        domain_map[0])
+        moe_node_facts_domain_map(facts, domain_map, err);
+    return facts;
+}
+
 int moe_node_facts_inherit(json_t *dst, const json_t *src)
 {
     int rc = 0;
