@@ -70,6 +70,21 @@ result_lines XFAIL | while IFS="$(printf '\t')" read -r build test details; do
     printf 'expected failure in %s: %s %s\n' "$build" "$test" "$details"
 done
 
+# Where the time went: the slowest tests, each from its log's birth (the
+# driver creates it when the test starts) to its .trs (written when it
+# ends), in wall seconds, as make check -jN ran them side by side.  Left
+# out where the file system does not record a birth time.
+find "$builddir" -name '*.trs' 2>/dev/null | while read -r trs; do
+    log=${trs%.trs}.log
+    born=$(stat -c %W "$log" 2>/dev/null) || continue
+    ended=$(stat -c %Y "$trs" 2>/dev/null) || continue
+    [ "${born:-0}" -gt 0 ] || continue
+    rel=${trs#"$builddir"/}
+    printf '%d\t%s\n' $(( ended - born )) "${rel%.trs}"
+done | sort -rn | head -n "${MOEFLOW_SLOWEST:-12}" | awk -F'\t' '
+    NR == 1 { print "slowest tests (wall seconds, start to end):" }
+    { printf "  %5d  %s\n", $1, $2 }'
+
 find "$builddir" -name '*.trs' -exec cat {} + 2>/dev/null |
 awk -v extra="$extra_failed" -v must="$must_run_skipped" '
     /^:test-result: (PASS|XFAIL)/ { passed++ }
