@@ -367,6 +367,10 @@ int moe_megatron_argv(const struct moe_study *s, const struct moe_run *r, struct
     tuning_args(a, s, &r->cfg, err);
     precision_args(a, r->cfg.precision);
     training_args(a, s, r);
+    /* the study's own words last, checked against the dialect when the
+     * study was read (megatron_extra.c): every run has them alike */
+    for (size_t i = 0; i < s->cluster.extra_args.n; i++)
+        add(a, s->cluster.extra_args.v[i]);
     return a->oom ? -1 : 0;
 }
 
@@ -382,6 +386,11 @@ int moe_cuda_max_connections(const struct moe_study *s, const struct moe_baselin
         return 32;
     return 8;
 }
+
+const char *const moe_megatron_env_names[] = {
+    "CUDA_DEVICE_MAX_CONNECTIONS", "PYTORCH_CUDA_ALLOC_CONF", "NCCL_GRAPH_REGISTER",
+    "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN", "USE_MNNVL", NULL,
+};
 
 int moe_megatron_env(const struct moe_study *s, const struct moe_run *r, struct moe_strv *env)
 {
@@ -401,5 +410,9 @@ int moe_megatron_env(const struct moe_study *s, const struct moe_run *r, struct 
         if (domain > s->cluster.gpus_per_node)
             moe_strv_push(env, "USE_MNNVL=1");
     }
+    /* cluster.env after moeflow's: its names are none of the above
+     * (the study reader refuses them), so nothing is overridden */
+    for (size_t i = 0; i < s->cluster.env.n; i++)
+        moe_strv_push(env, s->cluster.env.v[i]);
     return env->oom ? -1 : 0;
 }

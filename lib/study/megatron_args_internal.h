@@ -40,4 +40,36 @@ int moe_megatron_env(const struct moe_study *study, const struct moe_run *run,
  * otherwise 32 for the flex dispatcher and Blackwell, 8 else. */
 int moe_cuda_max_connections(const struct moe_study *study, const struct moe_baseline *cfg);
 
+/* One flag of a dialect's parser (megatron_flags.c, generated from the
+ * argparse dumps): its argparse dest, and how many values it takes, from
+ * min to max (-1: no bound). */
+struct moe_megatron_flag_spec {
+    const char *flag;
+    const char *dest;
+    int min, max;
+};
+
+/* Every flag dialect d's parser knows, sorted; NULL and *n = 0 outside
+ * the enum. */
+const struct moe_megatron_flag_spec *moe_megatron_flags(enum moe_dialect d, size_t *n);
+
+/* A flag moeflow emits itself, and the study key that decides it (NULL:
+ * the same in every run, no key: moeflow's own choice). */
+struct moe_megatron_owned {
+    const char *flag;
+    const char *key;
+};
+const struct moe_megatron_owned *moe_megatron_owned_flags(size_t *n);
+
+/* cluster.launcher.extra_args against dialect d: every flag known, with
+ * the values its parser takes, none setting what a flag moeflow emits
+ * sets (same argparse dest).  -1 with *at the index of the word at fault
+ * and err saying why (the closest known flag; the study key to use). */
+int moe_megatron_extra_check(enum moe_dialect d, const struct moe_strv *words, size_t *at,
+                             struct moe_error *err);
+
+/* The variables moe_megatron_env may set, NULL-ended: a study's
+ * cluster.env may set none of them. */
+extern const char *const moe_megatron_env_names[];
+
 #endif

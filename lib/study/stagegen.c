@@ -346,6 +346,14 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
         rc |= sbatch_line(lines, "account", k->account, err);
     if (moe_study_str_set(k->partition) && rc == 0)
         rc |= sbatch_line(lines, "partition", k->partition, err);
+    /* the rest of what a cluster asks of every job (cluster.qos,
+     * reservation, constraint), each checked against Slurm's form */
+    if (moe_study_str_set(k->qos) && rc == 0)
+        rc |= sbatch_line(lines, "qos", k->qos, err);
+    if (moe_study_str_set(k->reservation) && rc == 0)
+        rc |= sbatch_line(lines, "reservation", k->reservation, err);
+    if (moe_study_str_set(k->constraint) && rc == 0)
+        rc |= sbatch_line(lines, "constraint", k->constraint, err);
     if (array && rc == 0)
         rc |= sbatch_line(lines, "array", m->chunks[0].array, err);
     else if (rc == 0)
@@ -353,7 +361,7 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
     const char *const kv[][2] = { { "output", out }, { "gpus-per-node", gpus },
                                   { "ntasks-per-node", ntasks }, { "nodes", nnodes },
                                   { "job-name", job }, { "moe-stage", moe_stage_name(st) },
-                                  { "moe-study", study_dir }, { "time", k->time_limit } };
+                                  { "moe-study", study_dir }, { "time", moe_study_time_limit(s, st) } };
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
         rc |= sbatch_line(lines, kv[i][0], kv[i][1], err);
     /* A step time shared with another job's kernels or host threads is not

@@ -14,6 +14,8 @@
 
 #include "study/launcher.h"
 #include "study/launcher_internal.h"
+#include "study/megatron_args.h"
+#include "study/megatron_args_internal.h"
 #include "study/presets.h"
 #include "core/number.h"
 #include "core/readfile.h"
@@ -359,15 +361,156 @@ static int cluster_rates(struct ctx *c, struct moe_cluster *k)
 
 /* The schema's pattern has taken the form; what it means is Slurm's to
  * say (time_limit.h): a limit it would wrap is refused, not written. */
-static int time_limit_check(struct ctx *c, const char *text)
+static int time_limit_check(struct ctx *c, const char *path, const char *text)
 {
     struct moe_error e;
     long minutes;
 
     moe_error_clear(&e);
     if (moe_time_limit_minutes(text, &minutes, &e) < 0)
-        return fail(c, MOE_SK_CLUSTER_TIME_LIMIT, "%s", e.text);
+        return fail(c, path, "%s", e.text);
     return 0;
+}
+
+/* cluster.stage_time_limit: a stage's own limit ("" where it has none,
+ * cluster.time_limit then), each held to Slurm's reading as time_limit is;
+ * a name that is no stage the YAML reader has refused, naming it. */
+static int stage_limits_read(struct ctx *c, struct moe_cluster *k)
+{
+    static const char *const path[MOE_STAGE_COUNT] = {
+        [MOE_STAGE_CONTRACT] = MOE_SK_CLUSTER_STAGE_TIME_LIMIT_CONTRACT,
+        [MOE_STAGE_FIT] = MOE_SK_CLUSTER_STAGE_TIME_LIMIT_FIT,
+        [MOE_STAGE_SCALE] = MOE_SK_CLUSTER_STAGE_TIME_LIMIT_SCALE,
+        [MOE_STAGE_PROFILE] = MOE_SK_CLUSTER_STAGE_TIME_LIMIT_PROFILE,
+        [MOE_STAGE_RETUNE] = MOE_SK_CLUSTER_STAGE_TIME_LIMIT_RETUNE,
+        [MOE_STAGE_VALIDATE] = MOE_SK_CLUSTER_STAGE_TIME_LIMIT_VALIDATE,
+    };
+
+    for (int st = 0; st < MOE_STAGE_COUNT; st++)
+        if (own_str(c, &k->stage_time_limit[st], path[st], "") < 0 ||
+            (k->stage_time_limit[st][0] &&
+             time_limit_check(c, path[st], k->stage_time_limit[st]) < 0))
+            return -1;
+    return 0;
+}
+
+const char *moe_study_time_limit(const struct moe_study *s, enum moe_stage st)
+{
+    if ((unsigned)st < MOE_STAGE_COUNT && moe_study_str_set(s->cluster.stage_time_limit[st]))
+        return s->cluster.stage_time_limit[st];
+    return s->cluster.time_limit;
+}
+
+/* Variables moeflow sets or owns, by name or prefix, and why a study may
+ * not set them: the run would no longer be the one its contract declares
+ * (moe_megatron_env_names are the tuning variables' own). */
+static const struct { const char *name; bool prefix; const char *why; } env_owned[] = {
+    { "RANK", false, "rank-env.sh and the moeflow plugin set each task's rank" },
+    { "LOCAL_RANK", false, "rank-env.sh and the moeflow plugin set each task's rank" },
+    { "WORLD_SIZE", false, "rank-env.sh and the moeflow plugin set the job's size" },
+    { "LOCAL_WORLD_SIZE", false, "the moeflow plugin sets the node's task count" },
+    { "MASTER_ADDR", false, "the scripts set the rendezvous from the job's first node" },
+    { "MASTER_PORT", false, "the scripts set the rendezvous port from the job id" },
+    { "CUDA_VISIBLE_DEVICES", false, "Slurm and the moeflow plugin bind each rank's GPU" },
+    { "PYTHONPATH", false, "the fit and contract stages put their own modules first on it" },
+    { "CUBLAS_WORKSPACE_CONFIG", false, "validation.checkpoint's deterministic run sets it" },
+    { "NCCL_ALGO", false, "validation.checkpoint's deterministic run sets it" },
+    { "NVTE_ALLOW_NONDETERMINISTIC_ALGO", false,
+      "validation.checkpoint's deterministic run sets it" },
+    { "SLURM_", true, "Slurm sets its own variables" },
+    { "MOEFLOW_", true, "moeflow's own variables are set by moeflow" },
+};
+
+/* Why name may not be set, or NULL. */
+static const char *env_owner(const char *name)
+{
+    for (size_t i = 0; i < sizeof(env_owned) / sizeof(env_owned[0]); i++)
+        if (env_owned[i].prefix ? strncmp(name, env_owned[i].name, strlen(env_owned[i].name)) == 0
+                                : strcmp(name, env_owned[i].name) == 0)
+            return env_owned[i].why;
+    for (const char *const *n = moe_megatron_env_names; *n; n++)
+        if (strcmp(name, *n) == 0)
+            return "moeflow sets it from each run's configuration (megatron_args.c), and a "
+                   "tuning variable stays a tuning variable: change it through the study's "
+                   "baseline and retune keys";
+    return NULL;
+}
+
+static int env_name_check(struct ctx *c, const char *path, const char *name)
+{
+    const char *why;
+
+    if (strlen(name) > MOE_STUDY_ENV_NAME_MAX)
+        return fail(c, path, "a name over %d bytes", MOE_STUDY_ENV_NAME_MAX);
+    if (!name[0] || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+                                 "0123456789") != strlen(name) ||
+        (name[0] >= '0' && name[0] <= '9'))
+        return fail(c, path, "'%s' is no variable name: letters, digits and _, not starting "
+                    "with a digit", name);
+    if ((why = env_owner(name)))
+        return fail(c, path, "%s is moeflow's to set: %s", name, why);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* cluster.env as NAME=value entries, sorted by name: the order the
+ * scripts export them and the contract seals them in. */
+static int env_read(struct ctx *c, struct moe_cluster *k)
+{
+    json_t *env = get(c, MOE_SK_CLUSTER_ENV), *v;
+    const char *names[MOE_STUDY_ENV_MAX], *name;
+    size_t n = 0;
+    char path[256];
+
+    if (json_object_size(env) > MOE_STUDY_ENV_MAX)
+        return fail(c, MOE_SK_CLUSTER_ENV, "%zu variables: at most %d",
+                    json_object_size(env), MOE_STUDY_ENV_MAX);
+    json_object_foreach(env, name, v)
+        names[n++] = name;
+    qsort(names, n, sizeof(names[0]), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        const char *value = json_string_value(json_object_get(env, names[i]));
+
+        /* a message's position: a name cut here is refused for its length */
+        snprintf(path, sizeof(path), MOE_SK_CLUSTER_ENV ".%.128s", names[i]);
+        if (env_name_check(c, path, names[i]) < 0)
+            return -1;
+        if (strlen(value) > MOE_STUDY_ENV_VALUE_MAX)
+            return fail(c, path, "a value of %zu bytes, over the limit of %d", strlen(value),
+                        MOE_STUDY_ENV_VALUE_MAX);
+        if (moe_strv_pushf(&k->env, "%s=%s", names[i], value) < 0)
+            return fail(c, path, "out of memory");
+    }
+    return 0;
+}
+
+/* cluster.launcher.extra_args, kept as written and checked against the
+ * dialect software.megatron names (megatron_extra.c); without one,
+ * software's own check says so. */
+static int extra_args_read(struct ctx *c, struct moe_cluster *k)
+{
+    json_t *args = get(c, MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS), *w;
+    int d = moe_enum_parse(moe_dialect_names, get_str(c, MOE_SK_SOFTWARE_MEGATRON, NULL));
+    struct moe_error e;
+    char path[128];
+    size_t i, at = 0;
+
+    if (json_array_size(args) > MOE_STUDY_ARGS_MAX)
+        return fail(c, MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS, "%zu words: at most %d",
+                    json_array_size(args), MOE_STUDY_ARGS_MAX);
+    json_array_foreach(args, i, w)
+        if (moe_strv_push(&k->extra_args, json_string_value(w)) < 0)
+            return fail(c, MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS, "out of memory");
+    moe_error_clear(&e);
+    if (d < 0 || moe_megatron_extra_check((enum moe_dialect)d, &k->extra_args, &at, &e) == 0)
+        return 0;
+    /* fits: the key and an index */
+    snprintf(path, sizeof(path), MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS "[%zu]", at);
+    return fail(c, path, "%s", e.text);
 }
 
 /* Every stage splits the launcher the same way (launcher.h): one that does
@@ -426,7 +569,12 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     if (own_str(c, &k->partition, MOE_SK_CLUSTER_PARTITION, "") < 0 ||
         own_str(c, &k->account, MOE_SK_CLUSTER_ACCOUNT, "") < 0 ||
         own_str(c, &k->time_limit, MOE_SK_CLUSTER_TIME_LIMIT, "01:00:00") < 0 ||
-        time_limit_check(c, k->time_limit) < 0 ||
+        time_limit_check(c, MOE_SK_CLUSTER_TIME_LIMIT, k->time_limit) < 0 ||
+        stage_limits_read(c, k) < 0 ||
+        own_str(c, &k->qos, MOE_SK_CLUSTER_QOS, "") < 0 ||
+        own_str(c, &k->reservation, MOE_SK_CLUSTER_RESERVATION, "") < 0 ||
+        own_str(c, &k->constraint, MOE_SK_CLUSTER_CONSTRAINT, "") < 0 ||
+        env_read(c, k) < 0 || extra_args_read(c, k) < 0 ||
         own_str(c, &k->container_image, MOE_SK_CLUSTER_CONTAINER_IMAGE, "") < 0 ||
         own_str(c, &k->container_mounts, MOE_SK_CLUSTER_CONTAINER_MOUNTS, "") < 0 ||
         own_str(c, &k->container_workdir, MOE_SK_CLUSTER_CONTAINER_WORKDIR, "") < 0 ||
@@ -858,7 +1006,8 @@ void moe_study_free(struct moe_study *study)
     char **owned[] = { &study->path, &study->name, &study->cluster.partition,
                        &study->cluster.account, &study->cluster.time_limit,
                        &study->cluster.container_image, &study->cluster.container_mounts,
-                       &study->cluster.container_workdir,
+                       &study->cluster.container_workdir, &study->cluster.qos,
+                       &study->cluster.reservation, &study->cluster.constraint,
                        &study->cluster.launcher, &study->data_path, &study->optimizer,
                        &study->software.transformer_engine, &study->baseline.pipeline_layout };
 
@@ -866,6 +1015,12 @@ void moe_study_free(struct moe_study *study)
         free(*owned[i]);
         *owned[i] = NULL;
     }
+    for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+        free(study->cluster.stage_time_limit[st]);
+        study->cluster.stage_time_limit[st] = NULL;
+    }
+    moe_strv_free(&study->cluster.env);
+    moe_strv_free(&study->cluster.extra_args);
     json_decref(study->json);
     study->json = NULL;
 }

@@ -11,6 +11,8 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/retune.h"
+#include "core/stage.h"
+#include "core/strv.h"
 #include "fit/gpu.h"
 
 /* The longest string a study holds, in bytes: each reaches a job as one
@@ -21,6 +23,15 @@
 /* The most values a list of a study holds: more than any list's choices
  * (each given once); retune.mbs over it is refused with the limit named. */
 #define MOE_STUDY_LIST_MAX 16
+/* cluster.env: at most 64 variables, each name at most 128 bytes and each
+ * value 4 KiB: every one is written into every candidate's env=() line
+ * and sealed in every run's contract, so they are bounded far below the
+ * string limit (a script of many candidates stays readable). */
+#define MOE_STUDY_ENV_MAX 64
+#define MOE_STUDY_ENV_NAME_MAX 128
+#define MOE_STUDY_ENV_VALUE_MAX 4096
+/* cluster.launcher.extra_args: at most 256 words */
+#define MOE_STUDY_ARGS_MAX 256
 
 /* Each enum with its names (core/enum_names.h); the tables are in study.c
  * (the GPU types' in fit/gpu.h).  The name functions below return
@@ -78,6 +89,16 @@ struct moe_cluster {
     char *partition;
     char *account;
     char *time_limit;
+    char *stage_time_limit[MOE_STAGE_COUNT];   /* by stage; "": time_limit */
+    char *qos;
+    char *reservation;
+    char *constraint;
+    /* cluster.env: the trainer's NAME=value entries, sorted by NAME; none
+     * is a variable moeflow sets itself */
+    struct moe_strv env;
+    /* cluster.launcher.extra_args: Megatron words after moeflow's own,
+     * every flag known to the dialect and none that moeflow emits */
+    struct moe_strv extra_args;
     int max_array_size;           /* Slurm MaxArraySize; 0 = unset */
     bool exclusive;               /* timing stages take whole nodes (default) */
     char *container_image;        /* empty: no container */

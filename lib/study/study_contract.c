@@ -4,6 +4,9 @@
  * of a run is not part of it (screening and validation differ by design). */
 #include "config.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "core/contract_keys.h"
 #include "core/json_build.h"
 #include "study/study_contract.h"
@@ -116,6 +119,37 @@ static json_t *semantics(struct moe_jb *b, const struct moe_study *s, const char
     return j;
 }
 
+/* What the study adds to every run (issue 40): cluster.env in the
+ * environment, cluster.launcher.extra_args in the workload, both invariant
+ * sections, so a run that differs there is refused and `contract diff`
+ * names the value.  Only when set: other contracts keep their digests. */
+static void study_additions(struct moe_jb *b, json_t *doc, const struct moe_study *s)
+{
+    const struct moe_cluster *k = &s->cluster;
+
+    if (k->env.n) {
+        json_t *env = json_object();
+
+        for (size_t i = 0; i < k->env.n; i++) {
+            const char *eq = strchr(k->env.v[i], '=');
+            char name[MOE_STUDY_ENV_NAME_MAX + 1];
+
+            /* fits: the reader refuses a longer name */
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - k->env.v[i]), k->env.v[i]);
+            moe_jb_str(b, env, name, eq + 1);
+        }
+        moe_jb_set(b, json_object_get(doc, MOE_CONTRACT_ENVIRONMENT), K(CLUSTER, ENV), env);
+    }
+    if (k->extra_args.n) {
+        json_t *args = json_array();
+
+        for (size_t i = 0; i < k->extra_args.n; i++)
+            moe_jb_append(b, args, json_string(k->extra_args.v[i]));
+        moe_jb_set(b, json_object_get(doc, MOE_CONTRACT_WORKLOAD),
+                   K(CLUSTER_LAUNCHER, EXTRA_ARGS), args);
+    }
+}
+
 json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, const char *label,
                          struct moe_error *err)
 {
@@ -149,6 +183,7 @@ json_t *moe_run_contract(const struct moe_study *s, const struct moe_run *r, con
                            m->window_first, m->window_last));
     if (r->profile)
         moe_jb_set(&b, doc, MOE_CONTRACT_PROFILING, moe_contract_profiling(&b, s));
+    study_additions(&b, doc, s);
     moe_jb_within(&b, "contract");
     return moe_jb_done(&b, doc);
 }

@@ -16,6 +16,10 @@ int moe_study_load_string(struct moe_study *study, const char *name, const char 
 
 int moe_study_world_size(const struct moe_study *study);
 
+/* The time limit of stage st's jobs: cluster.stage_time_limit's, else
+ * cluster.time_limit. */
+const char *moe_study_time_limit(const struct moe_study *study, enum moe_stage st);
+
 /* study_json.c: the resolved study as canonical JSON (new reference);
  * NULL with err naming the key that could not be made. */
 json_t *moe_study_to_json(const struct moe_study *study, struct moe_error *err);

@@ -3,6 +3,7 @@
  * hashes it, so the form must not depend on how the user spelled the file. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/json_build.h"
@@ -52,8 +53,65 @@ static json_t *model_json(struct moe_jb *b, const struct moe_model *m)
 /* The keys added after studies had evidence (issue 40) are written only
  * when set: a study that leaves them out keeps the hash, and the ids of its
  * committed evidence, that it had before they existed. */
+static void str_if_set(struct moe_jb *b, json_t *j, const char *key, const char *v)
+{
+    if (moe_study_str_set(v))
+        moe_jb_str(b, j, key, v);
+}
+
+/* cluster.env as the study maps it (NAME: value), sorted; NULL for none. */
+static json_t *env_json(struct moe_jb *b, const struct moe_strv *env)
+{
+    json_t *j;
+
+    if (!env->n)
+        return NULL;
+    j = json_object();
+    for (size_t i = 0; i < env->n; i++) {
+        const char *eq = strchr(env->v[i], '=');
+        char *name = eq ? strndup(env->v[i], (size_t)(eq - env->v[i])) : NULL;
+
+        if (!name && !b->failed) { /* the builder's own way to fail, with its text */
+            if (b->err)
+                moe_error_set(b->err, "%s: out of memory", K(CLUSTER, ENV));
+            b->failed = true;
+        }
+        if (name)
+            moe_jb_str(b, j, name, eq + 1);
+        free(name);
+    }
+    return j;
+}
+
+static json_t *stage_limits_json(struct moe_jb *b, const struct moe_cluster *k)
+{
+    json_t *j = json_object();
+
+    for (int st = 0; st < MOE_STAGE_COUNT; st++)
+        str_if_set(b, j, moe_stage_name((enum moe_stage)st), k->stage_time_limit[st]);
+    if (json_object_size(j))
+        return j;
+    json_decref(j);
+    return NULL;
+}
+
 static void cluster_added(struct moe_jb *b, json_t *j, const struct moe_cluster *k)
 {
+    json_t *v, *launcher = json_object_get(j, K(CLUSTER, LAUNCHER));
+
+    str_if_set(b, j, K(CLUSTER, QOS), k->qos);
+    str_if_set(b, j, K(CLUSTER, RESERVATION), k->reservation);
+    str_if_set(b, j, K(CLUSTER, CONSTRAINT), k->constraint);
+    if ((v = stage_limits_json(b, k)))
+        moe_jb_set(b, j, K(CLUSTER, STAGE_TIME_LIMIT), v);
+    if ((v = env_json(b, &k->env)))
+        moe_jb_set(b, j, K(CLUSTER, ENV), v);
+    if (k->extra_args.n) {
+        v = json_array();
+        for (size_t i = 0; i < k->extra_args.n; i++)
+            moe_jb_append(b, v, json_string(k->extra_args.v[i]));
+        moe_jb_set(b, launcher, K(CLUSTER_LAUNCHER, EXTRA_ARGS), v);
+    }
     if (k->plugin != MOE_PLUGIN_AUTO)
         moe_jb_str(b, j, K(CLUSTER, PLUGIN),
                    moe_enum_name(moe_plugin_mode_names, MOE_PLUGIN_MODE_COUNT, (int)k->plugin));

@@ -66,6 +66,13 @@ static const struct moe_field model_keys[] = {
 #define PARTITION_RE "^" SLURM_NAME "(," SLURM_NAME ")*$"
 #define ACCOUNT_RE "^" SLURM_NAME "$"
 #define TIME_RE "^([0-9]+(-[0-9]+)?(:[0-9]+){0,2}|unlimited|infinite)$"
+#define TIME_ALLOWS "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or unlimited"
+/* --reservation takes a comma list of names, as --partition does;
+ * --constraint a feature expression: names joined by & (and), | (or) and
+ * , , a node count after *, [ ] for matching or and multiple counts, ( )
+ * for grouping (sbatch(1), "-C, --constraint"). */
+#define RESERVATION_RE PARTITION_RE
+#define CONSTRAINT_RE "^[][a-z0-9_.()&|,*-]+$"
 
 static const struct moe_field container_keys[] = {
     STR(CLUSTER_CONTAINER, IMAGE),
@@ -77,7 +84,17 @@ static const struct moe_field container_keys[] = {
                 "\"/lustre:/lustre,/scratch/data:/data:ro\"" },
     STR(CLUSTER_CONTAINER, WORKDIR), END
 };
-static const struct moe_field launcher_keys[] = { STR(CLUSTER_LAUNCHER, COMMAND), END };
+static const struct moe_field launcher_keys[] = {
+    STR(CLUSTER_LAUNCHER, COMMAND),
+    { .key = K(CLUSTER_LAUNCHER, EXTRA_ARGS), .type = MOE_F_ARGS },
+    END
+};
+
+#define STAGE_TIME(k) SBATCH_STR(K(CLUSTER_STAGE_TIME_LIMIT, k), TIME_RE, TIME_ALLOWS)
+static const struct moe_field stage_time_keys[] = {
+    STAGE_TIME(CONTRACT), STAGE_TIME(FIT), STAGE_TIME(SCALE), STAGE_TIME(PROFILE),
+    STAGE_TIME(RETUNE), STAGE_TIME(VALIDATE), END
+};
 
 static const struct moe_field cluster_keys[] = {
     ENUM(CLUSTER, GPU, moe_gpu_names), INT(CLUSTER, GPU_MEMORY_GIB, 1, 4096),
@@ -86,8 +103,15 @@ static const struct moe_field cluster_keys[] = {
     SBATCH_STR(K(CLUSTER, PARTITION), PARTITION_RE,
                "a comma-separated list of Slurm partition names (letters, digits, _ . -)"),
     SBATCH_STR(K(CLUSTER, ACCOUNT), ACCOUNT_RE, "a Slurm account name (letters, digits, _ . -)"),
-    SBATCH_STR(K(CLUSTER, TIME_LIMIT), TIME_RE, "a Slurm time limit: M, M:S, H:M:S, D-H, D-H:M, "
-               "D-H:M:S or unlimited"),
+    SBATCH_STR(K(CLUSTER, TIME_LIMIT), TIME_RE, TIME_ALLOWS),
+    MAP(CLUSTER, STAGE_TIME_LIMIT, stage_time_keys),
+    SBATCH_STR(K(CLUSTER, QOS), ACCOUNT_RE, "a Slurm QOS name (letters, digits, _ . -)"),
+    SBATCH_STR(K(CLUSTER, RESERVATION), RESERVATION_RE,
+               "a comma-separated list of Slurm reservation names (letters, digits, _ . -)"),
+    SBATCH_STR(K(CLUSTER, CONSTRAINT), CONSTRAINT_RE,
+               "a Slurm feature expression: feature names (letters, digits, _ . -) joined by "
+               "& | , with *COUNT, [ ] and ( ) as sbatch --constraint takes them"),
+    { .key = K(CLUSTER, ENV), .type = MOE_F_STRMAP },
     INT(CLUSTER, MAX_ARRAY_SIZE, 1, 4000001), BOOL(CLUSTER, EXCLUSIVE),
     ENUM(CLUSTER, PLUGIN, moe_plugin_mode_names),
     MAP(CLUSTER, CONTAINER, container_keys), MAP(CLUSTER, LAUNCHER, launcher_keys),

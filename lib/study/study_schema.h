@@ -60,6 +60,18 @@
 #define MOE_SK_CLUSTER_PARTITION MOE_SK_CLUSTER ".partition"
 #define MOE_SK_CLUSTER_ACCOUNT MOE_SK_CLUSTER ".account"
 #define MOE_SK_CLUSTER_TIME_LIMIT MOE_SK_CLUSTER ".time_limit"
+#define MOE_SK_CLUSTER_QOS MOE_SK_CLUSTER ".qos"
+#define MOE_SK_CLUSTER_RESERVATION MOE_SK_CLUSTER ".reservation"
+#define MOE_SK_CLUSTER_CONSTRAINT MOE_SK_CLUSTER ".constraint"
+/* one key per stage (core/stage.h's names) */
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT MOE_SK_CLUSTER ".stage_time_limit"
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT_CONTRACT MOE_SK_CLUSTER_STAGE_TIME_LIMIT ".contract"
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT_FIT MOE_SK_CLUSTER_STAGE_TIME_LIMIT ".fit"
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT_SCALE MOE_SK_CLUSTER_STAGE_TIME_LIMIT ".scale"
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT_PROFILE MOE_SK_CLUSTER_STAGE_TIME_LIMIT ".profile"
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT_RETUNE MOE_SK_CLUSTER_STAGE_TIME_LIMIT ".retune"
+#define MOE_SK_CLUSTER_STAGE_TIME_LIMIT_VALIDATE MOE_SK_CLUSTER_STAGE_TIME_LIMIT ".validate"
+#define MOE_SK_CLUSTER_ENV MOE_SK_CLUSTER ".env"
 #define MOE_SK_CLUSTER_MAX_ARRAY_SIZE MOE_SK_CLUSTER ".max_array_size"
 #define MOE_SK_CLUSTER_EXCLUSIVE MOE_SK_CLUSTER ".exclusive"
 #define MOE_SK_CLUSTER_CONTAINER MOE_SK_CLUSTER ".container"
@@ -69,6 +81,7 @@
 #define MOE_SK_CLUSTER_PLUGIN MOE_SK_CLUSTER ".plugin"
 #define MOE_SK_CLUSTER_LAUNCHER MOE_SK_CLUSTER ".launcher"
 #define MOE_SK_CLUSTER_LAUNCHER_COMMAND MOE_SK_CLUSTER_LAUNCHER ".command"
+#define MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS MOE_SK_CLUSTER_LAUNCHER ".extra_args"
 #define MOE_SK_CLUSTER_ACHIEVABLE_TFLOPS_BF16 MOE_SK_CLUSTER ".achievable_tflops_bf16"
 #define MOE_SK_CLUSTER_ACHIEVABLE_TFLOPS_FP8 MOE_SK_CLUSTER ".achievable_tflops_fp8"
 #define MOE_SK_CLUSTER_NVLINK_GBPS MOE_SK_CLUSTER ".nvlink_gbps"
@@ -132,8 +145,11 @@
 /* The last segment of a path: "baseline.ep_overlap" minus "baseline.". */
 #define MOE_SK_KEY(parent, key) (&(MOE_SK_##parent##_##key)[sizeof(MOE_SK_##parent)])
 
+/* MOE_F_STRMAP: a mapping of free names to strings (cluster.env); its
+ * names are the reader's to check.  MOE_F_ARGS: a list of free strings,
+ * in order, repeats allowed (cluster.launcher.extra_args). */
 enum moe_ftype { MOE_F_INT, MOE_F_NUM, MOE_F_STR, MOE_F_BOOL, MOE_F_ENUM, MOE_F_STRLIST,
-                 MOE_F_INTLIST, MOE_F_MAP };
+                 MOE_F_INTLIST, MOE_F_MAP, MOE_F_STRMAP, MOE_F_ARGS };
 
 struct moe_field {
     const char *key;

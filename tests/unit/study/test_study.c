@@ -607,6 +607,17 @@ static void canonical_json_has_the_schema_keys(void **state)
         /* issue 40's keys: written only when set, for the same reason */
         json_object_del(schema, "cluster.plugin");
         json_object_del(schema, "cluster.container.workdir");
+        json_object_del(schema, "cluster.qos");
+        json_object_del(schema, "cluster.reservation");
+        json_object_del(schema, "cluster.constraint");
+        json_object_del(schema, "cluster.env");
+        json_object_del(schema, "cluster.launcher.extra_args");
+        for (int st = 0; st < MOE_STAGE_COUNT; st++) {
+            char p[64];
+
+            snprintf(p, sizeof(p), "cluster.stage_time_limit.%s", moe_stage_name(st));
+            json_object_del(schema, p);
+        }
         json_paths(s.json, "", written);
         json_object_del(written, "model.name");
         json_object_del(written, "baseline.dp");

@@ -30,6 +30,10 @@ static const char base[] =
     "model:\n  preset: @preset@\n"
     "cluster:\n  nodes: 2\n  partition: @partition@\n  account: @account@\n"
     "  time_limit: \"@time_limit@\"\n"
+    "  qos: @qos@\n  reservation: @reservation@\n  constraint: \"@constraint@\"\n"
+    "  stage_time_limit:\n    contract: \"@tl_contract@\"\n    fit: \"@tl_fit@\"\n"
+    "    scale: \"@tl_scale@\"\n    profile: \"@tl_profile@\"\n"
+    "    retune: \"@tl_retune@\"\n    validate: \"@tl_validate@\"\n"
     "  container:\n    image: \"@image@\"\n    mounts: \"@mounts@\"\n"
     "    workdir: \"@workdir@\"\n"
     "  launcher:\n    command: \"@command@\"\n"
@@ -53,6 +57,15 @@ static const struct field fields[] = {
     { "cluster.partition", "@partition@", "gpu", "", "", 'p', MOE_STUDY_STR_MAX, false },
     { "cluster.account", "@account@", "acct", "", "", 'a', MOE_STUDY_STR_MAX, false },
     { "cluster.time_limit", "@time_limit@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
+    { "cluster.qos", "@qos@", "normal", "", "", 'q', MOE_STUDY_STR_MAX, false },
+    { "cluster.reservation", "@reservation@", "res", "", "", 'r', MOE_STUDY_STR_MAX, false },
+    { "cluster.constraint", "@constraint@", "h100&ib", "", "", 'c', MOE_STUDY_STR_MAX, false },
+    { "cluster.stage_time_limit.contract", "@tl_contract@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
+    { "cluster.stage_time_limit.fit", "@tl_fit@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
+    { "cluster.stage_time_limit.scale", "@tl_scale@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
+    { "cluster.stage_time_limit.profile", "@tl_profile@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
+    { "cluster.stage_time_limit.retune", "@tl_retune@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
+    { "cluster.stage_time_limit.validate", "@tl_validate@", "10", "", "1", '0', MOE_STUDY_STR_MAX, false },
     { "cluster.container.image", "@image@", "img", "", "", 'i', MOE_STUDY_STR_MAX, false },
     { "cluster.container.mounts", "@mounts@", "/m:/m", "/", "", 'm', MOE_STUDY_STR_MAX, false },
     { "cluster.container.workdir", "@workdir@", "/w", "/", "", 'w', MOE_STUDY_STR_MAX, false },
