@@ -7,85 +7,14 @@
 
 #include "topology/placement.h"
 #include "topology/placement_internal.h"
-#include "core/number.h"
+#include "core/layout_name.h"
 #include "core/text.h"
 
-#define LAYOUT_MAX 65536
-
-struct layout_key {
-    const char *name;
-    size_t off;
-};
-
-static const struct layout_key layout_keys[] = {
-    { "tp", offsetof(struct moe_layout, tp) },   { "cp", offsetof(struct moe_layout, cp) },
-    { "ep", offsetof(struct moe_layout, ep) },   { "etp", offsetof(struct moe_layout, etp) },
-    { "pp", offsetof(struct moe_layout, pp) },   { "vpp", offsetof(struct moe_layout, vpp) },
-};
-#define N_LAYOUT_KEYS (sizeof(layout_keys) / sizeof(layout_keys[0]))
-
-static int parse_item(const char *spec, const char *item, size_t len, struct moe_layout *l,
-                      bool *seen, struct moe_error *err)
-{
-    const char *eq = memchr(item, '=', len);
-    int col = (int)(item - spec) + 1;
-    char num[24];
-    long v;
-    int vlen;
-
-    for (size_t k = 0; eq && k < N_LAYOUT_KEYS; k++) {
-        if (strlen(layout_keys[k].name) != (size_t)(eq - item) ||
-            strncmp(item, layout_keys[k].name, (size_t)(eq - item)) != 0)
-            continue;
-        if (seen[k]) {
-            moe_error_at(err, spec, 1, col, "%s is given twice", layout_keys[k].name);
-            return -1;
-        }
-        /* The one numeric check (core/number.h), digits only: strtol alone
-         * took "tp= 2" and "tp=\n2" for 2. */
-        vlen = (int)(item + len - eq - 1);
-        /* a cut number is refused just below */
-        snprintf(num, sizeof(num), "%.*s", vlen, eq + 1);
-        if ((size_t)vlen >= sizeof(num) || strspn(num, "0123456789") != (size_t)vlen ||
-            moe_number_parse_long(num, 1, LAYOUT_MAX, &v, err) != 0) {
-            moe_error_at(err, spec, 1, col, "%s: expected an integer 1..%d, not '%.*s%s'",
-                         layout_keys[k].name, LAYOUT_MAX, vlen > 64 ? 64 : vlen, eq + 1,
-                         vlen > 64 ? "..." : "");
-            return -1;
-        }
-        seen[k] = true;
-        *(int *)((char *)l + layout_keys[k].off) = (int)v;
-        return 0;
-    }
-    moe_error_at(err, spec, 1, col, "'%.*s%s' is not key=value with a key among tp, cp, ep, etp, "
-                 "pp, vpp", (int)(len > 64 ? 64 : len), item, len > 64 ? "..." : "");
-    return -1;
-}
-
+/* One notation for every reader (core/layout_name.h): the plugin's
+ * --moe-layout and moeflow place read what every command prints. */
 int moe_layout_parse(const char *spec, struct moe_layout *l, struct moe_error *err)
 {
-    struct moe_layout out = { .tp = 1, .cp = 1, .pp = 1, .vpp = 1, .ep = 1, .etp = 0 };
-    bool seen[N_LAYOUT_KEYS] = { false };
-    const char *p = spec;
-
-    if (!spec || !spec[0]) {
-        moe_error_set(err, "empty layout (expected e.g. tp=2,cp=1,ep=8,etp=1,pp=4)");
-        return -1;
-    }
-    if (moe_text_check("layout", spec, err) != 0)
-        return -1;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        if (parse_item(spec, p, len, &out, seen, err) != 0)
-            return -1;
-        if (!p[len])
-            break;
-        p += len + 1;
-    }
-    if (out.etp == 0)
-        out.etp = out.tp;
-    *l = out;
-    return 0;
+    return moe_layout_name_parse(spec, l, NULL, err);
 }
 
 int moe_layout_fit(struct moe_layout *l, int world, struct moe_error *err)

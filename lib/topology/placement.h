@@ -9,10 +9,10 @@
 #include "core/error.h"
 #include "core/model.h"
 
-/* "tp=2,cp=1,ep=8,etp=1,pp=4": keys tp, cp, ep, etp, pp, vpp, each at most
- * once, values 1..65536.  Missing keys are 1, except etp, which defaults to
- * tp as Megatron's --expert-tensor-parallel-size does.  dp and edp are 0
- * until moe_layout_fit() derives them from a world size. */
+/* A layout in the one notation, moe_layout_name_parse() of
+ * core/layout_name.h: "tp2.cp1.pp4.vpp1.ep8.etp1", or the older
+ * "tp=2,cp=1,ep=8,etp=1,pp=4".  dp and edp are 0 until moe_layout_fit()
+ * derives them from a world size. */
 int moe_layout_parse(const char *spec, struct moe_layout *l, struct moe_error *err);
 
 /* Checks that the layout divides world and fills dp/edp. */
