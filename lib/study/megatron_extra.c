@@ -6,6 +6,7 @@
  * the contract does not name (the one-variable rule). */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,28 @@ static int unknown(const struct moe_megatron_flag_spec *t, size_t n, const char 
     return -1;
 }
 
+/* A flag that sets what one of moeflow's sets: which study key decides
+ * it instead, if any. */
+static int owned_error(const struct moe_megatron_flag_spec *f, const struct moe_megatron_owned *o,
+                       struct moe_error *err)
+{
+    char who[160];
+
+    if (strcmp(f->flag, o->flag) == 0)
+        /* fits: a flag of the table, short */
+        snprintf(who, sizeof(who), "moeflow sets %s itself", f->flag);
+    else
+        /* a message: a cut one still reads */
+        snprintf(who, sizeof(who), "%s sets what moeflow's %s sets (%s)", f->flag, o->flag,
+                 f->dest);
+    if (o->key)
+        moe_error_set(err, "%s: set %s in the study instead, so that every run's contract "
+                      "names it", who, o->key);
+    else
+        moe_error_set(err, "%s, the same in every run: it is no study setting", who);
+    return -1;
+}
+
 /* The flag at words[i] (--flag or --flag=value): known, not owned, and
  * followed by as many values as it takes; *next is the word after them. */
 static int one_flag(const struct moe_megatron_flag_spec *t, size_t n, enum moe_dialect d,
@@ -174,17 +197,13 @@ static int one_flag(const struct moe_megatron_flag_spec *t, size_t n, enum moe_d
                                    moe_dialect_names[d]), -1)
                   : unknown(t, n, w, d, err);
     if ((o = owner(t, n, f->dest)))
-        return o->key ? (moe_error_set(err, "%s sets what moeflow's %s sets (%s): set %s in "
-                                       "the study instead, so that every run's contract "
-                                       "names it", f->flag, o->flag, f->dest, o->key), -1)
-                      : (moe_error_set(err, "%s sets what moeflow's %s sets (%s), which is "
-                                       "the same in every run and no study setting",
-                                       f->flag, o->flag, f->dest), -1);
+        return owned_error(f, o, err);
     while (!eq && j < words->n && strncmp(words->v[j], "--", 2) != 0)
         j++, vals++;
     if ((int)vals < f->min || (f->max >= 0 && (int)vals > f->max)) {
         if (f->max == 0)
-            moe_error_set(err, "%s takes no value, and %zu follow it", f->flag, vals);
+            moe_error_set(err, "%s takes no value; %zu follow%s it", f->flag, vals,
+                          vals == 1 ? "s" : "");
         else
             moe_error_set(err, "%s takes %d%s value%s, not %zu", f->flag, f->min,
                           f->max < 0 ? " or more" : f->max > f->min ? " or 1" : "",
