@@ -822,6 +822,148 @@ static void report_flags_cover_the_retune_axes(void **state)
                      moe_retune_entry((enum moe_retune_axis)a)->axis);
 }
 
+/* ---- cluster.launcher.extra_args (issue 40) ---- */
+
+/* lib/study/megatron_flags.c, which tests/data/megatron/flags.py writes,
+ * is the dumps: every flag with its dest and nargs, no more, no fewer. */
+static void flag_table_is_the_dumps(void **state)
+{
+    (void)state;
+    load_dumps();
+    for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
+        size_t n, want = 0;
+        const struct moe_megatron_flag_spec *t = moe_megatron_flags((enum moe_dialect)d, &n);
+
+        for (int i = 0; i < dumps[d].n; i++) {
+            const struct flagspec *fs = &dumps[d].f[i];
+            const struct moe_megatron_flag_spec *g = NULL;
+            const char *nargs = fs->nargs;
+            int lo = strcmp(nargs, "None") == 0 ? 1 : strchr("?*", nargs[0]) ? 0 : nargs[0] == '+'
+                                                                                  ? 1 : atoi(nargs);
+            int hi = strcmp(nargs, "None") == 0 ? 1 : nargs[0] == '?' ? 1 : strchr("*+", nargs[0])
+                                                                             ? -1 : atoi(nargs);
+
+            if (strncmp(fs->opt, "--", 2) != 0 || strcmp(fs->opt, "--help") == 0)
+                continue;
+            want++;
+            for (size_t k = 0; k < n && !g; k++)
+                if (strcmp(t[k].flag, fs->opt) == 0)
+                    g = &t[k];
+            if (!g || strcmp(g->dest, fs->dest) != 0 || g->min != lo || g->max != hi)
+                fail_msg("%s: %s (dest %s, nargs %s) is not in megatron_flags.c as the dump "
+                         "has it: run tests/data/megatron/flags.py", dump_files[d], fs->opt,
+                         fs->dest, nargs);
+        }
+        assert_int_equal(n, want);
+    }
+}
+
+/* Every flag literal of the files that emit Megatron's arguments is one
+ * megatron_extra.c's owned[] lists with the study key that decides it. */
+static void every_emitted_flag_is_owned(void **state)
+{
+    static const char *const files[] = { "lib/study/megatron_args.c",
+                                         "lib/study/validate_checkpoint.c",
+                                         "lib/study/validate_profile.c", NULL };
+    size_t n;
+    const struct moe_megatron_owned *o = moe_megatron_owned_flags(&n);
+
+    (void)state;
+    for (const char *const *f = files; *f; f++) {
+        char path[4400], *text, *p;
+        size_t len;
+        struct moe_error e;
+
+        snprintf(path, sizeof(path), "%s/%s", srcdir, *f);
+        assert_non_null(text = moe_read_file(path, "source", &len, &e));
+        for (p = text; (p = strstr(p, "\"--")); p += 3) {
+            size_t k = strspn(p + 1, "-abcdefghijklmnopqrstuvwxyz0123456789"), i = 0;
+
+            if (p[1 + k] != '"' || k == 2)
+                continue;
+            while (i < n && (strlen(o[i].flag) != k || strncmp(o[i].flag, p + 1, k) != 0))
+                i++;
+            if (i == n)
+                fail_msg("%s emits %.*s, which megatron_extra.c's owned[] lacks", *f, (int)k,
+                         p + 1);
+        }
+        free(text);
+    }
+}
+
+/* Every variable moe_megatron_env sets is in moe_megatron_env_names, which
+ * cluster.env may not set. */
+static void every_env_variable_is_named(void **state)
+{
+    char path[4400], *text, *p;
+    size_t len;
+    struct moe_error e;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/lib/study/megatron_args.c", srcdir);
+    assert_non_null(text = moe_read_file(path, "source", &len, &e));
+    assert_non_null(p = strstr(text, "int moe_megatron_env("));
+    for (; (p = strchr(p, '"')); p++) {
+        size_t k = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        const char *const *nm = moe_megatron_env_names;
+
+        if (k && p[1 + k] == '=') {
+            while (*nm && (strlen(*nm) != k || strncmp(*nm, p + 1, k) != 0))
+                nm++;
+            if (!*nm)
+                fail_msg("moe_megatron_env sets %.*s, which moe_megatron_env_names lacks",
+                         (int)k, p + 1);
+        }
+        p = strchr(p + 1, '"');
+        if (!p)
+            break;
+    }
+    free(text);
+}
+
+static void extra(enum moe_dialect d, const char *const *words, long want_at, const char *want)
+{
+    struct moe_strv v = { 0 };
+    struct moe_error e;
+    size_t at = 99;
+
+    for (; *words; words++)
+        assert_int_equal(moe_strv_push(&v, *words), 0);
+    moe_error_clear(&e);
+    if (!want) {
+        if (moe_megatron_extra_check(d, &v, &at, &e) != 0)
+            fail_msg("refused: %s", e.text);
+    } else {
+        assert_int_equal(moe_megatron_extra_check(d, &v, &at, &e), -1);
+        assert_int_equal((long)at, want_at);
+        if (!strstr(e.text, want))
+            fail_msg("want '%s' in '%s'", want, e.text);
+    }
+    moe_strv_free(&v);
+}
+
+/* megatron_extra.c: known flags with their values pass; an unknown one
+ * names the closest, one moeflow sets names the study key, and a value
+ * count argparse would refuse is refused. */
+static void extra_args_checked(void **state)
+{
+    (void)state;
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--seed", "7", "--log-timers-to-tensorboard",
+                                                        "--exit-signal-handler", NULL }, 0, NULL);
+    extra(MOE_DIALECT_CORE_0_16, (const char *const[]){ "--seed=7", NULL }, 0, NULL);
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--sed", "7", NULL }, 0,
+          "did you mean '--seed'?");
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--seed", "7", "--recompute-granularity",
+                                                        "full", NULL }, 2,
+          "set baseline.recompute in the study instead");
+    extra(MOE_DIALECT_BRIDGE_PIN, (const char *const[]){ "--lr", "3e-4", NULL }, 0,
+          "moeflow sets --lr itself, the same in every run");
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--seed", NULL }, 0,
+          "--seed takes 1 value, not 0");
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "7", NULL }, 0, "is not a flag");
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--", NULL }, 0, "is not a flag");
+}
+
 int main(void)
 {
     const char *src = getenv("MOEFLOW_SRCDIR");
@@ -832,6 +974,10 @@ int main(void)
         cmocka_unit_test(rename_without_spelling_is_named),
         cmocka_unit_test(report_flags_match_each_dialect),
         cmocka_unit_test(report_flags_cover_the_retune_axes),
+        cmocka_unit_test(flag_table_is_the_dumps),
+        cmocka_unit_test(every_emitted_flag_is_owned),
+        cmocka_unit_test(every_env_variable_is_named),
+        cmocka_unit_test(extra_args_checked),
     };
     int rc;
 
