@@ -348,6 +348,51 @@ static void plugin_and_workdir(void **state)
     moe_study_free(&b);
 }
 
+/* Issue 40's pass-through keys: each stage's time limit (its own, else
+ * cluster.time_limit), cluster.env sorted by name into NAME=value entries
+ * and the canonical study, extra_args in order; none of them is written
+ * when unset (plugin_and_workdir's reason). */
+static void pass_through_keys(void **state)
+{
+    static const char *const text =
+        "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\n"
+        "  time_limit: \"30\"\n  stage_time_limit: {fit: \"00:20:00\"}\n  qos: high\n"
+        "  env: {WANDB_MODE: offline, HF_HUB_OFFLINE: \"1\"}\n"
+        "  launcher: {extra_args: [--seed, \"1\", --log-timers-to-tensorboard]}\n"
+        "workload:\n  gbs: 512\nsoftware:\n  megatron: core-0.16\n  transformer_engine: \"2.9\"\n"
+        "baseline:\n  ep: 16\n";
+    struct moe_study a, b;
+    struct moe_error e;
+    json_t *k;
+
+    (void)state;
+    assert_int_equal(moe_study_load_string(&a, "a.yaml", ordered, &e), 0);
+    assert_int_equal(moe_study_load_string(&b, "b.yaml", text, &e), 0);
+    assert_string_equal(moe_study_time_limit(&a, MOE_STAGE_FIT), "01:00:00");
+    assert_string_equal(moe_study_time_limit(&b, MOE_STAGE_FIT), "00:20:00");
+    assert_string_equal(moe_study_time_limit(&b, MOE_STAGE_SCALE), "30");
+    assert_int_equal((int)b.cluster.env.n, 2);
+    assert_string_equal(b.cluster.env.v[0], "HF_HUB_OFFLINE=1");
+    assert_string_equal(b.cluster.env.v[1], "WANDB_MODE=offline");
+    assert_int_equal((int)b.cluster.extra_args.n, 3);
+    assert_string_equal(b.cluster.extra_args.v[2], "--log-timers-to-tensorboard");
+    k = json_object_get(a.json, "cluster");
+    assert_null(json_object_get(k, "qos"));
+    assert_null(json_object_get(k, "env"));
+    assert_null(json_object_get(k, "stage_time_limit"));
+    assert_null(json_object_get(json_object_get(k, "launcher"), "extra_args"));
+    k = json_object_get(b.json, "cluster");
+    assert_string_equal(json_string_value(json_object_get(k, "qos")), "high");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(k, "env"),
+                                                          "WANDB_MODE")), "offline");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(k, "stage_time_limit"),
+                                                          "fit")), "00:20:00");
+    assert_int_equal((int)json_array_size(json_object_get(json_object_get(k, "launcher"),
+                                                          "extra_args")), 3);
+    moe_study_free(&a);
+    moe_study_free(&b);
+}
+
 /* The canonical form sorts keys, is compact, and prints 0.1 as 0.1. */
 static void canonical_form(void **state)
 {
@@ -789,6 +834,7 @@ int main(void)
         cmocka_unit_test(distributed_optimizer_off_only_is_written),
         cmocka_unit_test(grad_reduce_in_bf16_on_only_is_written),
         cmocka_unit_test(plugin_and_workdir),
+        cmocka_unit_test(pass_through_keys),
         cmocka_unit_test(canonical_form),
         cmocka_unit_test(canonical_numbers),
         cmocka_unit_test(preset_override),
