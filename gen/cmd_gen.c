@@ -22,6 +22,8 @@
 #include "core/strbuf.h"
 #include "core/text.h"
 #include "core/study_dir.h"
+#include "plugin_probe.h"
+#include "study/container.h"
 #include "analysis/diagnose.h"
 #include "analysis/fit_report.h"
 #include "study/baseline_fit.h"
@@ -35,6 +37,7 @@
 
 struct gen_args {
     struct moe_gen_opts opts;
+    char *moeflow;                  /* this moeflow's real path, for opts */
     const char *dir, *winners, *rebuild, *fit_from;
     bool dry;
 };
@@ -387,39 +390,55 @@ static int build_and_write(const struct moe_study *study, const struct gen_args 
     return rc;
 }
 
-/* Whether path is dir or inside it. */
-static bool under(const char *path, const char *dir, size_t dlen)
+/* The jobs name the study's files by absolute path inside the container
+ * too, so gen mounts the study directory at its own path when no mount of
+ * the study shows it there (study/container.h): said, as it is a mount
+ * the study did not ask for. */
+static void note_container_mount(const struct moe_study *s, const char *study_dir)
 {
-    while (dlen > 1 && dir[dlen - 1] == '/')
-        dlen--;
-    return strncmp(path, dir, dlen) == 0 && (path[dlen] == '\0' || path[dlen] == '/' ||
-                                             (dlen == 1 && dir[0] == '/'));
+    if (!moe_study_str_set(s->cluster.container_image) ||
+        moe_container_mounts_cover(s->cluster.container_mounts, study_dir))
+        return;
+    fprintf(stderr, "moeflow gen: note: the jobs mount the study directory %s in the container "
+            "at its own path (%s:%s is added to cluster.container.mounts), where they find "
+            "their scripts and write " MOE_STUDY_RESULTS "/\n", study_dir, study_dir, study_dir);
 }
 
-/* The jobs run in the study directory inside the container (fit-python/,
- * moeflow_capture.py, results/), so it must be mounted at its own path:
- * pyxis's --container-mounts=SRC[:DST[:FLAGS]],... */
-static void warn_container_mounts(const struct moe_study *s, const char *study_dir)
+/* Which scripts gen writes (cluster.plugin): the moeflow plugin's, or --
+ * on a cluster without it -- scripts that make its contract checks
+ * themselves with this moeflow.  auto asks sbatch; with no Slurm to ask
+ * here the scripts are the plugin's, and submit.sh checks for it before
+ * it submits anything.  0, or an exit status after saying why. */
+static int choose_scripts(const struct moe_study *s, struct gen_args *a)
 {
-    const char *m = s->cluster.container_mounts;
+    char why[256];
 
-    if (!moe_study_str_set(s->cluster.container_image))
-        return;
-    while (*m) {
-        size_t len = strcspn(m, ","), src = strcspn(m, ":,");
-        const char *dst = m[src] == ':' ? m + src + 1 : NULL;
-        size_t dlen = dst ? strcspn(dst, ":,") : 0;
-
-        if (src && under(study_dir, m, src) && (!dst || (dlen == src && !strncmp(dst, m, src))))
-            return;
-        m += len + (m[len] == ',');
+    a->opts.plugin_free = false;
+    switch (s->cluster.plugin) {
+    case MOE_PLUGIN_REQUIRED:
+        return 0;
+    case MOE_PLUGIN_AUTO:
+        if (plugin_probe(why, sizeof(why)) != PLUGIN_ABSENT)
+            return 0;
+        return moe_cli_error(MOE_EXIT_INVALID_INPUT,
+                             "moeflow gen: this cluster's Slurm does not load the moeflow SPANK "
+                             "plugin (%s), and the scripts of cluster.plugin: auto would need "
+                             "it: sbatch would refuse their --moe-* options. Either set "
+                             "cluster.plugin: none in the study, and the scripts check the "
+                             "measurement contract themselves with moeflow contract check "
+                             "(moeflow-study(5), PLUGIN); or ask the cluster's admin to install "
+                             "spank_moeflow.so in plugstack.conf (spank_moeflow(8))\n", why);
+    case MOE_PLUGIN_NONE:
+        break;
     }
-    fprintf(stderr, "moeflow gen: warning: the study directory %s is not under a container "
-            "mount at its own path (cluster.container.mounts: '%s'): inside the container the "
-            "jobs would not find their fit-python/, moeflow_capture.py or "
-            MOE_STUDY_RESULTS "/; mount it (or a folder above it) as SRC:SRC, unless your "
-            "pyxis mounts it already\n",
-            study_dir, s->cluster.container_mounts);
+    a->opts.plugin_free = true;
+    /* the scripts run this very moeflow on the nodes, by its real path */
+    if (!(a->moeflow = realpath("/proc/self/exe", NULL)))
+        return moe_cli_error(MOE_EXIT_SYSTEM, "moeflow gen: /proc/self/exe: %s: the scripts "
+                             "without the plugin run this moeflow by its path\n",
+                             strerror(errno));
+    a->opts.moeflow_path = a->moeflow;
+    return 0;
 }
 
 /* --fit-memory-from DIR: the fit stage's measured/predicted peak. */
@@ -623,8 +642,10 @@ static int gen(struct gen_args *a, const char *path)
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     else if (!a->winners && !a->rebuild && (rc = moe_study_baseline_fit(&study, &err)) != 0)
         rc = moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
+    else if ((rc = choose_scripts(&study, a)) != 0)
+        ; /* choose_scripts said why */
     else {
-        warn_container_mounts(&study, study_dir);
+        note_container_mount(&study, study_dir);
         a->opts.validate = a->winners ? &validate : NULL;
         rc = build_and_write(&study, a);
     }
@@ -635,7 +656,9 @@ static int gen(struct gen_args *a, const char *path)
         moe_candidate_free((struct moe_candidate *)a->opts.retune_reference);
     free((void *)a->opts.retune_reference);
     a->opts.retune_reference = NULL;
-    a->opts.study_dir = a->opts.study_text = NULL;
+    a->opts.study_dir = a->opts.study_text = a->opts.moeflow_path = NULL;
+    free(a->moeflow);
+    a->moeflow = NULL;
     free(study_dir);
     free(copies);
     moe_stage_plan_free(&validate);

@@ -282,10 +282,17 @@ int moe_cli_printf(FILE *out, const char *format, ...)
  * no control character of theirs reaches the terminal. */
 void moe_cli_report(const struct moe_error *err)
 {
-    char buf[MOE_ERROR_TEXT_MAX + MOE_ERROR_SOURCE_MAX + 32], shown[4 * sizeof(buf)];
+    char buf[sizeof(err->text) + MOE_ERROR_SOURCE_MAX + 32], shown[4 * MOE_ERROR_TEXT_MAX];
+    char *line = buf, *next;
 
-    fprintf(stderr, "moeflow: %s\n",
-            moe_text_visible(moe_error_format(err, buf, sizeof(buf)), shown, sizeof(shown)));
+    moe_error_format(err, buf, sizeof(buf));
+    /* an error standing for several puts each on a line of its own: the
+     * newlines are the list's, each line's bytes are shown visible */
+    for (const char *prefix = "moeflow: "; line; line = next, prefix = "") {
+        if ((next = err->count > 1 ? strchr(line, '\n') : NULL))
+            *next++ = '\0';
+        fprintf(stderr, "%s%s\n", prefix, moe_text_visible(line, shown, sizeof(shown)));
+    }
 }
 
 int moe_cli_fail(const struct moe_error *err, int code)

@@ -131,27 +131,53 @@ static int sbatch_stopped(const struct run_ctx *c, const struct run_stage_plan *
     return MOE_EXIT_STOPPED;
 }
 
+/* What sbatch said, a line at a time, each made safe for a terminal:
+ * its own line breaks are kept, never shown as \x0a. */
+static void print_lines(const char *text)
+{
+    char line[1024], shown[2048];
+
+    while (*text) {
+        size_t n = strcspn(text, "\n");
+
+        /* a message: a longer line is cut on purpose */
+        snprintf(line, sizeof(line), "%.*s", (int)n, text);
+        fprintf(stderr, "  %s\n", moe_text_visible(line, shown, sizeof(shown)));
+        text += n + (text[n] == '\n');
+    }
+}
+
+/* sbatch refused the plugin's options: this cluster has no moeflow plugin,
+ * which sbatch itself does not say. */
+static void hint_plugin(const char *said)
+{
+    if (!strstr(said, "unrecognized option '--moe-") && !strstr(said, "unrecognized option \"--moe-"))
+        return;
+    fprintf(stderr, "moeflow run: sbatch does not know the --moe-* options of these scripts: this "
+            "cluster does not load the moeflow SPANK plugin (spank_moeflow.so). Either ask its "
+            "admin to install it (spank_moeflow(8)), or set cluster.plugin: none in the study "
+            "and run moeflow gen again: its scripts check the measurement contract themselves "
+            "(moeflow-study(5), PLUGIN)\n");
+}
+
 /* sbatch exited non-zero, or printed no job id (--parsable prints
  * "ID[;CLUSTER]" alone): what it said is shown, made safe for a terminal. */
 static int sbatch_failed(const struct run_stage_plan *p, const struct run_result *r,
                          const char *id)
 {
-    char shown_id[256], out[1024], err[2048], said[sizeof(r->out)];
-    size_t n = strlen(r->out);
+    char shown_id[256];
 
-    while (n && r->out[n - 1] == '\n')
-        n--;
-    /* fits: n is at most r->out's length */
-    snprintf(said, sizeof(said), "%.*s", (int)n, r->out);
-    if (r->status == 0)
+    if (r->status == 0) {
         fprintf(stderr, "moeflow run: %s: sbatch exited 0 but printed no job id ('%s' is not "
                 "one; sbatch --parsable prints ID[;CLUSTER]); nothing after it was submitted; "
-                "its output:\n%s\n%s", p->name, moe_text_visible(id, shown_id, sizeof(shown_id)),
-                moe_text_visible(said, out, sizeof(out)),
-                moe_text_visible(r->err, err, sizeof(err)));
-    else
+                "its output:\n", p->name, moe_text_visible(id, shown_id, sizeof(shown_id)));
+        print_lines(r->out);
+    } else {
         fprintf(stderr, "moeflow run: %s: sbatch failed (exit %d); nothing after it was "
-                "submitted:\n%s", p->name, r->status, moe_text_visible(r->err, err, sizeof(err)));
+                "submitted; it said:\n", p->name, r->status);
+    }
+    print_lines(r->err);
+    hint_plugin(r->err);
     return MOE_EXIT_SYSTEM;
 }
 

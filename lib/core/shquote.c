@@ -7,6 +7,7 @@
 
 #include "core/json_build.h"
 #include "core/shquote.h"
+#include "core/strbuf.h"
 #include "core/text.h"
 
 static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -59,23 +60,39 @@ static char *join(char **parts, size_t n)
     return out;
 }
 
-char *moe_shquote_words(const char *const *words, size_t n)
+char *moe_shquote_words_rooted(const char *const *words, size_t n, const char *under,
+                               const char *root)
 {
     char **parts = calloc(n ? n : 1, sizeof(*parts));
+    size_t ulen = under ? strlen(under) : 0;
     char *out = NULL;
     size_t i;
 
     if (!parts)
         return NULL;
-    for (i = 0; i < n; i++)
-        if (!(parts[i] = moe_shquote(words[i] ? words[i] : "")))
+    for (i = 0; i < n; i++) {
+        const char *w = words[i] ? words[i] : "";
+        char *q = moe_shquote(w);
+
+        if (q && ulen && strncmp(w, under, ulen) == 0) {
+            char *r = moe_strdup_printf("%s%s", root, q);
+            free(q);
+            q = r;
+        }
+        if (!(parts[i] = q))
             goto done;
+    }
     out = join(parts, n);
 done:
     for (i = 0; i < n; i++)
         free(parts[i]);
     free(parts);
     return out;
+}
+
+char *moe_shquote_words(const char *const *words, size_t n)
+{
+    return moe_shquote_words_rooted(words, n, NULL, NULL);
 }
 
 char *moe_shquote_argv(const json_t *argv)

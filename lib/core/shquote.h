@@ -14,6 +14,13 @@ char *moe_shquote(const char *s);
 /* Words quoted and joined by single spaces (a NULL word reads as ""). */
 char *moe_shquote_words(const char *const *words, size_t n);
 
+/* The same, but a word that starts with under (a folder of the study,
+ * relative) is written as root followed by its quoted self: root is a
+ * shell expression of the caller's, never data (the scripts' "$study"/),
+ * so that the path is absolute wherever the step starts. */
+char *moe_shquote_words_rooted(const char *const *words, size_t n, const char *under,
+                               const char *root);
+
 /* The strings of a JSON array, the same way. */
 char *moe_shquote_argv(const json_t *argv);
 

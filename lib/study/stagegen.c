@@ -24,6 +24,7 @@
 #include "study/launcher_internal.h"
 #include "study/megatron_args.h"
 #include "study/megatron_args_internal.h"
+#include "study/container.h"
 #include "study/stagegen.h"
 #include "study/stagegen_internal.h"
 #include "study/megatron_rules.h"
@@ -205,7 +206,9 @@ static json_t *script_candidates(struct moe_jb *b, const struct moe_manifest_sta
     for (size_t i = 0; i < m->n; i++) {
         const struct moe_candidate *c = &m->cands[i];
         char *text = value_text(c->value);
-        char *argv = moe_shquote_words((const char *const *)c->argv.v, c->argv.n);
+        /* results/... words are the study's files: absolute in the scripts */
+        char *argv = moe_shquote_words_rooted((const char *const *)c->argv.v, c->argv.n,
+                                              MOE_STUDY_RESULTS "/", "\"$study\"/");
         char *env = moe_shquote_env(&c->env);
         char *val = text ? moe_shquote(text) : NULL;
         char *twin_of = moe_shquote(c->twin_of ? c->twin_of : "");
@@ -321,7 +324,7 @@ static json_t *summary(const struct moe_study *s, enum moe_stage st, int n)
 /* The #SBATCH lines of a stage whose first candidate is first and whose
  * first chunk is chunk0, sorted. */
 static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest_stage *m,
-                            const char *study_dir, struct moe_error *err)
+                            const char *study_dir, bool plugin, struct moe_error *err)
 {
     const struct moe_cluster *k = &s->cluster;
     const struct moe_candidate *first = &m->cands[0];
@@ -356,13 +359,15 @@ static json_t *sbatch_lines(const struct moe_study *s, const struct moe_manifest
         rc |= sbatch_line(lines, "constraint", k->constraint, err);
     if (array && rc == 0)
         rc |= sbatch_line(lines, "array", m->chunks[0].array, err);
-    else if (rc == 0)
+    else if (rc == 0 && plugin)
         rc |= sbatch_line(lines, "moe-candidate", first->id, err);
     const char *const kv[][2] = { { "output", out }, { "gpus-per-node", gpus },
                                   { "ntasks-per-node", ntasks }, { "nodes", nnodes },
-                                  { "job-name", job }, { "moe-stage", moe_stage_name(st) },
-                                  { "moe-study", study_dir }, { "time", moe_study_time_limit(s, st) } };
-    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
+                                  { "job-name", job }, { "time", moe_study_time_limit(s, st) },
+                                  { "moe-stage", moe_stage_name(st) }, { "moe-study", study_dir } };
+    /* without the plugin, sbatch would refuse its options: the last two */
+    size_t nkv = sizeof(kv) / sizeof(kv[0]) - (plugin ? 0 : 2);
+    for (size_t i = 0; i < nkv && rc == 0; i++)
         rc |= sbatch_line(lines, kv[i][0], kv[i][1], err);
     /* A step time shared with another job's kernels or host threads is not
      * the layout's own: timing stages take whole nodes, all their memory
@@ -608,7 +613,8 @@ static json_t *checkpoint_context(struct moe_jb *b, const struct moe_study *s,
     if (moe_checkpoint_resume_argv(c, &resume) < 0)
         return NULL; /* out of memory: the key it is set at names it */
     dir = moe_strdup_printf(MOE_CHECKPOINT_DIR "/%s", from);
-    argv = moe_shquote_words((const char *const *)resume.v, resume.n);
+    argv = moe_shquote_words_rooted((const char *const *)resume.v, resume.n,
+                                    MOE_STUDY_RESULTS "/", "\"$study\"/");
     qdir = dir ? moe_shquote(dir) : NULL;
     /* a NULL word (out of memory) fails the pack */
     out = moe_jb_pack(b, "{s:s, s:s, s:s, s:i}", "id", c->id, "resume_argv", argv, "dir", qdir,
@@ -620,14 +626,32 @@ static json_t *checkpoint_context(struct moe_jb *b, const struct moe_study *s,
     return out;
 }
 
+/* The start of every srun that runs the trainer: the plugin's candidate
+ * option, or -- without the plugin -- Slurm's own CPU binding; then the
+ * container's options (study/container.h).  NULL with err. */
+static char *srun_words(const struct gen_render *g, struct moe_error *err)
+{
+    char *container = moe_container_srun_options(g->s, g->o->study_dir, err), *out;
+
+    if (!container)
+        return NULL;
+    out = moe_strdup_printf("srun %s%s", g->o->plugin_free ? "--cpu-bind=cores"
+                                                            : "--moe-candidate=\"$candidate\"",
+                            container);
+    free(container);
+    if (!out)
+        moe_error_set(err, "srun: out of memory");
+    return out;
+}
+
 /* The template context of a stage that runs something: the study, the
  * stage's summary, #SBATCH lines (taken), chunks and candidates, the
- * container and the measurement window; NULL with err. */
+ * srun that runs the trainer and the measurement window; NULL with err. */
 static json_t *stage_context(const struct gen_render *g, const struct moe_manifest_stage *m,
                              json_t *summary, json_t *sbatch, json_t *chunks)
 {
     const struct moe_study *s = g->s;
-    char *launcher = launcher_words(s, g->err), *image, *mounts;
+    char *launcher = launcher_words(s, g->err), *srun, *qdir, *qmoeflow;
     struct moe_error inner = { 0 };
     struct moe_jb b;
     json_t *ctx;
@@ -640,8 +664,16 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
         return NULL;
     }
     moe_jb_init(&b, g->err);
-    image = moe_shquote(s->cluster.container_image);
-    mounts = moe_shquote(s->cluster.container_mounts);
+    srun = srun_words(g, g->err);
+    qdir = moe_shquote(g->o->study_dir);
+    qmoeflow = moe_shquote(g->o->moeflow_path ? g->o->moeflow_path : "moeflow");
+    moe_jb_str(&b, ctx, "srun", srun);
+    moe_jb_str(&b, ctx, "study_dir", qdir);
+    moe_jb_bool(&b, ctx, "plugin", !g->o->plugin_free);
+    moe_jb_str(&b, ctx, "moeflow", qmoeflow);
+    free(srun);
+    free(qdir);
+    free(qmoeflow);
     moe_jb_str(&b, ctx, "version", g->o->version);
     moe_jb_str(&b, ctx, "study", s->name);
     moe_jb_str(&b, ctx, "study_hash", g->p->study_hash);
@@ -653,10 +685,6 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     moe_jb_set(&b, ctx, "candidates", script_candidates(&b, m));
     moe_jb_set(&b, ctx, "candidate", moe_candidate_json(&m->cands[0], false, &inner));
     moe_jb_str(&b, ctx, "launcher", launcher);
-    moe_jb_bool(&b, ctx, "container", moe_study_str_set(s->cluster.container_image));
-    moe_jb_str(&b, ctx, "container_image", image);
-    moe_jb_bool(&b, ctx, "container_mounts_set", moe_study_str_set(s->cluster.container_mounts));
-    moe_jb_str(&b, ctx, "container_mounts", mounts);
     moe_jb_int(&b, ctx, "tasks_per_node", m->cands[0].tasks_per_node);
     moe_jb_int(&b, ctx, "world_size", moe_study_world_size(s));
     moe_jb_copy(&b, ctx, "measure", json_object_get(s->json, MOE_SK_MEASURE));
@@ -667,8 +695,6 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
     moe_jb_bool(&b, ctx, "twins", has_twins(m));
     moe_jb_set(&b, ctx, "layout", moe_study_dir_template(moe_stage_name(m->stage)));
     free(launcher);
-    free(image);
-    free(mounts);
     if (!b.failed && m->stage == MOE_STAGE_CONTRACT && capture_context(s, ctx, &b) < 0) {
         json_decref(ctx);
         return NULL;
@@ -686,7 +712,7 @@ static json_t *stage_context(const struct gen_render *g, const struct moe_manife
 static int add_script(struct gen_render *g, const struct moe_manifest_stage *m)
 {
     const char *name = moe_stage_name(m->stage);
-    json_t *sb = sbatch_lines(g->s, m, g->o->study_dir, g->err), *ctx;
+    json_t *sb = sbatch_lines(g->s, m, g->o->study_dir, !g->o->plugin_free, g->err), *ctx;
     json_t *summ = summary(g->s, m->stage, (int)m->n);
     json_t *chunks = sb ? moe_manifest_chunks_json(m, g->err) : NULL;
     char tname[64];
@@ -868,6 +894,7 @@ static int add_launchers(struct gen_render *g)
     moe_jb_str(&b, ctx, "study", g->s->name);
     moe_jb_str(&b, ctx, "study_hash", g->p->study_hash);
     moe_jb_copy(&b, ctx, "stages", g->submit);
+    moe_jb_bool(&b, ctx, "plugin", !g->o->plugin_free);
     moe_jb_set(&b, ctx, "layout", moe_study_dir_template(NULL));
     if (!(ctx = moe_jb_done(&b, ctx))) {
         moe_jb_within(&b, "submit.sh");

@@ -39,6 +39,11 @@ struct moe_gen_opts {
     const char *study_text;         /* the study file's bytes, copied as study.yaml */
     const char *version;            /* moeflow version for the headers */
     const char *study_dir;          /* absolute path the directory will have (--moe-study) */
+    /* the cluster has no moeflow plugin (cluster.plugin: none, or auto and
+     * sbatch did not list --moe-stage): the scripts carry no --moe-*
+     * option and check the contract with moeflow_path's contract check */
+    bool plugin_free;
+    const char *moeflow_path;       /* absolute; only with plugin_free */
     const char *retune_for;         /* NULL, or the bottleneck retune candidates must target */
     /* NULL, or the validate stage to use (recorded winners: study_validate.h) */
     const struct moe_stage_plan *validate;

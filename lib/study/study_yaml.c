@@ -23,12 +23,29 @@
 #include "study/study_yaml.h"
 #include "study/study_yaml_internal.h"
 
+/* The walk goes on after an error: each is added to errs and its key
+ * path to bad, and the key is left out of the tree, so that the reader
+ * (study.c) reports what else it can without piling on.  Out of memory
+ * (err, fatal) stops it. */
 struct walk {
     const char *name;
     yaml_document_t *doc;
     json_t *pos;
     struct moe_error *err;
+    struct moe_error_list *errs;
+    json_t *bad;
+    bool fatal;
 };
+
+/* A key path in error; a path that cannot be recorded (out of memory)
+ * stops the walk, since the reader would then pile on. */
+static void mark_bad(struct walk *w, const char *path)
+{
+    if (json_object_set_new(w->bad, path, json_true()) < 0) {
+        moe_error_set(w->err, "%s: out of memory recording %s", w->name, path);
+        w->fatal = true;
+    }
+}
 
 static int fail_at(struct walk *w, const yaml_node_t *node, const char *path, const char *fmt,
                    ...) __attribute__((format(printf, 4, 5)));
@@ -39,12 +56,16 @@ static int fail_at(struct walk *w, const yaml_node_t *node, const char *path, co
     char text[MOE_ERROR_TEXT_MAX];
     va_list ap;
 
+    struct moe_error e;
+
     va_start(ap, fmt);
     /* a message: a cut one still names the key and its line */
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    moe_error_at(w->err, w->name, (int)node->start_mark.line + 1,
+    moe_error_at(&e, w->name, (int)node->start_mark.line + 1,
                  (int)node->start_mark.column + 1, "%s: %s", path, text);
+    moe_error_list_add(w->errs, &e);
+    mark_bad(w, path);
     return -1;
 }
 
@@ -173,75 +194,114 @@ static int int_in_range(struct walk *w, const yaml_node_t *node, const char *pat
 static json_t *convert(struct walk *w, yaml_node_t *node, const struct moe_field *f,
                        const char *path);
 
+/* The schema's field for the key kn, or NULL with the error added (the key
+ * is then left out).  An unknown key that is a slip of a known one marks
+ * that one too: it was given, and "is required" would pile on. */
+static const struct moe_field *key_field(struct walk *w, yaml_node_t *kn,
+                                         const struct moe_field *keys, const char *path,
+                                         char *sub, size_t len)
+{
+    const char *names[128], *near, *where = path[0] ? path : "(top)";
+    int n_names = 0, n;
+
+    /* a key that cannot be read could be any of the mapping's: the whole
+     * mapping is in error (fail_at marks where), and nothing in it is
+     * then reported missing */
+    if (kn->type != YAML_SCALAR_NODE) {
+        fail_at(w, kn, where, "keys must be plain names");
+        return NULL;
+    }
+    if (no_control(w, kn, where) < 0)
+        return NULL;
+    n = snprintf(sub, len, "%s%s%s", path, path[0] ? "." : "", scalar(kn));
+    if (n < 0 || (size_t)n >= len) {
+        /* a cut path would file the value's position under another key */
+        fail_at(w, kn, where, "key path too long (at most %zu bytes)", len - 1);
+        return NULL;
+    }
+    for (const struct moe_field *k = keys; k->key; k++)
+        if (strcmp(k->key, scalar(kn)) == 0)
+            return k;
+    for (const struct moe_field *k = keys; k->key && n_names < 128; k++)
+        names[n_names++] = k->key;
+    if (!(near = moe_suggest(scalar(kn), names, n_names))) {
+        fail_at(w, kn, sub, "unknown key");
+        return NULL;
+    }
+    fail_at(w, kn, sub, "unknown key (did you mean '%s'?)", near);
+    {
+        char meant[256];
+
+        /* a message's bookkeeping: a cut path marks a parent, which skips more */
+        snprintf(meant, sizeof(meant), "%s%s%s", path, path[0] ? "." : "", near);
+        mark_bad(w, meant);
+    }
+    return NULL;
+}
+
+/* One key and its value into obj: 0, also when the key was in error (added
+ * to the list, left out); -1 out of memory. */
+static int convert_pair(struct walk *w, json_t *obj, yaml_node_pair_t *p,
+                        const struct moe_field *keys, const char *path)
+{
+    yaml_node_t *kn = yaml_document_get_node(w->doc, p->key);
+    yaml_node_t *vn = yaml_document_get_node(w->doc, p->value);
+    const struct moe_field *f;
+    char sub[256];
+    struct moe_jb b;
+    json_t *v;
+    int errors;
+
+    if (!(f = key_field(w, kn, keys, path, sub, sizeof(sub))))
+        return w->fatal ? -1 : 0;
+    if (json_object_get(obj, f->key)) {
+        fail_at(w, kn, sub, "key given twice");
+        return w->fatal ? -1 : 0;
+    }
+    moe_jb_init(&b, w->err);
+    if (moe_jb_set(&b, w->pos, sub,
+                   moe_jb_pack(&b, "[ii]", (int)vn->start_mark.line + 1,
+                               (int)vn->start_mark.column + 1)) < 0)
+        return -1;
+    errors = w->errs->n;
+    if (!(v = convert(w, vn, f, sub))) {
+        /* its errors are in the list; the whole value is in error */
+        mark_bad(w, sub);
+        if (w->errs->n == errors && !w->fatal)
+            moe_error_set(w->err, "%s: %s: out of memory", w->name, sub);
+        return w->errs->n == errors || w->fatal ? -1 : 0;
+    }
+    if (moe_jb_set(&b, obj, f->key, v) < 0) {
+        moe_jb_within(&b, path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The mapping with each key that is not in error; NULL when node is no
+ * mapping (the error added) or out of memory (w->fatal). */
 static json_t *convert_map(struct walk *w, yaml_node_t *node, const struct moe_field *keys,
                            const char *path)
 {
     json_t *obj;
-    const char *names[128];
-    int n_names = 0;
 
     if (node->type != YAML_MAPPING_NODE) {
         fail_at(w, node, path[0] ? path : "(top)", "expected a mapping");
         return NULL;
     }
-    for (const struct moe_field *k = keys; k->key && n_names < 128; k++)
-        names[n_names++] = k->key;
-    obj = json_object();
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
-         p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *kn = yaml_document_get_node(w->doc, p->key);
-        yaml_node_t *vn = yaml_document_get_node(w->doc, p->value);
-        const struct moe_field *f = NULL;
-        char sub[256];
-        struct moe_jb b;
-        json_t *v;
-        int n;
-
-        if (kn->type != YAML_SCALAR_NODE) {
-            fail_at(w, kn, path[0] ? path : "(top)", "keys must be plain names");
-            goto fail;
-        }
-        if (no_control(w, kn, path[0] ? path : "(top)") < 0)
-            goto fail;
-        n = snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", scalar(kn));
-        if (n < 0 || (size_t)n >= sizeof(sub)) {
-            /* a cut path would file the value's position under another key */
-            fail_at(w, kn, path[0] ? path : "(top)", "key path too long (at most %zu bytes)",
-                    sizeof(sub) - 1);
-            goto fail;
-        }
-        for (const struct moe_field *k = keys; k->key; k++)
-            if (strcmp(k->key, scalar(kn)) == 0)
-                f = k;
-        if (!f) {
-            const char *near = moe_suggest(scalar(kn), names, n_names);
-            if (near)
-                fail_at(w, kn, sub, "unknown key (did you mean '%s'?)", near);
-            else
-                fail_at(w, kn, sub, "unknown key");
-            goto fail;
-        }
-        if (json_object_get(obj, f->key)) {
-            fail_at(w, kn, sub, "key given twice");
-            goto fail;
-        }
-        moe_jb_init(&b, w->err);
-        if (moe_jb_set(&b, w->pos, sub,
-                       moe_jb_pack(&b, "[ii]", (int)vn->start_mark.line + 1,
-                                   (int)vn->start_mark.column + 1)) < 0)
-            goto fail;
-        v = convert(w, vn, f, sub);
-        if (!v)
-            goto fail;
-        if (moe_jb_set(&b, obj, f->key, v) < 0) {
-            moe_jb_within(&b, path);
-            goto fail;
-        }
+    if (!(obj = json_object())) {
+        moe_error_set(w->err, "%s: out of memory", w->name);
+        w->fatal = true;
+        return NULL;
     }
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+         p < node->data.mapping.pairs.top; p++)
+        if (convert_pair(w, obj, p, keys, path) < 0) {
+            w->fatal = true;
+            json_decref(obj);
+            return NULL;
+        }
     return obj;
-fail:
-    json_decref(obj);
-    return NULL;
 }
 
 /* A list is a set of values, each given once; a [first, last] range may
@@ -262,10 +322,50 @@ static int list_repeat(struct walk *w, const yaml_node_t *item, const char *path
     return 0;
 }
 
+/* One item of a list: its value, or NULL with the error added. */
+static json_t *convert_item(struct walk *w, yaml_node_t *item, const struct moe_field *f,
+                            const char *sub, const json_t *arr)
+{
+    json_t *v;
+    long l;
+
+    if (item->type != YAML_SCALAR_NODE) {
+        fail_at(w, item, sub, "expected a scalar");
+        return NULL;
+    }
+    if (no_control(w, item, sub) < 0)
+        return NULL;
+    if (f->type == MOE_F_ARGS) { /* free strings, in order, repeats allowed */
+        struct moe_jb b;
+
+        /* the reader checks each word against Megatron's flags (study.c):
+         * its error points at the word */
+        moe_jb_init(&b, w->err);
+        if (moe_jb_set(&b, w->pos, sub, moe_jb_pack(&b, "[ii]", (int)item->start_mark.line + 1,
+                                                    (int)item->start_mark.column + 1)) < 0) {
+            w->fatal = true;
+            return NULL;
+        }
+        return string_limit(w, item, sub) < 0 ? NULL : json_string(scalar(item));
+    }
+    if (f->type == MOE_F_STRLIST ? check_choice(w, item, sub, f->choices) < 0
+                                 : int_in_range(w, item, sub, f, &l) < 0)
+        return NULL;
+    v = f->type == MOE_F_STRLIST ? json_string(scalar(item)) : json_integer(l);
+    if (list_repeat(w, item, sub, f, arr, v) < 0) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Every item is checked, each error added; a list with one is NULL (left
+ * out whole: the reader's default stands, and its checks skip it). */
 static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_field *f,
                             const char *path)
 {
     json_t *arr;
+    bool bad = false;
 
     if (node->type != YAML_SEQUENCE_NODE) {
         fail_at(w, node, path, "expected %s", type_name(f->type));
@@ -273,55 +373,36 @@ static json_t *convert_list(struct walk *w, yaml_node_t *node, const struct moe_
     }
     arr = json_array();
     for (yaml_node_item_t *it = node->data.sequence.items.start;
-         it < node->data.sequence.items.top; it++) {
+         it < node->data.sequence.items.top && !w->fatal; it++) {
         yaml_node_t *item = yaml_document_get_node(w->doc, *it);
         char sub[300];
         struct moe_jb b;
         json_t *v;
-        long l;
 
         /* fits: 256 bytes of path and an index */
         snprintf(sub, sizeof(sub), "%.256s[%d]", path,
                  (int)(it - node->data.sequence.items.start));
-        if (item->type != YAML_SCALAR_NODE) {
-            fail_at(w, item, sub, "expected a scalar");
-            goto fail;
-        }
-        if (no_control(w, item, sub) < 0)
-            goto fail;
-        /* an argument is checked against Megatron's flags by the reader
-         * (study.c), whose error points at the word */
-        if (f->type == MOE_F_ARGS) {
-            moe_jb_init(&b, w->err);
-            if (moe_jb_set(&b, w->pos, sub, moe_jb_pack(&b, "[ii]", (int)item->start_mark.line + 1,
-                                                        (int)item->start_mark.column + 1)) < 0)
-                goto fail;
-        }
-        if (f->type == MOE_F_ARGS ? string_limit(w, item, sub) < 0
-            : f->type == MOE_F_STRLIST ? check_choice(w, item, sub, f->choices) < 0
-                                       : int_in_range(w, item, sub, f, &l) < 0)
-            goto fail;
-        v = f->type != MOE_F_INTLIST ? json_string(scalar(item)) : json_integer(l);
-        /* arguments are words in order: "--seed 1 --foo 1" repeats a word */
-        if (f->type != MOE_F_ARGS && list_repeat(w, item, sub, f, arr, v) < 0) {
-            json_decref(v);
-            goto fail;
+        if (!(v = convert_item(w, item, f, sub, arr))) {
+            bad = true;
+            continue;
         }
         moe_jb_init(&b, w->err);
         if (moe_jb_append(&b, arr, v) < 0) {
             moe_jb_within(&b, path);
-            goto fail;
+            w->fatal = true;
         }
     }
+    if (bad || w->fatal) {
+        json_decref(arr);
+        return NULL;
+    }
     return arr;
-fail:
-    json_decref(arr);
-    return NULL;
 }
 
 /* NAME: value strings under free names (cluster.env): each name and
  * value free of control characters, each value within the string limit;
- * what a name may be is the reader's rule (study.c). */
+ * what a name may be is the reader's rule (study.c).  NULL with the error
+ * added, or out of memory (w->fatal). */
 static json_t *convert_strmap(struct walk *w, yaml_node_t *node, const char *path)
 {
     json_t *obj;
@@ -362,6 +443,7 @@ static json_t *convert_strmap(struct walk *w, yaml_node_t *node, const char *pat
                                                     (int)kn->start_mark.column + 1)) < 0 ||
             moe_jb_set(&b, obj, scalar(kn), json_string(scalar(vn))) < 0) {
             moe_jb_within(&b, path);
+            w->fatal = true;
             goto fail;
         }
     }
@@ -521,13 +603,14 @@ static int utf8_only(const char *name, const unsigned char *t, size_t len,
 
 json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
                              const struct moe_field *schema, json_t **positions,
-                             struct moe_error *err)
+                             struct moe_yaml_errors *errors, struct moe_error *err)
 {
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_node_t *root;
     json_t *out = NULL;
-    struct walk w = { name, &doc, json_object(), err };
+    struct walk w = { name, &doc, json_object(), err, errors->list, errors->bad, false };
+    struct moe_error e;
 
     *positions = NULL;
     if (utf8_only(name, (const unsigned char *)text, len, err) < 0 ||
@@ -550,13 +633,14 @@ json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
     root = yaml_document_get_root_node(&doc);
     if (!root)
         moe_error_at(err, name, 1, 1, "empty study");
-    else
-        out = convert_map(&w, root, schema, "");
+    else if (!w.pos)
+        moe_error_set(err, "%s: out of memory", name);
+    else if (!(out = convert_map(&w, root, schema, "")) && !w.fatal)
+        moe_error_list_take(w.errs, err); /* not a mapping: nothing more to read */
     yaml_document_delete(&doc);
-    if (out && !one_document(&parser, name, err)) {
-        json_decref(out);
-        out = NULL;
-    }
+    /* a second document is one more error, and the first is still read */
+    if (out && !one_document(&parser, name, &e))
+        moe_error_list_add(w.errs, &e);
     yaml_parser_delete(&parser);
     if (!out) {
         json_decref(w.pos);

@@ -4,10 +4,20 @@
 
 #include "study/study_yaml.h"
 
-/* Returns the tree (a JSON object) or NULL with err set.  *positions maps
- * each dotted field path ("baseline.ep") to [line, column], 1-based. */
+/* Where the walk puts the errors it goes on after: each one (list), and
+ * the key path of each value in error (bad, an object of paths to true),
+ * which the reader's checks then skip. */
+struct moe_yaml_errors {
+    struct moe_error_list *list;
+    json_t *bad;
+};
+
+/* Returns the tree (a JSON object) with each key in error left out and
+ * its error in errors, or NULL with err set: the text is no YAML, not one
+ * mapping, or out of memory.  *positions maps each dotted field path
+ * ("baseline.ep") to [line, column], 1-based. */
 json_t *moe_study_yaml_parse(const char *name, const char *text, size_t len,
                              const struct moe_field *schema, json_t **positions,
-                             struct moe_error *err);
+                             struct moe_yaml_errors *errors, struct moe_error *err);
 
 #endif

@@ -77,7 +77,7 @@ run() {
 clean() { ! grep -qaP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$W/out" &&
           ! grep -qa 'Sanitizer' "$W/out"; }
 
-tap_plan 26
+tap_plan 27
 
 fresh st
 run -- --until contract st
@@ -172,6 +172,23 @@ run -- --until contract st
 rm "$W/bin/sbatch" && mv "$W/bin/sbatch-ok" "$W/bin/sbatch"
 [ $rc = 4 ] && clean && grep -q 'sbatch failed (exit 1).*' "$W/out" && grep -q 'Invalid account' "$W/out"
 tap_ok $? "sbatch that fails: exit 4 with its error"
+
+# Issue 40: a cluster without the moeflow plugin refuses the scripts'
+# --moe-* options; run says so, and shows sbatch's lines as lines.
+fresh st
+cat > "$W/bin/sbatch-noplugin" <<'S'
+#!/bin/sh
+printf "sbatch: unrecognized option '--moe-stage=contract'\nTry \"sbatch --help\" for more information\n" >&2
+exit 255
+S
+chmod 0755 "$W/bin/sbatch-noplugin"
+mv "$W/bin/sbatch" "$W/bin/sbatch-ok" && ln -s sbatch-noplugin "$W/bin/sbatch"
+run -- --until contract st
+rm "$W/bin/sbatch" && mv "$W/bin/sbatch-ok" "$W/bin/sbatch"
+[ $rc = 4 ] && clean && grep -q "^  sbatch: unrecognized option '--moe-stage=contract'$" "$W/out" &&
+    grep -q '^  Try "sbatch --help" for more information$' "$W/out" && ! grep -qF 'x0a' "$W/out" &&
+    grep -q 'this cluster does not load the moeflow SPANK plugin.*set cluster.plugin: none' "$W/out"
+tap_ok $? "sbatch without the plugin: its lines as lines, and the cause with both remedies"
 
 # Issue 37: a baseline that fits under no recompute or offload (the tiny
 # study at sequence 32768 on GPUs of 1 GiB) is refused by gen, naming the

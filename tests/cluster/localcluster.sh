@@ -5,7 +5,7 @@
 # recorded here and by the cluster's own tag, never by name.
 #
 #   localcluster.sh up     [--prefix DIR] [--nodes N] [--plugin SO] [--plugstack-args "k=v ..."]
-#                          [--host-cache] [--plugstack-include FILE]
+#                          [--host-cache] [--plugstack-include FILE] [--extra-plugin SO]
 #   localcluster.sh down   [--prefix DIR] [--keep-logs]
 #   localcluster.sh status [--prefix DIR]
 #   localcluster.sh pids   [--prefix DIR] [--tag TAG]   processes carrying the cluster's tag
@@ -26,6 +26,7 @@ CPUS_PER_NODE=8
 PLUGIN=""
 PLUGSTACK_ARGS=""
 PLUGSTACK_INCLUDE=""
+EXTRA_PLUGIN=""
 HOST_CACHE=0
 KEEP_LOGS=0
 TAG_ARG=""
@@ -42,6 +43,7 @@ parse_args() {
             --plugin) PLUGIN=$2; shift 2 ;;
             --plugstack-args) PLUGSTACK_ARGS=$2; shift 2 ;;
             --plugstack-include) PLUGSTACK_INCLUDE=$2; shift 2 ;;
+            --extra-plugin) EXTRA_PLUGIN=$2; shift 2 ;;
             --host-cache) HOST_CACHE=1; shift ;;
             --keep-logs) KEEP_LOGS=1; shift ;;
             --tag) TAG_ARG=$2; shift 2 ;;
@@ -234,6 +236,14 @@ write_plugstack() {
         echo "required $PREFIX/lib/spank_moeflow.so $args" > "$PREFIX/etc/plugstack.conf"
     else
         : > "$PREFIX/etc/plugstack.conf"
+    fi
+    # Another SPANK plugin beside it (--plugin "" for none): a stand-in of
+    # pyxis, say, loaded as an admin would.
+    if [ -n "$EXTRA_PLUGIN" ]; then
+        [ -f "$EXTRA_PLUGIN" ] || die "plugin not found: $EXTRA_PLUGIN"
+        mkdir -p "$PREFIX/lib"
+        install -m 0755 "$EXTRA_PLUGIN" "$PREFIX/lib/$(basename "$EXTRA_PLUGIN")"
+        echo "required $PREFIX/lib/$(basename "$EXTRA_PLUGIN")" >> "$PREFIX/etc/plugstack.conf"
     fi
     # Tasks carry the cluster's tag too, so teardown finds anything a job left.
     printf '#!/bin/sh\necho export MOEFLOW_LC_TAG=%s\n' "$TAG" > "$PREFIX/etc/taskprolog.sh"

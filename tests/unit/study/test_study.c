@@ -155,7 +155,7 @@ static void gpu_types_from_one_table(void **state)
 {
     static const char *const fmt =
         "name: t\nmodel: {preset: qwen3-30b-a3b}\ncluster: {gpu: %s, nodes: 4}\n"
-        "workload: {gbs: 512}\nsoftware: {megatron: core-0.19}\nbaseline: {ep: 8}\n";
+        "workload: {gbs: 512}\nsoftware: {megatron: core-0.19, transformer_engine: none}\nbaseline: {ep: 8}\n";
 
     (void)state;
     for (int g = 0; g < MOE_GPU_COUNT; g++) {
@@ -232,10 +232,10 @@ static void bad_studies_explained(void **state)
 
 static const char *const ordered =
     "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n  gbs: 512\n"
-    "software:\n  megatron: core-0.16\nbaseline:\n  ep: 16\n";
+    "software:\n  megatron: core-0.16\n  transformer_engine: none\nbaseline:\n  ep: 16\n";
 static const char *const reordered =
     "# same study, other order, explicit defaults\nbaseline: {ep: 16, tp: 1}\n"
-    "software: {megatron: core-0.16}\nworkload: {mbs: 1, gbs: 512}\n"
+    "software: {megatron: core-0.16, transformer_engine: none}\nworkload: {mbs: 1, gbs: 512}\n"
     "cluster: {gpu: h100, nodes: 2}\nmodel: {preset: qwen3-30b-a3b}\nname: t\n";
 
 /* Key order, flow style and spelled-out defaults do not change the hash. */
@@ -265,7 +265,7 @@ static void written_only_off_default(const char *key, bool dflt, struct moe_stud
 {
     static const char *const fmt =
         "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\nworkload:\n"
-        "  gbs: 512\n  %s: %s\nsoftware:\n  megatron: core-0.16\nbaseline:\n  ep: 16\n";
+        "  gbs: 512\n  %s: %s\nsoftware:\n  megatron: core-0.16\n  transformer_engine: none\nbaseline:\n  ep: 16\n";
     char at_default[512], other[512], ha[65], hs[65], hc[65];
     struct moe_study a;
     struct moe_error e;
@@ -328,7 +328,7 @@ static void plugin_and_workdir(void **state)
     static const char *const text =
         "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\n  plugin: none\n"
         "  container:\n    image: img\n    workdir: /work space/s\nworkload:\n  gbs: 512\n"
-        "software:\n  megatron: core-0.16\nbaseline:\n  ep: 16\n";
+        "software:\n  megatron: core-0.16\n  transformer_engine: none\nbaseline:\n  ep: 16\n";
     struct moe_study a, b;
     struct moe_error e;
 
@@ -453,7 +453,7 @@ static void preset_override(void **state)
     struct moe_study s;
     struct moe_error e;
     const char *text = "name: t\nmodel:\n  preset: mixtral-8x7b\n  num_layers: 16\n"
-                       "cluster: {nodes: 2}\nworkload: {gbs: 256}\nsoftware: {megatron: core-0.19}\n";
+                       "cluster: {nodes: 2}\nworkload: {gbs: 256}\nsoftware: {megatron: core-0.19, transformer_engine: none}\n";
 
     (void)state;
     assert_int_equal(moe_study_load_string(&s, "o.yaml", text, &e), 0);

@@ -212,7 +212,7 @@ static int load_rate(const char *key, const char *value, struct moe_error *e)
 
     snprintf(text, sizeof(text),
              "name: t\nmodel:\n  preset: qwen3-30b-a3b\ncluster:\n  nodes: 2\n  %s: %s\n"
-             "workload:\n  gbs: 512\nsoftware:\n  megatron: core-0.16\n",
+             "workload:\n  gbs: 512\nsoftware:\n  megatron: core-0.16\n  transformer_engine: none\n",
              strchr(key, '.') + 1, value);
     moe_error_clear(e);
     rc = moe_study_load_string(&s, "rate.yaml", text, e);
