@@ -75,6 +75,11 @@ DELEGATES = {
                        formats("lib/core/shquote.c", "moe_error_set")),
     "workload_read": (r"workload\.capacity_factor", number),
     "time_limit_check": (r"cluster\.time_limit", formats("lib/study/time_limit.c", "moe_error_set")),
+    # cluster.env's keys are the variables' names, upper case
+    "env_name_check": (r"cluster\.env\.[A-Za-z0-9_]+", []),
+    "env_read": (r"cluster\.env(\.[A-Za-z0-9_]+)?", []),
+    "extra_args_read": (r"cluster\.launcher\.extra_args(\[[0-9]+\])?",
+                        formats("lib/study/megatron_extra.c", "moe_error_set")),
     "pipeline_check": (r"baseline\.pipeline_layout", formats("lib/study/study_pipeline.c", "moe_error_set")),
     "layout_check": (r"(baseline|workload)\.[a-z_]+",
                      [w + r"( \(baseline\.pipeline_layout, .*\))?" for w in formats("lib/fit/layouts.c", "WHY", first=True)]),
