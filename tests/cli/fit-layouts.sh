@@ -111,7 +111,7 @@ tap_ok $? "fit --gpu with an unknown type exits 1 and lists the types"
 # The local implementation's host terms: per layer, per local expert, and
 # per MoE layer with ETP > 1 (lib/fit/gpu_perf.c); the study overrides each.
 T="$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml"
-sed 's/^  transformer_engine: .*/  transformer_engine: ""/' "$T" > "$out/local.yaml"
+sed 's/^  transformer_engine: .*/  transformer_engine: none/' "$T" > "$out/local.yaml"
 "$M" fit "$out/local.yaml" --gpu h200 --ep 1 --etp 2 --json > "$out/local.json" &&
     json_ok "$out/local.json" 'abs(d["host_stream_ms"] - 16 * (11.8 + 8 * 0.84 + 4.6)) < 0.01 and d["step_terms_ms"]["scores"] > 0'
 tap_ok $? "local implementation, EP1xETP2: host stream = 16 layer-microbatches x (11800 + 8 x 840 + 4600 us), and its attention scores charged"

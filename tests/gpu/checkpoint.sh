@@ -35,7 +35,7 @@ study() {
     local dialect=$1
     [ -n "${TARBALL[$dialect]+x}" ] || die "dialect '$dialect': one of $DIALECTS"
     sed -e "s/^  megatron: .*/  megatron: $dialect/" \
-        -e 's/^  transformer_engine: .*/  transformer_engine: ""/' \
+        -e 's/^  transformer_engine: .*/  transformer_engine: none/' \
         -e "s/^name: .*/name: checkpoint-$dialect/" \
         -e 's/^  gpus_per_node: .*/  gpus_per_node: 1/' \
         -e 's/^  num_layers: .*/  num_layers: 2/' \

@@ -37,7 +37,7 @@ die() { echo "lane: $*" >&2; exit 1; }
 lane_study() {
     local dialect=$1
     sed -e "s/^  megatron: .*/  megatron: $dialect/" \
-        -e 's/^  transformer_engine: .*/  transformer_engine: ""/' \
+        -e 's/^  transformer_engine: .*/  transformer_engine: none/' \
         -e 's/^  profile_steps: \(.*\)/  profile_steps: \1\n  profiler: pytorch/' \
         "$top/etc/studies/tiny-moe-2gpu.yaml"
     printf 'scale:\n  top_k: 16\n'
