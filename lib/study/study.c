@@ -43,7 +43,77 @@ struct ctx {
     json_t *asked;
     bool asked_short;   /* a path could not be added to asked (out of memory) */
     char unknown[128];
+    /* The reader goes on after an error, to report every one it can in
+     * one pass: errors.list holds them, errors.bad the key paths in
+     * error (the YAML walk's and fail()'s), which later checks skip
+     * rather than pile on.  fatal (out of memory, an internal error, in
+     * err) stops it. */
+    struct moe_yaml_errors errors;
+    bool fatal;
 };
+
+/* Out of memory or an internal error: what is read after it means
+ * nothing, so the reader stops and err says only this. */
+static int fatal(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fatal(struct ctx *c, const char *fmt, ...)
+{
+    char text[MOE_ERROR_TEXT_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    /* a message: cut, it still reads */
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    moe_error_set(c->err, "%s: %s", c->name, text);
+    c->fatal = true;
+    return -1;
+}
+
+/* bad holds path, or a key above it ("model" over "model.hidden"), or,
+ * with below, one under it ("baseline.recompute_modules[1]"). */
+static bool in_error(const struct ctx *c, const char *path, bool below)
+{
+    size_t n = strlen(path);
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(c->errors.bad, key, v) {
+        size_t k = strlen(key);
+
+        if (strcmp(key, "(top)") == 0)
+            return true; /* a key of the study itself that could not be read */
+        if (k <= n && strncmp(key, path, k) == 0 && strchr(".[", path[k]))
+            return true; /* path itself (path[k] is its NUL) or a key above */
+        if (below && k > n && strncmp(key, path, n) == 0 && strchr(".[", key[n]))
+            return true;
+    }
+    return false;
+}
+
+/* None of the NULL-ended key paths, the inputs of a check, is in error:
+ * a check of values that are defaults standing in for a refused one would
+ * pile on. */
+static bool clean(const struct ctx *c, ...) __attribute__((sentinel));
+
+static bool clean(const struct ctx *c, ...)
+{
+    const char *path;
+    bool ok = true;
+    va_list ap;
+
+    va_start(ap, c);
+    while (ok && (path = va_arg(ap, const char *)))
+        ok = !in_error(c, path, true);
+    va_end(ap);
+    return ok;
+}
+
+static void mark_bad(struct ctx *c, const char *path)
+{
+    if (json_object_set_new(c->errors.bad, path, json_true()) < 0)
+        fatal(c, "out of memory recording %s", path);
+}
 
 /* Points at the value of path, or at its closest parent that has one. */
 static int fail(struct ctx *c, const char *path, const char *fmt, ...)
@@ -52,6 +122,7 @@ static int fail(struct ctx *c, const char *path, const char *fmt, ...)
 static int fail(struct ctx *c, const char *path, const char *fmt, ...)
 {
     char text[MOE_ERROR_TEXT_MAX], p[256];
+    struct moe_error e;
     json_t *at = NULL;
     va_list ap;
 
@@ -67,11 +138,16 @@ static int fail(struct ctx *c, const char *path, const char *fmt, ...)
             break;
         *dot = '\0';
     }
+    /* one error for a key: the first says why it is wrong */
+    if (in_error(c, path, false))
+        return -1;
     if (at)
-        moe_error_at(c->err, c->name, (int)json_integer_value(json_array_get(at, 0)),
+        moe_error_at(&e, c->name, (int)json_integer_value(json_array_get(at, 0)),
                      (int)json_integer_value(json_array_get(at, 1)), "%s: %s", path, text);
     else
-        moe_error_at(c->err, c->name, 0, 0, "%s: %s", path, text);
+        moe_error_at(&e, c->name, 0, 0, "%s: %s", path, text);
+    moe_error_list_add(c->errors.list, &e);
+    mark_bad(c, path);
     return -1;
 }
 
@@ -130,10 +206,8 @@ static int own_str(struct ctx *c, char **dst, const char *path, const char *def)
     const char *v = path ? get_str(c, path, def) : def;
 
     free(*dst);
-    if (!(*dst = strdup(v ? v : ""))) {
-        moe_error_set(c->err, "%s: %s: out of memory", c->name, path ? path : "(top)");
-        return -1;
-    }
+    if (!(*dst = strdup(v ? v : "")))
+        return fatal(c, "%s: out of memory", path ? path : "(top)");
     return 0;
 }
 
@@ -161,11 +235,9 @@ static int get_strlist(struct ctx *c, const char *path, struct moe_strlist *out)
 
         while (ch && *ch && strcmp(*ch, json_string_value(item)) != 0)
             ch++;
-        if (!ch || !*ch) {
-            moe_error_set(c->err, "%s: internal error: %s: '%s' is none of the schema's "
-                          "choices", c->name, path, json_string_value(item));
-            return -1;
-        }
+        if (!ch || !*ch)
+            return fatal(c, "internal error: %s: '%s' is none of the schema's choices", path,
+                         json_string_value(item));
         out->v[out->n++] = *ch;
     }
     return 0;
@@ -482,10 +554,8 @@ static int env_read(struct ctx *c, struct moe_cluster *k)
         if (strlen(value) > MOE_STUDY_ENV_VALUE_MAX)
             return fail(c, path, "a value of %zu bytes, over the limit of %d", strlen(value),
                         MOE_STUDY_ENV_VALUE_MAX);
-        if (moe_strv_pushf(&k->env, "%s=%s", names[i], value) < 0) {
-            moe_error_set(c->err, "%s: %s: out of memory", c->name, path);
-            return -1;
-        }
+        if (moe_strv_pushf(&k->env, "%s=%s", names[i], value) < 0)
+            return fatal(c, "%s: out of memory", path);
     }
     return 0;
 }
@@ -505,11 +575,8 @@ static int extra_args_read(struct ctx *c, struct moe_cluster *k)
         return fail(c, MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS, "%zu words: at most %d",
                     json_array_size(args), MOE_STUDY_ARGS_MAX);
     json_array_foreach(args, i, w)
-        if (moe_strv_push(&k->extra_args, json_string_value(w)) < 0) {
-            moe_error_set(c->err, "%s: " MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS ": out of memory",
-                          c->name);
-            return -1;
-        }
+        if (moe_strv_push(&k->extra_args, json_string_value(w)) < 0)
+            return fatal(c, MOE_SK_CLUSTER_LAUNCHER_EXTRA_ARGS ": out of memory");
     moe_error_clear(&e);
     if (d < 0 || moe_megatron_extra_check((enum moe_dialect)d, &k->extra_args, &at, &e) == 0)
         return 0;
@@ -593,7 +660,8 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     if (k->nvlink_domain < k->gpus_per_node && k->gpus_per_node % k->nvlink_domain)
         return fail(c, MOE_SK_CLUSTER_NVLINK_DOMAIN, "%d does not divide %s %d",
                     k->nvlink_domain, MOE_SK_KEY(CLUSTER, GPUS_PER_NODE), k->gpus_per_node);
-    if (moe_study_str_set(k->container_mounts) && !moe_study_str_set(k->container_image))
+    if (moe_study_str_set(k->container_mounts) && !moe_study_str_set(k->container_image) &&
+        clean(c, MOE_SK_CLUSTER_CONTAINER_IMAGE, NULL))
         return fail(c, MOE_SK_CLUSTER_CONTAINER_MOUNTS,
                     "mounts need " MOE_SK_CLUSTER_CONTAINER_IMAGE);
     if (moe_study_str_set(k->container_workdir) && !moe_study_str_set(k->container_image))
@@ -618,7 +686,8 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     w->capacity_factor = get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR)
                              ? json_real_value(get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR))
                              : w->routing == MOE_ROUTING_DROP_AND_PAD ? 1.0 : 0.0;
-    if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR))
+    if (w->routing != MOE_ROUTING_DROP_AND_PAD && get(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR) &&
+        clean(c, MOE_SK_WORKLOAD_ROUTING, NULL))
         return fail(c, MOE_SK_WORKLOAD_CAPACITY_FACTOR, "applies only to routing: drop-and-pad");
     /* Each expert keeps capacity_factor x its balanced share of tokens:
      * under 1% it drops nearly every token, which no run means; over 64x
@@ -638,6 +707,35 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     return 0;
 }
 
+/* What each answer means, for the message that asks for one: the
+ * implementation decides which recompute, precision, CUDA graphs and
+ * overlaps Megatron accepts (megatron_rules.c, fit/layouts.c). */
+static const char te_choices[] =
+    "say \"none\" (Megatron's local implementation, --transformer-impl local: BF16 only, no "
+    "TE CUDA graphs, no MLA, CP or MoE TP, no delayed wgrad or TP comm overlap, no "
+    "layernorm or moe_act recompute) or the container's Transformer Engine version, e.g. "
+    "\"2.9\" (--transformer-impl transformer_engine)";
+
+/* transformer_engine is stated: "none" (kept as the empty string, which
+ * every stage reads through moe_software_has_te, and which the canonical
+ * JSON and the contract write as before, so no study's hash moves) or a
+ * version, which starts with a digit. */
+static int te_read(struct ctx *c, struct moe_software *sw)
+{
+    const char *v = get_str(c, MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, NULL);
+
+    if (!v) /* also when the walk refused it: fail() then adds nothing */
+        return fail(c, MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, "is required: %s", te_choices);
+    if (strcmp(v, "none") == 0)
+        v = "";
+    else if (!v[0])
+        return fail(c, MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, "is empty: %s", te_choices);
+    else if (v[0] < '0' || v[0] > '9')
+        return fail(c, MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, "'%.80s' is neither \"none\" nor a "
+                    "version: %s", v, te_choices);
+    return own_str(c, &sw->transformer_engine, NULL, v);
+}
+
 static int software_read(struct ctx *c, struct moe_software *sw)
 {
     if (require(c, MOE_SK_SOFTWARE) < 0 || require(c, MOE_SK_SOFTWARE_MEGATRON) < 0)
@@ -645,7 +743,8 @@ static int software_read(struct ctx *c, struct moe_software *sw)
     sw->dialect = get_enum(c, MOE_SK_SOFTWARE_MEGATRON, moe_dialect_names, MOE_DIALECT_CORE_0_16);
     sw->deepep = get_bool(c, MOE_SK_SOFTWARE_DEEPEP, false);
     sw->hybridep = get_bool(c, MOE_SK_SOFTWARE_HYBRIDEP, false);
-    if (own_str(c, &sw->transformer_engine, MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, "") < 0)
+    /* an error marks the key alone: the rest of the section still reads */
+    if (te_read(c, sw) < 0 && c->fatal)
         return -1;
     /* NGC's PyTorch containers ship Apex with TE; a plain PyTorch
      * environment has neither. */
@@ -756,59 +855,135 @@ static int has_module(const struct moe_strlist *l, const char *name)
     return 0;
 }
 
-/* Megatron's own validity rules for the baseline's switches. */
-static int features_check(struct ctx *c, const struct moe_study *s)
+/* Megatron's own validity rules for the baseline's switches: each is
+ * checked when its inputs are not in error, and each one broken is
+ * reported (they are independent: one fix does not mend another). */
+#define B(key) MOE_SK_BASELINE_##key
+#define RULE(cond, key, ...)                                                                   \
+    do {                                                                                       \
+        if (cond)                                                                              \
+            rc = fail(c, key, __VA_ARGS__);                                                    \
+    } while (0)
+
+static int features_dispatch(struct ctx *c, const struct moe_study *s)
 {
     const struct moe_baseline *b = &s->baseline;
     const struct moe_layout *l = &b->layout;
+    int rc = 0;
 
-    if (b->dispatcher == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep)
-        return fail(c, MOE_SK_BASELINE_DISPATCHER,
-                    "flex-deepep needs " MOE_SK_SOFTWARE_DEEPEP ": true");
-    if (b->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep)
-        return fail(c, MOE_SK_BASELINE_DISPATCHER,
-                    "flex-hybridep needs " MOE_SK_SOFTWARE_HYBRIDEP ": true");
-    if (b->ep_overlap && l->pp > 1 && l->vpp == 1)
-        return fail(c, MOE_SK_BASELINE_EP_OVERLAP, "EP overlap with PP %d needs VPP > 1", l->pp);
-    if (b->ep_overlap && b->dispatcher == MOE_DISPATCH_ALLGATHER)
-        return fail(c, MOE_SK_BASELINE_EP_OVERLAP,
-                    "EP overlap needs the alltoall or flex dispatcher");
-    if (b->ep_overlap && b->recompute == MOE_RECOMPUTE_FULL)
-        return fail(c, MOE_SK_BASELINE_EP_OVERLAP, "EP overlap does not work with full recompute");
-    if (b->delay_wgrad && !b->ep_overlap)
-        return fail(c, MOE_SK_BASELINE_DELAY_WGRAD, "delayed wgrad needs %s: true",
-                    MOE_SK_KEY(BASELINE, EP_OVERLAP));
-    if (b->shared_expert_overlap && !s->model.shared_expert_ffn)
-        return fail(c, MOE_SK_BASELINE_SHARED_EXPERT_OVERLAP, "the model has no shared expert");
-    if (b->shared_expert_overlap && b->ep_overlap)
-        return fail(c, MOE_SK_BASELINE_SHARED_EXPERT_OVERLAP,
-                    "EP overlap already overlaps the shared expert; set only one");
-    if (b->tp_comm_overlap && l->tp == 1)
-        return fail(c, MOE_SK_BASELINE_TP_COMM_OVERLAP, "needs tp > 1");
-    if (b->recompute == MOE_RECOMPUTE_SELECTIVE && !b->recompute_modules.n)
-        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, "selective recompute needs modules");
-    if (b->recompute != MOE_RECOMPUTE_SELECTIVE && b->recompute_modules.n)
-        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES,
-                    "modules apply to selective recompute only");
-    if (has_module(&b->recompute_modules, "mla_up_proj") && s->model.attention != MOE_ATTN_MLA)
-        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, "mla_up_proj needs MLA attention");
-    if (has_module(&b->recompute_modules, "shared_experts") && !s->model.shared_expert_ffn)
-        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, "the model has no shared expert");
-    if (has_module(&b->recompute_modules, "mlp") && !s->model.first_dense_layers)
-        return fail(c, MOE_SK_BASELINE_RECOMPUTE_MODULES,
-                    "mlp recomputes dense layers; the model has none");
-    if (moe_precision_is_fp8(b->precision) && !moe_gpu_is_hopper(s->cluster.gpu) &&
-        !moe_gpu_is_blackwell(s->cluster.gpu))
-        return fail(c, MOE_SK_WORKLOAD_PRECISION, "FP8 needs Hopper or Blackwell, not %s",
-                    moe_gpu_name(s->cluster.gpu));
-    if ((b->precision == MOE_PREC_MXFP8 || b->precision == MOE_PREC_NVFP4) &&
-        !moe_gpu_is_blackwell(s->cluster.gpu))
-        return fail(c, MOE_SK_WORKLOAD_PRECISION, "%s needs Blackwell, not %s",
-                    moe_precision_name(b->precision), moe_gpu_name(s->cluster.gpu));
-    if (b->cuda_graph_modules.n && !moe_software_has_te(&s->software))
-        return fail(c, MOE_SK_BASELINE_CUDA_GRAPH_MODULES,
-                    "TE CUDA graphs need " MOE_SK_SOFTWARE_TRANSFORMER_ENGINE);
-    return 0;
+    if (clean(c, B(DISPATCHER), MOE_SK_SOFTWARE, NULL)) {
+        RULE(b->dispatcher == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep, B(DISPATCHER),
+             "flex-deepep needs " MOE_SK_SOFTWARE_DEEPEP ": true");
+        RULE(b->dispatcher == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep,
+             B(DISPATCHER), "flex-hybridep needs " MOE_SK_SOFTWARE_HYBRIDEP ": true");
+    }
+    if (!clean(c, B(EP_OVERLAP), NULL))
+        return rc;
+    RULE(b->ep_overlap && l->pp > 1 && l->vpp == 1 && clean(c, B(PP), B(VPP), NULL),
+         B(EP_OVERLAP), "EP overlap with PP %d needs VPP > 1", l->pp);
+    RULE(b->ep_overlap && b->dispatcher == MOE_DISPATCH_ALLGATHER && clean(c, B(DISPATCHER), NULL),
+         B(EP_OVERLAP), "EP overlap needs the alltoall or flex dispatcher");
+    RULE(b->ep_overlap && b->recompute == MOE_RECOMPUTE_FULL && clean(c, B(RECOMPUTE), NULL),
+         B(EP_OVERLAP), "EP overlap does not work with full recompute");
+    RULE(b->delay_wgrad && !b->ep_overlap && clean(c, B(DELAY_WGRAD), NULL), B(DELAY_WGRAD),
+         "delayed wgrad needs %s: true", MOE_SK_KEY(BASELINE, EP_OVERLAP));
+    return rc;
+}
+
+static int features_recompute(struct ctx *c, const struct moe_study *s)
+{
+    const struct moe_baseline *b = &s->baseline;
+    const struct moe_strlist *m = &b->recompute_modules;
+    bool model = clean(c, MOE_SK_MODEL, NULL);
+    int rc = 0;
+
+    RULE(b->shared_expert_overlap && !s->model.shared_expert_ffn && model &&
+         clean(c, B(SHARED_EXPERT_OVERLAP), NULL), B(SHARED_EXPERT_OVERLAP),
+         "the model has no shared expert");
+    RULE(b->shared_expert_overlap && b->ep_overlap &&
+         clean(c, B(SHARED_EXPERT_OVERLAP), B(EP_OVERLAP), NULL), B(SHARED_EXPERT_OVERLAP),
+         "EP overlap already overlaps the shared expert; set only one");
+    RULE(b->tp_comm_overlap && b->layout.tp == 1 && clean(c, B(TP_COMM_OVERLAP), B(TP), NULL),
+         B(TP_COMM_OVERLAP), "needs tp > 1");
+    if (!clean(c, B(RECOMPUTE), B(RECOMPUTE_MODULES), NULL))
+        return rc;
+    RULE(b->recompute == MOE_RECOMPUTE_SELECTIVE && !m->n, B(RECOMPUTE_MODULES),
+         "selective recompute needs modules");
+    RULE(b->recompute != MOE_RECOMPUTE_SELECTIVE && m->n, B(RECOMPUTE_MODULES),
+         "modules apply to selective recompute only");
+    if (!model)
+        return rc;
+    RULE(has_module(m, "mla_up_proj") && s->model.attention != MOE_ATTN_MLA, B(RECOMPUTE_MODULES),
+         "mla_up_proj needs MLA attention");
+    RULE(has_module(m, "shared_experts") && !s->model.shared_expert_ffn, B(RECOMPUTE_MODULES),
+         "the model has no shared expert");
+    RULE(has_module(m, "mlp") && !s->model.first_dense_layers, B(RECOMPUTE_MODULES),
+         "mlp recomputes dense layers; the model has none");
+    return rc;
+}
+
+static int features_hardware(struct ctx *c, const struct moe_study *s)
+{
+    const struct moe_baseline *b = &s->baseline;
+    int rc = 0;
+
+    if (clean(c, MOE_SK_WORKLOAD_PRECISION, MOE_SK_CLUSTER_GPU, NULL)) {
+        RULE(moe_precision_is_fp8(b->precision) && !moe_gpu_is_hopper(s->cluster.gpu) &&
+             !moe_gpu_is_blackwell(s->cluster.gpu), MOE_SK_WORKLOAD_PRECISION,
+             "FP8 needs Hopper or Blackwell, not %s", moe_gpu_name(s->cluster.gpu));
+        RULE((b->precision == MOE_PREC_MXFP8 || b->precision == MOE_PREC_NVFP4) &&
+             !moe_gpu_is_blackwell(s->cluster.gpu), MOE_SK_WORKLOAD_PRECISION,
+             "%s needs Blackwell, not %s", moe_precision_name(b->precision),
+             moe_gpu_name(s->cluster.gpu));
+    }
+    RULE(b->cuda_graph_modules.n && !moe_software_has_te(&s->software) &&
+         clean(c, B(CUDA_GRAPH_MODULES), MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, NULL),
+         B(CUDA_GRAPH_MODULES), "TE CUDA graphs need " MOE_SK_SOFTWARE_TRANSFORMER_ENGINE);
+    return rc;
+}
+#undef RULE
+#undef B
+
+static int features_check(struct ctx *c, const struct moe_study *s)
+{
+    int rc = features_dispatch(c, s);
+
+    rc |= features_recompute(c, s);
+    return rc | features_hardware(c, s);
+}
+
+/* Each rule of the measured steps, when its inputs are not in error; a
+ * refused count leaves its default, which the rules after it skip. */
+static int measure_check(struct ctx *c, const struct moe_measure *m, json_t *win, json_t *prof)
+{
+    int rc = 0;
+
+    if (win && json_array_size(win) != 2)
+        rc = fail(c, MOE_SK_MEASURE_REPORT_WINDOW, "give two steps: [first, last]");
+    if (prof && json_array_size(prof) != 2)
+        rc = fail(c, MOE_SK_MEASURE_PROFILE_STEPS, "give two steps: [first, last]");
+    if (m->screen_steps < 6 || m->screen_steps > 12)
+        rc = fail(c, MOE_SK_MEASURE_SCREEN_STEPS, "%d: screen with 6 to 12 post-warm-up steps",
+                  m->screen_steps);
+    if (m->validate_steps < 50)
+        rc = fail(c, MOE_SK_MEASURE_VALIDATE_STEPS,
+                  "%d: a validation run needs at least 50 steps", m->validate_steps);
+    if (!clean(c, MOE_SK_MEASURE_WARMUP, MOE_SK_MEASURE_SCREEN_STEPS,
+               MOE_SK_MEASURE_VALIDATE_STEPS, NULL))
+        return rc;
+    if (m->window_first > m->window_last || m->window_last > m->validate_steps)
+        rc = fail(c, MOE_SK_MEASURE_REPORT_WINDOW,
+                  "[%d, %d] must lie inside 1..%d (%s)", m->window_first, m->window_last,
+                  m->validate_steps, MOE_SK_KEY(MEASURE, VALIDATE_STEPS));
+    if (m->window_first <= m->warmup)
+        rc = fail(c, MOE_SK_MEASURE_REPORT_WINDOW, "starts at %d, inside the %d warm-up steps",
+                  m->window_first, m->warmup);
+    if (m->profile_first <= m->warmup || m->profile_first > m->profile_last ||
+        m->profile_last > m->warmup + m->screen_steps)
+        rc = fail(c, MOE_SK_MEASURE_PROFILE_STEPS,
+                  "[%d, %d] must lie after warm-up, inside steps %d..%d", m->profile_first,
+                  m->profile_last, m->warmup + 1, m->warmup + m->screen_steps);
+    return rc;
 }
 
 static int measure_read(struct ctx *c, struct moe_measure *m)
@@ -825,30 +1000,7 @@ static int measure_read(struct ctx *c, struct moe_measure *m)
     m->window_last = win ? (int)json_integer_value(json_array_get(win, 1)) : 50;
     m->profile_first = prof ? (int)json_integer_value(json_array_get(prof, 0)) : m->warmup + 2;
     m->profile_last = prof ? (int)json_integer_value(json_array_get(prof, 1)) : m->warmup + 4;
-    if (win && json_array_size(win) != 2)
-        return fail(c, MOE_SK_MEASURE_REPORT_WINDOW, "give two steps: [first, last]");
-    if (prof && json_array_size(prof) != 2)
-        return fail(c, MOE_SK_MEASURE_PROFILE_STEPS, "give two steps: [first, last]");
-    if (m->screen_steps < 6 || m->screen_steps > 12)
-        return fail(c, MOE_SK_MEASURE_SCREEN_STEPS, "%d: screen with 6 to 12 post-warm-up steps",
-                    m->screen_steps);
-    if (m->validate_steps < 50)
-        return fail(c, MOE_SK_MEASURE_VALIDATE_STEPS,
-                    "%d: a validation run needs at least 50 steps",
-                    m->validate_steps);
-    if (m->window_first > m->window_last || m->window_last > m->validate_steps)
-        return fail(c, MOE_SK_MEASURE_REPORT_WINDOW,
-                    "[%d, %d] must lie inside 1..%d (%s)", m->window_first, m->window_last,
-                    m->validate_steps, MOE_SK_KEY(MEASURE, VALIDATE_STEPS));
-    if (m->window_first <= m->warmup)
-        return fail(c, MOE_SK_MEASURE_REPORT_WINDOW, "starts at %d, inside the %d warm-up steps",
-                    m->window_first, m->warmup);
-    if (m->profile_first <= m->warmup || m->profile_first > m->profile_last ||
-        m->profile_last > m->warmup + m->screen_steps)
-        return fail(c, MOE_SK_MEASURE_PROFILE_STEPS,
-                    "[%d, %d] must lie after warm-up, inside steps %d..%d", m->profile_first,
-                    m->profile_last, m->warmup + 1, m->warmup + m->screen_steps);
-    return 0;
+    return measure_check(c, m, win, prof);
 }
 
 static int retune_read(struct ctx *c, struct moe_study *s)
@@ -889,34 +1041,24 @@ static int reader_keys(struct ctx *c, const struct moe_field *keys, const char *
     for (const struct moe_field *f = keys; f->key; f++) {
         int w = snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
 
-        if (w < 0 || (size_t)w >= sizeof(path)) {
-            moe_error_set(c->err, "%s: internal error: the schema key %s.%s is over %zu bytes",
-                          c->name, prefix, f->key, sizeof(path) - 1);
-            return -1;
-        }
+        if (w < 0 || (size_t)w >= sizeof(path))
+            return fatal(c, "internal error: the schema key %s.%s is over %zu bytes", prefix,
+                         f->key, sizeof(path) - 1);
         if (f->type == MOE_F_MAP ? reader_keys(c, f->sub, path) < 0
-                                 : !json_object_get(c->asked, path)) {
-            if (f->type != MOE_F_MAP)
-                moe_error_set(c->err, "%s: internal error: the study reader never reads %s, "
-                              "a key of the schema", c->name, path);
-            return -1;
-        }
+                                 : !json_object_get(c->asked, path))
+            return f->type == MOE_F_MAP ? -1 : fatal(c, "internal error: the study reader "
+                                                     "never reads %s, a key of the schema", path);
     }
     return 0;
 }
 
 static int reader_check(struct ctx *c)
 {
-    if (c->asked_short) {
-        moe_error_set(c->err, "%s: out of memory recording the keys the study reader reads",
-                      c->name);
-        return -1;
-    }
-    if (c->unknown[0]) {
-        moe_error_set(c->err, "%s: internal error: the study reader reads %s, which the "
-                      "schema lacks", c->name, c->unknown);
-        return -1;
-    }
+    if (c->asked_short)
+        return fatal(c, "out of memory recording the keys the study reader reads");
+    if (c->unknown[0])
+        return fatal(c, "internal error: the study reader reads %s, which the schema lacks",
+                     c->unknown);
     return reader_keys(c, moe_study_schema, "");
 }
 
@@ -927,28 +1069,56 @@ static int scale_read(struct ctx *c, struct moe_study *s)
     s->scale_top_k = get_int(c, MOE_SK_SCALE_TOP_K, 4);
     s->scale_max_layouts = get_int(c, MOE_SK_SCALE_MAX_LAYOUTS,
                                    s->scale_top_k > 16 ? s->scale_top_k : 16);
-    if (s->scale_max_layouts < s->scale_top_k)
+    if (s->scale_max_layouts < s->scale_top_k && clean(c, MOE_SK_SCALE_TOP_K, NULL))
         return fail(c, MOE_SK_SCALE_MAX_LAYOUTS,
                     "is %d, below " MOE_SK_SCALE_TOP_K " (%d): the first top_k "
                     "ranked layouts always run", s->scale_max_layouts, s->scale_top_k);
     return 0;
 }
 
+/* A section's reader stops at its first error, leaving what it had not
+ * read yet unset: the whole section is then in error for the checks that
+ * read it. */
+static int section(struct ctx *c, const char *key, int rc)
+{
+    if (rc < 0 && !c->fatal)
+        mark_bad(c, key);
+    return rc;
+}
+
+/* The rules across sections, each run when its inputs are not in error. */
+static void cross_checks(struct ctx *c, struct moe_study *s)
+{
+    if (!c->fatal && clean(c, MOE_SK_MODEL, MOE_SK_CLUSTER_NODES, MOE_SK_CLUSTER_GPU,
+                           MOE_SK_CLUSTER_GPUS_PER_NODE, MOE_SK_SOFTWARE,
+                           MOE_SK_WORKLOAD,
+                           MOE_SK_BASELINE, MOE_SK_RETUNE, NULL) &&
+        layout_check(c, s) == 0)
+        pipeline_check(c, s);
+    if (!c->fatal)
+        features_check(c, s);
+}
+
 static int resolve(struct ctx *c, struct moe_study *s)
 {
-    if (own_str(c, &s->name, MOE_SK_NAME, NULL) < 0 || require(c, MOE_SK_NAME) < 0 ||
-        model_read(c, &s->model) < 0 || model_check(c, &s->model) < 0 ||
-        cluster_read(c, &s->cluster) < 0 || software_read(c, &s->software) < 0 ||
-        workload_read(c, s) < 0)
-        return -1;
-    if (baseline_read(c, &s->baseline) < 0 || measure_read(c, &s->measure) < 0 ||
-        retune_read(c, s) < 0)
-        return -1;
-    if (scale_read(c, s) < 0)
-        return -1;
+    section(c, MOE_SK_NAME, own_str(c, &s->name, MOE_SK_NAME, NULL) < 0 ||
+                                    require(c, MOE_SK_NAME) < 0 ? -1 : 0);
+    if (section(c, MOE_SK_MODEL, model_read(c, &s->model)) == 0 && clean(c, MOE_SK_MODEL, NULL))
+        section(c, MOE_SK_MODEL, model_check(c, &s->model));
+    section(c, MOE_SK_CLUSTER, cluster_read(c, &s->cluster));
+    section(c, MOE_SK_SOFTWARE, software_read(c, &s->software));
+    section(c, MOE_SK_WORKLOAD, workload_read(c, s));
+    section(c, MOE_SK_BASELINE, baseline_read(c, &s->baseline));
+    section(c, MOE_SK_MEASURE, measure_read(c, &s->measure));
+    section(c, MOE_SK_RETUNE, retune_read(c, s));
+    section(c, MOE_SK_SCALE, scale_read(c, s));
     s->validate_checkpoint = get_bool(c, MOE_SK_VALIDATION_CHECKPOINT, false);
-    if (layout_check(c, s) < 0 || pipeline_check(c, s) < 0 || features_check(c, s) < 0 ||
-        reader_check(c) < 0)
+    cross_checks(c, s);
+    if (c->fatal)
+        return -1;
+    /* the keys read are the schema's only when every section was read
+     * to its end */
+    if (moe_error_list_take(c->errors.list, c->err) > 0 || reader_check(c) < 0)
         return -1;
     if (!(s->json = moe_study_to_json(s, c->err))) {
         moe_error_locate(c->err, c->name, 0, 0);
@@ -960,24 +1130,23 @@ static int resolve(struct ctx *c, struct moe_study *s)
 int moe_study_load_text(struct moe_study *study, const char *name, const char *text, size_t len,
                         struct moe_error *err)
 {
-    struct ctx c = { name, NULL, NULL, err, NULL, false, "" };
-    int rc;
+    struct ctx c = { .name = name, .err = err };
+    int rc = -1;
 
     memset(study, 0, sizeof(*study));
     if (!(study->path = strdup(name))) {
         moe_error_set(err, "%s: out of memory", name);
         return -1;
     }
-    /* libyaml refuses the NUL as a control character, where it is */
-    c.root = moe_study_yaml_parse(name, text, len, moe_study_schema, &c.pos, err);
-    if (!c.root)
-        return -1;
-    if (!(c.asked = json_object())) {
+    if (!(c.errors.list = calloc(1, sizeof(*c.errors.list))) ||
+        !(c.errors.bad = json_object()) || !(c.asked = json_object()))
         moe_error_set(err, "%s: out of memory", name);
-        rc = -1;
-    } else {
+    /* libyaml refuses the NUL as a control character, where it is */
+    else if ((c.root = moe_study_yaml_parse(name, text, len, moe_study_schema, &c.pos,
+                                            &c.errors, err)))
         rc = resolve(&c, study);
-    }
+    free(c.errors.list);
+    json_decref(c.errors.bad);
     json_decref(c.asked);
     json_decref(c.root);
     json_decref(c.pos);
