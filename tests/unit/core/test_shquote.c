@@ -264,6 +264,39 @@ static void sbatch_reads_back_every_value(void **state)
     assert_null(moe_sbatch_quote("my-PackJob", &e));
 }
 
+/* A word under the study's folder reads back as an absolute path under the
+ * folder the script sets, hostile bytes and all; any other word as itself. */
+static void rooted_words_read_back_under_the_root(void **state)
+{
+    const char *words[] = { "--tensorboard-dir", "results/validate/profile-$(id) x", "results",
+                            "xresults/a", "--save", "results/it's" };
+    const char *want[] = { "--tensorboard-dir", "/st dy/results/validate/profile-$(id) x",
+                           "results", "xresults/a", "--save", "/st dy/results/it's" };
+    char file[64], out[4096], *q, *text;
+    size_t n, at = 0;
+    int status;
+
+    (void)state;
+    assert_non_null(q = moe_shquote_words_rooted(words, 6, "results/", "\"$study\"/"));
+    assert_non_null(text = malloc(strlen(q) + 64));
+    sprintf(text, "study='/st dy'\nprintf '%%s\\0' %s\n", q);
+    write_tmp(file, text);
+    n = run_bash("", file, out, sizeof(out), &status);
+    assert_int_equal(status, 0);
+    for (size_t i = 0; i < 6; i++) {
+        size_t len = strlen(want[i]);
+
+        if (at + len + 1 > n || memcmp(out + at, want[i], len) != 0 || out[at + len] != '\0')
+            fail_msg("word %zu should be '%s'; bash printed '%.*s'", i, want[i], (int)(n - at),
+                     out + at);
+        at += len + 1;
+    }
+    assert_int_equal(at, n);
+    unlink(file);
+    free(text);
+    free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +307,7 @@ int main(void)
         cmocka_unit_test(only_what_needs_quotes_is_quoted),
         cmocka_unit_test(shsplit_agrees_with_bash),
         cmocka_unit_test(sbatch_reads_back_every_value),
+        cmocka_unit_test(rooted_words_read_back_under_the_root),
     };
 
     return MOE_RUN_TESTS(tests);
