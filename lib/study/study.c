@@ -473,6 +473,62 @@ const char *moe_study_time_limit(const struct moe_study *s, enum moe_stage st)
     return s->cluster.time_limit;
 }
 
+/* sbatch's --constraint grammar over what the schema's pattern let
+ * through: expr := term (op term)*, op one of & | , ; term := NAME[*N] or
+ * [expr] or (expr).  *p moves past what was read; false at the first
+ * thing Slurm would refuse (an empty term, a lone operator, an unclosed
+ * bracket). */
+static bool constraint_expr(const char **p, int depth);
+
+static bool constraint_term(const char **p, int depth)
+{
+    const char *s = *p;
+
+    if ((*s == '[' || *s == '(') && depth < 8) {
+        char close = *s == '[' ? ']' : ')';
+
+        *p = s + 1;
+        if (!constraint_expr(p, depth + 1) || **p != close)
+            return false;
+        (*p)++;
+        return true;
+    }
+    *p += strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+    if (*p == s)
+        return false;
+    if (**p == '*') {
+        size_t n = strspn(*p + 1, "0123456789");
+
+        if (!n)
+            return false;
+        *p += 1 + n;
+    }
+    return true;
+}
+
+static bool constraint_expr(const char **p, int depth)
+{
+    if (!constraint_term(p, depth))
+        return false;
+    while (**p && strchr("&|,", **p)) {
+        (*p)++;
+        if (!constraint_term(p, depth))
+            return false;
+    }
+    return true;
+}
+
+static int constraint_check(struct ctx *c, const char *text)
+{
+    const char *p = text;
+
+    if (!text[0] || (constraint_expr(&p, 0) && !*p))
+        return 0;
+    return fail(c, MOE_SK_CLUSTER_CONSTRAINT, "'%.80s' is no feature expression sbatch reads: "
+                "at byte %zu, a feature name, [ or ( was expected, or an operator (& | ,) "
+                "between two of them", text, (size_t)(p - text) + 1);
+}
+
 /* Variables moeflow sets or owns, by name or prefix, and why a study may
  * not set them: the run would no longer be the one its contract declares
  * (moe_megatron_env_names are the tuning variables' own). */
@@ -646,6 +702,7 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
         own_str(c, &k->qos, MOE_SK_CLUSTER_QOS, "") < 0 ||
         own_str(c, &k->reservation, MOE_SK_CLUSTER_RESERVATION, "") < 0 ||
         own_str(c, &k->constraint, MOE_SK_CLUSTER_CONSTRAINT, "") < 0 ||
+        constraint_check(c, k->constraint) < 0 ||
         env_read(c, k) < 0 || extra_args_read(c, k) < 0 ||
         own_str(c, &k->container_image, MOE_SK_CLUSTER_CONTAINER_IMAGE, "") < 0 ||
         own_str(c, &k->container_mounts, MOE_SK_CLUSTER_CONTAINER_MOUNTS, "") < 0 ||
