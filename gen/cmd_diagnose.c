@@ -41,6 +41,14 @@ static int set_capacity(void *args, const struct moe_opt *o, char *value)
     return rc;
 }
 
+/* --capacity-gib: the name this option had before fit and layouts'
+ * --gpu-mem-gib became every command's. */
+static int set_capacity_old(void *args, const struct moe_opt *o, char *value)
+{
+    moe_cli_note_alias("--capacity-gib", "--gpu-mem-gib");
+    return set_capacity(args, o, value);
+}
+
 /* "  - VARIABLE: what it changes" for each retune candidate of b. */
 static void print_candidates(enum moe_bottleneck b)
 {
@@ -70,8 +78,9 @@ static const struct moe_opt diagnose_opts[] = {
     { "run", required_argument, 'r', "NAME",
       "the run to diagnose (default: the report's baseline)", .set = moe_opt_string,
       .field = offsetof(struct diagnose_args, run) },
-    { "capacity-gib", required_argument, 'c', "G",
+    { "gpu-mem-gib", required_argument, 'c', "G",
       "GPU memory, to judge how near capacity the peak is", .set = set_capacity },
+    { "capacity-gib", required_argument, 0, "G", NULL, .set = set_capacity_old },
     { "stage", required_argument, 's', "STAGE",
       "with a STUDY_DIR: the stage whose runs to read (default:\n"
       "the one moeflow report reads); profile: its kernel traces", .set = moe_opt_string,
@@ -85,7 +94,7 @@ static const struct moe_opt diagnose_opts[] = {
 };
 
 static const struct moe_cli diagnose_cli = {
-    .usage = "usage: moeflow diagnose [--run NAME] [--capacity-gib G] [--json] REPORT [OVERLAP]\n"
+    .usage = "usage: moeflow diagnose [--run NAME] [--gpu-mem-gib G] [--json] REPORT [OVERLAP]\n"
              "       moeflow diagnose [--stage STAGE] [options] STUDY_DIR [OVERLAP]\n"
              "       moeflow diagnose --list BOTTLENECK\n"
              "\n"
@@ -100,7 +109,7 @@ static const struct moe_cli diagnose_cli = {
              "it skips, with why.\n",
     .opts = diagnose_opts,
     .column = 20,
-    .tail = "\nexample: moeflow diagnose --capacity-gib 141 out/report.json overlap.json\n"
+    .tail = "\nexample: moeflow diagnose --gpu-mem-gib 141 out/report.json overlap.json\n"
             "         moeflow diagnose --json tiny-study --stage profile\n",
 };
 
@@ -183,7 +192,7 @@ struct evidence {
     const char *what;                       /* where the overlap came from, in words */
     const struct moe_profile_evidence *pe;  /* --stage profile; NULL otherwise */
     double capacity_mib;                    /* 0: unknown */
-    const char *capacity_from;              /* "declared", "--capacity-gib" */
+    const char *capacity_from;              /* "declared", "--gpu-mem-gib" */
 };
 
 /* A measurement that may be missing: a negative value means "not
@@ -441,7 +450,7 @@ static int diagnose_profile(const struct diagnose_args *a, const char *study,
 {
     struct moe_profile_evidence pe;
     struct evidence ev = { "the profile stage's kernel traces", &pe, a->capacity / 1048576.0,
-                           "--capacity-gib" };
+                           "--gpu-mem-gib" };
     struct moe_diagnosis d;
     int rc;
 
@@ -466,7 +475,7 @@ static int diagnose(const struct diagnose_args *a, char **files, int n, struct m
     json_t *overlap = NULL;
     const json_t *run;
     struct moe_diagnosis d;
-    struct evidence ev = { NULL, NULL, a->capacity / 1048576.0, "--capacity-gib" };
+    struct evidence ev = { NULL, NULL, a->capacity / 1048576.0, "--gpu-mem-gib" };
     int rc = -1;
 
     if (report && n > 1)

@@ -11,6 +11,7 @@
 #include "fitargs.h"
 #include "options.h"
 #include "fit/fit_where.h"
+#include "core/layout_name.h"
 #include "fit/layouts.h"
 #include "fit/megatron_memory.h"
 #include "fit/rankgroups.h"
@@ -58,11 +59,11 @@ static void print_text(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_megatron_memory *mg)
 {
     const struct moe_memory *x = &f->mem;
-    char a[96], b[96], rc[RECOMPUTE_TEXT], why[200];
+    char a[96], b[96], rc[RECOMPUTE_TEXT], why[200], name[MOE_LAYOUT_NAME_MAX];
 
     printf("model %s on %d GPUs\n", m->name, c->gpus);
-    printf("layout  %s   %s   VPP %d\n", moe_layout_format_attention(l, a, sizeof(a)),
-           moe_layout_format_moe(l, b, sizeof(b)), l->vpp);
+    printf("layout  %s   %s   %s\n", moe_layout_name(l, name, sizeof(name)),
+           moe_layout_format_attention(l, a, sizeof(a)), moe_layout_format_moe(l, b, sizeof(b)));
     printf("recompute %s\n", recompute_text(&f->train, rc, sizeof(rc)));
     printf("  weights (bf16)                 %8.2f GiB\n", x->weights / MOE_GIB);
     printf("  main grads                     %8.2f GiB\n", x->grads / MOE_GIB);
@@ -123,9 +124,10 @@ static json_t *fit_json(struct moe_jb *b, const struct moe_model *m, const struc
                         const struct moe_megatron_memory *mg, const struct moe_step *st,
                         const char *where)
 {
-    char a[96], mo[96];
-    json_t *o = moe_jb_pack(b, "{s:s, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
-                            "model", m->name, "gpus", c->gpus, "layout", "tp", l->tp, "cp",
+    char a[96], mo[96], name[MOE_LAYOUT_NAME_MAX];
+    json_t *o = moe_jb_pack(b, "{s:s, s:i, s:{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s}}",
+                            "model", m->name, "gpus", c->gpus, "layout", "name",
+                            moe_layout_name(l, name, sizeof(name)), "tp", l->tp, "cp",
                             l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep, "etp",
                             l->etp, "edp", l->edp, "attention",
                             moe_layout_format_attention(l, a, sizeof(a)), "moe",
@@ -178,7 +180,7 @@ static int choose_layout(const struct moe_model *m, const struct moe_workload *w
 {
     struct moe_layout_set s;
     struct moe_error e;
-    char advice[256], a[96], b[96];
+    char advice[256], a[96], b[96], name[MOE_LAYOUT_NAME_MAX];
 
     moe_error_clear(&e);
     if (moe_layouts_enumerate(m, w, t, c, 0, false, &s, &e) < 0) {
@@ -190,8 +192,9 @@ static int choose_layout(const struct moe_model *m, const struct moe_workload *w
         if (!n)
             moe_error_set(&e, "no layout can use %d GPUs: %s", c->gpus, advice);
         else
-            moe_error_set(&e, "%s does not fit on %d GPUs of %.0f GiB; nearest miss %s %s: %s",
-                          m->name, c->gpus, c->gpu_mem_gib,
+            moe_error_set(&e, "%s does not fit on %d GPUs of %.0f GiB; nearest miss %s (%s %s): "
+                          "%s", m->name, c->gpus, c->gpu_mem_gib,
+                          moe_layout_name(&n->layout, name, sizeof(name)),
                           moe_layout_format_attention(&n->layout, a, sizeof(a)),
                           moe_layout_format_moe(&n->layout, b, sizeof(b)), advice);
         moe_cli_report(&e);

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fitargs.h"
 #include "options.h"
+#include "core/layout_name.h"
 #include "fit/layouts.h"
 #include "steptime_text.h"
 
@@ -28,14 +29,14 @@ static void print_padded(const char *s, int width)
 
 static void print_row(size_t i, const struct moe_layout_set *s, const struct moe_layout_entry *e)
 {
-    char a[96], b[96];
+    char a[96], b[96], name[MOE_LAYOUT_NAME_MAX];
     struct moe_fit f;
 
     moe_layout_entry_fit(s, e, &f);
-    printf("%3zu  ", i + 1);
+    printf("%3zu  %-27s ", i + 1, moe_layout_name(&e->layout, name, sizeof(name)));
     print_padded(moe_layout_format_attention(&e->layout, a, sizeof(a)), 31);
     print_padded(moe_layout_format_moe(&e->layout, b, sizeof(b)), 31);
-    printf("VPP%-3d %7.1f GiB  %-9s %9.1f %7.1f  %s\n", e->layout.vpp, e->mem.total / MOE_GIB,
+    printf("%7.1f GiB  %-9s %9.1f %7.1f  %s\n", e->mem.total / MOE_GIB,
            e->fits ? moe_fit_step_kind(&f) : "no fit", e->time.step_ms, e->time.tflops_per_gpu,
            e->decided_by != MOE_SCALE_NONE ? moe_scale_rule_text(e->decided_by) : "-");
     if (e->n_vpp > 1) {
@@ -54,15 +55,15 @@ static void print_rejected(const struct moe_model *m, const struct moe_workload 
                            const struct moe_train *t, const struct moe_machine *c,
                            const struct moe_layout_set *s)
 {
-    char why[256];
+    char why[256], name[MOE_LAYOUT_NAME_MAX];
 
     printf("\nexcluded (%zu combinations; first rule that rejects each):\n",
            s->considered - s->n_valid);
     for (size_t i = 0; i < s->n_rejected; i++) {
         struct moe_layout l = s->rejected[i].layout;
         moe_layout_check(m, &l, w, t, c->gpus, why, sizeof(why));
-        printf("  TP%d CP%d PP%d VPP%d EP%d ETP%d  %-20s %s\n", l.tp, l.cp, l.pp, l.vpp, l.ep,
-               l.etp, moe_rule_id(s->rejected[i].rule), why);
+        printf("  %-27s %-20s %s\n", moe_layout_name(&l, name, sizeof(name)),
+               moe_rule_id(s->rejected[i].rule), why);
     }
 }
 
@@ -73,7 +74,7 @@ static void print_rejected_by_rule(const struct moe_model *m, const struct moe_w
                                    const struct moe_layout_set *s)
 {
     bool shown[MOE_RULE_COUNT] = { false };
-    char why[256];
+    char why[256], name[MOE_LAYOUT_NAME_MAX];
 
     printf("\nexcluded: %zu combinations, by the first rule that rejects each (--excluded "
            "lists them):\n", s->considered - s->n_valid);
@@ -85,8 +86,8 @@ static void print_rejected_by_rule(const struct moe_model *m, const struct moe_w
             continue;
         shown[r] = true;
         moe_layout_check(m, &l, w, t, c->gpus, why, sizeof(why));
-        printf("  %-22s %8zu  e.g. TP%d CP%d PP%d VPP%d EP%d ETP%d: %s\n", moe_rule_id(r),
-               s->rejected_by[r], l.tp, l.cp, l.pp, l.vpp, l.ep, l.etp, why);
+        printf("  %-22s %8zu  e.g. %s: %s\n", moe_rule_id(r), s->rejected_by[r],
+               moe_layout_name(&l, name, sizeof(name)), why);
     }
 }
 
@@ -102,8 +103,8 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
            s->n_grids);
     steptime_confidence(stdout, &c->perf);
     if (s->n_ranked > 0) {
-        printf("%3s  %-30s %-30s %-6s %11s  %-9s %9s %7s  %s\n", "#", "attention grid",
-               "MoE grid", "", "peak", "fit step", "step ms", "TFLOP/s", "ranked above the next by");
+        printf("%3s  %-27s %-30s %-30s %11s  %-9s %9s %7s  %s\n", "#", "layout",
+               "attention grid", "MoE grid", "peak", "fit step", "step ms", "TFLOP/s", "ranked above the next by");
         for (size_t i = 0; i < s->n_ranked; i++)
             print_row(i, s, &s->valid[i]);
     }
@@ -122,14 +123,15 @@ static int print_text(const struct moe_model *m, const struct moe_workload *w,
         return MOE_EXIT_OK;
     const struct moe_layout_entry *n = moe_layouts_nearest_miss(s, c, advice, sizeof(advice));
     struct moe_error e;
-    char a[96], b[96];
+    char a[96], b[96], name[MOE_LAYOUT_NAME_MAX];
     moe_error_clear(&e);
     if (!n)
         moe_error_set(&e, "no layout can use %d GPUs: %s", c->gpus, advice);
     else
-        moe_error_set(&e, "nothing fits; nearest miss %s %s VPP%d: %s",
+        moe_error_set(&e, "nothing fits; nearest miss %s (%s %s): %s",
+                      moe_layout_name(&n->layout, name, sizeof(name)),
                       moe_layout_format_attention(&n->layout, a, sizeof(a)),
-                      moe_layout_format_moe(&n->layout, b, sizeof(b)), n->layout.vpp, advice);
+                      moe_layout_format_moe(&n->layout, b, sizeof(b)), advice);
     moe_cli_report(&e);
     return MOE_EXIT_INFEASIBLE;
 }
@@ -153,15 +155,16 @@ static json_t *other_vpp_json(struct moe_jb *b, const struct moe_layout_entry *e
 static json_t *entry_json(struct moe_jb *b, const struct moe_layout_set *s,
                           const struct moe_layout_entry *e)
 {
-    char a[96], m[96];
+    char a[96], m[96], name[MOE_LAYOUT_NAME_MAX];
     struct moe_fit f;
     const struct moe_layout *l = &e->layout;
     json_t *o;
 
     moe_layout_entry_fit(s, e, &f);
-    o = moe_jb_pack(b, "{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:s, s:s}",
-                    "tp", l->tp, "cp", l->cp, "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep",
-                    l->ep, "etp", l->etp, "edp", l->edp, "attention",
+    o = moe_jb_pack(b, "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:b, s:s, s:s}",
+                    "name", moe_layout_name(l, name, sizeof(name)), "tp", l->tp, "cp", l->cp,
+                    "dp", l->dp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep, "etp", l->etp, "edp",
+                    l->edp, "attention",
                     moe_layout_format_attention(l, a, sizeof(a)), "moe",
                     moe_layout_format_moe(l, m, sizeof(m)), "fits", e->fits, "fit_step",
                     moe_fit_step_kind(&f), "decided_by",
@@ -187,11 +190,13 @@ static json_t *rejected_by_json(struct moe_jb *b, const struct moe_layout_set *s
 static json_t *excluded_json(struct moe_jb *b, const struct moe_layout_set *s)
 {
     json_t *ex = json_array();
+    char name[MOE_LAYOUT_NAME_MAX];
 
     for (size_t i = 0; i < s->n_rejected; i++) {
         const struct moe_layout *l = &s->rejected[i].layout;
 
-        moe_jb_append(b, ex, moe_jb_pack(b, "{s:i, s:i, s:i, s:i, s:i, s:i, s:s}", "tp", l->tp,
+        moe_jb_append(b, ex, moe_jb_pack(b, "{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s}", "name",
+                                         moe_layout_name(l, name, sizeof(name)), "tp", l->tp,
                                          "cp", l->cp, "pp", l->pp, "vpp", l->vpp, "ep", l->ep,
                                          "etp", l->etp, "rule",
                                          moe_rule_id(s->rejected[i].rule)));

@@ -29,13 +29,25 @@ struct overlap_args {
 
 static int set_window(void *args, const struct moe_opt *o, char *value)
 {
+    const char *steps = moe_cli_window_steps(value);
     struct moe_error err;
+    char text[128];
 
     (void)o;
     moe_error_clear(&err);
-    if (moe_window_parse(value, &((struct overlap_args *)args)->win, &err) < 0)
-        return moe_cli_fail(&err, MOE_EXIT_USAGE);
-    return MOE_CLI_RUN;
+    /* A-B and N are steps, as report's --window reads them; the library
+     * reads each kind by its prefix */
+    if (strlen(value) < sizeof(text) - 8) {
+        /* fits: checked just above */
+        snprintf(text, sizeof(text), "%s%s", steps[0] >= '0' && steps[0] <= '9' ? "steps=" : "",
+                 steps);
+        if (moe_window_parse(text, &((struct overlap_args *)args)->win, &err) == 0)
+            return MOE_CLI_RUN;
+    }
+    return moe_cli_error(MOE_EXIT_USAGE, "moeflow: --window: '%.80s': expected all, A-B or N "
+                         "(steps), or time=T0-T1 with units ns|us|ms|s (e.g. 4-6, "
+                         "time=1.5s-2s)\n",
+                         value);
 }
 
 static int add_comm(void *args, const struct moe_opt *o, char *value)
@@ -57,15 +69,15 @@ static int set_top(void *args, const struct moe_opt *o, char *value)
 
 static const struct moe_opt overlap_opts[] = {
     { "window", required_argument, 'w', "W",
-      "all (default), steps=A-B or steps=N (ProfilerStep#N / NVTX\n"
-      "ranges named P<N>), time=T0-T1 after the first kernel\n"
+      "all (default), steps A-B or N (ProfilerStep#N / NVTX\n"
+      "ranges named P<N>), or time=T0-T1 after the first kernel\n"
       "(units ns|us|ms|s)", .set = set_window },
     { "comm", required_argument, 'c', "GLOB", "another kernel-name glob that counts as communication",
       .set = add_comm },
     { "no-default-comm", no_argument, 'N', NULL,
       "use only the --comm globs (defaults: NCCL, DeepEP,\nHybridEP, NVSHMEM)", .set = moe_opt_flag,
       .field = offsetof(struct overlap_args, no_defaults) },
-    { "step-prefix", required_argument, 's', "P", "step marker prefix (default ProfilerStep#)",
+    { "step-prefix", required_argument, 0, "P", "step marker prefix (default ProfilerStep#)",
       .set = moe_opt_string, .field = offsetof(struct overlap_args, prefix) },
     { "top", required_argument, 't', "N", "kernels ranked by exposed time (default 10)", .set = set_top },
     { "json", no_argument, 'j', NULL, "machine-readable output", .set = moe_opt_flag,
@@ -81,7 +93,7 @@ static const struct moe_cli overlap_cli = {
              "(Kineto) JSON trace, plain or .json.gz.  Each file's devices are GPUs.\n",
     .opts = overlap_opts,
     .column = 20,
-    .tail = "\nexample: moeflow overlap --window steps=4-6 rank0.json.gz rank1.json.gz\n",
+    .tail = "\nexample: moeflow overlap --window 4-6 rank0.json.gz rank1.json.gz\n",
 };
 
 /* The kernel-name globs that count as communication. */

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "core/layout_name.h"
 #include "core/readfile.h"
 #include "core/text.h"
 #include "topology/domains.h"
@@ -19,13 +21,23 @@
 #include "topology/placement.h"
 
 struct place_args {
-    const char *nodelist, *topology, *layout, *hostfile;
+    const char *nodelist, *topology, *hostfile;
+    struct moe_layout layout;
+    bool have_layout;
     int gpn;
 };
 
 static void *hl_create(const char *e) { return slurm_hostlist_create(e); }
 static char *hl_shift(void *hl) { return slurm_hostlist_shift(hl); }
 static void hl_destroy(void *hl) { slurm_hostlist_destroy(hl); }
+
+static int set_layout(void *args, const struct moe_opt *o, char *value)
+{
+    struct place_args *a = args;
+
+    a->have_layout = true;
+    return moe_cli_layout(o->name, value, &a->layout);
+}
 
 static const struct moe_opt place_opts[] = {
     { "nodelist", required_argument, 'w', "HOSTLIST", NULL, .set = moe_opt_string,
@@ -34,25 +46,30 @@ static const struct moe_opt place_opts[] = {
       "moeflow-topology.yaml or Slurm topology.conf (BlockName=)\n"
       "(default: every node is its own NVLink domain)",
       .set = moe_opt_string, .field = offsetof(struct place_args, topology) },
-    { "layout", required_argument, 'l', "SPEC", "tp=..,cp=..,ep=..,etp=..,pp=.. (missing: 1; etp: tp)",
-      .set = moe_opt_string, .field = offsetof(struct place_args, layout) },
+    { "layout", required_argument, 'l', "LAYOUT",
+      "tp2.cp1.pp2.vpp1.ep8.etp1 (an omitted part: 1)", .set = set_layout },
     { "gpus-per-node", required_argument, 'g', "N",
       "(default: the map's gpus_per_node for these nodes)", .set = moe_opt_int,
       .field = offsetof(struct place_args, gpn), .min = 1, .max = 1024 },
-    { "hostfile", required_argument, 'o', "FILE",
+    { "output", required_argument, 'o', "FILE",
       "write one host per rank, for SLURM_HOSTFILE with\nsrun --distribution=arbitrary",
-      .set = moe_opt_string, .field = offsetof(struct place_args, hostfile) },
+      .set = moe_opt_string, .field = offsetof(struct place_args, hostfile),
+      .label = "-o, --output FILE" },
+    /* what -o writes, by its name: the one file place writes, so -o keeps
+     * the meaning it has had here and has everywhere else */
+    { "hostfile", required_argument, 0, "FILE", "the same as -o", .set = moe_opt_string,
+      .field = offsetof(struct place_args, hostfile) },
     { .name = NULL },
 };
 
 static const struct moe_cli place_cli = {
-    .usage = "usage: moeflow place --nodelist HOSTLIST --layout SPEC [--gpus-per-node N]\n"
-             "                     [--topology FILE] [--hostfile FILE]\n"
+    .usage = "usage: moeflow place --nodelist HOSTLIST --layout LAYOUT [--gpus-per-node N]\n"
+             "                     [--topology FILE] [-o FILE]\n"
              "Orders the job's nodes so that TP/CP and EP groups stay inside NVLink domains.\n",
     .opts = place_opts,
     .column = 19,
     .tail = "example: moeflow place --nodelist 'n[1-8]' --gpus-per-node 4 \\\n"
-            "           --topology topology.yaml --layout tp=2,ep=8,pp=2 --hostfile hosts\n",
+            "           --topology topology.yaml --layout tp2.cp1.pp2.vpp1.ep8.etp1 -o hosts\n",
 };
 
 static const char *domain_name(const struct moe_domains *d, int dom)
@@ -64,9 +81,9 @@ static void print_plan(const struct moe_placement *p, const struct moe_layout *l
                        char **nodes, const int *dom, const struct moe_domains *d)
 {
     int slurm = moe_placement_count(p->nnodes, p->gpn, p->block, NULL, dom, NULL);
+    char name[MOE_LAYOUT_NAME_MAX];
 
-    printf("layout: tp=%d cp=%d ep=%d etp=%d pp=%d dp=%d edp=%d\n", l->tp, l->cp, l->ep,
-           l->etp, l->pp, l->dp, l->edp);
+    printf("layout: %s (dp=%d edp=%d)\n", moe_layout_name(l, name, sizeof(name)), l->dp, l->edp);
     printf("world: %d ranks on %d nodes x %d GPUs; block B=max(tp*cp,etp*ep)=%d ranks\n",
            p->world, p->nnodes, p->gpn, p->block);
     for (int q = 0; q < p->nnodes; q++) {
@@ -137,7 +154,7 @@ static int map_gpn(const struct moe_domains *d, char **nodes, int n, const int *
 
 static int place(const struct place_args *a, struct moe_domains *d, char **nodes, int n)
 {
-    struct moe_layout l;
+    struct moe_layout l = a->layout;
     struct moe_placement p;
     struct moe_error err;
     int *dom = calloc((size_t)n, sizeof(int)), rc = MOE_EXIT_INVALID_INPUT, gpn;
@@ -148,8 +165,7 @@ static int place(const struct place_args *a, struct moe_domains *d, char **nodes
     for (int i = 0; i < n; i++)
         dom[i] = moe_domains_find(d, nodes[i]);
     gpn = a->gpn ? a->gpn : map_gpn(d, nodes, n, dom, &err);
-    if (gpn < 0 || moe_layout_parse(a->layout, &l, &err) != 0 ||
-        moe_layout_fit(&l, n * gpn, &err) != 0 ||
+    if (gpn < 0 || moe_layout_fit(&l, n * gpn, &err) != 0 ||
         moe_placement_plan(&l, n, gpn, dom, &p, &err) != 0) {
         moe_cli_report(&err);
         free(dom);
@@ -177,10 +193,10 @@ int cmd_place(int argc, char **argv)
 
     if (rc != MOE_CLI_RUN)
         return rc;
-    if (first < argc || !a.nodelist || !a.layout || (!a.gpn && !a.topology))
+    if (first < argc || !a.nodelist || !a.have_layout || (!a.gpn && !a.topology))
         return moe_cli_misuse(&place_cli);
     if (a.hostfile && !a.hostfile[0])
-        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: --hostfile: an empty path names no file\n");
+        return moe_cli_error(MOE_EXIT_USAGE, "moeflow: -o/--hostfile: an empty path names no file\n");
     moe_hostlist_bind(&api);
     moe_error_clear(&err);
     memset(&d, 0, sizeof(d));

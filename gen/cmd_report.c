@@ -110,7 +110,7 @@ static int set_window(void *args, const struct moe_opt *o, char *value)
 
     (void)o;
     a->window_given = true;
-    if (parse_window(value, &a->first, &a->last) < 0)
+    if (parse_window(moe_cli_window_steps(value), &a->first, &a->last) < 0)
         return moe_cli_error(MOE_EXIT_USAGE, "moeflow report: --window '%s': expected A-B, "
                              "e.g. 41-50\n", value);
     return MOE_CLI_RUN;

@@ -34,6 +34,14 @@ static int set_mode(void *args, const struct moe_opt *o, char *value)
     return MOE_CLI_RUN;
 }
 
+/* --gpus LIST: the name before fit and layouts' --gpus N (a count) made
+ * it ambiguous across commands. */
+static int set_gpus_old(void *args, const struct moe_opt *o, char *value)
+{
+    moe_cli_note_alias("--gpus LIST", "--step-gpus LIST");
+    return moe_opt_string(args, o, value);
+}
+
 static const struct moe_opt topo_opts[] = {
     { "xml", required_argument, 'x', "FILE", "hwloc XML topology (default: this machine)",
       .set = moe_opt_string, .field = offsetof(struct topo_args, xml) },
@@ -48,8 +56,10 @@ static const struct moe_opt topo_opts[] = {
       "SMT siblings together), closest (each task its GPU's\n"
       "whole domain) or none (Slurm's binding stays); see\n"
       "moeflow-affinity(7)", .set = set_mode },
-    { "gpus", required_argument, 'g', "LIST",
+    { "step-gpus", required_argument, 'g', "LIST",
       "the step's GPU indices, as in SLURM_STEP_GPUS (default: all)", .set = moe_opt_string,
+      .field = offsetof(struct topo_args, gpus) },
+    { "gpus", required_argument, 0, "LIST", NULL, .set = set_gpus_old,
       .field = offsetof(struct topo_args, gpus) },
     { "cores", required_argument, 'c', "LIST",
       "the step's Slurm core indices (hwloc logical cores; default: all)", .set = moe_opt_string,
@@ -59,7 +69,8 @@ static const struct moe_opt topo_opts[] = {
 
 static const struct moe_cli topo_cli = {
     .usage = "usage: moeflow topo [--xml FILE | --cache-dir DIR] [--tasks N]\n"
-             "                    [--mode exclusive|closest|none] [--gpus LIST] [--cores LIST]\n"
+             "                    [--mode exclusive|closest|none] [--step-gpus LIST]\n"
+             "                    [--cores LIST]\n"
              "Prints each local task's GPU, PCI bus id, NUMA node and CPU list.\n",
     .opts = topo_opts,
     .column = 19,

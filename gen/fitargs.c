@@ -291,6 +291,19 @@ static int set_layout_size(void *args, const struct moe_opt *o, char *value)
     return parse_int(opt, value, 1, (int *)((char *)args + o->field));
 }
 
+/* --layout: the whole layout in the one notation (options.h); the
+ * --tp ... --etp options given after it change one part of it. */
+static int set_layout(void *args, const struct moe_opt *o, char *value)
+{
+    struct fit_args *a = args;
+
+    if (a->layouts_cmd)
+        return bad("--layout", value, "moeflow layouts enumerates layouts itself; check one with "
+                   "moeflow fit --layout");
+    a->layout_given = true;
+    return moe_cli_layout(o->name, value, &a->layout);
+}
+
 static int set_precision(void *args, const struct moe_opt *o, char *value)
 {
     struct fit_args *a = args;
@@ -327,13 +340,14 @@ static const struct moe_opt fit_opts[] = {
     { "grad-reduce-in-bf16", no_argument, 0, NULL, NULL, .set = grads_bf16 },
     { "ep-overlap", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(c.perf.ep_overlap) },
     { "optimizer-offload", required_argument, 0, "F", NULL, .set = set_offload },
+    { "layout", required_argument, 0, "LAYOUT", NULL, .set = set_layout },
     { "tp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.tp) },
     { "cp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.cp) },
     { "pp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.pp) },
     { "vpp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.vpp) },
     { "ep", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.ep) },
     { "etp", required_argument, 0, "N", NULL, .set = set_layout_size, FIELD(layout.etp) },
-    { "json", no_argument, 0, NULL, NULL, .set = moe_opt_flag, FIELD(json) },
+    { "json", no_argument, 'j', NULL, NULL, .set = moe_opt_flag, FIELD(json) },
     { "explain", no_argument, 0, NULL, NULL, .set = layouts_flag, FIELD(explain) },
     { "excluded", no_argument, 0, NULL, NULL, .set = layouts_flag, FIELD(excluded) },
     { "rank-groups", no_argument, 0, NULL, NULL, .set = fit_flag, FIELD(rank_groups) },
@@ -377,11 +391,12 @@ static void fit_values(FILE *out, const char *format)
 static const struct moe_cli fit_cli = {
     .usage = "usage: moeflow fit STUDY [--json] [--rank-groups] [OPTIONS]\n"
              "       moeflow fit (--preset NAME | --model-json FILE) --gpus N --seq S --mbs M\n"
-             "                   --gbs G [--tp N --cp N --pp N --vpp N --ep N --etp N] [--json]\n"
-             "                   [--rank-groups] [OPTIONS]\n"
+             "                   --gbs G [--layout LAYOUT] [--json] [--rank-groups] [OPTIONS]\n"
              "Estimates peak memory per GPU (ours next to Megatron's formula).  Without a\n"
              "layout it picks the smallest model parallelism that fits; with a STUDY it\n"
-             "checks the study's baseline layout.  Options override the study.\n",
+             "checks the study's baseline layout.  Options override the study.\n"
+             "LAYOUT: tp2.cp1.pp2.vpp1.ep8.etp1, an omitted part 1; --tp N, --cp N, --pp N,\n"
+             "--vpp N, --ep N, --etp N set one part.\n",
     .opts = fit_opts,
     .tail = FIT_OPTIONS_TEXT
             "example: moeflow fit --preset qwen3-30b-a3b --gpus 16 --seq 4096 --mbs 1 --gbs 256\n",

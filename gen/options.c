@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "core/layout_name.h"
 #include "core/number.h"
 #include "core/suggest.h"
 #include "core/text.h"
@@ -265,6 +266,49 @@ int moe_opt_int(void *args, const struct moe_opt *o, char *value)
     if (rc == MOE_CLI_RUN)
         *(int *)((char *)args + o->field) = (int)v;
     return rc;
+}
+
+int moe_cli_layout(const char *name, const char *value, struct moe_layout *l)
+{
+    static bool noted;
+    enum moe_layout_form form;
+    char dotted[MOE_LAYOUT_NAME_MAX];
+    struct moe_error err;
+
+    moe_error_clear(&err);
+    /* the error's source is the value: "tp2.xp4:1:5: 'xp4' is not ..." */
+    if (moe_layout_name_parse(value, l, &form, &err) != 0)
+        return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
+    /* said once: a script that gives several layouts needs one hint */
+    if (form == MOE_LAYOUT_KEYVALUE && !noted) {
+        noted = true;
+        fprintf(stderr, "moeflow: note: --%s %s is the older form; write %s, the notation "
+                "every command prints and reads\n", name, value,
+                moe_layout_name(l, dotted, sizeof(dotted)));
+    }
+    return MOE_CLI_RUN;
+}
+
+void moe_cli_note_alias(const char *old, const char *now)
+{
+    static const char *noted[8];
+    size_t i;
+
+    /* once for each older name: an option repeated is one habit */
+    for (i = 0; i < sizeof(noted) / sizeof(noted[0]) && noted[i]; i++)
+        if (strcmp(noted[i], old) == 0)
+            return;
+    if (i < sizeof(noted) / sizeof(noted[0]))
+        noted[i] = old;
+    fprintf(stderr, "moeflow: note: %s is read as %s; write %s\n", old, now, now);
+}
+
+const char *moe_cli_window_steps(const char *value)
+{
+    if (strncmp(value, "steps=", 6) != 0)
+        return value;
+    moe_cli_note_alias("--window steps=A-B", "--window A-B");
+    return value + 6;
 }
 
 int moe_cli_printf(FILE *out, const char *format, ...)

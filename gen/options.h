@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/model.h"
 
 /* From the parser and the setters: parsing goes on and the command runs.
  * Any other value is the exit code to return at once. */
@@ -85,6 +86,21 @@ int moe_cli_double(const char *name, const char *value, double min, bool min_ope
 
 /* Setter for an int member whose range is the option's min and max. */
 int moe_opt_int(void *args, const struct moe_opt *o, char *value);
+
+/* The layout given as --NAME VALUE (NAME without its dashes), in the one
+ * notation of core/layout_name.h.  The older key=value form is read with
+ * a note on stderr, once a run, giving its dotted spelling; a bad layout
+ * gets the parser's message and MOE_EXIT_INVALID_INPUT (as
+ * moeflow place always answered one).  Else MOE_CLI_RUN. */
+int moe_cli_layout(const char *name, const char *value, struct moe_layout *l);
+
+/* An option's older name or spelling, still read: "moeflow: note: --OLD
+ * is read as --NOW; write --NOW" on stderr, once a run for each OLD. */
+void moe_cli_note_alias(const char *old, const char *now);
+
+/* --window's value with an older "steps=" before the steps taken off
+ * (with a note): every command writes a window of steps as A-B. */
+const char *moe_cli_window_steps(const char *value);
 
 /* fprintf for moe_cli.values: the format comes from the option table. */
 int moe_cli_printf(FILE *out, const char *format, ...);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/layout_name.h"
 #include "analysis/fit_report.h"
 #include "cli.h"
 #include "options.h"
@@ -54,9 +55,10 @@ static void print_table(const struct moe_fit_report *r, const char *study)
         const struct moe_fit_row *w = &r->rows[i];
         char layout[96], rc[16], meas[24], pred[24], err[16], routing[96], verdict[400];
 
-        /* a message: a table cell (six ints fit) */
-        snprintf(layout, sizeof(layout), "tp%d cp%d pp%d vpp%d ep%d etp%d", w->tp, w->cp, w->pp,
-                 w->vpp, w->ep, w->etp);
+        struct moe_layout l = { .tp = w->tp, .cp = w->cp, .pp = w->pp, .vpp = w->vpp,
+                                .ep = w->ep, .etp = w->etp };
+
+        moe_layout_name(&l, layout, sizeof(layout));
         if (w->rc < 0)
             /* a message: a table cell */
             snprintf(rc, sizeof(rc), "-");

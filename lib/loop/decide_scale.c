@@ -10,6 +10,7 @@
 #include "analysis/report.h"
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
+#include "core/layout_name.h"
 #include "core/contract_keys.h"
 #include "core/json_build.h"
 #include "core/study_dir.h"
@@ -37,13 +38,6 @@ struct scale_ctx {
     json_t *run_as[SCALE_LAYOUTS_MAX];  /* the measured ones' candidates, as the manifest held them */
     size_t n;
 };
-
-static void layout_name(const struct moe_layout *l, char *buf, size_t len)
-{
-    /* fits: six layout sizes the schema bounds (study_schema.c), 55 bytes at most */
-    snprintf(buf, len, "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d", l->tp, l->cp, l->pp, l->vpp, l->ep,
-             l->etp);
-}
 
 static struct moe_loop_layout *find(struct scale_ctx *c, const char *name)
 {
@@ -88,7 +82,7 @@ static int predictions(struct scale_ctx *c, struct moe_error *err)
             char name[64];
             struct moe_loop_layout *l;
 
-            layout_name(&set.valid[i].layout, name, sizeof(name));
+            moe_layout_name(&set.valid[i].layout, name, sizeof(name));
             if ((l = find(c, name)) && l->order >= SCALE_LAYOUTS_MAX) {
                 l->order = (int)i;
                 /* a layout the scale stage could not run is no next round */
@@ -157,7 +151,7 @@ static int measured_now(struct scale_ctx *c, struct moe_error *err)
         if (!mc)
             continue;
         moe_contract_layout(mc->contract, &lay);
-        layout_name(&lay, name, sizeof(name));
+        moe_layout_name(&lay, name, sizeof(name));
         if (!(l = find(c, name)))
             break;
         l->baseline = i == 0;

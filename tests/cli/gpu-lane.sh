@@ -115,15 +115,15 @@ ok "the lane ran PP2 with VPP2 and EP1xETP2 layouts in both dialects" \
 "$M" layouts --excluded "$study/study.yaml" > "$out/layouts.txt" 2>&1
 ok "no TP2 layout ran: layouts excludes it by Megatron's MoE-TP-needs-SP rule" \
     sh -c "! grep -q 'layout	tp2' '$out'/lane-*/candidates.tsv &&
-           grep -qE '^  TP2 .* moe-tp-needs-sp ' '$out/layouts.txt'"
+           grep -qE '^  tp2\.[^ ]* +moe-tp-needs-sp ' '$out/layouts.txt'"
 
-"$M" overlap --window steps=4-5 "$data"/traces/core-0.19/rank-*.json.gz > "$out/overlap.txt" 2>&1
+"$M" overlap --window 4-5 "$data"/traces/core-0.19/rank-*.json.gz > "$out/overlap.txt" 2>&1
 ok "overlap reads the PyTorch-profiler traces the profile stage wrote (golden)" \
     cmp -s "$out/overlap.txt" "$data/expected/overlap-core-0.19.txt"
 diff "$data/expected/overlap-core-0.19.txt" "$out/overlap.txt" | diag
-"$M" overlap --window steps=4-5 "$data"/traces/bridge-pin/rank-*.json.gz > "$out/overlap-bp.txt" 2>&1
+"$M" overlap --window 4-5 "$data"/traces/bridge-pin/rank-*.json.gz > "$out/overlap-bp.txt" 2>&1
 ok "and bridge-pin's (golden)" cmp -s "$out/overlap-bp.txt" "$data/expected/overlap-bridge-pin.txt"
-"$M" overlap --json --window steps=4-5 "$data"/traces/core-0.19/rank-*.json.gz > "$out/overlap.json"
+"$M" overlap --json --window 4-5 "$data"/traces/core-0.19/rank-*.json.gz > "$out/overlap.json"
 
 validate_log=$(ls "$study"/results/validate/*[0-9a-f].log)
 "$M" report -o "$out/report" --window 41-50 "$validate_log" > "$out/report.txt" 2>&1
@@ -132,7 +132,7 @@ want=$(awk -F'\t' '$1 == "core-0.19" && $2 == "validate" {print $7}' "$out/resul
 ok "report's median step time equals collect.py's ($want ms)" \
     grep -qE "^baseline +10 +$want " "$out/report.txt"
 diag < "$out/report.txt"
-"$M" diagnose --capacity-gib 141 "$out/report/report.json" "$out/overlap.json" > "$out/diagnose.txt" 2>&1
+"$M" diagnose --gpu-mem-gib 141 "$out/report/report.json" "$out/overlap.json" > "$out/diagnose.txt" 2>&1
 ok "diagnose calls the tiny model on 2 GPUs host-bound: idle 64.1% outweighs 32.1% exposed (0% hidden)" \
     grep -q 'host bottleneck: GPUs are idle 64.1% of the window (>= 10%, more than the 32.1% of exposed communication)' \
     "$out/diagnose.txt"

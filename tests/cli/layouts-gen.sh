@@ -72,7 +72,7 @@ print("%sok - %s: gen accepts every ranked layout that fits as the baseline, and
 text = run(["layouts", study, "--top", "1", "--excluded"]).stdout
 why = {}
 for line in text.splitlines():
-    m = re.match(r"  TP(\d+) CP(\d+) PP(\d+) VPP(\d+) EP(\d+) ETP(\d+)  (\S+) +(.*)", line)
+    m = re.match(r"  tp(\d+)\.cp(\d+)\.pp(\d+)\.vpp(\d+)\.ep(\d+)\.etp(\d+) +(\S+) +(.*)", line)
     if m:
         why[tuple(int(x) for x in m.groups()[:6])] = (m.group(7), m.group(8))
 bad, seen = 0, set()
