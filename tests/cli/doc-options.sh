@@ -11,7 +11,12 @@ commands=$(code_commands)
 # four checks per subcommand, then the global options, the plugin's options
 # and keys both ways, the plugstack snippet, the command list, and the pages
 n_pages=$(ls "$S"/doc/*.[1-8] | wc -l)
-tap_plan $(( 4 * $(echo "$commands" | wc -w) + 11 + n_pages ))
+# moeflow(1)'s shared vocabulary: one check per entry, one more per short
+# letter it fixes, and one that the list is there
+vocab=$(man_vocabulary)
+n_vocab=$(printf '%s\n' "$vocab" | sed '/^$/d' | wc -l)
+n_short=$(printf '%s\n' "$vocab" | awk '$2 != "-"' | wc -l)
+tap_plan $(( 4 * $(echo "$commands" | wc -w) + 12 + n_pages + n_vocab + n_short ))
 
 # The usage of $1 --help, with mentions of other commands ("for moeflow gen
 # --stage", "nsys export --type", "srun --distribution") cut off: their
@@ -54,6 +59,26 @@ ok_subset "every subcommand has its own section in moeflow(1)" "$commands" "$man
 ok_subset "moeflow(1) and moeflow --help name the same subcommands as gen/commands.c" \
     "$man_cmds
 $help_cmds" "$commands"
+
+# The shared vocabulary: an option listed there is taken by exactly the
+# commands it names, under that one name, and a short letter it gives means
+# that option in every command that has the option or the letter.
+ok "moeflow(1) lists a shared vocabulary (SHARED VOCABULARY, Shared options)" \
+    test "$n_vocab" -ge 8
+keys=$(for c in $commands; do code_command_keys "$c" | sed "s/^/$c /"; done)
+while read -r long short listed; do
+    [ -n "$long" ] || continue
+    have=$(printf '%s\n' "$keys" | awk -v l="$long" '$2 == l { print $1 }' | sort -u)
+    want=$(printf '%s\n' $listed | sort -u)
+    miss="$(missing_from "$have" "$want")$(missing_from "$want" "$have")"
+    [ -z "$miss" ] || echo "--$long: the code's commands: $(echo $have); moeflow(1): $(echo $want)" | diag
+    tap_ok "$([ -z "$miss" ]; echo $?)" "vocabulary --$long: taken by exactly $(echo $want)"
+    [ "$short" = - ] && continue
+    bad=$(printf '%s\n' "$keys" | awk -v l="$long" -v k="$short" \
+        '($2 == l && $3 != k) || ($3 == k && $2 != l) { print $1 ": --" $2 " -" $3 }')
+    [ -z "$bad" ] || echo "$bad" | diag
+    tap_ok "$([ -z "$bad" ]; echo $?)" "vocabulary -$short is --$long in every command that has either"
+done <<< "$vocab"
 
 # Every environment variable the CLI reads is in moeflow(1)'s ENVIRONMENT.
 ok_subset "every variable gen/ reads with getenv() is in moeflow(1)'s ENVIRONMENT" \

@@ -36,6 +36,15 @@ code_command_options() {
     getopt_longopts "${files[@]}"
 }
 
+# "LONG KEY" for each option of command $1's tables, KEY its short letter
+# or - for a long-only option.
+code_command_keys() {
+    local files
+    mapfile -t files < <(code_command_files "$1")
+    grep -ohE "\{ *\"[a-z][a-z0-9-]*\", *(no|required|optional)_argument, *('.'|0)" "${files[@]}" |
+        sed -E "s/^\{ *\"([^\"]*)\", *[a-z_]+, *'?([^',]*)'?$/\1 \2/; s/ 0$/ -/" | sort -u
+}
+
 # main.c's own options (it compares argv[1] by hand).
 code_global_options() {
     grep -ohE 'strcmp\(argv\[1\], "--[a-z-]+"\)' "$S/gen/main.c" |
@@ -96,6 +105,24 @@ man_command_listed() {
             man_sections "$S/doc/moeflow-$1.1" '^SYNOPSIS$'
         fi
     } | man_text | dashdash
+}
+
+# moeflow(1)'s shared vocabulary, one line per entry: "LONG SHORT CMD..."
+# (SHORT - when the entry gives none), from each .TP tag of "Shared
+# options" and the entry's "Commands:" line (parentheses dropped).
+man_vocabulary() {
+    man_sections "$S/doc/moeflow.1" '^Shared options$' | man_text | awk '
+        /^\.TP/ { tag = 1; next }
+        tag { long = ""; short = "-"
+              for (i = 1; i <= NF; i++) {
+                  w = $i; gsub(/"/, "", w)
+                  if (w ~ /^--[a-z]/ && long == "") long = substr(w, 3)
+                  else if (w ~ /^-[a-zA-Z]$/) short = substr(w, 2)
+              }
+              tag = 0; next }
+        /^Commands:/ { line = $0; sub(/^Commands: */, "", line); gsub(/\([^)]*\)/, "", line)
+                       gsub(/[,.]/, " ", line); gsub(/ +/, " ", line)
+                       print long " " short " " line }'
 }
 
 # The options the SPANK plugin's page lists (its OPTIONS section).
