@@ -21,6 +21,7 @@
 #include "analysis/fit_report.h"
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
+#include "core/layout_name.h"
 #include "core/contract_keys.h"
 #include "core/json_build.h"
 #include "core/readfile.h"
@@ -219,23 +220,27 @@ static int note_model(const char *note, long *rank, double *ms)
                : 0;
 }
 
-/* A layout as the scale stage names it ("tp1.cp1.pp1.vpp1.ep2.etp1"),
- * from a contract's parallel section: the baseline's value is "baseline". */
+/* A layout as the scale stage names it, in the one notation
+ * (core/layout_name.h), from a contract's parallel section: the baseline's
+ * value is "baseline". */
 static char *layout_of(const json_t *contract)
 {
     const json_t *p = get(contract, MOE_CONTRACT_PARALLEL);
     static const char *const keys[] = { "tp", "cp", "pp", "vpp", "ep", "etp" };
-    struct moe_strbuf b = { 0 };
+    struct moe_layout l = { 0 };
+    int *parts[] = { &l.tp, &l.cp, &l.pp, &l.vpp, &l.ep, &l.etp };
+    char name[MOE_LAYOUT_NAME_MAX];
 
     for (size_t i = 0; i < 6; i++) {
-        if (!json_is_integer(get(p, keys[i]))) {
-            moe_strbuf_free(&b);
+        const json_t *v = get(p, keys[i]);
+
+        /* a size past the notation's range names no layout of the stage */
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > MOE_LAYOUT_COMPONENT_MAX)
             return NULL;
-        }
-        moe_strbuf_printf(&b, "%s%s%lld", i ? "." : "", keys[i],
-                          (long long)json_integer_value(get(p, keys[i])));
+        *parts[i] = (int)json_integer_value(v);
     }
-    return moe_strbuf_take(&b);
+    return strdup(moe_layout_name(&l, name, sizeof(name)));
 }
 
 static const struct moe_candidate *manifest_cand(const struct moe_manifest *m, const char *id)
