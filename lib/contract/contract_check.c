@@ -12,6 +12,7 @@
 #include "contract/contract_rules.h"
 #include "contract/contract_store.h"
 #include "contract/node_facts.h"
+#include "contract/node_facts_internal.h"
 #include "core/contract_keys.h"
 #include "core/json_build.h"
 #include "core/readfile.h"

@@ -17,11 +17,6 @@
 /* Fills buf with the value of environment variable name; -1 when unset. */
 typedef int (*moe_env_lookup)(void *ctx, const char *name, char *buf, size_t len);
 
-/* topo and nvml may be NULL (not available on this node). */
-int moe_node_facts_apply(json_t *contract, hwloc_topology_t topo,
-                         const struct moe_nvml_report *nvml, moe_env_lookup env, void *ctx,
-                         struct moe_error *err);
-
 /* The facts of this node as a contract of their own sections, for
  * moe_node_facts_inherit: topo, nvml, env and domain_map (the admin's
  * NVLink-domain map, "" or NULL for none) may each be missing.  The
@@ -35,11 +30,5 @@ json_t *moe_node_facts_gather(hwloc_topology_t topo, const struct moe_nvml_repor
 
 /* SHA-256 of the admin's NVLink-domain map (the plugstack topology= file). */
 int moe_node_facts_domain_map(json_t *contract, const char *path, struct moe_error *err);
-
-/* Copies the runtime keys (and their sources) that dst lacks from src: at
- * submission from the frozen baseline, at task start from the facts
- * gathered once per node.  -1 when one could not be copied (out of
- * memory): dst then lacks a fact, which the caller must not judge. */
-int moe_node_facts_inherit(json_t *dst, const json_t *src);
 
 #endif

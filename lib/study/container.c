@@ -6,6 +6,7 @@
 #include "core/shquote.h"
 #include "core/strbuf.h"
 #include "study/container.h"
+#include "study/container_internal.h"
 
 /* Whether path is dir or inside it (dir of length dlen, not terminated). */
 static bool under(const char *path, const char *dir, size_t dlen)

@@ -25,6 +25,7 @@
 #include "study/megatron_args.h"
 #include "study/megatron_args_internal.h"
 #include "study/container.h"
+#include "study/container_internal.h"
 #include "study/stagegen.h"
 #include "study/stagegen_internal.h"
 #include "study/megatron_rules.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "study/container.h"
+#include "study/container_internal.h"
 #include "unit.h"
 
 static void mounts_that_show_the_study_at_its_path(void **state)
