@@ -53,7 +53,7 @@ struct ctx {
 };
 
 /* Out of memory or an internal error: what is read after it means
- * nothing, so the reader stops and err says only this. */
+ * nothing, so no rule across sections runs and err says only this. */
 static int fatal(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int fatal(struct ctx *c, const char *fmt, ...)
@@ -1147,8 +1147,7 @@ static int section(struct ctx *c, const char *key, int rc)
 static void cross_checks(struct ctx *c, struct moe_study *s)
 {
     if (!c->fatal && clean(c, MOE_SK_MODEL, MOE_SK_CLUSTER_NODES, MOE_SK_CLUSTER_GPU,
-                           MOE_SK_CLUSTER_GPUS_PER_NODE, MOE_SK_SOFTWARE,
-                           MOE_SK_WORKLOAD,
+                           MOE_SK_CLUSTER_GPUS_PER_NODE, MOE_SK_SOFTWARE, MOE_SK_WORKLOAD,
                            MOE_SK_BASELINE, MOE_SK_RETUNE, NULL) &&
         layout_check(c, s) == 0)
         pipeline_check(c, s);
