@@ -52,7 +52,7 @@ static int opt_workdir(int v, const char *a, int r)
     return keep(workdir, sizeof(workdir), "container-workdir", a);
 }
 
-struct spank_option spank_options[] = {
+static struct spank_option options[] = {
     { "container-image", "[USER@][REGISTRY#]IMAGE[:TAG]|PATH", "the image (stand-in)", 1, 0,
       opt_image },
     { "container-mounts", "SRC:DST[:FLAGS][,SRC:DST...]", "bind mounts (stand-in)", 1, 0,
@@ -62,11 +62,14 @@ struct spank_option spank_options[] = {
     SPANK_OPTIONS_TABLE_END
 };
 
-/* Slurm drops a plugin from a context where it has no callback, options
- * and all: sbatch and srun would then refuse --container-image. */
+/* Registered here, as pyxis does: sbatch (the allocator context) takes a
+ * plugin's options only from spank_option_register. */
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-    (void)sp, (void)ac, (void)av;
+    (void)ac, (void)av;
+    for (struct spank_option *o = options; o->name; o++)
+        if (spank_option_register(sp, o) != ESPANK_SUCCESS)
+            return -1;
     return 0;
 }
 
