@@ -51,7 +51,9 @@ for d in core-0.19 bridge-pin; do
     "$M" gen --templates "$S/templates" "$out/regen/tiny-$d.yaml" -o "$out/regen/$d" > /dev/null 2>&1 ||
         echo "gen refused the lane's $d study" | diag
 done
-for f in "$S"/etc/studies/*.yaml; do
+# the studies lane.sh prepare hands validate_args (the example studies and
+# the one that sets every cluster key)
+for f in "$S"/etc/studies/*.yaml "$S/tests/data/studies/every-cluster-key.yaml"; do
     for d in core-0.16 core-0.19 bridge-pin; do
         n=$(basename "$f" .yaml)-$d
         sed "s/^  megatron: .*/  megatron: $d/" "$f" > "$out/examples/$n.yaml"
@@ -85,7 +87,7 @@ done
 
 python3 "$S/tests/gpu/stale.py" coverage "$validate" "$out/examples" > "$out/coverage.txt" 2>&1
 rc=$?
-what="validate_args ran as many candidates of the 5 example studies in each of 3 dialects as today's gen writes, stage by stage"
+what="validate_args ran as many candidates of the 5 example studies and every-cluster-key in each of 3 dialects as today's gen writes, stage by stage"
 # As the lane's jobs above: the lines tests/gpu/stale-expected.txt records
 # ("coverage: ...") make it an expected failure until the lane runs again.
 grep '^STALE ' "$out/coverage.txt" | sed 's/^/coverage: /' > "$out/coverage-now"

@@ -57,7 +57,9 @@ prepare() {
         lane_study "$d" > "$work/lane/tiny-$d.yaml"
         "$moeflow" gen --templates "$top/templates" "$work/lane/tiny-$d.yaml" -o "$work/lane/$d"
     done
-    for study in "$top"/etc/studies/*.yaml; do
+    # the example studies, and one that sets every cluster key (issue 40):
+    # its extra Megatron arguments and environment reach validate_args too
+    for study in "$top"/etc/studies/*.yaml "$top/tests/data/studies/every-cluster-key.yaml"; do
         for d in $ALL_DIALECTS; do
             local name
             name=$(basename "$study" .yaml)-$d

@@ -34,7 +34,7 @@ def verdict_of(message, te_declared, te_check=False):
     """te-absent-here only where the failure is a TE check the study meets:
     its message says so, or it failed inside Megatron's TE version probe
     (core 0.16's is_te_min_version compares None when TE is absent)."""
-    if not te_declared:
+    if not te_declared or te_declared == "none":  # "none": the study says no TE
         return "fail"
     if not te_check and not re.search(r"\bTE\b|[Tt]ransformer[ _-][Ee]ngine", message):
         return "fail"
