@@ -92,7 +92,7 @@ static struct spank_option options[MOE_OPT_COUNT] = {
     [MOE_OPT_AFFINITY] = { "moe-affinity", "MODE[,verbose][,membind]",
         "CPU binding next to each task's GPU: exclusive|closest|none", 1, MOE_OPT_AFFINITY,
         apply },
-    [MOE_OPT_LAYOUT] = { "moe-layout", "tp=N,cp=N,ep=N,etp=N,pp=N",
+    [MOE_OPT_LAYOUT] = { "moe-layout", "tpN.cpN.ppN.vppN.epN.etpN",
         "parallel layout for NVLink-aware rank placement", 1, MOE_OPT_LAYOUT, apply },
     [MOE_OPT_PLACEMENT] = { "moe-placement", "MODE",
         "rank placement: nvlink|nvlink-strict|none", 1, MOE_OPT_PLACEMENT, apply },

@@ -36,7 +36,7 @@ for ctx in allocator local remote; do
         test "$(grep -c '^register --moe-' "$T/reg-$ctx")" = 7 -a "$(grep -c '^rc .* -1$' "$T/reg-$ctx")" = 0
 done
 ok "the arguments are named as --help shows them" \
-    has "$T/reg-allocator" '^register --moe-layout=tp=N,cp=N,ep=N,etp=N,pp=N$'
+    has "$T/reg-allocator" '^register --moe-layout=tpN.cpN.ppN.vppN.epN.etpN$'
 
 # --- a bad value: refused at once in sbatch, with -1, never a positive code --
 host bad allocator -o moe-stage=tune
