@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "core/layout_name.h"
 #include "core/manifest.h"
 #include "core/readfile.h"
 #include "core/shquote.h"
@@ -497,13 +498,16 @@ static int next_scale_round(const char *dir, const json_t *last, struct moe_stud
     json_array_foreach(json_object_get(last, "next_round"), i, v) {
         struct moe_layout *l = &s->scale_round[s->scale_round_n];
         const char *name = json_string_value(v);
-        int end = 0;
+        enum moe_layout_form form = MOE_LAYOUT_KEYVALUE;
+        struct moe_error why;
 
+        /* the one notation, as moeflow writes it (core/layout_name.h) */
+        moe_error_clear(&why);
         if (s->scale_round_n == MOE_STUDY_LIST_MAX || !name ||
-            sscanf(name, "tp%d.cp%d.pp%d.vpp%d.ep%d.etp%d%n", &l->tp, &l->cp, &l->pp, &l->vpp,
-                   &l->ep, &l->etp, &end) != 6 || name[end]) {
+            moe_layout_name_parse(name, l, &form, &why) < 0 || form != MOE_LAYOUT_DOTTED) {
             moe_error_set(err, "%s/" MOE_STUDY_DECISIONS ": the last scale decision's "
-                          "next_round[%zu] is not a layout moeflow writes", dir, i);
+                          "next_round[%zu] is not a layout moeflow writes%s%s", dir, i,
+                          why.text[0] ? ": " : "", why.text);
             return -1;
         }
         s->scale_round_n++;
