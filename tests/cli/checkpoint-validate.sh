@@ -50,8 +50,9 @@ for d in core-0.19 bridge-pin; do
     ok "... with deterministic mode's environment" \
         grep -q 'CUBLAS_WORKSPACE_CONFIG.*NCCL_ALGO.*Ring' <<< "$(cand "$S" env)"
     resume=$(grep -m1 '^    resume=(' "$S/validate.sbatch")
+    # (by its absolute path: the study's files are named under "$study")
     ok "... the resumed run loads that folder at step 45 and saves nothing" \
-        grep -Eq -- '--load results/validate/checkpoint/[0-9a-f]{64} --ckpt-step 45 --ckpt-format torch_dist' <<< "$resume"
+        grep -Eq -- '--load "\$study"/results/validate/checkpoint/[0-9a-f]{64} --ckpt-step 45 --ckpt-format torch_dist' <<< "$resume"
     ok "... no --save in it" eval '! grep -q -- "--save" <<< "$resume"'
     ok "... as a second srun step, only after the first exited 0" \
         grep -A1 'if \[ "$rc" -eq 0 \]; then' "$S/validate.sbatch"
@@ -68,7 +69,7 @@ for d in core-0.19 bridge-pin; do
     id=$(cand "$S" id)
     ok "... both candidates exited 0" test "$(cat "$S"/results/validate/*.rc | tr '\n' ' ')" = "0 0 "
     ok "... the resumed run parsed and loaded step 45" \
-        has "$S/results/validate/$id.resumed.log" 'loaded checkpoint from results/validate/checkpoint/[0-9a-f]{64} at iteration 45'
+        has "$S/results/validate/$id.resumed.log" "loaded checkpoint from $S/results/validate/checkpoint/[0-9a-f]{64} at iteration 45"
     folder=$S/results/validate/checkpoint/$(cand "$S" value)
     ok "... the checkpoint folder is inside the study directory, with step 45" \
         test -f "$folder/iter_0000045/fake.distcp"
