@@ -17,7 +17,7 @@ require_root
 STANDIN=$MOEFLOW_BUILDDIR/tests/doubles/.libs/container_standin.so
 [ -f "$STANDIN" ] || skip_all "the container stand-in is not built (make check builds it)"
 
-tap_plan 26
+tap_plan 27
 cluster_up plugin-free --nodes 1 --plugin "" --extra-plugin "$STANDIN"
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -96,6 +96,8 @@ tap_ok $(( $(grep -h '^standin: ' "$OUT"/results/*/*.log | wc -l) == 0 )) \
     "every training task ran in the stand-in container"
 tap_ok $(( ${#bad} != 0 )) "every one started in / and still found the study's files"
 echo "$bad" | diag
+n=$(grep -h 'moeflow contract check: scale .*sealed runs/' "$OUT"/logs/scale-*.out | wc -l)
+tap_ok $(( n != 5 )) "each scale run was checked and sealed once on its one node (got $n for 5 runs)"
 ok "every task was told its candidate, as the plugin does" \
     hasnt "$OUT/results/retune/$(basename "$(ls "$OUT"/results/retune/*.log | head -1)")" "moeflow candidate none"
 
