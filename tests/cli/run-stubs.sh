@@ -160,31 +160,24 @@ run STUB_NO_RC=contract -- --until contract st
 [ $rc = 5 ] && clean && grep -q 'no exit status (the job ended before its candidate did)' "$W/out"
 tap_ok $? "sbatch that lies (a job that leaves no exit status): the stage fails, naming it"
 
-fresh st
-cat > "$W/bin/sbatch-fail" <<'S'
-#!/bin/sh
-echo "sbatch: error: Batch job submission failed: Invalid account" >&2
-exit 1
-S
-chmod 0755 "$W/bin/sbatch-fail"
-mv "$W/bin/sbatch" "$W/bin/sbatch-ok" && ln -s sbatch-fail "$W/bin/sbatch"
-run -- --until contract st
-rm "$W/bin/sbatch" && mv "$W/bin/sbatch-ok" "$W/bin/sbatch"
+# run_with_sbatch STATUS STDERR: moeflow run up to the contract stage on a
+# fresh study, with an sbatch that prints STDERR and exits STATUS.
+run_with_sbatch() {
+    fresh st
+    printf '#!/bin/bash\nprintf %%s %q >&2\nexit %d\n' "$2" "$1" > "$W/bin/sbatch-stub"
+    chmod 0755 "$W/bin/sbatch-stub"
+    mv "$W/bin/sbatch" "$W/bin/sbatch-ok" && ln -s sbatch-stub "$W/bin/sbatch"
+    run -- --until contract st
+    rm "$W/bin/sbatch" && mv "$W/bin/sbatch-ok" "$W/bin/sbatch"
+}
+
+run_with_sbatch 1 $'sbatch: error: Batch job submission failed: Invalid account\n'
 [ $rc = 4 ] && clean && grep -q 'sbatch failed (exit 1).*' "$W/out" && grep -q 'Invalid account' "$W/out"
 tap_ok $? "sbatch that fails: exit 4 with its error"
 
 # Issue 40: a cluster without the moeflow plugin refuses the scripts'
 # --moe-* options; run says so, and shows sbatch's lines as lines.
-fresh st
-cat > "$W/bin/sbatch-noplugin" <<'S'
-#!/bin/sh
-printf "sbatch: unrecognized option '--moe-stage=contract'\nTry \"sbatch --help\" for more information\n" >&2
-exit 255
-S
-chmod 0755 "$W/bin/sbatch-noplugin"
-mv "$W/bin/sbatch" "$W/bin/sbatch-ok" && ln -s sbatch-noplugin "$W/bin/sbatch"
-run -- --until contract st
-rm "$W/bin/sbatch" && mv "$W/bin/sbatch-ok" "$W/bin/sbatch"
+run_with_sbatch 255 "sbatch: unrecognized option '--moe-stage=contract'"$'\n''Try "sbatch --help" for more information'$'\n'
 [ $rc = 4 ] && clean && grep -q "^  sbatch: unrecognized option '--moe-stage=contract'$" "$W/out" &&
     grep -q '^  Try "sbatch --help" for more information$' "$W/out" && ! grep -qF 'x0a' "$W/out" &&
     grep -q 'this cluster does not load the moeflow SPANK plugin.*set cluster.plugin: none' "$W/out"
