@@ -6,14 +6,21 @@
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
-tap_plan 11
+tap_plan 14
 "$MOEFLOW_BIN" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$T/s" > /dev/null 2>&1
 
 # sbatch double: fails (exit 1, Slurm's message) for the script named in
-# $FAIL_ON, else prints a job id; logs each call's script name.
+# $FAIL_ON, else prints a job id; logs each call's script name.  Its --help
+# lists the plugin's --moe-stage unless $NO_PLUGIN is set.
 mkdir "$T/bin"
 cat > "$T/bin/sbatch" <<'SB'
 #!/bin/bash
+# --help as an sbatch that loads the moeflow plugin answers it, unless
+# NO_PLUGIN is set
+if [ "$1" = --help ]; then
+    [ -n "${NO_PLUGIN:-}" ] || echo "      --moe-stage=STAGE       moeflow workflow stage"
+    exit 0
+fi
 script=${!#}
 echo "$script" >> "$CALLS"
 if [ "$script" = "${FAIL_ON:-}" ]; then
@@ -47,6 +54,16 @@ run scale scale.sbatch
 tap_ok $(( $? == 0 )) "a failed scale submission: non-zero exit"
 ok "... profile, retune and validate were not submitted" \
     test "$(tr '\n' ' ' < "$T/scale.calls")" = "contract.sbatch fit.sbatch scale.sbatch "
+
+# An sbatch without the moeflow plugin (issue 40): submit.sh says so and
+# submits nothing.
+: > "$T/noplugin.calls"
+(cd "$T/s" && CALLS=$T/noplugin.calls NO_PLUGIN=1 PATH=$T/bin:$PATH ./submit.sh) \
+    > "$T/noplugin.out" 2> "$T/noplugin.err"
+tap_ok $(( $? == 0 )) "an sbatch without the moeflow plugin: non-zero exit"
+ok "... nothing was submitted" test ! -s "$T/noplugin.calls"
+ok "... naming the plugin and both remedies" has "$T/noplugin.err" \
+    'moeflow SPANK plugin \(spank_moeflow.so\) is not loaded here.*install it.*set cluster.plugin: none'
 
 # No sbatch at all (SLURM not installed or not on PATH): bash exits 127.
 mkdir "$T/empty"

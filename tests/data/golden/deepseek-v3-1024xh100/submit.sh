@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # The scripts carry the moeflow plugin's --moe-* options, which an sbatch
 # without the plugin refuses ("unrecognized option"): say why, before
-# submitting anything.
-if ! sbatch --help 2>/dev/null | grep -q -e '--moe-stage'; then
+# submitting anything (no sbatch at all fails below, naming the stage).
+if command -v sbatch > /dev/null && ! sbatch --help 2>/dev/null | grep -q -e '--moe-stage'; then
     echo "submit.sh: this cluster's sbatch does not know --moe-stage: the moeflow SPANK plugin (spank_moeflow.so) is not loaded here. Either ask the cluster's admin to install it (spank_moeflow(8)), or set cluster.plugin: none in the study and run moeflow gen again: its scripts then check the measurement contract themselves (moeflow-study(5), PLUGIN)." >&2
     exit 1
 fi
