@@ -182,8 +182,9 @@ gen_study torchrun "torchrun --nproc-per-node 2 \"$T/my tree/pretrain_gpt.py\"" 
 ok "torchrun and a quoted path with spaces: the capture uses python3" has "$T/torchrun/contract.sbatch" '^python=python3$'
 ok "... and the entry script as one quoted word" has "$T/torchrun/contract.sbatch" "^capture=\(--entry '$T/my tree/pretrain_gpt.py' "
 ok "... the training stages run the same single word" has "$T/torchrun/fit.sbatch" "torchrun --nproc-per-node 2 '$T/my tree/pretrain_gpt.py' "
+# (the study directory mounted at its own path, the container started there)
 ok "... the capture srun has the training stages' container options" has "$T/torchrun/contract.sbatch" \
-    '^srun --moe-candidate="\$candidate" --ntasks=1 --container-image=nvcr.io/nvidia/pytorch:25.01 --container-mounts=/lustre:/lustre "\$python" moeflow_capture.py '
+    "^srun --moe-candidate=\"\\\$candidate\" --container-image=nvcr.io/nvidia/pytorch:25.01 --container-mounts=/lustre:/lustre,$T/torchrun:$T/torchrun --container-workdir=$T/torchrun --ntasks=1 \"\\\$python\" \"\\\$study\"/moeflow_capture.py "
 
 printf '#!/bin/bash\nwhile [ "${1#--}" != "$1" ]; do shift; done\nexec "$@"\n' > "$T/bin/srun"
 printf '#!/bin/sh\necho "slurm 22.05.8"\n' > "$T/bin/sinfo"
