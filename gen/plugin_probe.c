@@ -51,8 +51,19 @@ enum plugin_probe plugin_probe(char *why, size_t len)
         first_line(r.err[0] ? r.err : r.out, why, len);
         return PLUGIN_UNKNOWN;
     }
+    if (strstr(r.out, "--moe-stage")) {
+        /* a message: fits */
+        snprintf(why, len, "sbatch --help lists --moe-stage");
+        return PLUGIN_PRESENT;
+    }
+    /* only sbatch's own help says the plugin is absent: a wrapper or a
+     * stand-in that prints something else tells nothing */
+    if (!strstr(r.out, "Usage: sbatch")) {
+        /* a message: fits */
+        snprintf(why, len, "sbatch --help printed no sbatch usage");
+        return PLUGIN_UNKNOWN;
+    }
     /* a message: fits */
-    snprintf(why, len, "sbatch --help %s --moe-stage", strstr(r.out, "--moe-stage") ? "lists"
-                                                                                  : "lists no");
-    return strstr(r.out, "--moe-stage") ? PLUGIN_PRESENT : PLUGIN_ABSENT;
+    snprintf(why, len, "sbatch --help lists no --moe-stage");
+    return PLUGIN_ABSENT;
 }

@@ -148,7 +148,10 @@ static int setup(posix_spawnattr_t *at, posix_spawn_file_actions_t *fa, const ch
         return -1;
     if (dir && posix_spawn_file_actions_addchdir_np(fa, dir))
         return -1;
-    if (po && (posix_spawn_file_actions_adddup2(fa, po[1], STDOUT_FILENO) ||
+    /* a captured child is asked, never told: it reads nothing (an sbatch
+     * wrapper that reads its input would wait for moeflow's forever) */
+    if (po && (posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) ||
+               posix_spawn_file_actions_adddup2(fa, po[1], STDOUT_FILENO) ||
                posix_spawn_file_actions_adddup2(fa, pe[1], STDERR_FILENO) ||
                posix_spawn_file_actions_addclose(fa, po[0]) ||
                posix_spawn_file_actions_addclose(fa, pe[0])))
