@@ -42,11 +42,6 @@ enum plugin_probe plugin_probe(char *why, size_t len)
         snprintf(why, len, "sbatch --help did not answer within %d s", PROBE_SECONDS);
         return PLUGIN_UNKNOWN;
     }
-    if (r.status == 127) {
-        /* a message: fits */
-        snprintf(why, len, "sbatch: not found");
-        return PLUGIN_UNKNOWN;
-    }
     if (r.status != 0) {
         first_line(r.err[0] ? r.err : r.out, why, len);
         return PLUGIN_UNKNOWN;
