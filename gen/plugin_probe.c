@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "plugin_probe.h"
@@ -25,6 +27,21 @@ static void first_line(const char *text, char *why, size_t len)
     snprintf(why, len, "%.*s", n, text);
 }
 
+/* Slurm retries a SLURM_CONF it cannot stat for 60 s (to ride out a slow
+ * NFS mount) before sbatch prints anything: without this, every gen on a
+ * machine whose SLURM_CONF names no file would wait out the probe. */
+static int slurm_conf_missing(char *why, size_t len)
+{
+    const char *conf = getenv("SLURM_CONF");
+    struct stat st;
+
+    if (!conf || !*conf || stat(conf, &st) == 0)
+        return 0;
+    /* a message: cut on purpose */
+    snprintf(why, len, "SLURM_CONF names %s: %s", conf, strerror(errno));
+    return 1;
+}
+
 enum plugin_probe plugin_probe(char *why, size_t len)
 {
     char *argv[] = { "sbatch", "--help", NULL };
@@ -32,6 +49,8 @@ enum plugin_probe plugin_probe(char *why, size_t len)
                               .grace = 0 };
     struct run_result r;
 
+    if (slurm_conf_missing(why, len))
+        return PLUGIN_UNKNOWN;
     if (run_program(NULL, argv, 1, &lim, &r) < 0) {
         /* a message: cut on purpose */
         snprintf(why, len, "sbatch: %s", strerror(errno));
