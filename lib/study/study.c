@@ -295,6 +295,9 @@ static int model_preset(struct ctx *c, struct moe_model *m)
     const char *const *names = moe_preset_names();
     int n = 0;
 
+    /* a refused preset named the model: the sizes it stands for are not missing */
+    if (!name && in_error(c, MOE_SK_MODEL_PRESET, false))
+        return -1;
     if (!name) {
         static const char *const needed[] = {
             MOE_SK_MODEL_NUM_LAYERS, MOE_SK_MODEL_HIDDEN, MOE_SK_MODEL_MOE_FFN_HIDDEN,

@@ -27,12 +27,23 @@ export LC_ALL=C
 # tested one at a time; the free-text ones, which reach the commands the
 # scripts run (or only the contracts), all at once with the same value: a
 # study and a run of the scripts per value instead of five.
-each=(name model.preset cluster.partition cluster.account cluster.time_limit
+stages=(contract fit scale profile retune validate)
+each=(name model.preset cluster.partition cluster.account cluster.time_limit cluster.qos
+      cluster.reservation cluster.constraint "${stages[@]/#/cluster.stage_time_limit.}"
       baseline.pipeline_layout)
-together=(cluster.container.image cluster.container.mounts cluster.launcher.command
+# cluster.env's one variable and cluster.launcher.extra_args' item (the
+# value of a flag that takes any string) are strings too, of a map and a
+# list
+together=(cluster.container.image cluster.container.mounts cluster.container.workdir
+          cluster.launcher.command cluster.launcher.extra_args cluster.env
           workload.data software.transformer_engine)
-# A new string field must be added above (and so tested).
-nstr=$(grep -oE '(^|[ (,])(SBATCH_)?STR\([A-Z]' "$MOEFLOW_SRCDIR/lib/study/study_schema.c" | wc -l)
+# A new string field must be added above (and so tested): the schema's
+# STR(...) and SBATCH_STR(...) entries, each STAGE_TIME(...) one, and the
+# fields spelled out as MOE_F_STR, MOE_F_STRMAP or MOE_F_ARGS -- the
+# macros' own definitions (#define and its continued lines) aside.
+nstr=$(awk '/^#define/ { def = 1 } !def { print } { if (!/\\$/) def = 0 }' \
+           "$MOEFLOW_SRCDIR/lib/study/study_schema.c" |
+       grep -oE '(^|[ (,])(SBATCH_)?STR\([A-Z]|STAGE_TIME\([A-Z]|MOE_F_(STR|STRMAP|ARGS)\b' | wc -l)
 
 # The study, one line per field; ${v[PATH]} are YAML scalars.
 declare -A v=(
@@ -40,11 +51,17 @@ declare -A v=(
     [cluster.time_limit]='"00:10:00"' [cluster.container.image]='"nvcr.io/nvidia/pytorch:25.01-py3"'
     [cluster.container.mounts]='"/data:/data"' [cluster.launcher.command]='"python pretrain_gpt.py"'
     [workload.data]='"/data/tokens_text_document"' [software.transformer_engine]='"2.9"'
-    [baseline.pipeline_layout]='"EttttL"'
+    [baseline.pipeline_layout]='"EttttL"' [cluster.qos]=normal [cluster.reservation]=moe
+    [cluster.constraint]=h100 [cluster.container.workdir]='"/workspace"'
+    [cluster.launcher.extra_args]='"moe"' [cluster.env]='"1"'
 )
+# no stage has its own time limit, but the one under test: cluster.time_limit
+# then reaches every script
+for st in "${stages[@]}"; do v[cluster.stage_time_limit.$st]=; done
 # A field's values start with its prefix: Megatron's rules read the TE
 # version (>= 2.1 for the permute fusion).
-declare -A prefix=([software.transformer_engine]=2.9.)
+# The workdir is a path in the container.
+declare -A prefix=([software.transformer_engine]=2.9. [cluster.container.workdir]=/)
 plain=("${!v[@]}")
 declare -A plain_v
 for k in "${plain[@]}"; do plain_v[$k]=${v[$k]}; done
@@ -56,13 +73,21 @@ study() {  # study [FIELD YAML-VALUE]...: the study text with the FIELDs set
     local model="num_layers: 4, hidden: 512, ffn_hidden: 2048, moe_ffn_hidden: 1024,
   num_experts: 8, topk: 2, num_heads: 8, num_query_groups: 4, vocab: 32000"
     [ -n "${s[model.preset]}" ] && model="preset: ${s[model.preset]}"
+    local st times=
+    for st in "${stages[@]}"; do
+        [ -n "${s[cluster.stage_time_limit.$st]}" ] &&
+            times+="${times:+, }$st: ${s[cluster.stage_time_limit.$st]}"
+    done
     cat <<EOF
 name: ${s[name]}
 model: {$model}
 cluster: {gpu: h100, gpus_per_node: 2, nodes: 1, time_limit: ${s[cluster.time_limit]},
-  partition: ${s[cluster.partition]}, account: ${s[cluster.account]},
-  container: {image: ${s[cluster.container.image]}, mounts: ${s[cluster.container.mounts]}},
-  launcher: {command: ${s[cluster.launcher.command]}}}
+  partition: ${s[cluster.partition]}, account: ${s[cluster.account]}, qos: ${s[cluster.qos]},
+  reservation: ${s[cluster.reservation]}, constraint: ${s[cluster.constraint]},
+  stage_time_limit: {$times}, env: {GP_TEST_VAR: ${s[cluster.env]}},
+  container: {image: ${s[cluster.container.image]}, mounts: ${s[cluster.container.mounts]},
+    workdir: ${s[cluster.container.workdir]}},
+  launcher: {command: ${s[cluster.launcher.command]}, extra_args: [--wandb-project, ${s[cluster.launcher.extra_args]}]}}
 workload: {seq_len: 1024, mbs: 1, gbs: 8, data: ${s[workload.data]}}
 software: {megatron: core-0.19, transformer_engine: ${s[software.transformer_engine]}}
 baseline: {ep: 2, pipeline_layout: ${s[baseline.pipeline_layout]}}
@@ -145,8 +170,10 @@ for c in sbatch srun scontrol head wc dirname grep mkdir cp tee awk cat nsys pyt
 done
 BASH_BIN=$(command -v bash)
 
-normalise() {  # the stubs' log of one script, comparable across values
-    sed -E -e 's/Zq([^q]|q[^Z])*qZ/@VALUE@/g' \
+normalise() {  # normalise LOG DIR: the stubs' log of one script of the study DIR, comparable across values
+    local dir
+    dir=$(printf '%s' "$2" | sed 's/[][\\.*^$/]/\\&/g')
+    sed -E -e "s/$dir/@DIR@/g" -e 's/Zq([^q]|q[^Z])*qZ/@VALUE@/g' \
         -e ':w' -e 's/@VALUE@\x1f \x1f@VALUE@/@VALUE@/; tw' \
         -e 's/[0-9a-f]{64}/@ID@/g' "$1" | sort
 }
@@ -165,7 +192,7 @@ run_scripts() {
             < /dev/null > /dev/null 2>&1)
         rc=$?
         cat "$tmp/one"/cmd.* > "$tmp/one.log" 2>/dev/null
-        { echo "== $f: exit $rc"; normalise "$tmp/one.log"; } >> "$log"
+        { echo "== $f: exit $rc"; normalise "$tmp/one.log" "$dir"; } >> "$log"
     done
 }
 
@@ -222,15 +249,17 @@ static_ok() {
     return $bad
 }
 
-# expected_sbatch FIELD VALUE: the plain directives with FIELD's own one
-# carrying VALUE.
+# expected_sbatch FIELD VALUE STAGE: the plain directives of STAGE's script
+# with FIELD's own one carrying VALUE.
 expected_sbatch() {
-    local f=$1 val=$2 stage=$3
+    local f=$1 val stage=$3
+    val=$(printf '%s' "$2" | sed 's/[|&\\]/\\&/g')
     case $f in
-    name) sed "s|^--job-name=moeflow-tiny-|--job-name=moeflow-$(printf '%s' "$val" | sed 's/[|&\\]/\\&/g')-|" ;;
-    cluster.partition) sed "s|^--partition=.*|--partition=$(printf '%s' "$val" | sed 's/[|&\\]/\\&/g')|" ;;
-    cluster.account) sed "s|^--account=.*|--account=$(printf '%s' "$val" | sed 's/[|&\\]/\\&/g')|" ;;
-    cluster.time_limit) sed "s|^--time=.*|--time=$(printf '%s' "$val" | sed 's/[|&\\]/\\&/g')|" ;;
+    name) sed "s|^--job-name=moeflow-tiny-|--job-name=moeflow-$val-|" ;;
+    cluster.partition | cluster.account | cluster.qos | cluster.reservation | cluster.constraint)
+        sed "s|^--${f#cluster.}=.*|--${f#cluster.}=$val|" ;;
+    cluster.time_limit) sed "s|^--time=.*|--time=$val|" ;;
+    cluster.stage_time_limit."$stage") sed "s|^--time=.*|--time=$val|" ;;
     *) cat ;;
     esac
 }
@@ -240,7 +269,7 @@ sbatch_same() {  # sbatch_same FIELD VALUE DIR: directives as the plain ones, FI
     for f in "$plain_dir"/*.sbatch; do
         s=${f##*/}
         [ -f "$f.args" ] || sbatch_args "$f" > "$f.args"
-        expected_sbatch "$1" "$2" < "$f.args" | sed -E 's/[0-9a-f]{64}/@ID@/' |
+        expected_sbatch "$1" "$2" "${s%.sbatch}" < "$f.args" | sed -E 's/[0-9a-f]{64}/@ID@/' |
             sed "s|^--moe-study=.*|--moe-study=$(printf '%s' "$3" | sed 's/[|&\\]/\\&/g')|" |
             sort > "$tmp/want"
         sbatch_args "$3/$s" | sed -E 's/[0-9a-f]{64}/@ID@/' | sort > "$tmp/got"
@@ -296,7 +325,11 @@ check_value() {
     study "${args[@]}" > "$tmp/study.yaml"
     gen "$out"; rc=$?
     if [ $rc -ne 0 ]; then
-        [ $rc -eq 2 ] && grep -qE "^moeflow: .*study.yaml:[0-9]+:[0-9]+: ($names)[:\[]" "$tmp/gen.out" &&
+        # one error (moeflow: FILE:LINE:COL: FIELD: why), or a list of
+        # them, each FIELD one of those under test
+        [ $rc -eq 2 ] && grep -qE "^(moeflow: |  ).*study.yaml:[0-9]+:[0-9]+: ($names)[:.\[]" "$tmp/gen.out" &&
+            ! grep -E "^(moeflow: |  ).*study.yaml:[0-9]+:[0-9]+: " "$tmp/gen.out" |
+                grep -qvE "study.yaml:[0-9]+:[0-9]+: ($names)[:.\[]" &&
             return 0
         echo "refused without naming $* (exit $rc):"; cat "$tmp/gen.out"; return 1
     fi

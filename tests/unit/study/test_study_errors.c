@@ -115,6 +115,12 @@ static void no_piling_on(void **state)
     assert_int_equal(load("name: t\n\x1b: 1\n", &e), -1);
     assert_int_equal(e.count, 0);
     lacks(e.text, "is required");
+    /* a preset refused for its bytes named the model: no size is "required" */
+    assert_int_equal(load("name: t\nmodel:\n  preset: \"a\\tb\"\n" CLUSTER WORKLOAD SOFTWARE,
+                          &e), -1);
+    assert_int_equal(e.count, 0);
+    has(e.text, "model.preset: holds a tab");
+    lacks(e.text, "is required");
     /* the layout rules read the model: an unknown preset skips them */
     assert_int_equal(load("name: t\nmodel:\n  preset: nope\n" CLUSTER WORKLOAD SOFTWARE
                           "baseline:\n  tp: 3\n", &e), -1);
