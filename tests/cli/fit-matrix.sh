@@ -37,8 +37,8 @@ ok "the unfilled peaks are on record for at least 4 studies with EP > 1 ($unfill
     test "$unfilled" -ge 4
 
 mkdir "$out/m" && tar -xJf "$archive" -C "$out/m"
-# recorded before issue 40 made the local implementation say none
-find "$out/m" -name study.yaml -exec sed -i 's/^  transformer_engine: ""$/  transformer_engine: none/' {} +
+. "$MOEFLOW_SRCDIR/tests/gpu/pre40-studies.sh"
+say_te_none "$out/m"
 obs=$out/m/core-0.19/m01-e64k6-ep8.observe
 "$M" report "$obs" --stage fit --json > "$out/obs.json"
 ok "report --stage fit flags every unfilled run as untrusted, with collapsed routing" \

@@ -114,9 +114,8 @@ study=$out/lane-core-0.19
 ok "the lane ran PP2 with VPP2 and EP1xETP2 layouts in both dialects" \
     test "$(grep -hcE 'layout	tp1\.cp1\.pp2\.vpp2\.|layout	tp1\.cp1\.pp1\.vpp1\.ep1\.etp2' \
            "$out"/lane-*/candidates.tsv | awk '{n += $1} END {print n}')" = 4
-# the lane's study wrote the local implementation as transformer_engine: ""
-# before issue 40 made it say none (collect.py reads it the same way)
-sed -i 's/^  transformer_engine: ""$/  transformer_engine: none/' "$study/study.yaml"
+. "$S/tests/gpu/pre40-studies.sh"
+say_te_none "$study"
 "$M" layouts --excluded "$study/study.yaml" > "$out/layouts.txt" 2>&1
 ok "no TP2 layout ran: layouts excludes it by Megatron's MoE-TP-needs-SP rule" \
     sh -c "! grep -q 'layout	tp2' '$out'/lane-*/candidates.tsv &&

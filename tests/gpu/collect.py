@@ -87,14 +87,10 @@ def predicted_mib(moeflow, study, cand):
     return json.loads(out.stdout)["memory"]["ours_gib"]["total"] * 1024
 
 
-def stated_te(path):
-    """The lane ran before issue 40, when a study wrote Megatron's local
-    implementation as transformer_engine: "" -- which the reader now
-    refuses, asking for "none", the same study: the extracted copy says so."""
-    with open(path) as f:
-        text = f.read()
-    with open(path, "w") as f:
-        f.write(re.sub(r'(?m)^(  transformer_engine:) ""$', r"\1 none", text))
+def stated_te(study):
+    """The lane ran before issue 40: pre40-studies.sh says why and how."""
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pre40-studies.sh")
+    subprocess.run(["sh", "-c", '. "$1" && say_te_none "$2"', "sh", helper, study], check=True)
 
 
 def rows(data_dir, moeflow, tmp):
@@ -102,7 +98,7 @@ def rows(data_dir, moeflow, tmp):
         subprocess.run(["tar", "-xJf", archive, "-C", tmp], check=True)
         study = os.path.join(tmp, os.path.basename(archive)[: -len(".tar.xz")])
         dialect = os.path.basename(study)[len("lane-"):]
-        stated_te(os.path.join(study, "study.yaml"))
+        stated_te(study)
         with open(os.path.join(study, "manifest.json")) as f:
             manifest = json.load(f)
         with open(os.path.join(study, "study.json")) as f:

@@ -192,9 +192,8 @@ case "${1:-}" in
     table)
         tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
         tar -xJf "${3:-$top/tests/data/gpu/fit-matrix.tar.xz}" -C "$tmp"
-        # recorded before issue 40, when the local implementation was
-        # transformer_engine: "" -- the reader now asks for "none"
-        find "$tmp" -name study.yaml -exec sed -i 's/^  transformer_engine: ""$/  transformer_engine: none/' {} +
+        . "$top/tests/gpu/pre40-studies.sh"
+        say_te_none "$tmp"
         table "${2:?build dir}" "$tmp" ;;
     *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

@@ -69,6 +69,8 @@ collect() {
 # group), scale rows from `report --stage scale` (the real 2-GPU runs) next
 # to `moeflow fit` of the run's layout (rank 0's memory, the step time).
 table() {
+    . "$top/tests/gpu/pre40-studies.sh"
+    say_te_none "$2"
     python3 - "$@" <<'PY'
 import glob, json, os, re, subprocess, sys
 moeflow, root = sys.argv[1:3]
