@@ -58,11 +58,13 @@ tap_ok $? "a hostfile of the user's own is written, then replaced"
 # /dev/null and /dev/stdout themselves, as root, in a private mount
 # namespace with its own /dev (the host's is never at risk)
 if [ "$(id -u)" = 0 ] && unshare --mount --propagation private true 2> /dev/null; then
-    unshare --mount --propagation private sh -c "
+    # moeflow's path as an argument: a checkout's path may hold a blank
+    # shellcheck disable=SC2016
+    unshare --mount --propagation private sh -c '
       mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && ln -s /proc/self/fd/1 /dev/stdout &&
-      $M place --nodelist 'n[1-2]' --gpus-per-node 8 --layout tp=2 --hostfile /dev/null > /dev/null 2>&1; echo rc=\$?
-      $M place --nodelist 'n[1-2]' --gpus-per-node 8 --layout tp=2 --hostfile /dev/stdout > /dev/null 2>&1; echo rc=\$?
-      test -c /dev/null && echo null-is-a-device; test -L /dev/stdout && echo stdout-is-a-link" > "$tmp/ns" 2>&1
+      "$1" place --nodelist "n[1-2]" --gpus-per-node 8 --layout tp=2 --hostfile /dev/null > /dev/null 2>&1; echo rc=$?
+      "$1" place --nodelist "n[1-2]" --gpus-per-node 8 --layout tp=2 --hostfile /dev/stdout > /dev/null 2>&1; echo rc=$?
+      test -c /dev/null && echo null-is-a-device; test -L /dev/stdout && echo stdout-is-a-link' sh "$M" > "$tmp/ns" 2>&1
     [ "$(tr '\n' ' ' < "$tmp/ns")" = "rc=4 rc=4 null-is-a-device stdout-is-a-link " ]
     tap_ok $? "as root, --hostfile /dev/null and /dev/stdout: refused, exit 4, both left as they were"
 else
