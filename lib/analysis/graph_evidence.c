@@ -62,10 +62,10 @@ static int counted(const char *p, const char *tail, size_t *n)
     return 1;
 }
 
-/* An example line for people: cut, it still shows what it is. */
+/* The first such line, kept for people. */
 static void example(char *buf, size_t len, const char *line)
 {
-    if (!buf[0])
+    if (!buf[0]) /* cut on purpose: an example line still shows what it is */
         snprintf(buf, len, "%s", line);
 }
 
