@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/fit_evidence_internal.h"
+#include "analysis/graph_evidence_internal.h"
 #include "analysis/megatron_log.h"
 #include "analysis/megatron_log_internal.h"
 #include "core/number.h"
@@ -368,26 +369,6 @@ static int add_arg(struct moe_log *log, const char *line)
     return 0;
 }
 
-/* 2: the line says a CUDA graph was replayed; 1: captured, created, built
- * or recorded, which is no proof that it ever ran (a graph can be captured
- * and then never replayed, e.g. when the scope falls back to eager); 0:
- * neither. */
-static int graph_evidence(const char *line)
-{
-    static const char *const built[] = { "captur", "creat", "build", "record" };
-
-    if (!strcasestr(line, "cuda graph") && !strcasestr(line, "cudagraph"))
-        return 0;
-    if (strcasestr(line, "warning"))
-        return 0;
-    if (strcasestr(line, "replay"))
-        return 2;
-    for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++)
-        if (strcasestr(line, built[i]))
-            return 1;
-    return 0;
-}
-
 /* The srun -l prefix "12: " in front of a dump line. */
 static const char *skip_rank_prefix(const char *line)
 {
@@ -519,16 +500,7 @@ static int feed(struct moe_log *log, const char *line, int lineno)
     step_time(log, line, lineno);
     moe_fit_evidence_parse(line, &log->fit_evidence);
     python_error(log, line);
-    switch (graph_evidence(line)) {
-    case 2:
-        if (!log->graph_lines++)
-            /* an example line for people: cut, it still shows it */
-            snprintf(log->graph_example, sizeof(log->graph_example), "%s", line);
-        break;
-    case 1:
-        log->graph_capture_lines++;
-        break;
-    }
+    moe_graph_evidence_parse(line, &log->graphs);
     /* Records glued on one line: each runs to where the next one starts. */
     for (p = next_iteration(line, end, &iter, &total); p; p = next) {
         long ni = 0, nt = 0;

@@ -3,7 +3,8 @@
  * `srun -l` ("0: ") and job-step ("name/0 ") prefixes, several ranks' lines
  * glued without a newline, "[Rank N] (after K iterations) memory (MB)" lines
  * (rounded or raw floats) and Bridge's "memory (GB)" lines, Bridge "Step
- * Time" lines, the argument dump and the theoretical-memory line.  Records
+ * Time" lines, the argument dump, the theoretical-memory line and the CUDA
+ * graph capture lines (graph_evidence.h).  Records
  * are found by unanchored search, so prefixes and glue do not matter. */
 #ifndef MOEFLOW_MEGATRON_LOG_H
 #define MOEFLOW_MEGATRON_LOG_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "analysis/fit_evidence.h"
+#include "analysis/graph_evidence.h"
 #include "core/error.h"
 
 /* One "iteration N/ M | ..." record.  Absent numbers are NAN. */
@@ -74,11 +76,9 @@ struct moe_log {
      * activation=Y MB, total=Z MB"; NAN where absent. */
     double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
     double theo_total_logged; /* the total's nan, inf or -inf as logged; else 0 */
-    size_t graph_lines;   /* CUDA graph replay lines: evidence that graphs ran */
-    size_t graph_capture_lines; /* capture lines: a graph built, not yet shown to run */
+    struct moe_graph_evidence graphs; /* CUDA graph capture lines (Megatron logs no replay) */
     struct moe_fit_evidence fit_evidence; /* fit stage: fit-python/'s line */
     char last_error[200]; /* the last Python exception line ("...Error: ...") */
-    char graph_example[160];
     size_t lines;
     int in_args; /* inside the argument dump */
     size_t dump_lines, dump_bytes;    /* of the dump being read */

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "analysis/abtest.h"
+#include "analysis/graph_evidence_internal.h"
 #include "analysis/report.h"
 #include "analysis/report_internal.h"
 #include "core/json_build.h"
@@ -238,13 +239,82 @@ static int in_effect(struct moe_jb *b, struct moe_report_run *r, const struct mo
     }
     if (be)
         moe_jb_str(b, j, "dispatcher", be);
-    moe_jb_int(b, j, "graph_evidence_lines", (json_int_t)log->graph_lines);
-    moe_jb_int(b, j, "graph_capture_lines", (json_int_t)log->graph_capture_lines);
+    moe_jb_int(b, j, "graph_capture_lines", (json_int_t)log->graphs.started);
+    moe_jb_int(b, j, "graph_built_lines", (json_int_t)log->graphs.built);
+    moe_jb_int(b, j, "graphs_built", (json_int_t)log->graphs.graphs);
+    moe_jb_int(b, j, "graph_capture_errors", (json_int_t)log->graphs.errors);
     if (!(r->in_effect = moe_jb_done(b, j))) {
         moe_jb_within(b, "in_effect");
         return -1;
     }
     return 0;
+}
+
+/* What contradicts a request for CUDA graphs at each level; NULL: nothing.
+ * Megatron logs no replay (graph_evidence.c cites where it replays), so a
+ * completed capture without a trace is no contradiction. */
+static char *graph_mismatch(const struct moe_report_run *r, enum moe_graph_level level)
+{
+    switch (level) {
+    case MOE_GRAPH_NONE:
+        return moe_strdup_printf("CUDA graphs requested, but the log has no capture line "
+                                 "(Megatron writes '> built N cuda graph(s)', 'CUDA graph "
+                                 "capture done for training!!!' or 'Time spent in CUDA Graphs "
+                                 "capture') and no trace shows a cudaGraphLaunch");
+    case MOE_GRAPH_STARTED:
+        return moe_strdup_printf("CUDA graph capture started (%zu lines), but the log never "
+                                 "shows it completed and no trace shows a cudaGraphLaunch",
+                                 r->graphs.started);
+    case MOE_GRAPH_FAILED:
+        return moe_strdup_printf("CUDA graph capture failed: %s", r->graphs.error_example);
+    case MOE_GRAPH_NOT_LAUNCHED:
+        return moe_strdup_printf("the log shows CUDA graphs captured (%zu lines), but the "
+                                 "run's %zu trace(s) have no cudaGraphLaunch: no graph ran in "
+                                 "the profiled steps", r->graphs.built, r->graph_traces);
+    case MOE_GRAPH_CAPTURED:
+    case MOE_GRAPH_PROVEN:
+        break;
+    }
+    return NULL;
+}
+
+/* Drops the graph mismatch an earlier verdict made: a trace read later
+ * can prove what the log alone could not. */
+static void drop_graph_flag(struct moe_report_run *r)
+{
+    for (size_t i = 0; r->graph_flag && i < json_array_size(r->mismatches); i++)
+        if (json_array_get(r->mismatches, i) == r->graph_flag) {
+            json_array_remove(r->mismatches, i);
+            break;
+        }
+    r->graph_flag = NULL;
+}
+
+/* in_effect.graph_evidence (and graph_launches once a trace was read), and
+ * the mismatch when graphs were requested and the evidence contradicts
+ * it; again after each trace. */
+static int graph_verdict(struct moe_jb *b, struct moe_report_run *r)
+{
+    long long launches = r->graph_traces ? (long long)r->graph_launches : -1;
+    enum moe_graph_level level = moe_graph_level(&r->graphs, launches);
+    char *text;
+    int rc;
+
+    moe_jb_str(b, r->in_effect, "graph_evidence", moe_graph_level_name(level));
+    if (r->graph_traces)
+        moe_jb_int(b, r->in_effect, "graph_launches", (json_int_t)r->graph_launches);
+    if (b->failed) {
+        moe_jb_within(b, "in_effect");
+        return -1;
+    }
+    drop_graph_flag(r);
+    if (!graphs_requested(r) || !(text = graph_mismatch(r, level)))
+        return 0;
+    rc = flag(b, r, text);
+    free(text);
+    if (rc == 0)
+        r->graph_flag = json_array_get(r->mismatches, json_array_size(r->mismatches) - 1);
+    return rc;
 }
 
 static int proof(struct moe_jb *b, struct moe_report_run *r, const struct moe_log *log,
@@ -275,11 +345,8 @@ static int proof(struct moe_jb *b, struct moe_report_run *r, const struct moe_lo
         }
         free(text);
     }
-    if (graphs_requested(r) && log->graph_lines == 0)
-        return flag(b, r, log->graph_capture_lines
-                    ? "CUDA graphs requested and captured, but the log never shows one replayed"
-                    : "CUDA graphs requested, but the log has no graph replay lines");
-    return 0;
+    r->graphs = log->graphs;
+    return graph_verdict(b, r);
 }
 
 /* The log's warnings, each "FILE:LINE: text", and how many more it had. */
@@ -395,6 +462,7 @@ int moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t,
     }
     moe_jb_set(&b, p, "trace", moe_report_text_json(t->source));
     moe_jb_int(&b, p, "fp8_kernel_names", (json_int_t)nfp8);
+    moe_jb_int(&b, p, "graph_launches", (json_int_t)t->graph_launches);
     if (glob) {
         moe_jb_str(&b, p, "dispatcher_kernel_glob", glob);
         moe_jb_int(&b, p, "dispatcher_kernel_names", (json_int_t)nbackend);
@@ -414,6 +482,10 @@ int moe_report_run_profile(struct moe_report_run *r, const struct moe_trace *t,
     }
     json_decref(r->profile);
     r->profile = p;
+    r->graph_traces++;
+    r->graph_launches += t->graph_launches;
+    if (rc == 0)
+        rc = graph_verdict(&b, r);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "analysis/graph_evidence.h"
 #include "analysis/megatron_log.h"
 #include "analysis/trace.h"
 
@@ -49,6 +50,11 @@ struct moe_report_run {
     json_t *mismatches;      /* array of strings: requested vs what ran */
     json_t *profile;         /* profile evidence, or NULL */
     json_t *warnings;        /* the log's warnings (strings), FILE:LINE: first */
+    /* CUDA graphs: the log's capture lines, and the cudaGraphLaunch calls
+     * of the run's traces (graph_traces of them; none read: 0) */
+    struct moe_graph_evidence graphs;
+    size_t graph_traces, graph_launches;
+    json_t *graph_flag;      /* the mismatch about graphs in mismatches (borrowed), or NULL */
 };
 
 /* KEY=VALUE: an argument the run was asked to run with.  requested: taken

@@ -1,6 +1,7 @@
 /* A GPU kernel trace reduced to what the overlap analysis needs: per device,
  * the communication kernels (with their names, for attribution) and the
- * compute intervals, plus the step markers that define windows.  Readers for
+ * compute intervals, plus the step markers that define windows and the count
+ * of CUDA graph launches.  Readers for
  * Kineto JSON (trace_kineto.c) and Nsight Systems SQLite (trace_nsys.c) fill
  * it; overlap.c consumes it.  Kernels are classified once per distinct name
  * as they are read, so per-kernel work stays a few stores. */
@@ -101,6 +102,10 @@ struct moe_trace {
     struct moe_step_marker *steps;
     size_t nsteps, capsteps;
     size_t dropped;  /* kernels left out for an impossible time */
+    /* CUDA runtime calls that launched a CUDA graph (cudaGraphLaunch, with
+     * nsys's version suffix or not): Megatron logs no replay, and each
+     * replay of a graph it built is one of these calls (graph_evidence.h) */
+    size_t graph_launches;
     int threads; /* nsys reader threads; 0 picks by size and CPU count */
     unsigned long long unpacked_max; /* Kineto; 0: MOE_TRACE_UNPACKED_MAX */
     int compute_names; /* 1: keep each compute kernel's name (compute_names), for

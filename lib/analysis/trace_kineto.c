@@ -274,6 +274,15 @@ static json_t *value(struct reader *r)
  * moe_trace_add_kernel's (moe_trace_failure names them). */
 #define EVENT_REFUSED (-100)
 
+/* A CUDA graph launch as Kineto records it: the runtime call
+ * {"cat": "cuda_runtime", "name": "cudaGraphLaunch"} (the recorded H200
+ * traces, torch 2.11).  Not the driver's cuGraphLaunch: a traced runtime
+ * call may make one, and the launch would count twice. */
+static int graph_launch(const char *cat, const char *name)
+{
+    return cat && strcmp(cat, "cuda_runtime") == 0 && strncmp(name, "cudaGraphLaunch", 15) == 0;
+}
+
 static int event(struct reader *r, struct moe_trace *t, json_t *ev)
 {
     const char *ph = json_string_value(json_object_get(ev, "ph"));
@@ -287,6 +296,10 @@ static int event(struct reader *r, struct moe_trace *t, json_t *ev)
     /* Kineto times are microseconds, fractional since PyTorch 2.x. */
     start = llround(json_number_value(ts) * 1000.0);
     end = llround((json_number_value(ts) + json_number_value(dur)) * 1000.0);
+    if (graph_launch(cat, name)) {
+        t->graph_launches++;
+        return 0;
+    }
     if (cat && strcmp(cat, "kernel") == 0) {
         json_t *dev = json_object_get(json_object_get(ev, "args"), "device");
         long id;

@@ -653,6 +653,31 @@ static int read_markers(struct nsys *n, struct moe_trace *t)
     return rc == SQLITE_DONE ? 0 : db_fail(n, "reading NVTX_EVENTS");
 }
 
+/* CUDA graph launches: the runtime calls named cudaGraphLaunch, which
+ * nsys exports as "cudaGraphLaunch_v10000" (the API version after the
+ * name) in CUPTI_ACTIVITY_KIND_RUNTIME.  An export without that table
+ * (nsys profile without CUDA API tracing) has none to count. */
+static int read_graph_launches(struct nsys *n, struct moe_trace *t)
+{
+    sqlite3_stmt *q;
+    int rc, has = has_table(n, "CUPTI_ACTIVITY_KIND_RUNTIME");
+
+    if (has <= 0)
+        return has;
+    if (check_table(n, "CUPTI_ACTIVITY_KIND_RUNTIME") < 0)
+        return -1;
+    if ((has = has_column(n, "CUPTI_ACTIVITY_KIND_RUNTIME", "nameId")) <= 0)
+        return has;
+    if (sqlite3_prepare_v2(n->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId "
+                           "IN (SELECT id FROM StringIds WHERE value = 'cudaGraphLaunch' OR value "
+                           "LIKE 'cudaGraphLaunch\\_v%' ESCAPE '\\')", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(n, "reading CUPTI_ACTIVITY_KIND_RUNTIME");
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        t->graph_launches += (size_t)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return rc == SQLITE_ROW ? 0 : db_fail(n, "reading CUPTI_ACTIVITY_KIND_RUNTIME");
+}
+
 int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error *err)
 {
     struct nsys n = { .path = path, .err = err };
@@ -679,7 +704,8 @@ int moe_trace_read_nsys(struct moe_trace *t, const char *path, struct moe_error 
         db_fail(&n, "reading StringIds");
         goto out;
     }
-    if (read_all_kernels(&n, t) < 0 || read_markers(&n, t) < 0)
+    if (read_all_kernels(&n, t) < 0 || read_markers(&n, t) < 0 ||
+        read_graph_launches(&n, t) < 0)
         goto out;
     rc = 0;
 out:

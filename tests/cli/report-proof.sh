@@ -3,15 +3,17 @@
 # against what the candidate asked for, without --expect: a log whose
 # ep_overlap was edited to False (a silent fallback) is a MISMATCH, and
 # --record-winners refuses that win before it looks for a run record.
-# CUDA graphs count only when replayed, not when captured.  The logs are
-# fake-megatron's (rank 0 of 1, so the argument dump is in them).
+# CUDA graphs count by the lines real Megatron writes: a completed capture
+# (it logs no replay: lib/analysis/graph_evidence.c); a log without one is
+# a MISMATCH.  The logs are fake-megatron's (rank 0 of 1, so the argument
+# dump is in them), which prints Megatron's own capture lines.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 . "$MOEFLOW_SRCDIR/tests/cli/study-fixture.sh"
 command -v python3 > /dev/null || skip_all "python3 not installed (build-aux/install-deps.sh --test)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfrp.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 9
+tap_plan 11
 S=$T/tiny
 "$M" gen "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" -o "$S" > /dev/null 2>&1
 fixture_logs "$S" scale,retune 0 1
@@ -37,11 +39,17 @@ ok "report flags it without --expect" \
 ok "--record-winners refuses that win" \
     has "$T/fallback-w.out" '^win ep_overlap=true: not recorded: what ran is not what it asked for \(requested overlap_moe_expert_parallel_comm=True, ran with overlap_moe_expert_parallel_comm=False\)$'
 
-# CUDA graphs: captured but never replayed is no proof.
+# CUDA graphs: the TE capture lines Megatron writes (cuda_graphs.py:2668,
+# :2692 in core 0.19) and no replay line, which Megatron never writes.
 g=$(id_of cuda_graph_modules '["moe_router"]')
-ok "(the graph candidate's log has replay lines)" has "$S/results/retune/$g.log" 'CUDA graph replay'
-sed -i '/CUDA graph replay/d' "$S/results/retune/$g.log"
+ok "(the graph candidate's log has TE's capture lines)" \
+    has "$S/results/retune/$g.log" '^INFO:megatron.core.transformer.cuda_graphs:Time spent in CUDA Graphs capture on rank 0: '
+ok "(... and no replay line: Megatron writes none)" hasnt "$S/results/retune/$g.log" '[Rr]eplay'
+"$M" report "$S" --stage retune --json > "$T/graph.json" 2>&1
+ok "a completed capture without a trace is 'captured', no mismatch" \
+    has "$T/graph.json" '"graph_evidence": "captured"'
+sed -i '/CUDA Graphs capture/d' "$S/results/retune/$g.log"
 "$M" report "$S" --stage retune > "$T/graph.out" 2>&1
-ok "a graph captured and never replayed is a MISMATCH" \
-    has "$T/graph.out" 'MISMATCH: CUDA graphs requested and captured, but the log never shows one replayed'
+ok "graphs requested and no capture line is a MISMATCH" \
+    has "$T/graph.out" 'MISMATCH: CUDA graphs requested, but the log has no capture line'
 tap_done

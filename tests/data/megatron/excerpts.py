@@ -3,8 +3,8 @@
 committed test data (tests/data/megatron/excerpts/TREE.txt), so that
 test_megatron_rules checks every citation without the Megatron trees.
 
-usage: excerpts.py write MEGATRON_DIR < CITATIONS
-       excerpts.py check MEGATRON_DIR < CITATIONS
+usage: excerpts.py write MEGATRON_DIR [EXCERPT_DIR] < CITATIONS
+       excerpts.py check MEGATRON_DIR [EXCERPT_DIR] < CITATIONS
 
 CITATIONS: what `tests/unit/study/test_megatron_rules --citations` prints, one
 citation a line: TREE <tab> PATH <tab> LINE <tab> RULE.  MEGATRON_DIR holds
@@ -14,7 +14,9 @@ it through the end of the statement that starts on the line after it (a
 statement runs on while its brackets are open or its line ends in a
 backslash, at most 8 lines, as test_megatron_rules reads it); ranges of one
 file merged.  check compares every committed line with the tarball's and
-fails on a citation whose lines are not all in the excerpt.
+fails on a citation whose lines are not all in the excerpt.  EXCERPT_DIR
+(default: excerpts/ beside this file) holds another set the same way:
+graph-excerpts/, for `tests/unit/analysis/test_graph_evidence --citations`.
 """
 import os
 import sys
@@ -62,9 +64,9 @@ def wanted(src, cited):
     return sorted(keep)
 
 
-def read_excerpt(tree):
+def read_excerpt(here, tree):
     files, cur = {}, None
-    with open(os.path.join(HERE, tree + ".txt"), encoding="utf-8") as f:
+    with open(os.path.join(here, tree + ".txt"), encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if line.startswith("== "):
@@ -77,11 +79,12 @@ def read_excerpt(tree):
 
 def main():
     mode, megatron = sys.argv[1], sys.argv[2]
+    here = sys.argv[3] if len(sys.argv) > 3 else HERE
     bad = 0
     for tree, paths in sorted(citations().items()):
         lines = source(megatron, tree)
         if mode == "write":
-            with open(os.path.join(HERE, tree + ".txt"), "w", encoding="utf-8") as out:
+            with open(os.path.join(here, tree + ".txt"), "w", encoding="utf-8") as out:
                 out.write(f"# {tree}: the lines of Megatron-LM that moeflow's rules cite, and\n"
                           "# the lines around each that test_megatron_rules reads, copied by\n"
                           f"# tests/data/megatron/excerpts.py from ../shared/megatron/{tree}.tar.xz.\n"
@@ -95,7 +98,7 @@ def main():
                         if n <= len(src):
                             out.write(f"{n}\t{src[n - 1]}\n")
             continue
-        have = read_excerpt(tree)
+        have = read_excerpt(here, tree)
         for path in sorted(paths):
             src = lines(path)
             got = have.get(path, {})

@@ -71,7 +71,9 @@ static void h200_log_records(void **state)
     NEAR(log.theo_activation_mb, 325.53);
     NEAR(log.theo_total_mb, 829.77);
     /* A UserWarning mentions "CUDA graph capture"; it is no evidence. */
-    assert_int_equal(log.graph_lines, 0);
+    assert_int_equal(log.graphs.started, 0);
+    assert_int_equal(log.graphs.built, 0);
+    assert_int_equal(log.graphs.errors, 0);
     moe_log_free(&log);
 }
 
@@ -499,8 +501,12 @@ static void mismatches_are_flagged(void **state)
     assert_int_equal(moe_trace_load(&t, srcpath("tests/data/traces/synthetic-2gpu.json"), &e), 0);
     assert_int_equal(moe_report_run_profile(&r, &t, &e), 0);
     moe_trace_free(&t);
+    /* the graph verdict is made again with the trace, and goes last */
     assert_int_equal(json_array_size(m), 3);
-    assert_non_null(strstr(json_string_value(json_array_get(m, 2)), "no FP8 GEMM kernels"));
+    assert_non_null(strstr(json_string_value(json_array_get(m, 1)), "no FP8 GEMM kernels"));
+    assert_non_null(strstr(json_string_value(json_array_get(m, 2)),
+                           "CUDA graphs requested, but the log has no capture line"));
+    assert_int_equal(json_integer_value(json_object_get(r.profile, "graph_launches")), 0);
     assert_int_equal(json_integer_value(json_object_get(r.profile, "dispatcher_kernel_names")), 1);
     moe_report_run_free(&r);
     moe_log_free(&log);
