@@ -54,6 +54,18 @@ static const char *recompute_text(const struct moe_train *t, char *buf, size_t l
     return "(a recompute granularity this moeflow does not know)";
 }
 
+/* The CUDA-graph terms, each with what it rests on (fit/memory_graphs.c);
+ * nothing without graphs. */
+static void graphs_text(const struct moe_memory *x)
+{
+    if (x->graph_kind == MOE_GRAPHS_NONE)
+        return;
+    printf("  CUDA graph pool%-16s%8.2f GiB  %s\n",
+           x->graph_kind == MOE_GRAPHS_FULL_ITERATION ? " (full step)" : " (modules)",
+           x->graph_pool / MOE_GIB, moe_memory_graphs_label(x->graph_kind));
+    printf("  CUDA graph static buffers      %8.2f GiB  modeled\n", x->graph_static / MOE_GIB);
+}
+
 static void print_text(const struct moe_model *m, const struct moe_layout *l,
                        const struct moe_machine *c, const struct moe_fit *f,
                        const struct moe_megatron_memory *mg)
@@ -73,6 +85,7 @@ static void print_text(const struct moe_model *m, const struct moe_layout *l,
            x->activations / MOE_GIB);
     printf("  transients%-21s%8.2f GiB\n", x->peak_in_optimizer ? " (optimizer step)" : "",
            x->transient / MOE_GIB);
+    graphs_text(x);
     printf("peak per GPU (ours)              %8.2f GiB  +-%d%%, pipeline rank %d\n",
            x->total / MOE_GIB, BAND_PCT, x->stage);
     printf("  confidence: %s\n", CONFIDENCE);
@@ -85,6 +98,14 @@ static void print_text(const struct moe_model *m, const struct moe_layout *l,
 static json_t *ours_json(struct moe_jb *b, const struct moe_memory *x)
 {
     json_t *o = json_object();
+
+    /* only with graphs: the JSON of a study without them stays as it was */
+    if (x->graph_kind != MOE_GRAPHS_NONE) {
+        moe_jb_num(b, o, "graph_pool", x->graph_pool / MOE_GIB);
+        moe_jb_num(b, o, "graph_static", x->graph_static / MOE_GIB);
+        moe_jb_num(b, o, "graphs", x->graphs / MOE_GIB);
+        moe_jb_str(b, o, "graphs_label", moe_memory_graphs_label(x->graph_kind));
+    }
 
     moe_jb_num(b, o, "weights", x->weights / MOE_GIB);
     moe_jb_num(b, o, "grads", x->grads / MOE_GIB);

@@ -437,7 +437,11 @@ void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout 
     /* torch's foreach Adam (no TE/Apex) takes a sqrt copy of the moments */
     o->optimizer_step = t->impl == MOE_IMPL_LOCAL ? o->optimizer / 3 : 0;
     o->stage = st->rank;
-    o->total = o->weights + o->grads + o->optimizer + o->persistent;
+    o->graph_kind = t->graphs, o->graph_parts = t->graph_parts;
+    o->graph_static = moe_memory_graph_static(m, l, w, t, st->dense_layers + st->moe_layers,
+                                              in_flight_chunks(l, w, st->rank));
+    o->graphs = o->graph_static;
+    o->total = o->weights + o->grads + o->optimizer + o->persistent + o->graphs;
 }
 
 void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act)
@@ -452,7 +456,9 @@ void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act)
     } else {
         o->activations = act->saved, o->transient = act->transient;
     }
-    o->total = base + o->activations + o->transient;
+    /* the pool stays through the optimizer step too */
+    moe_memory_graph_pool(o, act);
+    o->total = base + o->activations + o->transient + o->graphs;
 }
 
 static void stage_estimate(const struct moe_model *m, const struct moe_layout *l,

@@ -39,6 +39,16 @@ struct moe_recompute_plan {
     int num_layers;                   /* full only: --recompute-num-layers */
 };
 
+/* CUDA graphs the run captures, as far as memory goes: none, TE's graphs
+ * of some modules of each layer, or Megatron's one graph of the whole
+ * forward-backward step. */
+enum moe_graphs { MOE_GRAPHS_NONE = 0, MOE_GRAPHS_MODULES, MOE_GRAPHS_FULL_ITERATION };
+/* which part of a layer TE's module graphs hold: attn the attention, mlp
+ * and moe the MLP or MoE part; moe_router and moe_preprocess neither (the
+ * router's logits, a few KiB) */
+#define MOE_GRAPH_ATTN 1u
+#define MOE_GRAPH_FFN 2u
+
 /* The training switches that change memory but are not the model, the
  * layout or the batch shape. */
 struct moe_train {
@@ -54,6 +64,10 @@ struct moe_train {
     double optimizer_offload;    /* fraction of the optimizer state kept on the host */
     int offload_layers;          /* activation offload: layers per stage whose activations go to host */
     bool uneven_pp;              /* an explicit pipeline layout allows L % (PP*VPP) != 0 */
+    enum moe_graphs graphs;
+    unsigned graph_parts;        /* MOE_GRAPHS_MODULES: MOE_GRAPH_ATTN, MOE_GRAPH_FFN */
+    int microbatches;            /* per step and pipeline: the batches a full-iteration
+                                    graph reads before its capture */
 };
 
 /* Recipe defaults: TE, distributed optimizer, fp32 grads, SP, no dropout. */
@@ -72,7 +86,16 @@ struct moe_memory {
     double activations;                 /* saved for backward at the peak */
     double transient;                   /* short-lived at the peak moment */
     double optimizer_step;              /* transient of the optimizer step itself */
-    double total;                       /* the predicted max allocated */
+    /* CUDA-graph memory: the graphs' private pool, which the caching
+     * allocator cannot hand back to eager work (memory_graphs.c says what
+     * it holds and what was measured); with graphs the total is what the
+     * GPU must hold, max allocated plus the pool */
+    double graph_pool;                  /* activations and transients captured */
+    double graph_static;                /* static inputs and outputs */
+    double graphs;                      /* their sum */
+    enum moe_graphs graph_kind;         /* the run's (moe_train.graphs) */
+    unsigned graph_parts;               /* moe_train.graph_parts */
+    double total;                       /* the predicted max allocated (+ graphs) */
     double attn_share;                  /* fraction of layer activations in attention */
     int stage;                          /* pipeline rank that holds the peak */
     int in_flight;                      /* microbatch chunks alive on that stage */
@@ -91,6 +114,9 @@ int moe_memory_estimate_stage(const struct moe_model *m, const struct moe_layout
 /* "core_attn,moe_act" <-> bits; parse returns -1 on an unknown name. */
 int moe_recompute_modules_parse(const char *list, unsigned *bits, struct moe_error *err);
 const char *moe_recompute_modules_format(unsigned bits, char *buf, unsigned len);
+
+/* What the graph terms of a moe_memory rest on: measured or modeled. */
+const char *moe_memory_graphs_label(enum moe_graphs g);
 
 #define MOE_GIB (1024.0 * 1024.0 * 1024.0)
 #define MOE_MIB (1024.0 * 1024.0)

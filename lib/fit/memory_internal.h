@@ -69,4 +69,12 @@ void moe_memory_stage_static(const struct moe_model *m, const struct moe_layout 
                              struct moe_memory *out);
 void moe_memory_apply_act(struct moe_memory *o, const struct moe_stage_act *act);
 
+/* CUDA-graph terms (memory_graphs.c): the static buffers of a rank holding
+ * layers layers with in_flight microbatches alive, and the pool once the
+ * activations are known (sets graph_pool and graphs). */
+double moe_memory_graph_static(const struct moe_model *m, const struct moe_layout *l,
+                               const struct moe_workload *w, const struct moe_train *t,
+                               int layers, int in_flight);
+void moe_memory_graph_pool(struct moe_memory *o, const struct moe_stage_act *act);
+
 #endif

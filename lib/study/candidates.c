@@ -707,12 +707,17 @@ static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
     }
 }
 
-/* Smallest scope first: the router, then MoE preprocessing, then attention. */
+/* Smallest scope first: the router, then MoE preprocessing, then attention,
+ * then the whole step (full_iteration), which Megatron's rules allow only
+ * with static shapes: emit() skips it, naming the rule, for dropless
+ * routing or the allgather dispatcher (megatron_rules.c). */
 static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
 {
     static const char *const chain[] = { "moe_router", "moe_preprocess", "attn" };
     int have = base->cfg.cuda_graph_modules.n;
 
+    if (moe_graphs_full_iteration(&base->cfg))
+        return; /* the largest scope already: nothing to add */
     for (int n = 1; n <= 3; n++) {
         struct moe_run r = *base;
         struct moe_strlist *m = &r.cfg.cuda_graph_modules;
@@ -724,6 +729,10 @@ static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
             m->v[m->n++] = chain[i];
         retune_emit(c, &r, MOE_RETUNE_CUDA_GRAPH, module_list(c, m));
     }
+    struct moe_run full = *base;
+    full.cfg.cuda_graph_modules.n = 1;
+    full.cfg.cuda_graph_modules.v[0] = "full_iteration";
+    retune_emit(c, &full, MOE_RETUNE_CUDA_GRAPH, module_list(c, &full.cfg.cuda_graph_modules));
 }
 
 static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)

@@ -212,6 +212,26 @@ static void add_renamed(struct moe_strv *a, const char *flag, enum moe_dialect d
     add(a, f);
 }
 
+/* The whole step in one graph, as each dialect spells it: core 0.16 names
+ * it a scope of the local implementation ("full_iteration scope is only
+ * supported with --cuda-graph-impl=local", megatron/training/arguments.py
+ * --cuda-graph-scope help), core 0.19 and bridge-pin an implementation of
+ * its own (transformer_config.py cuda_graph_impl: 'full_iteration').  Every
+ * dialect refuses it while the NaN check is on, which reads the loss on
+ * the host inside the step (arguments.py:727 in core 0.16, :1196 in core
+ * 0.19, :1185 in bridge-pin). */
+static void full_iteration_args(struct moe_strv *a, enum moe_dialect d, struct moe_error *err)
+{
+    if (d == MOE_DIALECT_CORE_0_16) {
+        adds(a, "--cuda-graph-impl", "local");
+        add_renamed(a, "--cuda-graph-modules", d, err);
+        add(a, "full_iteration");
+    } else {
+        adds(a, "--cuda-graph-impl", "full_iteration");
+    }
+    add(a, "--no-check-for-nan-in-loss-and-grad");
+}
+
 static void tuning_args(struct moe_strv *a, const struct moe_study *s, const struct moe_baseline *c,
                         struct moe_error *err)
 {
@@ -239,7 +259,9 @@ static void tuning_args(struct moe_strv *a, const struct moe_study *s, const str
         adds(a, "--recompute-method", "uniform");
         addi(a, "--recompute-num-layers", 1);
     }
-    if (c->cuda_graph_modules.n) {
+    if (moe_graphs_full_iteration(c)) {
+        full_iteration_args(a, s->software.dialect, err);
+    } else if (c->cuda_graph_modules.n) {
         adds(a, "--cuda-graph-impl", "transformer_engine");
         add_renamed(a, "--cuda-graph-modules", s->software.dialect, err);
         for (int i = 0; i < c->cuda_graph_modules.n; i++)

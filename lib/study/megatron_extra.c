@@ -89,6 +89,8 @@ static const struct moe_megatron_owned owned[] = {
     { "--cuda-graph-impl", MOE_SK_BASELINE_CUDA_GRAPH_MODULES },
     { "--cuda-graph-modules", MOE_SK_BASELINE_CUDA_GRAPH_MODULES },
     { "--cuda-graph-scope", MOE_SK_BASELINE_CUDA_GRAPH_MODULES },
+    /* full_iteration turns the NaN check off (megatron_args.c) */
+    { "--no-check-for-nan-in-loss-and-grad", MOE_SK_BASELINE_CUDA_GRAPH_MODULES },
     { "--te-rng-tracker", MOE_SK_BASELINE_CUDA_GRAPH_MODULES },
     { "--bf16", MOE_SK_WORKLOAD_PRECISION }, { "--fp8-format", MOE_SK_WORKLOAD_PRECISION },
     { "--fp8-recipe", MOE_SK_WORKLOAD_PRECISION }, { "--fp4-format", MOE_SK_WORKLOAD_PRECISION },

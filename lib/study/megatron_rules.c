@@ -19,6 +19,8 @@
 
 #define ARGS "megatron/training/arguments.py:"
 #define TC "megatron/core/transformer/transformer_config.py:"
+#define FULL_CG "megatron/core/full_cuda_graph.py:"
+#define DISPATCH "megatron/core/transformer/moe/token_dispatcher.py:"
 
 int moe_version_cmp(const char *a, const char *b)
 {
@@ -185,22 +187,78 @@ static bool tp_comm_overlap_without_sp(const struct moe_study *s, const struct m
 
 /* ---- CUDA graphs, precision, fit ---- */
 
+/* Module graphs are TE's (--cuda-graph-impl transformer_engine); the
+ * full_iteration scope is Megatron's own graph of the whole step, which
+ * needs no TE (megatron_args.c emits it per dialect). */
+static bool te_graphs(const struct moe_run *r)
+{
+    return graphs(r, NULL) && !moe_graphs_full_iteration(&r->cfg);
+}
+
 static bool graphs_without_te(const struct moe_study *s, const struct moe_run *r)
 {
-    return graphs(r, NULL) && !has_te(s);
+    return te_graphs(r) && !has_te(s);
 }
 
 static bool graphs_full_recompute(const struct moe_study *s, const struct moe_run *r)
 {
     (void)s;
-    return graphs(r, NULL) && r->cfg.recompute == MOE_RECOMPUTE_FULL;
+    return te_graphs(r) && r->cfg.recompute == MOE_RECOMPUTE_FULL;
 }
 
-/* attention dropout stays at Megatron's default 0.1 in what moeflow emits */
+/* attention dropout stays at Megatron's default 0.1 in what moeflow emits;
+ * a full-iteration graph holds the attention too (TC's full_cudagraph) */
 static bool graphed_attention_recompute(const struct moe_study *s, const struct moe_run *r)
 {
     (void)s;
-    return graphs(r, "attn") && recomputes(r, "core_attn");
+    return (graphs(r, "attn") || moe_graphs_full_iteration(&r->cfg)) &&
+           recomputes(r, "core_attn");
+}
+
+/* Megatron captures in training step cuda_graph_warmup_steps + 1 (1-based;
+ * moeflow leaves the default 3): the TE helper when iteration -
+ * start_iteration == cuda_graph_warmup_steps, before that step's
+ * train_step; the full-iteration wrapper on its (warmup + 1)-th call.
+ * Every timed window (screening, report_window, profile_steps) starts
+ * after measure.warmup (study.c), so the capture stays out of all of them
+ * exactly when measure.warmup reaches the capture step.  moeflow refuses
+ * rather than moving the window (the contract freezes one window for every
+ * candidate, so an A/B against the baseline stays like for like) or
+ * emitting fewer --cuda-graph-warmup-steps (Megatron's warm-up lets lazy
+ * initialisation - NCCL communicators, cuBLAS handles, the allocator's
+ * first blocks - happen before the capture, not inside it). */
+static bool capture_in_window(const struct moe_study *s)
+{
+    return s->measure.warmup < MOE_GRAPH_CAPTURE_STEP;
+}
+
+static bool te_capture_in_window(const struct moe_study *s, const struct moe_run *r)
+{
+    return te_graphs(r) && capture_in_window(s);
+}
+
+static bool full_iteration_capture_in_window(const struct moe_study *s, const struct moe_run *r)
+{
+    return moe_graphs_full_iteration(&r->cfg) && capture_in_window(s);
+}
+
+/* A captured graph replays fixed shapes: dropless routing sizes each
+ * expert's rows by the step's token counts, which the alltoall dispatcher
+ * copies to the host and waits for inside the forward (its
+ * _maybe_dtoh_and_synchronize, skipped only with drop-and-pad); the
+ * recording on one H200 (tests/gpu/cuda-graphs.tsv, local-layer) stopped
+ * there with cudaErrorStreamCaptureInvalidated. */
+static bool full_iteration_dropless(const struct moe_study *s, const struct moe_run *r)
+{
+    return moe_graphs_full_iteration(&r->cfg) && s->workload.routing != MOE_ROUTING_DROP_AND_PAD;
+}
+
+/* the allgather dispatcher copies its token counts to the host on every
+ * forward, drop-and-pad or not */
+static bool full_iteration_allgather(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return moe_graphs_full_iteration(&r->cfg) && r->cfg.dispatcher == MOE_DISPATCH_ALLGATHER;
 }
 
 static bool low_precision_without_te(const struct moe_study *s, const struct moe_run *r)
@@ -314,6 +372,28 @@ static const struct moe_megatron_rule rules[] = {
       "full recompute is only supported with a full-iteration CUDA graph",
       { TC "1782", TC "2523", TC "2615" },
       graphs_full_recompute },
+    { "cuda_graph_capture_in_window",
+      "measure.warmup must reach step cuda_graph_warmup_steps + 1 = 4: Megatron captures TE "
+      "CUDA graphs at the start of that training step, which would lie in the first timed step",
+      { "megatron/training/training.py:2742", "megatron/training/training.py:3788",
+        "megatron/training/training.py:3905" },
+      te_capture_in_window },
+    { "full_iteration_capture_in_window",
+      "measure.warmup must reach step cuda_graph_warmup_steps + 1 = 4: Megatron captures the "
+      "full-iteration graph in that training step, which would lie in the first timed step",
+      { FULL_CG "163", FULL_CG "208", FULL_CG "208" },
+      full_iteration_capture_in_window },
+    { "full_iteration_needs_drop_and_pad",
+      "a full-iteration CUDA graph needs static shapes: dropless routing copies each step's "
+      "token counts to the host and waits for them inside the capture (workload.routing: "
+      "drop-and-pad)",
+      { DISPATCH "868", DISPATCH "919", DISPATCH "926" },
+      full_iteration_dropless },
+    { "full_iteration_needs_alltoall",
+      "a full-iteration CUDA graph needs the alltoall dispatcher: allgather copies its token "
+      "counts to the host on every forward",
+      { DISPATCH "295", DISPATCH "317", DISPATCH "319" },
+      full_iteration_allgather },
     { "cuda_graphs_attention_dropout_recompute",
       "attention dropout (default 0.1) is not supported with graphed attention recomputation "
       "(core_attn recompute with an attn graph)",

@@ -925,6 +925,15 @@ static int has_module(const struct moe_strlist *l, const char *name)
             rc = fail(c, key, __VA_ARGS__);                                                    \
     } while (0)
 
+/* full_iteration anywhere in baseline.cuda_graph_modules */
+static bool full_iteration_named(const struct moe_baseline *b)
+{
+    for (int i = 0; i < b->cuda_graph_modules.n; i++)
+        if (strcmp(b->cuda_graph_modules.v[i], "full_iteration") == 0)
+            return true;
+    return false;
+}
+
 static int features_dispatch(struct ctx *c, const struct moe_study *s)
 {
     const struct moe_baseline *b = &s->baseline;
@@ -996,9 +1005,15 @@ static int features_hardware(struct ctx *c, const struct moe_study *s)
              "%s needs Blackwell, not %s", moe_precision_name(b->precision),
              moe_gpu_name(s->cluster.gpu));
     }
-    RULE(b->cuda_graph_modules.n && !moe_software_has_te(&s->software) &&
+    RULE(b->cuda_graph_modules.n && !full_iteration_named(b) &&
+         !moe_software_has_te(&s->software) &&
          clean(c, B(CUDA_GRAPH_MODULES), MOE_SK_SOFTWARE_TRANSFORMER_ENGINE, NULL),
          B(CUDA_GRAPH_MODULES), "TE CUDA graphs need " MOE_SK_SOFTWARE_TRANSFORMER_ENGINE);
+    /* one graph of the whole step holds every module already */
+    RULE(full_iteration_named(b) && !moe_graphs_full_iteration(b), B(CUDA_GRAPH_MODULES),
+         "full_iteration stands alone: Megatron refuses graph modules with it "
+         "(--cuda-graph-modules must be empty when --cuda-graph-impl=full_iteration, "
+         "megatron/training/arguments.py:1889 in core 0.19, :1885 in bridge-pin)");
     return rc;
 }
 #undef RULE

@@ -5,6 +5,7 @@
 #define MOEFLOW_STUDY_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -144,6 +145,21 @@ struct moe_baseline {
      * owns it; a run's copy of the baseline (megatron_args.h) borrows it. */
     char *pipeline_layout;
 };
+
+/* The training step (1-based) in which Megatron captures its CUDA graphs:
+ * cuda_graph_warmup_steps + 1, with its default of 3 (transformer_config.py
+ * cuda_graph_warmup_steps: int = 3), which moeflow never changes.  Where
+ * each implementation captures: megatron_rules.c, the capture rules. */
+#define MOE_GRAPH_CAPTURE_STEP 4
+
+/* cuda_graph_modules: [full_iteration]: Megatron's graph of the whole
+ * forward-backward step (core 0.16's --cuda-graph-scope full_iteration,
+ * core 0.19's --cuda-graph-impl full_iteration) rather than TE's graphs of
+ * modules; alone in the list (study.c). */
+static inline bool moe_graphs_full_iteration(const struct moe_baseline *b)
+{
+    return b->cuda_graph_modules.n == 1 && strcmp(b->cuda_graph_modules.v[0], "full_iteration") == 0;
+}
 
 struct moe_measure {
     int warmup;

@@ -56,6 +56,25 @@ static int study_perf(const struct moe_study *s, enum moe_impl impl, struct moe_
     return 0;
 }
 
+/* The baseline's CUDA graphs for the memory model (fit/memory_graphs.c). */
+static void study_graphs(const struct moe_baseline *b, struct moe_train *t)
+{
+    t->graphs = MOE_GRAPHS_NONE;
+    t->graph_parts = 0;
+    if (moe_graphs_full_iteration(b)) {
+        t->graphs = MOE_GRAPHS_FULL_ITERATION;
+        return;
+    }
+    for (int i = 0; i < b->cuda_graph_modules.n; i++) {
+        const char *g = b->cuda_graph_modules.v[i];
+        t->graphs = MOE_GRAPHS_MODULES;
+        if (strcmp(g, "attn") == 0)
+            t->graph_parts |= MOE_GRAPH_ATTN;
+        else if (strcmp(g, "mlp") == 0 || strcmp(g, "moe") == 0)
+            t->graph_parts |= MOE_GRAPH_FFN;
+    }
+}
+
 /* The generated argv never sets --hidden-dropout or --attention-dropout,
  * so Megatron's 0.1 applies (core/transformer/transformer_config.py:181,
  * :184): the local attention keeps an s^2 dropout mask and output
@@ -72,6 +91,8 @@ static void study_train(const struct moe_study *s, struct moe_train *t)
     t->distributed_optimizer = s->distributed_optimizer;
     t->grads_fp32 = !s->grad_reduce_in_bf16;
     t->fp8_inputs = s->baseline.precision != MOE_PREC_BF16;
+    study_graphs(&s->baseline, t);
+    t->microbatches = s->workload.mbs > 0 ? s->workload.gbs / s->workload.mbs : 1;
 }
 
 int moe_study_fit_inputs(const struct moe_study *s, struct moe_train *t, struct moe_machine *m,

@@ -37,9 +37,10 @@
  * the same ones the reader and the JSON writer use. */
 static const char *const optimizers[] = { "adam", "sgd", NULL };
 /* Megatron's CUDA-graph module names (its --recompute-modules names are
- * fit/memory.h's, which the memory model reads). */
+ * fit/memory.h's, which the memory model reads), and its full_iteration
+ * scope, the whole step in one graph (study.h moe_graphs_full_iteration). */
 static const char *const graph_modules[] = { "attn", "mlp", "moe", "moe_router",
-                                             "moe_preprocess", NULL };
+                                             "moe_preprocess", "full_iteration", NULL };
 
 static const struct moe_field model_keys[] = {
     STR(MODEL, PRESET),

@@ -118,9 +118,59 @@ collect() {
     column -t -s $'\t' "$tsv"
 }
 
+# The lane (issue 41's acceptance): the scale baseline that today's moeflow
+# gen writes for cuda-graphs/graphs-full-1gpu.yaml (a full-iteration graph,
+# drop-and-pad), run as written - argv and env from manifest.json, no
+# variant - under the memory probe, so that what the model predicts for the
+# graph's pool (moeflow fit) meets what the allocator reserved across the
+# capture in step 4.  lane-prepare writes a self-contained folder to carry
+# to the GPU machine; lane-run runs there from inside it.
+#
+#   cuda-graphs.sh lane-prepare BUILD_DIR DIR   here: DIR holds the study, Megatron, this script
+#   cuda-graphs.sh lane-run OUT_DIR             on the GPU machine, from DIR: OUT_DIR/graphs-lane.tar.gz
+lane_prepare() {
+    local moeflow=$1/gen/moeflow dir=$2
+    [ -x "$moeflow" ] || die "no $moeflow: build first"
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$top/../shared/megatron/${TARBALL[core-0.19]}.tar.xz" "$dir/" ||
+        die "no ../shared/megatron/${TARBALL[core-0.19]}.tar.xz"
+    cp "$here/cuda-graphs.sh" "$here/cuda-graphs/memwrap.py" "$dir/"
+    "$moeflow" gen --templates "$top/templates" --stage scale \
+        "$here/cuda-graphs/graphs-full-1gpu.yaml" -o "$dir/study" > /dev/null
+    "$moeflow" fit --json "$here/cuda-graphs/graphs-full-1gpu.yaml" > "$dir/study/fit.json"
+}
+
+lane_run() {
+    local out=$1 dir rc=0 envs args
+    dir=$(cd "$(dirname "$0")" && pwd)
+    mkdir -p "$out" "$dir/run/mlm"
+    export PATH=/opt/torch/.venv/bin:$PATH
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$dir/run/gpus.csv" || true
+    tar -xJf "$dir/${TARBALL[core-0.19]}.tar.xz" -C "$dir/run/mlm" --strip-components=1
+    # the baseline's env and argv exactly as manifest.json has them, one a line
+    python3 -c 'import json, sys
+st = next(s for s in json.load(open(sys.argv[1]))["stages"] if s["stage"] == "scale")
+c = st["candidates"][0]
+open(sys.argv[2], "w").write("".join(k + "=" + v + "\n" for k, v in sorted(c["env"].items())))
+open(sys.argv[3], "w").write("".join(a + "\n" for a in c["argv"]))' \
+        "$dir/study/manifest.json" "$dir/run/env" "$dir/run/argv"
+    mapfile -t envs < "$dir/run/env"
+    mapfile -t args < "$dir/run/argv"
+    ( cd "$dir/run/mlm" &&
+      env "${envs[@]}" RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29517 \
+          PYTHONPATH="$dir/run/mlm" PYTHONUNBUFFERED=1 timeout 400 \
+          python3 "$dir/memwrap.py" "${args[@]}" ) > "$dir/run/train.log" 2>&1 || rc=$?
+    echo "$rc" > "$dir/run/rc"
+    echo "cuda-graphs lane: exit $rc"
+    tail -n 5 "$dir/run/train.log"
+    tar -C "$dir" -czf "$out/graphs-lane.tar.gz" run/train.log run/rc run/gpus.csv run/env run/argv study
+}
+
 case ${1:-} in
     prepare) prepare "${2:?BUILD_DIR}" ;;
     run) shift; run "$@" ;;
     collect) shift; collect "$@" ;;
+    lane-prepare) lane_prepare "${2:?BUILD_DIR}" "${3:?DIR}" ;;
+    lane-run) lane_run "${2:?OUT_DIR}" ;;
     *) die "usage: cuda-graphs.sh prepare BUILD_DIR | run OUT_DIR [DIALECT...] | collect ARCHIVE..." ;;
 esac

@@ -338,7 +338,11 @@ static void ids_are_content_hashes(void **state)
         }
         moe_stage_plan_free(&p);
     }
-    assert_int_equal(json_object_size(seen), 49);   /* 1+12+17+1+17+1, counted in the manifest */
+    /* 1+12+14+1+17+1, counted in the manifest: retune's three graph
+     * candidates are skipped, their capture in step 4 inside the first
+     * timed step after measure.warmup 3 (cuda_graph_capture_in_window),
+     * and full_iteration for dropless routing */
+    assert_int_equal(json_object_size(seen), 46);
     json_decref(seen);
     moe_study_free(&s);
 }
@@ -651,7 +655,9 @@ static void skipped_with_reasons(void **state)
             found += strstr(why, "Blackwell") != NULL;
     }
     assert_int_equal(found, 3);
-    assert_int_equal(p.n, 13);
+    /* 13 before issue 41: the three graph candidates' capture (step 4)
+     * falls after measure.warmup 2 */
+    assert_int_equal(p.n, 10);
     moe_stage_plan_free(&p);
     moe_study_free(&s);
 }

@@ -43,7 +43,9 @@ static char *set_value(char *text, const char *key, const char *value)
 }
 
 /* An example study with its software section rewritten; "FILE tp=N" also
- * sets the baseline's TP. */
+ * sets the baseline's TP, "FILE warm" a warm-up past the CUDA-graph capture
+ * (step 4: measure.warmup 4, the profile after it), "FILE droppad"
+ * drop-and-pad routing (static shapes). */
 static void load(const char *file, const char *dialect, const char *te, struct moe_study *s)
 {
     char path[4200], buf[1024], *text;
@@ -51,8 +53,7 @@ static void load(const char *file, const char *dialect, const char *te, struct m
     struct moe_error e;
     size_t n;
 
-    snprintf(path, sizeof(path), "%s/etc/studies/%.*s", srcdir,
-             tp ? (int)(tp - file) : (int)strlen(file), file);
+    snprintf(path, sizeof(path), "%s/etc/studies/%.*s", srcdir, (int)strcspn(file, " "), file);
     assert_non_null(text = moe_read_file(path, "study", &n, &e));
     if (dialect)
         text = set_value(text, "megatron: ", dialect);
@@ -60,6 +61,12 @@ static void load(const char *file, const char *dialect, const char *te, struct m
         text = set_value(text, "transformer_engine: ", te);
     if (tp)
         text = set_value(text, "\n  tp: ", tp + 4);
+    if (strstr(file, " warm")) {
+        text = set_value(text, "\n  warmup: ", "4");
+        text = set_value(text, "\n  profile_steps: ", "[5, 6]");
+    }
+    if (strstr(file, " droppad"))
+        text = set_value(text, "\n  routing: ", "drop-and-pad");
     if (moe_study_load_string(s, path, text, &e) < 0)
         fail_msg("%s", moe_error_format(&e, buf, sizeof(buf)));
     free(text);
@@ -135,6 +142,18 @@ static void graph_router_full(struct moe_run *r)
 }
 static void graph_attn_core_attn(struct moe_run *r) { graph(r, "attn"), modules(r, "core_attn"); }
 static void graph_attn_moe_act(struct moe_run *r) { graph(r, "attn"), modules(r, "moe_act"); }
+static void graph_full(struct moe_run *r) { graph(r, "full_iteration"); }
+static void graph_full_recompute(struct moe_run *r)
+{
+    graph_full(r);
+    r->cfg.recompute = MOE_RECOMPUTE_FULL;
+}
+static void graph_full_allgather(struct moe_run *r)
+{
+    graph_full(r);
+    r->cfg.dispatcher = MOE_DISPATCH_ALLGATHER;
+}
+static void graph_full_core_attn(struct moe_run *r) { graph_full(r), modules(r, "core_attn"); }
 static void fp8(struct moe_run *r) { r->cfg.precision = MOE_PREC_FP8_TENSORWISE; }
 static void nvfp4(struct moe_run *r) { r->cfg.precision = MOE_PREC_NVFP4; }
 static void fp8_delayed_moe_act(struct moe_run *r)
@@ -233,10 +252,21 @@ static const struct rule_case cases[] = {
     { NULL, TINY, NULL, NULL, tp_comm_tp2 },
     { "moe-tp-needs-sp", TINY, NULL, NOTE, tp_comm_tp2 },
     { "cuda_graphs_need_te", TINY, NULL, NOTE, graph_router },
-    { NULL, TINY, NULL, NULL, graph_router },
+    { NULL, TINY " warm", NULL, NULL, graph_router },
     { "cuda_graphs_no_full_recompute", TINY, NULL, NULL, graph_router_full },
-    { "cuda_graphs_attention_dropout_recompute", TINY, NULL, NULL, graph_attn_core_attn },
-    { NULL, TINY, NULL, NULL, graph_attn_moe_act },
+    /* the tiny study's 2 warm-up steps end before Megatron's capture in step 4 */
+    { "cuda_graph_capture_in_window", TINY, NULL, NULL, graph_router },
+    { "full_iteration_capture_in_window", TINY " droppad", NULL, NOTE, graph_full },
+    { NULL, TINY " warm droppad", NULL, NOTE, graph_full },
+    { NULL, TINY " warm droppad", "core-0.16", NULL, graph_full }, /* 0.16 trains MoE with TE only */
+    /* no TE needed, full recompute allowed (a full-iteration graph) */
+    { NULL, TINY " warm droppad", NULL, NOTE, graph_full_recompute },
+    { "full_iteration_needs_drop_and_pad", TINY " warm", NULL, NOTE, graph_full },
+    { "full_iteration_needs_alltoall", TINY " warm droppad", NULL, NOTE, graph_full_allgather },
+    { "cuda_graphs_attention_dropout_recompute", TINY " warm", NULL, NULL, graph_attn_core_attn },
+    { "cuda_graphs_attention_dropout_recompute", TINY " warm droppad", NULL, NULL,
+      graph_full_core_attn },
+    { NULL, TINY " warm", NULL, NULL, graph_attn_moe_act },
     { "low_precision_needs_te", TINY, NULL, NOTE, fp8 },
     { NULL, TINY, NULL, NULL, fp8 },
     { "low_precision_needs_te", TINY, NULL, NOTE, nvfp4 },
@@ -335,6 +365,12 @@ static const struct cite_token tokens[] = {
     { "cuda_graphs_need_te", false, "CUDA Graphs are not supported without TE" },
     { "cuda_graphs_no_full_recompute", false,
       "full recompute is only supported with full iteration CUDA graph" },
+    { "cuda_graph_capture_in_window", true,
+      "iteration - start_iteration == args.cuda_graph_warmup_steps" },
+    { "full_iteration_capture_in_window", false,
+      "curr_iteration == self.cuda_graph_warmup_steps" },
+    { "full_iteration_needs_drop_and_pad", false, "not self.drop_and_pad" },
+    { "full_iteration_needs_alltoall", true, "self.local_map.sum(dim=0).long().cpu()" },
     { "cuda_graphs_attention_dropout_recompute", false,
       "attention dropout is not supported with graphed attention" },
     { "low_precision_needs_te", false, "supports MoE FP8 training" },

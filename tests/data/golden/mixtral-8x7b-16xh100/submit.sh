@@ -53,7 +53,7 @@ ids=()
 id=$(submit profile profile.sbatch) || exit 1
 ids+=("$id")
 after=("--dependency=afterok:$(IFS=:; echo "${ids[*]}")")
-echo "retune: 14 candidates, one change from the baseline each, 13 steps each"
+echo "retune: 11 candidates, one change from the baseline each, 13 steps each"
 ids=()
 id=$(submit retune retune.sbatch) || exit 1
 ids+=("$id")
