@@ -41,6 +41,8 @@ struct gen_args {
     char *moeflow;                  /* this moeflow's real path, for opts */
     const char *dir, *winners, *rebuild, *fit_from;
     bool dry;
+    bool contention_given;          /* --contention PCT */
+    double contention_pct;
 };
 
 /* Whether this moeflow is the one built in the build tree, whose source
@@ -129,6 +131,17 @@ static int set_for(void *args, const struct moe_opt *o, char *value)
     return MOE_CLI_RUN;
 }
 
+/* --contention PCT: the profile's compute-kernel slowdown beside
+ * communication, which decides the dispatcher_sms axis (candidates.c). */
+static int set_contention(void *args, const struct moe_opt *o, char *value)
+{
+    struct gen_args *a = args;
+    int rc = moe_cli_double(o->name, value, -100, true, 1e6, &a->contention_pct);
+
+    a->contention_given = rc == MOE_CLI_RUN;
+    return rc;
+}
+
 static int set_max_array_size(void *args, const struct moe_opt *o, char *value)
 {
     struct gen_args *a = args;
@@ -160,6 +173,12 @@ static const struct moe_opt gen_opts[] = {
     { "for", required_argument, 'f', "BOTTLENECK",
       "retune only what targets it (memory, communication,\n"
       "host, compute), as 'moeflow diagnose' reports it", .set = set_for },
+    { "contention", required_argument, 'C', "PCT",
+      "how much slower (%) the profile's compute kernels ran\n"
+      "beside communication than alone (moeflow report's\n"
+      "contention); under 5 the retune axis dispatcher_sms is\n"
+      "skipped, from 5 it is screened (default: unknown,\n"
+      "screened with the whole catalogue)", .set = set_contention },
     { "fit-memory-from", required_argument, 'F', "DIR",
       "measured beats modeled: divide the memory the scale\n"
       "stage's layouts may use by the largest measured/predicted\n"
@@ -630,6 +649,8 @@ static int gen(struct gen_args *a, const char *path)
     }
     a->opts.study_text = text;
     a->opts.study_dir = study_dir;
+    study.contention_measured = a->contention_given;
+    study.contention_pct = a->contention_pct;
     if (a->rebuild && !a->fit_from)
         fit_ratio_of(a->rebuild, &study);
     rc = a->fit_from ? fit_memory_ratio(a->fit_from, &study) : MOE_CLI_RUN;

@@ -231,6 +231,10 @@ static int file_exists(const char *path)
 static const struct moe_report_flag requested_keys[] = {
     { "--moe-token-dispatcher-type", "moe_token_dispatcher_type" },
     { "--moe-flex-dispatcher-backend", "moe_flex_dispatcher_backend" },
+    /* the dispatcher_sms axis, as each dialect spells it (megatron_args.c) */
+    { "--moe-deepep-num-sms", "moe_deepep_num_sms" },
+    { "--moe-hybridep-num-sms", "moe_hybridep_num_sms" },
+    { "--moe-flex-dispatcher-num-sms", "moe_flex_dispatcher_num_sms" },
     { "--fp8-format", "fp8" },
     { "--fp8-recipe", "fp8_recipe" },
     { "--fp4-format", "fp4" },

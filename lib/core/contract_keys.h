@@ -30,6 +30,14 @@
 
 /* workload.mbs: a retune axis inside an invariant section */
 #define MOE_CONTRACT_MBS "mbs"
+/* workload: the training semantics a study states (issue 41), each
+ * written only when stated; semantics.aux_loss_coeff likewise.  The
+ * manifest reader gives a reason for each one absent (manifest.h). */
+#define MOE_CONTRACT_LR_SCHEDULE "lr_schedule"
+#define MOE_CONTRACT_TOKENIZER "tokenizer"
+#define MOE_CONTRACT_AUX_LOSS_COEFF "aux_loss_coeff"
+/* tuning: the flex dispatcher's SM count, only when set */
+#define MOE_CONTRACT_DISPATCHER_SMS "dispatcher_sms"
 /* tuning: the dispatcher and its backend are one variable; recompute is
  * {granularity, modules}, one variable too */
 #define MOE_CONTRACT_DISPATCHER "dispatcher"

@@ -76,14 +76,23 @@ static size_t contract_reasons(const json_t *contract, const char **reasons)
 {
     const char *routing = json_string_value(
         json_object_get(json_object_get(contract, MOE_CONTRACT_SEMANTICS), "routing"));
-    const char *data = json_string_value(
-        json_object_get(json_object_get(contract, MOE_CONTRACT_WORKLOAD), "data"));
+    const json_t *workload = json_object_get(contract, MOE_CONTRACT_WORKLOAD);
+    const char *data = json_string_value(json_object_get(workload, "data"));
     size_t n = 0;
 
     if (routing && strcmp(routing, "force-balance") == 0)
-        reasons[n++] = "forced-balance routing";
+        reasons[n++] = MOE_REASON_FORCED_BALANCE;
     if (data && strcmp(data, "mock") == 0)
-        reasons[n++] = "mock data";
+        reasons[n++] = MOE_REASON_MOCK_DATA;
+    /* absent: the run took Megatron's defaults, as every run did before
+     * a study could state them (issue 41) */
+    if (!json_object_get(workload, MOE_CONTRACT_LR_SCHEDULE))
+        reasons[n++] = MOE_REASON_NO_LR_SCHEDULE;
+    if (!json_object_get(json_object_get(contract, MOE_CONTRACT_SEMANTICS),
+                         MOE_CONTRACT_AUX_LOSS_COEFF))
+        reasons[n++] = MOE_REASON_NO_AUX_LOSS;
+    if (!json_object_get(workload, MOE_CONTRACT_TOKENIZER))
+        reasons[n++] = MOE_REASON_NULL_TOKENIZER;
     return n;
 }
 

@@ -137,6 +137,14 @@ int moe_candidate_hash(struct moe_candidate *c);
  * data counted calls a mock-data run training-equivalent.  Reasons go to
  * reasons (room for MOE_LABEL_REASONS_MAX); returns the label and sets *n. */
 #define MOE_LABEL_REASONS_MAX 8
+/* The reasons, in the order both the generator (study/study_contract.c,
+ * moe_study_label) and the contract reader give them: what differs from
+ * training, and the setting that runs instead. */
+#define MOE_REASON_FORCED_BALANCE "forced-balance routing"
+#define MOE_REASON_MOCK_DATA "mock data"
+#define MOE_REASON_NO_LR_SCHEDULE "no LR schedule stated (1e-4, linear decay over the run's own steps)"
+#define MOE_REASON_NO_AUX_LOSS "no aux-loss coefficient stated (Megatron's 0: no load-balancing loss)"
+#define MOE_REASON_NULL_TOKENIZER "null tokenizer"
 const char *moe_candidate_semantics(const struct moe_candidate *c, const char **reasons,
                                     size_t *n);
 

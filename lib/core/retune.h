@@ -29,7 +29,10 @@ extern const char *const moe_bottleneck_names[];
  * those of Megatron's MoE guide, "Step 3: Enable Performance Features Based
  * on Profiling Bottlenecks" (megatron/core/transformer/moe/README.md:226-273
  * in core 0.16 and 0.19): a larger micro-batch is its CPU-overhead remedy,
- * "Reduce kernel launches" (line 263). */
+ * "Reduce kernel launches" (line 263).  The dispatcher's SM count is the
+ * seed's compute remedy "dispatcher kernel tuning" (its stage 3 table):
+ * communication kernels that hold SMs slow the compute kernels beside
+ * them, the contention candidates.c asks the profile about. */
 #define MOE_RETUNE_LIST(X)                                                                     \
     X(MOE_RETUNE_DISPATCHER, "dispatcher", "dispatcher", MOE_BOTTLENECK_COMMUNICATION,         \
       "flex dispatcher with DeepEP or HybridEP")                                               \
@@ -52,7 +55,9 @@ extern const char *const moe_bottleneck_names[];
     X(MOE_RETUNE_MANUAL_GC, "manual_gc", "manual_gc", MOE_BOTTLENECK_HOST,                     \
       "Python garbage collection at fixed intervals")                                          \
     X(MOE_RETUNE_MBS, "mbs", "mbs", MOE_BOTTLENECK_HOST,                                     \
-      "a larger micro-batch, fewer kernel launches per sample")
+      "a larger micro-batch, fewer kernel launches per sample")                                \
+    X(MOE_RETUNE_DISPATCHER_SMS, "dispatcher_sms", "dispatcher_sms", MOE_BOTTLENECK_COMPUTE,   \
+      "SMs the DeepEP/HybridEP kernels take from compute, one count at a time")
 /* moe_retune_axes: the axis names, NULL-ended (the schema's retune.axes). */
 MOE_ENUM_DECLARE(moe_retune_axis, MOE_RETUNE_LIST, MOE_RETUNE_COUNT, moe_retune_axes);
 

@@ -613,6 +613,7 @@ static bool *flag_of(struct moe_baseline *b, enum moe_retune_axis a)
     case MOE_RETUNE_PRECISION:
     case MOE_RETUNE_CUDA_GRAPH:
     case MOE_RETUNE_MBS:
+    case MOE_RETUNE_DISPATCHER_SMS:
         break;
     }
     return NULL;
@@ -747,6 +748,78 @@ static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)
     }
 }
 
+/* Why the dispatcher_sms axis screens nothing here, into why; NULL when
+ * it screens.  An SM count tunes the flex dispatcher's kernels, so the
+ * baseline must run one (moving to flex as well would be a second
+ * change) and the container must have its backend.  Then the seed's
+ * contention check: fewer SMs for communication help only where compute
+ * kernels run slower beside it (profile_pair.h's contention).  With the
+ * profile's figure given (moeflow gen --contention) it decides; without
+ * one (a study generated before its profile ran) the axis is screened
+ * with the whole catalogue, its note saying so. */
+static const char *sms_problem(const struct moe_study *s, const struct moe_run *base, char *why,
+                               size_t len)
+{
+    enum moe_dispatcher d = base->cfg.dispatcher;
+
+    if (d != MOE_DISPATCH_FLEX_DEEPEP && d != MOE_DISPATCH_FLEX_HYBRIDEP)
+        /* a message: people read it, and a cut one still reads */
+        snprintf(why, len, "the baseline dispatcher is %s: an SM count tunes flex-deepep or "
+                 "flex-hybridep, and changing the dispatcher too would be a second change",
+                 moe_dispatcher_name(d));
+    else if (d == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep)
+        snprintf(why, len, "the container has no DeepEP");
+    else if (d == MOE_DISPATCH_FLEX_HYBRIDEP && !s->software.hybridep)
+        snprintf(why, len, "the container has no HybridEP");
+    else if (s->contention_measured && s->contention_pct < MOE_CONTENTION_MIN_PCT)
+        /* a message, as above */
+        snprintf(why, len, "the profile's compute kernels ran %.1f%% slower beside "
+                 "communication, under %.0f%%: no contention for fewer dispatcher SMs to relieve",
+                 s->contention_pct, MOE_CONTENTION_MIN_PCT);
+    else
+        return NULL;
+    return why;
+}
+
+/* The SM count the backend takes when the baseline sets none: DeepEP's
+ * 20 everywhere, HybridEP's 16 in core 0.16 and DeepEP's 20 after
+ * (megatron_args.c moe_megatron_sms_flag cites each). */
+static int sms_default(const struct moe_study *s, enum moe_dispatcher d)
+{
+    return d == MOE_DISPATCH_FLEX_HYBRIDEP && s->software.dialect == MOE_DIALECT_CORE_0_16 ? 16
+                                                                                          : 20;
+}
+
+static void retune_sms(struct plan_ctx *c, const struct moe_run *base)
+{
+    const struct moe_study *s = c->s;
+    int now = base->cfg.dispatcher_sms ? base->cfg.dispatcher_sms
+                                       : sms_default(s, base->cfg.dispatcher);
+    char why[300], note[300];
+
+    if (sms_problem(s, base, why, sizeof(why))) {
+        skip(c, var(MOE_RETUNE_DISPATCHER_SMS), json_null(), "%s", why);
+        return;
+    }
+    if (s->contention_measured)
+        /* a message: people read it, and a cut one still reads */
+        snprintf(note, sizeof(note), "measured: the profile's compute kernels ran %.1f%% slower "
+                 "beside communication", s->contention_pct);
+    else
+        snprintf(note, sizeof(note), "contention not measured when generated: screened with the "
+                 "whole catalogue (moeflow gen --contention decides)");
+    for (int i = 0; i < s->retune_sms_n; i++) {
+        struct moe_run r = *base;
+
+        if (s->retune_sms[i] == now)
+            continue;
+        r.cfg.dispatcher_sms = s->retune_sms[i];
+        emit(c, &r, var(MOE_RETUNE_DISPATCHER_SMS), json_integer(s->retune_sms[i]),
+             moe_bottleneck_name(moe_retune_entry(MOE_RETUNE_DISPATCHER_SMS)->bottleneck),
+             s->cluster.nodes, s->cluster.gpus_per_node, -1, note);
+    }
+}
+
 /* The candidates of axis a.  Every axis is listed and there is no default,
  * so that -Wswitch names a new axis of the catalogue here; one that still
  * reaches the end fails the stage rather than being left out unseen. */
@@ -776,6 +849,9 @@ static void retune_axis(struct plan_ctx *c, const struct moe_run *base, enum moe
     case MOE_RETUNE_MBS:
         retune_mbs(c, base);
         return;
+    case MOE_RETUNE_DISPATCHER_SMS:
+        retune_sms(c, base);
+        return;
     }
     unknown_axis(c, a);
 }
@@ -791,7 +867,7 @@ static void retune_plan(struct plan_ctx *c)
         MOE_RETUNE_DISPATCHER,  MOE_RETUNE_EP_OVERLAP,          MOE_RETUNE_SHARED_EXPERT_OVERLAP,
         MOE_RETUNE_DELAY_WGRAD, MOE_RETUNE_OVERLAP_GRAD_REDUCE, MOE_RETUNE_TP_COMM_OVERLAP,
         MOE_RETUNE_MANUAL_GC,   MOE_RETUNE_RECOMPUTE,           MOE_RETUNE_PRECISION,
-        MOE_RETUNE_CUDA_GRAPH,  MOE_RETUNE_MBS,
+        MOE_RETUNE_CUDA_GRAPH,  MOE_RETUNE_MBS,                 MOE_RETUNE_DISPATCHER_SMS,
     };
     const size_t n = sizeof(order) / sizeof(order[0]);
 

@@ -53,6 +53,14 @@ static void addi(struct moe_strv *argv, const char *flag, int v)
     moe_strv_pushf(argv, "%d", v);
 }
 
+/* A number as Megatron's float() reads it back: %.9g keeps every digit a
+ * study writes for a rate or coefficient. */
+static void addf(struct moe_strv *argv, const char *flag, double v)
+{
+    add(argv, flag);
+    moe_strv_pushf(argv, "%.9g", v);
+}
+
 static void adds(struct moe_strv *argv, const char *flag, const char *v)
 {
     add(argv, flag);
@@ -139,9 +147,16 @@ static void model_args(struct moe_strv *a, const struct moe_study *s)
     addi(a, "--vocab-size", m->vocab);
 }
 
-static void routing_args(struct moe_strv *a, const struct moe_workload *w)
+static void routing_args(struct moe_strv *a, const struct moe_workload *w,
+                         const struct moe_training *t)
 {
     char cf[32];
+
+    /* Megatron's default coefficient is 0: no load-balancing loss
+     * (--moe-aux-loss-coeff in the argparse dumps); a stated one, 0 too,
+     * is emitted as stated */
+    if (t->aux_loss_coeff >= 0)
+        addf(a, "--moe-aux-loss-coeff", t->aux_loss_coeff);
 
     switch (w->routing) {
     case MOE_ROUTING_DROPLESS:
@@ -176,6 +191,32 @@ static void layout_args(struct moe_strv *a, const struct moe_study *s, const str
         adds(a, "--pipeline-model-parallel-layout", c->pipeline_layout);
     else if (l->vpp > 1)
         addi(a, "--num-virtual-stages-per-pipeline-rank", l->vpp);
+}
+
+/* The flex dispatcher's SM count, as each dialect names it.  Core 0.16
+ * has one flag per backend (TransformerConfig moe_deepep_num_sms = 20,
+ * moe_hybridep_num_sms = 16: transformer_config.py:722, :725), read by
+ * DeepEP's set_deepep_num_sms and HybridEP's dispatch and combine
+ * (token_dispatcher.py:1153, :1044).  Core 0.19 and bridge-pin deprecate
+ * both for --moe-flex-dispatcher-num-sms (transformer_config.py:926 / :942;
+ * None lets each backend keep its default, DeepEP's 20,
+ * token_dispatcher.py:1279 / :1286) and route a deprecated one to it in
+ * __post_init__ (:1616 / :1674), so the flag of record is the new one. */
+const char *moe_megatron_sms_flag(enum moe_dispatcher d, enum moe_dialect dialect)
+{
+    if (d != MOE_DISPATCH_FLEX_DEEPEP && d != MOE_DISPATCH_FLEX_HYBRIDEP)
+        return NULL;
+    if (dialect == MOE_DIALECT_CORE_0_16)
+        return d == MOE_DISPATCH_FLEX_DEEPEP ? "--moe-deepep-num-sms" : "--moe-hybridep-num-sms";
+    return "--moe-flex-dispatcher-num-sms";
+}
+
+/* The SM count when the run sets one; the study refuses one without a
+ * flex dispatcher, and so does the flag's absence here (argv->oom). */
+static void sms_args(struct moe_strv *a, const struct moe_baseline *c, enum moe_dialect d)
+{
+    if (c->dispatcher_sms)
+        addi(a, moe_megatron_sms_flag(c->dispatcher, d), c->dispatcher_sms);
 }
 
 static void dispatcher_args(struct moe_strv *a, enum moe_dispatcher d)
@@ -325,6 +366,40 @@ static void implementation_args(struct moe_strv *a, const struct moe_software *s
     add(a, "--no-bias-dropout-fusion");
 }
 
+/* The study's LR schedule where it states one.  Unstated, moeflow's 1e-4
+ * with Megatron's defaults: linear decay (--lr-decay-style's default in
+ * the argparse dumps) over --train-iters to --min-lr 0, no warm-up; the
+ * label says so (study_contract.c). */
+static void lr_args(struct moe_strv *a, const struct moe_training *t)
+{
+    if (t->lr_schedule < 0) {
+        adds(a, "--lr", "1.0e-4");
+        return;
+    }
+    addf(a, "--lr", t->lr);
+    adds(a, "--lr-decay-style", moe_lr_schedule_names[t->lr_schedule]);
+    if (t->lr_warmup_iters)
+        addi(a, "--lr-warmup-iters", t->lr_warmup_iters);
+    if (t->lr_decay_iters)
+        addi(a, "--lr-decay-iters", t->lr_decay_iters);
+    if (t->min_lr > 0)
+        addf(a, "--min-lr", t->min_lr);
+}
+
+/* A stated tokenizer is HuggingFace's (its name or path, one word, data
+ * only); otherwise the null tokenizer over --vocab-size.  --vocab-size
+ * stays: only the null tokenizer reads it, and the memory model reads the
+ * study's vocab either way. */
+static void tokenizer_args(struct moe_strv *a, const struct moe_training *t)
+{
+    if (!moe_study_str_set(t->tokenizer)) {
+        adds(a, "--tokenizer-type", "NullTokenizer");
+        return;
+    }
+    adds(a, "--tokenizer-type", "HuggingFaceTokenizer");
+    adds(a, "--tokenizer-model", t->tokenizer);
+}
+
 static void training_args(struct moe_strv *a, const struct moe_study *s, const struct moe_run *r)
 {
     const struct moe_measure *m = &s->measure;
@@ -335,14 +410,14 @@ static void training_args(struct moe_strv *a, const struct moe_study *s, const s
     addi(a, "--global-batch-size", s->workload.gbs);
     addi(a, "--train-iters", r->train_iters);
     adds(a, "--optimizer", s->optimizer);
-    adds(a, "--lr", "1.0e-4");
+    lr_args(a, &s->training);
     if (s->distributed_optimizer)
         add(a, "--use-distributed-optimizer");
     /* Megatron's default for bf16 accumulates and reduces the main grads in
      * fp32 (core 0.19 arguments.py:1192-1193); this keeps them bf16 (:1190) */
     if (s->grad_reduce_in_bf16)
         add(a, "--grad-reduce-in-bf16");
-    adds(a, "--tokenizer-type", "NullTokenizer");
+    tokenizer_args(a, &s->training);
     if (moe_study_str_set(s->data_path))
         adds(a, "--data-path", s->data_path);
     else
@@ -383,9 +458,10 @@ int moe_megatron_argv(const struct moe_study *s, const struct moe_run *r, struct
                       struct moe_error *err)
 {
     model_args(a, s);
-    routing_args(a, &s->workload);
+    routing_args(a, &s->workload, &s->training);
     layout_args(a, s, &r->cfg);
     dispatcher_args(a, r->cfg.dispatcher);
+    sms_args(a, &r->cfg, s->software.dialect);
     tuning_args(a, s, &r->cfg, err);
     precision_args(a, r->cfg.precision);
     training_args(a, s, r);

@@ -14,6 +14,11 @@ const struct moe_megatron_rename *moe_megatron_renames(size_t *n);
  * NULL when it was and the table has no spelling for d. */
 const char *moe_megatron_flag(const char *flag, enum moe_dialect d);
 
+/* The flag that sets the flex dispatcher's SM count for dispatcher d in
+ * dialect: one per backend in core 0.16, --moe-flex-dispatcher-num-sms
+ * after; NULL for a dispatcher that takes none. */
+const char *moe_megatron_sms_flag(enum moe_dispatcher d, enum moe_dialect dialect);
+
 /* The argument list, in a fixed order, appended to argv; -1 when out of
  * memory, or with err naming the flag and the dialect when a renamed flag
  * has no spelling in the study's dialect (a table test_megatron_args

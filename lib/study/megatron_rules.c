@@ -3,7 +3,9 @@
  * Megatron-Bridge pins); each rule's unit test in test_megatron_rules.c
  * builds a run that breaks it and one that does not.  Abbreviations:
  * ARGS = megatron/training/arguments.py (validate_args),
- * TC = megatron/core/transformer/transformer_config.py (__post_init__). */
+ * TC = megatron/core/transformer/transformer_config.py (__post_init__),
+ * SCHED = megatron/core/optimizer_param_scheduler.py (OptimizerParamScheduler),
+ * A2A = megatron/core/transformer/moe/fused_a2a.py (DeepEP's entry points). */
 #include "config.h"
 
 #include <stdio.h>
@@ -21,6 +23,8 @@
 #define TC "megatron/core/transformer/transformer_config.py:"
 #define FULL_CG "megatron/core/full_cuda_graph.py:"
 #define DISPATCH "megatron/core/transformer/moe/token_dispatcher.py:"
+#define SCHED "megatron/core/optimizer_param_scheduler.py:"
+#define A2A "megatron/core/transformer/moe/fused_a2a.py:"
 
 int moe_version_cmp(const char *a, const char *b)
 {
@@ -290,6 +294,30 @@ static bool fake_group_flex(const struct moe_study *s, const struct moe_run *r)
     return r->fake_process_group && flex(r);
 }
 
+/* ---- the training semantics a study states, and the dispatcher's SMs ---- */
+
+/* Megatron counts the warm-up and the decay in samples (iterations x
+ * GBS) and decays over --train-iters when --lr-decay-iters is unset. */
+static bool lr_warmup_past_decay(const struct moe_study *s, const struct moe_run *r)
+{
+    const struct moe_training *t = &s->training;
+    int decay = t->lr_decay_iters ? t->lr_decay_iters : r->train_iters;
+
+    return t->lr_schedule >= 0 && t->lr_warmup_iters >= decay;
+}
+
+static bool min_lr_above_lr(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)r;
+    return s->training.lr_schedule >= 0 && s->training.min_lr > s->training.lr;
+}
+
+static bool deepep_odd_sms(const struct moe_study *s, const struct moe_run *r)
+{
+    (void)s;
+    return r->cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP && r->cfg.dispatcher_sms % 2;
+}
+
 static bool profile_past_train_iters(const struct moe_study *s, const struct moe_run *r)
 {
     return r->profile && r->train_iters < s->measure.profile_last + 1;
@@ -419,6 +447,19 @@ static const struct moe_megatron_rule rules[] = {
       "the fake process group is not supported with the flex token dispatcher",
       { ARGS "1107", ARGS "1702", ARGS "1691" },
       fake_group_flex },
+    { "lr_warmup_below_decay",
+      "the LR warm-up must end before the decay does (--lr-decay-iters, else --train-iters)",
+      { SCHED "157", SCHED "160", SCHED "160" },
+      lr_warmup_past_decay },
+    { "min_lr_at_most_lr",
+      "--min-lr may not exceed --lr",
+      { SCHED "148", SCHED "151", SCHED "151" },
+      min_lr_above_lr },
+    { "deepep_sms_even",
+      "DeepEP's Buffer.set_num_sms asserts an even SM count (deep_ep/buffer.py), which "
+      "Megatron's set_deepep_num_sms passes on",
+      { A2A "260", A2A "262", A2A "262" },
+      deepep_odd_sms },
     { "profile_needs_train_iters",
       "the profiler stops at --profile-step-end, which training must reach",
       { "megatron/training/training.py:2285", "megatron/training/training.py:3197",

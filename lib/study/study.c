@@ -730,6 +730,85 @@ static int cluster_read(struct ctx *c, struct moe_cluster *k)
     return cluster_rates(c, k);
 }
 
+/* A number the study may leave out: its value, or def when absent. */
+static double get_num(struct ctx *c, const char *path, double def)
+{
+    json_t *v = get(c, path);
+
+    return v ? json_number_value(v) : def;
+}
+
+/* The LR schedule's own rules, each Megatron's where it refuses (the
+ * citations are megatron_rules.c's lr_* rules, checked against the
+ * committed excerpts) or the honesty of the label where it does not. */
+static int schedule_check(struct ctx *c, const struct moe_training *t)
+{
+    int rc = 0;
+
+    if (t->lr_schedule < 0) {
+        static const char *const need[] = { MOE_SK_WORKLOAD_LR_WARMUP_ITERS,
+                                             MOE_SK_WORKLOAD_LR_DECAY_ITERS,
+                                             MOE_SK_WORKLOAD_MIN_LR, NULL };
+
+        for (const char *const *k = need; *k; k++)
+            if (get(c, *k))
+                rc = fail(c, *k, "applies to a stated schedule: set "
+                          MOE_SK_WORKLOAD_LR_SCHEDULE " too");
+        return rc;
+    }
+    if (!get(c, MOE_SK_WORKLOAD_LR))
+        return fail(c, MOE_SK_WORKLOAD_LR_SCHEDULE, "needs " MOE_SK_WORKLOAD_LR
+                    ", the training's peak learning rate");
+    /* Unset, Megatron decays (and bounds the warm-up) over --train-iters,
+     * the run's own few steps: not the training's schedule. */
+    if (!t->lr_decay_iters && (t->lr_warmup_iters || strcmp(moe_lr_schedule_names[t->lr_schedule],
+                                                            "constant") != 0))
+        return fail(c, MOE_SK_WORKLOAD_LR_SCHEDULE, "needs " MOE_SK_WORKLOAD_LR_DECAY_ITERS
+                    ": unset, Megatron decays over --train-iters, the run's own few steps");
+    if (t->lr_decay_iters && t->lr_warmup_iters >= t->lr_decay_iters)
+        rc = fail(c, MOE_SK_WORKLOAD_LR_WARMUP_ITERS, "%d: Megatron needs fewer warm-up "
+                  "iterations than " MOE_SK_WORKLOAD_LR_DECAY_ITERS " (%d)", t->lr_warmup_iters,
+                  t->lr_decay_iters);
+    if (t->min_lr > t->lr)
+        rc = fail(c, MOE_SK_WORKLOAD_MIN_LR, "%g is above " MOE_SK_WORKLOAD_LR " (%g)",
+                  t->min_lr, t->lr);
+    return rc;
+}
+
+/* workload's training semantics (struct moe_training): each key left out
+ * keeps Megatron's default and says so in the label. */
+static int training_read(struct ctx *c, struct moe_training *t)
+{
+    const char *tok = get_str(c, MOE_SK_WORKLOAD_TOKENIZER, "");
+    int rc = 0;
+
+    t->lr = get_num(c, MOE_SK_WORKLOAD_LR, 0);
+    t->lr_schedule = get_enum(c, MOE_SK_WORKLOAD_LR_SCHEDULE, moe_lr_schedule_names, -1);
+    t->lr_warmup_iters = get_int(c, MOE_SK_WORKLOAD_LR_WARMUP_ITERS, 0);
+    t->lr_decay_iters = get_int(c, MOE_SK_WORKLOAD_LR_DECAY_ITERS, 0);
+    t->min_lr = get_num(c, MOE_SK_WORKLOAD_MIN_LR, 0);
+    t->aux_loss_coeff = get_num(c, MOE_SK_WORKLOAD_AUX_LOSS_COEFF, -1);
+    if (own_str(c, &t->tokenizer, NULL, tok) < 0)
+        return -1;
+    if (get(c, MOE_SK_WORKLOAD_TOKENIZER) && !tok[0])
+        rc = fail(c, MOE_SK_WORKLOAD_TOKENIZER, "is empty: leave it out for the null "
+                  "tokenizer, or name the HuggingFace tokenizer (a name or a path)");
+    /* a learning rate of 0 trains nothing; above 1 no optimizer moeflow
+     * emits (Adam, SGD) trains a transformer */
+    if (get(c, MOE_SK_WORKLOAD_LR))
+        rc |= in_range(c, MOE_SK_WORKLOAD_LR, t->lr, 1e-12, 1, "the peak learning rate");
+    if (get(c, MOE_SK_WORKLOAD_MIN_LR))
+        rc |= in_range(c, MOE_SK_WORKLOAD_MIN_LR, t->min_lr, 0, 1, "a learning rate");
+    /* 0 is a statement too: a model trained without the auxiliary loss
+     * (e.g. balanced by the router's expert bias alone) */
+    if (get(c, MOE_SK_WORKLOAD_AUX_LOSS_COEFF))
+        rc |= in_range(c, MOE_SK_WORKLOAD_AUX_LOSS_COEFF, t->aux_loss_coeff, 0, 100,
+                       "times the load-balancing loss added to the LM loss");
+    if (rc == 0)
+        rc = schedule_check(c, t);
+    return rc;
+}
+
 static int workload_read(struct ctx *c, struct moe_study *s)
 {
     struct moe_workload *w = &s->workload;
@@ -764,7 +843,7 @@ static int workload_read(struct ctx *c, struct moe_study *s)
     s->grad_reduce_in_bf16 = get_bool(c, MOE_SK_WORKLOAD_GRAD_REDUCE_IN_BF16, false);
     s->baseline.precision = get_enum(c, MOE_SK_WORKLOAD_PRECISION, moe_precision_names,
                                      MOE_PREC_BF16);
-    return 0;
+    return training_read(c, &s->training);
 }
 
 /* What each answer means, for the message that asks for one: the
@@ -835,6 +914,7 @@ static int baseline_read(struct ctx *c, struct moe_baseline *b)
     if (get_strlist(c, MOE_SK_BASELINE_RECOMPUTE_MODULES, &b->recompute_modules) < 0 ||
         get_strlist(c, MOE_SK_BASELINE_CUDA_GRAPH_MODULES, &b->cuda_graph_modules) < 0)
         return -1;
+    b->dispatcher_sms = get_int(c, MOE_SK_BASELINE_DISPATCHER_SMS, 0);
     b->recompute = get_enum(c, MOE_SK_BASELINE_RECOMPUTE, moe_recompute_names,
                             b->recompute_modules.n ? MOE_RECOMPUTE_SELECTIVE
                                                    : MOE_RECOMPUTE_NONE);
@@ -940,6 +1020,17 @@ static int features_dispatch(struct ctx *c, const struct moe_study *s)
     const struct moe_layout *l = &b->layout;
     int rc = 0;
 
+    /* only the flex dispatcher's kernels take an SM count
+     * (token_dispatcher.py, MoEFlexTokenDispatcher) */
+    RULE(b->dispatcher_sms && b->dispatcher != MOE_DISPATCH_FLEX_DEEPEP &&
+         b->dispatcher != MOE_DISPATCH_FLEX_HYBRIDEP && clean(c, B(DISPATCHER), NULL),
+         B(DISPATCHER_SMS), "applies to the flex-deepep and flex-hybridep dispatchers, not %s",
+         moe_dispatcher_name(b->dispatcher));
+    /* DeepEP's Buffer.set_num_sms asserts an even count (deep_ep/buffer.py),
+     * which Megatron calls for the deepep backend (fused_a2a.py
+     * set_deepep_num_sms); HybridEP takes DeepEP's count by default */
+    RULE(b->dispatcher_sms % 2, B(DISPATCHER_SMS), "%d: DeepEP takes an even SM count",
+         b->dispatcher_sms);
     if (clean(c, B(DISPATCHER), MOE_SK_SOFTWARE, NULL)) {
         RULE(b->dispatcher == MOE_DISPATCH_FLEX_DEEPEP && !s->software.deepep, B(DISPATCHER),
              "flex-deepep needs " MOE_SK_SOFTWARE_DEEPEP ": true");
@@ -1078,6 +1169,37 @@ static int measure_read(struct ctx *c, struct moe_measure *m)
     return measure_check(c, m, win, prof);
 }
 
+/* The SM counts the dispatcher_sms axis screens; unset, around the
+ * backends' defaults (DeepEP 20; HybridEP 16 in core 0.16, DeepEP's
+ * otherwise): fewer SMs leave more to the compute kernels beside it, more
+ * speed the dispatch itself.  Even counts: DeepEP takes no other. */
+static int retune_sms_read(struct ctx *c, struct moe_study *s)
+{
+    static const int defaults[] = { 16, 24, 32 };
+    json_t *sms = get(c, MOE_SK_RETUNE_DISPATCHER_SMS), *v;
+    size_t i;
+
+    s->retune_sms_n = 0;
+    if (!sms) {
+        for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+            s->retune_sms[s->retune_sms_n++] = defaults[i];
+        return 0;
+    }
+    s->retune_sms_set = true;
+    if (json_array_size(sms) > MOE_STUDY_LIST_MAX)
+        return fail(c, MOE_SK_RETUNE_DISPATCHER_SMS, "%zu values: a list holds at most %d",
+                    json_array_size(sms), MOE_STUDY_LIST_MAX);
+    json_array_foreach(sms, i, v) {
+        int n = (int)json_integer_value(v);
+
+        if (n % 2)
+            return fail(c, MOE_SK_RETUNE_DISPATCHER_SMS, "%d: DeepEP takes an even SM count "
+                        "(deep_ep/buffer.py, Buffer.set_num_sms)", n);
+        s->retune_sms[s->retune_sms_n++] = n;
+    }
+    return 0;
+}
+
 static int retune_read(struct ctx *c, struct moe_study *s)
 {
     json_t *mbs = get(c, MOE_SK_RETUNE_MBS), *v;
@@ -1098,7 +1220,7 @@ static int retune_read(struct ctx *c, struct moe_study *s)
     s->retune_mbs_n = 0;
     json_array_foreach(mbs, i, v)
         s->retune_mbs[s->retune_mbs_n++] = (int)json_integer_value(v);
-    return 0;
+    return retune_sms_read(c, s);
 }
 
 int moe_study_world_size(const struct moe_study *s)
@@ -1257,6 +1379,7 @@ void moe_study_free(struct moe_study *study)
                        &study->cluster.container_workdir, &study->cluster.qos,
                        &study->cluster.reservation, &study->cluster.constraint,
                        &study->cluster.launcher, &study->data_path, &study->optimizer,
+                       &study->training.tokenizer,
                        &study->software.transformer_engine, &study->baseline.pipeline_layout };
 
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {

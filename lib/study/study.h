@@ -16,6 +16,11 @@
 #include "core/strv.h"
 #include "fit/gpu.h"
 
+/* The most SMs a study may give the flex dispatcher's kernels
+ * (baseline.dispatcher_sms, retune.dispatcher_sms): more than any GPU
+ * moeflow knows has (B200: 148), so a larger count is a typo. */
+#define MOE_DISPATCHER_SMS_MAX 256
+
 /* The longest string a study holds, in bytes: each reaches a job as one
  * argument (or one word of the launcher's), and Linux's execve refuses an
  * argument longer than MAX_ARG_STRLEN (32 pages, 128 KiB).  Longer is
@@ -140,6 +145,9 @@ struct moe_baseline {
     enum moe_recompute recompute;
     struct moe_strlist recompute_modules;
     struct moe_strlist cuda_graph_modules;   /* empty: no CUDA graphs */
+    /* SMs the flex dispatcher's DeepEP/HybridEP kernels take; 0: the
+     * backend's default (megatron_args.c says which) */
+    int dispatcher_sms;
     enum moe_precision precision;
     /* Megatron layout string; empty = even split.  The study's baseline
      * owns it; a run's copy of the baseline (megatron_args.h) borrows it. */
@@ -161,6 +169,25 @@ static inline bool moe_graphs_full_iteration(const struct moe_baseline *b)
     return b->cuda_graph_modules.n == 1 && strcmp(b->cuda_graph_modules.v[0], "full_iteration") == 0;
 }
 
+/* workload.lr_schedule: Megatron's --lr-decay-style values moeflow emits
+ * (study_schema.c says why WSD is not one). */
+extern const char *const moe_lr_schedule_names[];
+
+/* What the study states of its real training (issue 41).  Unstated, a run
+ * takes Megatron's defaults: peak LR 1e-4 (moeflow's), linear decay over
+ * the run's own few steps, no load-balancing loss (coefficient 0) and the
+ * null tokenizer; each is then a reason its label gives for
+ * benchmark-only (study_contract.c, moe_study_label). */
+struct moe_training {
+    double lr;                    /* peak LR; 0: not stated (1e-4 runs) */
+    int lr_schedule;              /* moe_lr_schedule_names' index; -1: not stated */
+    int lr_warmup_iters;          /* 0: none */
+    int lr_decay_iters;           /* 0: not stated (Megatron decays over train_iters) */
+    double min_lr;                /* Megatron's default 0 */
+    double aux_loss_coeff;        /* < 0: not stated (Megatron's default 0 runs) */
+    char *tokenizer;              /* HuggingFace name or path; "": null tokenizer */
+};
+
 struct moe_measure {
     int warmup;
     int screen_steps;
@@ -181,16 +208,27 @@ struct moe_study {
     char *optimizer;
     bool distributed_optimizer;              /* --use-distributed-optimizer (default) */
     bool grad_reduce_in_bf16;                /* --grad-reduce-in-bf16: main grads in bf16 */
+    struct moe_training training;
     struct moe_software software;
     struct moe_baseline baseline;
     struct moe_measure measure;
     struct moe_strlist retune_axes;
     int retune_mbs[MOE_STUDY_LIST_MAX];
     int retune_mbs_n;
+    /* retune.dispatcher_sms: the SM counts the dispatcher_sms axis screens */
+    int retune_sms[MOE_STUDY_LIST_MAX];
+    int retune_sms_n;
+    bool retune_sms_set;          /* the study wrote them (else the defaults) */
     int scale_top_k;              /* scale: the first K ranked layouts run, band or not */
     int scale_max_layouts;        /* scale: at most this many layouts besides the baseline */
     bool validate_checkpoint;     /* validate: a checkpoint/resume run as well
                                      (study/validate_checkpoint.h) */
+    /* not from the file: `moeflow gen --contention PCT`, how much slower the
+     * profile's compute kernels ran beside communication than alone
+     * (profile_pair.h's contention); contention_measured false: unknown */
+    bool contention_measured;
+    double contention_pct;
+#define MOE_CONTENTION_MIN_PCT 5.0  /* moeflow's threshold, not Megatron's (candidates.c) */
     double fit_memory_ratio;      /* not from the file: `moeflow gen --fit-memory-from`'s
                                      measured/predicted peak of a fit stage (0: none) */
     /* not from the file: the layouts of moeflow run's next scale round (gen

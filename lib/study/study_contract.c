@@ -9,6 +9,7 @@
 
 #include "core/contract_keys.h"
 #include "core/json_build.h"
+#include "core/manifest.h"
 #include "study/study_contract.h"
 #include "study/study_contract_internal.h"
 #include "study/study_schema.h"
@@ -85,7 +86,27 @@ static json_t *tuning(struct moe_jb *b, const struct moe_run *r)
     moe_jb_set(b, j, MOE_CONTRACT_RECOMPUTE, rc);
     moe_jb_set(b, j, CK_CUDA_GRAPH_SCOPE, strlist(b, &c->cuda_graph_modules));
     moe_jb_str(b, j, K(WORKLOAD, PRECISION), moe_precision_name(c->precision));
+    /* only when set: the contracts (and ids) of runs that set none keep
+     * their digests; a retune run that sets one changes this one key */
+    if (c->dispatcher_sms)
+        moe_jb_int(b, j, MOE_CONTRACT_DISPATCHER_SMS, c->dispatcher_sms);
     return j;
+}
+
+/* The LR schedule and tokenizer as the study states them, each only when
+ * stated (issue 41): the contract reader (core/manifest.c) labels a run
+ * without them by the defaults it took instead. */
+static void training(struct moe_jb *b, json_t *w, const struct moe_training *t)
+{
+    if (t->lr_schedule >= 0) {
+        moe_jb_num(b, w, K(WORKLOAD, LR), t->lr);
+        moe_jb_str(b, w, MOE_CONTRACT_LR_SCHEDULE, moe_lr_schedule_names[t->lr_schedule]);
+        moe_jb_int(b, w, K(WORKLOAD, LR_WARMUP_ITERS), t->lr_warmup_iters);
+        moe_jb_int(b, w, K(WORKLOAD, LR_DECAY_ITERS), t->lr_decay_iters);
+        moe_jb_num(b, w, K(WORKLOAD, MIN_LR), t->min_lr);
+    }
+    if (moe_study_str_set(t->tokenizer))
+        moe_jb_str(b, w, MOE_CONTRACT_TOKENIZER, t->tokenizer);
 }
 
 /* workload: what the study runs, capacity_factor by the non-finite rule. */
@@ -105,6 +126,7 @@ static json_t *workload(struct moe_jb *b, const struct moe_study *s, const struc
         moe_jb_bool(b, w, K(WORKLOAD, DISTRIBUTED_OPTIMIZER), false);
     if (s->grad_reduce_in_bf16)
         moe_jb_bool(b, w, K(WORKLOAD, GRAD_REDUCE_IN_BF16), true);
+    training(b, w, &s->training);
     return w;
 }
 
@@ -116,6 +138,9 @@ static json_t *semantics(struct moe_jb *b, const struct moe_study *s, const char
     moe_jb_str(b, j, CK_CLASS, label);
     moe_jb_num(b, j, K(WORKLOAD, CAPACITY_FACTOR), s->workload.capacity_factor);
     moe_jb_str(b, j, CK_ROUTER_DTYPE, "fp32");
+    /* only when stated: the load-balancing loss changes the routing */
+    if (s->training.aux_loss_coeff >= 0)
+        moe_jb_num(b, j, MOE_CONTRACT_AUX_LOSS_COEFF, s->training.aux_loss_coeff);
     return j;
 }
 
@@ -194,14 +219,27 @@ const char *moe_study_routing_class(const struct moe_study *s)
                                                             : "training-equivalent";
 }
 
+/* Pushes reason when why holds; false when out of memory. */
+static bool reason_if(struct moe_strv *reasons, bool why, const char *reason)
+{
+    return !why || moe_strv_push(reasons, reason) == 0;
+}
+
 const char *moe_study_label(const struct moe_study *s, struct moe_strv *reasons)
 {
+    const struct moe_training *t = &s->training;
+
     /* Forced balance changes routing and mock data changes what the router
-     * and the loss see: neither run's numbers transfer to training. */
-    if (s->workload.routing == MOE_ROUTING_FORCE_BALANCE &&
-        moe_strv_push(reasons, "forced-balance routing") < 0)
-        return NULL;
-    if (!s->data_path[0] && moe_strv_push(reasons, "mock data") < 0)
+     * and the loss see; the seed's pitfalls add the LR schedule, the
+     * load-balancing loss and the tokenizer, which change the routing and
+     * the step (issue 41).  A run that takes a default for any of them
+     * does not transfer to training, and the label says which. */
+    if (!reason_if(reasons, s->workload.routing == MOE_ROUTING_FORCE_BALANCE,
+                   MOE_REASON_FORCED_BALANCE) ||
+        !reason_if(reasons, !s->data_path[0], MOE_REASON_MOCK_DATA) ||
+        !reason_if(reasons, t->lr_schedule < 0, MOE_REASON_NO_LR_SCHEDULE) ||
+        !reason_if(reasons, t->aux_loss_coeff < 0, MOE_REASON_NO_AUX_LOSS) ||
+        !reason_if(reasons, !moe_study_str_set(t->tokenizer), MOE_REASON_NULL_TOKENIZER))
         return NULL;
     return reasons->n ? "benchmark-only" : "training-equivalent";
 }

@@ -13,7 +13,9 @@
 
 /* The label users see (manifest, report, evidence pack): "benchmark-only"
  * when the study measures with benchmark-only semantics (forced-balance
- * routing, mock data), each reason appended to reasons; else
+ * routing, mock data, or an LR schedule, aux-loss coefficient or tokenizer
+ * it does not state: core/manifest.h's MOE_REASON_*), each reason appended
+ * to reasons; else
  * "training-equivalent".  The study schema cannot disable the optimizer or
  * the checkpoint path, so neither is a reason here.  NULL when out of
  * memory. */

@@ -138,6 +138,24 @@ static json_t *cluster_json(struct moe_jb *b, const struct moe_cluster *k)
     return j;
 }
 
+/* The training semantics, each only when the study states it (issue 41),
+ * for the same reason. */
+static void training_json(struct moe_jb *b, json_t *j, const struct moe_training *t)
+{
+    if (t->lr > 0)
+        moe_jb_num(b, j, K(WORKLOAD, LR), t->lr);
+    if (t->lr_schedule >= 0) {
+        moe_jb_str(b, j, K(WORKLOAD, LR_SCHEDULE), moe_lr_schedule_names[t->lr_schedule]);
+        moe_jb_int(b, j, K(WORKLOAD, LR_WARMUP_ITERS), t->lr_warmup_iters);
+        if (t->lr_decay_iters)
+            moe_jb_int(b, j, K(WORKLOAD, LR_DECAY_ITERS), t->lr_decay_iters);
+        moe_jb_num(b, j, K(WORKLOAD, MIN_LR), t->min_lr);
+    }
+    if (t->aux_loss_coeff >= 0)
+        moe_jb_num(b, j, K(WORKLOAD, AUX_LOSS_COEFF), t->aux_loss_coeff);
+    str_if_set(b, j, K(WORKLOAD, TOKENIZER), t->tokenizer);
+}
+
 static json_t *workload_json(struct moe_jb *b, const struct moe_study *s)
 {
     const struct moe_workload *w = &s->workload;
@@ -158,6 +176,7 @@ static json_t *workload_json(struct moe_jb *b, const struct moe_study *s)
         moe_jb_bool(b, j, K(WORKLOAD, DISTRIBUTED_OPTIMIZER), false);
     if (s->grad_reduce_in_bf16) /* only when on, for the same reason */
         moe_jb_bool(b, j, K(WORKLOAD, GRAD_REDUCE_IN_BF16), true);
+    training_json(b, j, &s->training);
     return j;
 }
 
@@ -182,6 +201,8 @@ static json_t *baseline_json(struct moe_jb *jb, const struct moe_baseline *b)
         return NULL;
     moe_jb_set(jb, j, K(BASELINE, RECOMPUTE_MODULES), strlist(jb, &b->recompute_modules));
     moe_jb_set(jb, j, K(BASELINE, CUDA_GRAPH_MODULES), strlist(jb, &b->cuda_graph_modules));
+    if (b->dispatcher_sms) /* only when set (issue 41), as above */
+        moe_jb_int(jb, j, K(BASELINE, DISPATCHER_SMS), b->dispatcher_sms);
     return j;
 }
 
@@ -204,6 +225,13 @@ static json_t *retune_json(struct moe_jb *b, const struct moe_study *s)
         moe_jb_append(b, mbs, json_integer(s->retune_mbs[i]));
     moe_jb_set(b, j, K(RETUNE, AXES), strlist(b, &s->retune_axes));
     moe_jb_set(b, j, K(RETUNE, MBS), mbs);
+    if (s->retune_sms_set) {
+        json_t *sms = json_array();
+
+        for (int i = 0; i < s->retune_sms_n; i++)
+            moe_jb_append(b, sms, json_integer(s->retune_sms[i]));
+        moe_jb_set(b, j, K(RETUNE, DISPATCHER_SMS), sms);
+    }
     return j;
 }
 

@@ -122,12 +122,21 @@ static const struct moe_field cluster_keys[] = {
     END
 };
 
+/* Megatron's --lr-decay-style choices (the argparse dumps, all three
+ * dialects) but WSD, whose decay phase needs --lr-wsd-decay-* flags that
+ * moeflow does not emit. */
+const char *const moe_lr_schedule_names[] = { "constant", "linear", "cosine",
+                                              "inverse-square-root", NULL };
+
 static const struct moe_field workload_keys[] = {
     INT(WORKLOAD, SEQ_LEN, 1, 1 << 24), INT(WORKLOAD, MBS, 1, 1 << 16),
     INT(WORKLOAD, GBS, 1, 1 << 26), STR(WORKLOAD, DATA), ENUM(WORKLOAD, OPTIMIZER, optimizers),
     ENUM(WORKLOAD, PRECISION, moe_precision_names), ENUM(WORKLOAD, ROUTING, moe_routing_names),
     NUM(WORKLOAD, CAPACITY_FACTOR), BOOL(WORKLOAD, DISTRIBUTED_OPTIMIZER),
     BOOL(WORKLOAD, GRAD_REDUCE_IN_BF16),
+    NUM(WORKLOAD, LR), ENUM(WORKLOAD, LR_SCHEDULE, moe_lr_schedule_names),
+    INT(WORKLOAD, LR_WARMUP_ITERS, 0, 1 << 30), INT(WORKLOAD, LR_DECAY_ITERS, 1, 1 << 30),
+    NUM(WORKLOAD, MIN_LR), NUM(WORKLOAD, AUX_LOSS_COEFF), STR(WORKLOAD, TOKENIZER),
     END
 };
 
@@ -145,6 +154,7 @@ static const struct moe_field baseline_keys[] = {
     BOOL(BASELINE, MANUAL_GC), ENUM(BASELINE, RECOMPUTE, moe_recompute_names),
     STRLIST(BASELINE, RECOMPUTE_MODULES, moe_recompute_module_names),
     STRLIST(BASELINE, CUDA_GRAPH_MODULES, graph_modules),
+    INT(BASELINE, DISPATCHER_SMS, 0, MOE_DISPATCHER_SMS_MAX),
     END
 };
 
@@ -169,6 +179,8 @@ static const struct moe_field validation_keys[] = {
 static const struct moe_field retune_keys[] = {
     STRLIST(RETUNE, AXES, moe_retune_axes),
     { .key = K(RETUNE, MBS), .type = MOE_F_INTLIST, .min = 1, .max = 1 << 16 },
+    { .key = K(RETUNE, DISPATCHER_SMS), .type = MOE_F_INTLIST, .min = 2,
+      .max = MOE_DISPATCHER_SMS_MAX },
     END
 };
 

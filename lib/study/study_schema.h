@@ -101,6 +101,15 @@
 #define MOE_SK_WORKLOAD_CAPACITY_FACTOR MOE_SK_WORKLOAD ".capacity_factor"
 #define MOE_SK_WORKLOAD_DISTRIBUTED_OPTIMIZER MOE_SK_WORKLOAD ".distributed_optimizer"
 #define MOE_SK_WORKLOAD_GRAD_REDUCE_IN_BF16 MOE_SK_WORKLOAD ".grad_reduce_in_bf16"
+/* the training semantics a study can state (issue 41): unset, each is a
+ * reason the label gives for benchmark-only */
+#define MOE_SK_WORKLOAD_LR MOE_SK_WORKLOAD ".lr"
+#define MOE_SK_WORKLOAD_LR_SCHEDULE MOE_SK_WORKLOAD ".lr_schedule"
+#define MOE_SK_WORKLOAD_LR_WARMUP_ITERS MOE_SK_WORKLOAD ".lr_warmup_iters"
+#define MOE_SK_WORKLOAD_LR_DECAY_ITERS MOE_SK_WORKLOAD ".lr_decay_iters"
+#define MOE_SK_WORKLOAD_MIN_LR MOE_SK_WORKLOAD ".min_lr"
+#define MOE_SK_WORKLOAD_AUX_LOSS_COEFF MOE_SK_WORKLOAD ".aux_loss_coeff"
+#define MOE_SK_WORKLOAD_TOKENIZER MOE_SK_WORKLOAD ".tokenizer"
 
 #define MOE_SK_SOFTWARE_MEGATRON MOE_SK_SOFTWARE ".megatron"
 #define MOE_SK_SOFTWARE_DEEPEP MOE_SK_SOFTWARE ".deepep"
@@ -125,6 +134,7 @@
 #define MOE_SK_BASELINE_RECOMPUTE MOE_SK_BASELINE ".recompute"
 #define MOE_SK_BASELINE_RECOMPUTE_MODULES MOE_SK_BASELINE ".recompute_modules"
 #define MOE_SK_BASELINE_CUDA_GRAPH_MODULES MOE_SK_BASELINE ".cuda_graph_modules"
+#define MOE_SK_BASELINE_DISPATCHER_SMS MOE_SK_BASELINE ".dispatcher_sms"
 
 #define MOE_SK_MEASURE_WARMUP MOE_SK_MEASURE ".warmup"
 #define MOE_SK_MEASURE_SCREEN_STEPS MOE_SK_MEASURE ".screen_steps"
@@ -139,6 +149,7 @@
 
 #define MOE_SK_RETUNE_AXES MOE_SK_RETUNE ".axes"
 #define MOE_SK_RETUNE_MBS MOE_SK_RETUNE ".mbs"
+#define MOE_SK_RETUNE_DISPATCHER_SMS MOE_SK_RETUNE ".dispatcher_sms"
 
 #define MOE_SK_VALIDATION_CHECKPOINT MOE_SK_VALIDATION ".checkpoint"
 

@@ -36,7 +36,7 @@ each=(name model.preset cluster.partition cluster.account cluster.time_limit clu
 # list
 together=(cluster.container.image cluster.container.mounts cluster.container.workdir
           cluster.launcher.command cluster.launcher.extra_args cluster.env
-          workload.data software.transformer_engine)
+          workload.data workload.tokenizer software.transformer_engine)
 # A new string field must be added above (and so tested): the schema's
 # STR(...) and SBATCH_STR(...) entries, each STAGE_TIME(...) one, and the
 # fields spelled out as MOE_F_STR, MOE_F_STRMAP or MOE_F_ARGS -- the
@@ -54,6 +54,7 @@ declare -A v=(
     [baseline.pipeline_layout]='"EttttL"' [cluster.qos]=normal [cluster.reservation]=moe
     [cluster.constraint]=h100 [cluster.container.workdir]='"/workspace"'
     [cluster.launcher.extra_args]='"moe"' [cluster.env]='"1"'
+    [workload.tokenizer]='"Qwen/Qwen3-30B-A3B"'
 )
 # no stage has its own time limit, but the one under test: cluster.time_limit
 # then reaches every script
@@ -88,7 +89,8 @@ cluster: {gpu: h100, gpus_per_node: 2, nodes: 1, time_limit: ${s[cluster.time_li
   container: {image: ${s[cluster.container.image]}, mounts: ${s[cluster.container.mounts]},
     workdir: ${s[cluster.container.workdir]}},
   launcher: {command: ${s[cluster.launcher.command]}, extra_args: [--wandb-project, ${s[cluster.launcher.extra_args]}]}}
-workload: {seq_len: 1024, mbs: 1, gbs: 8, data: ${s[workload.data]}}
+workload: {seq_len: 1024, mbs: 1, gbs: 8, data: ${s[workload.data]},
+  tokenizer: ${s[workload.tokenizer]}}
 software: {megatron: core-0.19, transformer_engine: ${s[software.transformer_engine]}}
 baseline: {ep: 2, pipeline_layout: ${s[baseline.pipeline_layout]}}
 measure: {warmup: 2, screen_steps: 6, validate_steps: 50, report_window: [41, 50], profile_steps: [4, 5]}

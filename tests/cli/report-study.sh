@@ -45,19 +45,21 @@ ok "EP overlap (10% faster in the double) is a win" has "$T/retune.out" '^ep_ove
 ok "recompute (4% slower) is a loss" has "$T/retune.out" '^recompute_modules=\["moe_act"\] .* loss$'
 ok "manual GC (no effect) is no change" has "$T/retune.out" '^manual_gc=true .* no change$'
 ok "no warning about the logs" test ! -s "$T/retune.err"
-# tiny-moe-2gpu has no data path: mock data is benchmark-only (issue 24).
+# tiny-moe-2gpu has no data path: mock data is benchmark-only (issue 24), and
+# it states no LR schedule, aux-loss coefficient or tokenizer (issue 41).
+unstated="no LR schedule stated \\(1e-4, linear decay over the run's own steps\\), no aux-loss coefficient stated \\(Megatron's 0: no load-balancing loss\\), null tokenizer"
 ok "benchmark-only results get their own heading, with the reason" \
-    has "$T/retune.out" '^BENCHMARK-ONLY results \(benchmark-only: mock data\): not training-equivalent'
+    has "$T/retune.out" "^BENCHMARK-ONLY results \\(benchmark-only: mock data, $unstated\\): not training-equivalent"
 "$M" report --json "$S" --stage retune > "$T/retune.json" 2>&1
-ok "... and report.json says so" has "$T/retune.json" '"label_text": "benchmark-only: mock data"'
-sed '/^  data:/d; s/^  routing: dropless/  data: \/data\/tiny_text_document\n  routing: dropless/' \
+ok "... and report.json says so" has "$T/retune.json" "\"label_text\": \"benchmark-only: mock data, $unstated\""
+sed '/^  data:/d; s/^  routing: dropless/  data: \/data\/tiny_text_document\n  lr: 3.0e-4\n  lr_schedule: cosine\n  lr_decay_iters: 100000\n  aux_loss_coeff: 1.0e-3\n  tokenizer: Qwen\/Qwen3-30B-A3B\n  routing: dropless/' \
     "$MOEFLOW_SRCDIR/etc/studies/tiny-moe-2gpu.yaml" > "$T/real-data.yaml"
 "$M" gen "$T/real-data.yaml" -o "$T/real" > /dev/null 2>&1
 mkdir -p "$T/real/results/scale"
 b=$(awk -F'\t' '$1 == "scale" && $4 == "baseline" { print $3 }' "$T/real/candidates.tsv")
 cp "$S/results/scale/$scale_base.log" "$T/real/results/scale/$b.log"
 "$M" report "$T/real" --stage scale > "$T/real.out" 2>&1
-ok "a study with a data path and learned routing is training-equivalent" \
+ok "a study with a data path, learned routing and its training settings stated is training-equivalent" \
     has "$T/real.out" '^training-equivalent results \(training-equivalent\)$'
 
 "$M" report "$S/results/retune" > "$T/dir.out" 2>&1

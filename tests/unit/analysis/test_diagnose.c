@@ -104,8 +104,11 @@ static void candidates_and_names(void **state)
     assert_string_equal(c[0]->axis, "recompute");
     assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_COMMUNICATION, c, 2), 6);
     assert_string_equal(c[1]->variable, "ep_overlap");
-    assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_COMPUTE, c, 1), 1);
+    /* low precision, then the dispatcher's SM count (the seed's "dispatcher
+     * kernel tuning", issue 41) */
+    assert_int_equal(moe_diagnose_candidates(MOE_BOTTLENECK_COMPUTE, c, 2), 2);
     assert_string_equal(c[0]->variable, "precision");
+    assert_string_equal(c[1]->variable, "dispatcher_sms");
     for (int b = 0; b < MOE_BOTTLENECK_COUNT; b++) {
         assert_int_equal(moe_bottleneck_parse(moe_bottleneck_name((enum moe_bottleneck)b)), b);
         total += moe_diagnose_candidates((enum moe_bottleneck)b, c, 0);

@@ -370,18 +370,37 @@ static void expect_label(const struct moe_study *s, const char *label, const cha
     }
 }
 
+/* The reasons a study that states no training settings gives besides
+ * its data and routing (issue 41). */
+#define UNSTATED                                                                               \
+    MOE_REASON_NO_LR_SCHEDULE ", " MOE_REASON_NO_AUX_LOSS ", " MOE_REASON_NULL_TOKENIZER
+
 /* benchmark-only for each reason the schema can express (mock data,
- * forced-balance routing), each named; training-equivalent only with a
- * data path and learned routing. */
+ * forced-balance routing, an LR schedule, aux-loss coefficient or
+ * tokenizer left unstated), each named; training-equivalent only with a
+ * data path, learned routing and the training settings stated. */
 static void labels_tell_the_truth(void **state)
 {
     struct moe_study s;
 
     (void)state;
     load("qwen3-30b-a3b-16xh100.yaml", &s);   /* data: mock, routing: dropless */
-    expect_label(&s, "benchmark-only", "benchmark-only: mock data", "training-equivalent");
+    expect_label(&s, "benchmark-only", "benchmark-only: mock data, " UNSTATED,
+                 "training-equivalent");
     free(s.data_path);
     s.data_path = strdup("/data/qwen3/text_document");
+    expect_label(&s, "benchmark-only", "benchmark-only: " UNSTATED, "training-equivalent");
+    /* each stated setting takes its reason away, in the contract too */
+    s.training.lr = 3e-4;
+    s.training.lr_schedule = 2; /* cosine */
+    s.training.lr_decay_iters = 100000;
+    expect_label(&s, "benchmark-only", "benchmark-only: " MOE_REASON_NO_AUX_LOSS ", "
+                 MOE_REASON_NULL_TOKENIZER, "training-equivalent");
+    s.training.aux_loss_coeff = 0; /* stated: none */
+    expect_label(&s, "benchmark-only", "benchmark-only: " MOE_REASON_NULL_TOKENIZER,
+                 "training-equivalent");
+    free(s.training.tokenizer);
+    s.training.tokenizer = strdup("Qwen/Qwen3-30B-A3B");
     expect_label(&s, "training-equivalent", "training-equivalent", "training-equivalent");
     s.workload.routing = MOE_ROUTING_FORCE_BALANCE;
     expect_label(&s, "benchmark-only", "benchmark-only: forced-balance routing",
@@ -405,7 +424,8 @@ static void label_reasons_round_trip(void **state)
     load("tiny-moe-2gpu.yaml", &s);
     p = stage(&s, MOE_STAGE_VALIDATE);
     doc = moe_candidate_json(&p.cands[0], false, NULL);
-    assert_int_equal(json_array_size(json_object_get(doc, "label_reasons")), 1);
+    /* mock data and the three training settings tiny-moe-2gpu leaves unstated */
+    assert_int_equal(json_array_size(json_object_get(doc, "label_reasons")), 4);
     {
         struct moe_manifest_stage st = { .stage = MOE_STAGE_VALIDATE, .script = "v",
                                          .cands = p.cands, .n = 1 };
@@ -426,7 +446,7 @@ static void label_reasons_round_trip(void **state)
         back = man.stages[0].cands[0];
         assert_int_equal(moe_candidate_copy(&copy, &back), 0);
         moe_candidate_label_text(&copy, shown, sizeof(shown));
-        assert_string_equal(shown, "benchmark-only: mock data");
+        assert_string_equal(shown, "benchmark-only: mock data, " UNSTATED);
         /* without its contract, the manifest's label and reasons speak */
         json_decref(copy.contract);
         copy.contract = NULL;
@@ -491,6 +511,8 @@ static const char *allowed_for(const char *variable)
         { "cuda_graph_modules",
           "|--cuda-graph-impl|--cuda-graph-scope|--cuda-graph-modules|--te-rng-tracker|" },
         { "mbs", "|--micro-batch-size|" },
+        { "dispatcher_sms", "|--moe-deepep-num-sms|--moe-hybridep-num-sms|"
+                            "--moe-flex-dispatcher-num-sms|" },
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(map[i].var, variable) == 0)

@@ -693,6 +693,19 @@ static const char *renamed_from(const char *f)
  * option of every dialect moeflow spells it so in, with the argument-dump
  * key the table claims (argparse's dest): a key that is not the dest is a
  * proof that never finds its value. */
+/* Whether a dialect emits flag, for the SM-count flags, which are spelled
+ * per dialect and backend (megatron_args.c moe_megatron_sms_flag); true
+ * for every other flag. */
+static bool sms_flag_of(enum moe_dialect d, const char *flag)
+{
+    const char *deepep = moe_megatron_sms_flag(MOE_DISPATCH_FLEX_DEEPEP, d);
+    const char *hybridep = moe_megatron_sms_flag(MOE_DISPATCH_FLEX_HYBRIDEP, d);
+
+    if (!strstr(flag, "-num-sms"))
+        return true;
+    return strcmp(flag, deepep) == 0 || strcmp(flag, hybridep) == 0;
+}
+
 static void report_flags_match_each_dialect(void **state)
 {
     size_t n;
@@ -707,7 +720,8 @@ static void report_flags_match_each_dialect(void **state)
         for (int d = 0; d < MOE_DIALECT_COUNT; d++) {
             const struct flagspec *fs;
 
-            if (strcmp(moe_megatron_flag(own, (enum moe_dialect)d), t[i].flag) != 0)
+            if (strcmp(moe_megatron_flag(own, (enum moe_dialect)d), t[i].flag) != 0 ||
+                !sms_flag_of((enum moe_dialect)d, t[i].flag))
                 continue;
             spelled++;
             if (!(fs = find(d, t[i].flag)))
@@ -957,7 +971,13 @@ static void extra_args_checked(void **state)
                                                         "full", NULL }, 2,
           "set baseline.recompute in the study instead");
     extra(MOE_DIALECT_BRIDGE_PIN, (const char *const[]){ "--lr", "3e-4", NULL }, 0,
-          "moeflow sets --lr itself, the same in every run");
+          "set workload.lr in the study instead");
+    /* the training semantics and the SM count are the study's keys now
+     * (issue 41): the label and the contract read them there */
+    extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--moe-aux-loss-coeff", "0.01", NULL },
+          0, "set workload.aux_loss_coeff in the study instead");
+    extra(MOE_DIALECT_CORE_0_16, (const char *const[]){ "--moe-deepep-num-sms", "24", NULL },
+          0, "set baseline.dispatcher_sms in the study instead");
     extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "--seed", NULL }, 0,
           "--seed takes 1 value, not 0");
     extra(MOE_DIALECT_CORE_0_19, (const char *const[]){ "7", NULL }, 0, "is not a flag");

@@ -78,6 +78,8 @@ struct rule_case {
     const char *dialect;   /* NULL: the study's own */
     const char *te;        /* the YAML value, NOTE for none; NULL: the study's */
     void (*tweak)(struct moe_run *);
+    /* what the study states (its training semantics); NULL: as loaded */
+    void (*state)(struct moe_study *);
 };
 
 static void none(struct moe_run *r) { (void)r; }
@@ -168,6 +170,35 @@ static void fake_flex(struct moe_run *r)
     r->cfg.dispatcher = MOE_DISPATCH_FLEX_HYBRIDEP;
 }
 static void fake_alltoall(struct moe_run *r) { r->fake_process_group = true; }
+static void deepep_sms(struct moe_run *r, int sms)
+{
+    r->cfg.dispatcher = MOE_DISPATCH_FLEX_DEEPEP;
+    r->cfg.dispatcher_sms = sms;
+}
+static void deepep_odd(struct moe_run *r) { deepep_sms(r, 23); }
+static void deepep_even(struct moe_run *r) { deepep_sms(r, 24); }
+/* hybridep's count never reaches DeepEP's Buffer */
+static void hybridep_odd(struct moe_run *r)
+{
+    r->cfg.dispatcher = MOE_DISPATCH_FLEX_HYBRIDEP;
+    r->cfg.dispatcher_sms = 23;
+}
+/* A cosine schedule from 3e-4 as a study states it; the reader refuses a
+ * warm-up past the decay, so these states are set here, not loaded. */
+static void cosine(struct moe_study *s, int warmup, int decay, double min_lr)
+{
+    s->training.lr = 3e-4;
+    s->training.lr_schedule = 2;   /* moe_lr_schedule_names: cosine */
+    s->training.lr_warmup_iters = warmup;
+    s->training.lr_decay_iters = decay;
+    s->training.min_lr = min_lr;
+}
+static void warmup_past_decay(struct moe_study *s) { cosine(s, 100, 100, 0); }
+static void warmup_before_decay(struct moe_study *s) { cosine(s, 99, 100, 0); }
+/* unset, Megatron decays over --train-iters (8 here) */
+static void warmup_past_run(struct moe_study *s) { cosine(s, 8, 0, 0); }
+static void min_lr_above(struct moe_study *s) { cosine(s, 0, 100, 4e-4); }
+static void min_lr_equal(struct moe_study *s) { cosine(s, 0, 100, 3e-4); }
 static void ep_overlap_layout_vpp1(struct moe_run *r) { ep_overlap(r), r->cfg.layout.vpp = 1; }
 static void ep_overlap_no_layout_vpp1(struct moe_run *r)
 {
@@ -210,80 +241,88 @@ static void profile_long(struct moe_run *r)
 #define Q235 "qwen3-235b-a22b-256xh100.yaml" /* PP 8 with an explicit pipeline layout */
 
 static const struct rule_case cases[] = {
-    { "moe_router_needs_te", TINY, "core-0.16", NOTE, none },
-    { NULL, TINY, "core-0.19", NOTE, none },
-    { NULL, TINY, "bridge-pin", NOTE, none },
-    { NULL, TINY, "core-0.16", "\"2.9\"", none },
+    { "moe_router_needs_te", TINY, "core-0.16", NOTE, none, NULL },
+    { NULL, TINY, "core-0.19", NOTE, none, NULL },
+    { NULL, TINY, "bridge-pin", NOTE, none, NULL },
+    { NULL, TINY, "core-0.16", "\"2.9\"", none, NULL },
     /* at TP 1: without TE the study's TP 2 breaks moe-tp-needs-sp, which
      * the study reader refuses */
-    { "mla_needs_te", DSV3 " tp=1", NULL, NOTE, none },
-    { NULL, DSV3, NULL, NULL, none },
-    { "cp-needs-te", TINY, NULL, NOTE, cp2 },
-    { NULL, TINY, NULL, NULL, cp2 },
-    { "moe-tp-needs-sp", TINY, "bridge-pin", NOTE, tp2 },
-    { NULL, TINY, "bridge-pin", NULL, tp2 },
-    { "recompute_moe_act_needs_grouped_gemm", TINY, NULL, NOTE, moe_act },
-    { NULL, TINY, NULL, NULL, moe_act },
-    { "recompute_layernorm_needs_te", TINY, NULL, NOTE, layernorm },
-    { NULL, TINY, NULL, NULL, layernorm },
-    { "permute_fusion_needs_te_2_1", TINY, NULL, "\"2.0\"", none },
-    { "ep_overlap_needs_ep", TINY, NULL, NULL, ep_overlap_ep1 },
-    { NULL, TINY, NULL, NULL, ep_overlap },
-    { "ep_overlap_needs_alltoall_or_flex", TINY, NULL, NULL, ep_overlap_allgather },
+    { "mla_needs_te", DSV3 " tp=1", NULL, NOTE, none, NULL },
+    { NULL, DSV3, NULL, NULL, none, NULL },
+    { "cp-needs-te", TINY, NULL, NOTE, cp2, NULL },
+    { NULL, TINY, NULL, NULL, cp2, NULL },
+    { "moe-tp-needs-sp", TINY, "bridge-pin", NOTE, tp2, NULL },
+    { NULL, TINY, "bridge-pin", NULL, tp2, NULL },
+    { "recompute_moe_act_needs_grouped_gemm", TINY, NULL, NOTE, moe_act, NULL },
+    { NULL, TINY, NULL, NULL, moe_act, NULL },
+    { "recompute_layernorm_needs_te", TINY, NULL, NOTE, layernorm, NULL },
+    { NULL, TINY, NULL, NULL, layernorm, NULL },
+    { "permute_fusion_needs_te_2_1", TINY, NULL, "\"2.0\"", none, NULL },
+    { "ep_overlap_needs_ep", TINY, NULL, NULL, ep_overlap_ep1, NULL },
+    { NULL, TINY, NULL, NULL, ep_overlap, NULL },
+    { "ep_overlap_needs_alltoall_or_flex", TINY, NULL, NULL, ep_overlap_allgather, NULL },
     /* the tiny study's 2 GPUs hold no EP 2 x PP 2: a layout rule, checked first */
-    { "world=etp*ep*edp*pp", TINY, NULL, NULL, ep_overlap_pp2 },
-    { "ep_overlap_pp_needs_vpp", MIXTRAL, NULL, NULL, ep_overlap_pp2 },
-    { NULL, MIXTRAL, NULL, NULL, ep_overlap_pp2_vpp2 },
+    { "world=etp*ep*edp*pp", TINY, NULL, NULL, ep_overlap_pp2, NULL },
+    { "ep_overlap_pp_needs_vpp", MIXTRAL, NULL, NULL, ep_overlap_pp2, NULL },
+    { NULL, MIXTRAL, NULL, NULL, ep_overlap_pp2_vpp2, NULL },
     /* an explicit pipeline layout sets the virtual stages itself */
-    { NULL, Q235, NULL, NULL, ep_overlap_layout_vpp1 },
-    { "ep_overlap_pp_needs_vpp", Q235, NULL, NULL, ep_overlap_no_layout_vpp1 },
-    { "ep_overlap_no_full_recompute", TINY, NULL, NULL, ep_overlap_full },
-    { "ep_overlap_no_shared_expert_overlap", DSV3, NULL, NULL, ep_and_shared_overlap },
-    { "shared_expert_overlap_dispatcher", DSV3, "core-0.19", NULL, shared_overlap_allgather },
-    { "shared_expert_overlap_dispatcher", DSV3, "core-0.16", NULL, shared_overlap_flex },
-    { NULL, DSV3, "core-0.19", NULL, shared_overlap_flex },
-    { NULL, Q30, "core-0.19", NULL, shared_overlap_allgather },
-    { "delay_wgrad_needs_te", TINY, NULL, NOTE, delay_wgrad_ep },
-    { "delay_wgrad_needs_ep_overlap", TINY, NULL, NULL, delay_wgrad },
-    { NULL, TINY, NULL, NULL, delay_wgrad_ep },
-    { "delay_wgrad_grad_reduce_needs_te_2_8", TINY, NULL, "\"2.7\"", delay_wgrad_ep_ogr },
-    { NULL, TINY, NULL, "\"2.8\"", delay_wgrad_ep_ogr },
-    { "tp_comm_overlap_needs_sequence_parallel", TINY, NULL, NULL, tp_comm },
-    { NULL, TINY, NULL, NULL, tp_comm_tp2 },
-    { "moe-tp-needs-sp", TINY, NULL, NOTE, tp_comm_tp2 },
-    { "cuda_graphs_need_te", TINY, NULL, NOTE, graph_router },
-    { NULL, TINY " warm", NULL, NULL, graph_router },
-    { "cuda_graphs_no_full_recompute", TINY, NULL, NULL, graph_router_full },
+    { NULL, Q235, NULL, NULL, ep_overlap_layout_vpp1, NULL },
+    { "ep_overlap_pp_needs_vpp", Q235, NULL, NULL, ep_overlap_no_layout_vpp1, NULL },
+    { "ep_overlap_no_full_recompute", TINY, NULL, NULL, ep_overlap_full, NULL },
+    { "ep_overlap_no_shared_expert_overlap", DSV3, NULL, NULL, ep_and_shared_overlap, NULL },
+    { "shared_expert_overlap_dispatcher", DSV3, "core-0.19", NULL, shared_overlap_allgather, NULL },
+    { "shared_expert_overlap_dispatcher", DSV3, "core-0.16", NULL, shared_overlap_flex, NULL },
+    { NULL, DSV3, "core-0.19", NULL, shared_overlap_flex, NULL },
+    { NULL, Q30, "core-0.19", NULL, shared_overlap_allgather, NULL },
+    { "delay_wgrad_needs_te", TINY, NULL, NOTE, delay_wgrad_ep, NULL },
+    { "delay_wgrad_needs_ep_overlap", TINY, NULL, NULL, delay_wgrad, NULL },
+    { NULL, TINY, NULL, NULL, delay_wgrad_ep, NULL },
+    { "delay_wgrad_grad_reduce_needs_te_2_8", TINY, NULL, "\"2.7\"", delay_wgrad_ep_ogr, NULL },
+    { NULL, TINY, NULL, "\"2.8\"", delay_wgrad_ep_ogr, NULL },
+    { "tp_comm_overlap_needs_sequence_parallel", TINY, NULL, NULL, tp_comm, NULL },
+    { NULL, TINY, NULL, NULL, tp_comm_tp2, NULL },
+    { "moe-tp-needs-sp", TINY, NULL, NOTE, tp_comm_tp2, NULL },
+    { "cuda_graphs_need_te", TINY, NULL, NOTE, graph_router, NULL },
+    { NULL, TINY " warm", NULL, NULL, graph_router, NULL },
+    { "cuda_graphs_no_full_recompute", TINY, NULL, NULL, graph_router_full, NULL },
     /* the tiny study's 2 warm-up steps end before Megatron's capture in step 4 */
-    { "cuda_graph_capture_in_window", TINY, NULL, NULL, graph_router },
-    { "full_iteration_capture_in_window", TINY " droppad", NULL, NOTE, graph_full },
-    { NULL, TINY " warm droppad", NULL, NOTE, graph_full },
+    { "cuda_graph_capture_in_window", TINY, NULL, NULL, graph_router, NULL },
+    { "full_iteration_capture_in_window", TINY " droppad", NULL, NOTE, graph_full, NULL },
+    { NULL, TINY " warm droppad", NULL, NOTE, graph_full, NULL },
     { NULL, TINY " warm droppad", "core-0.16", NULL, graph_full }, /* 0.16 trains MoE with TE only */
     /* no TE needed, full recompute allowed (a full-iteration graph) */
-    { NULL, TINY " warm droppad", NULL, NOTE, graph_full_recompute },
-    { "full_iteration_needs_drop_and_pad", TINY " warm", NULL, NOTE, graph_full },
-    { "full_iteration_needs_alltoall", TINY " warm droppad", NULL, NOTE, graph_full_allgather },
-    { "cuda_graphs_attention_dropout_recompute", TINY " warm", NULL, NULL, graph_attn_core_attn },
+    { NULL, TINY " warm droppad", NULL, NOTE, graph_full_recompute, NULL },
+    { "full_iteration_needs_drop_and_pad", TINY " warm", NULL, NOTE, graph_full, NULL },
+    { "full_iteration_needs_alltoall", TINY " warm droppad", NULL, NOTE, graph_full_allgather, NULL },
+    { "cuda_graphs_attention_dropout_recompute", TINY " warm", NULL, NULL, graph_attn_core_attn, NULL },
     { "cuda_graphs_attention_dropout_recompute", TINY " warm droppad", NULL, NULL,
-      graph_full_core_attn },
-    { NULL, TINY " warm", NULL, NULL, graph_attn_moe_act },
-    { "low_precision_needs_te", TINY, NULL, NOTE, fp8 },
-    { NULL, TINY, NULL, NULL, fp8 },
-    { "low_precision_needs_te", TINY, NULL, NOTE, nvfp4 },
-    { "low_precision_needs_te", TINY, NULL, NOTE, mxfp8 },
-    { "fp4_needs_te_2_7", TINY, NULL, "\"2.6\"", nvfp4 },
-    { NULL, TINY, NULL, "\"2.7\"", nvfp4 },
-    { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_moe_act },
-    { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_layernorm },
-    { NULL, TINY, NULL, NULL, fp8_layernorm },
-    { "fp8_recompute_needs_te_2_6", TINY, NULL, "\"2.5\"", fp8_moe_act },
-    { NULL, TINY, NULL, "\"2.6\"", fp8_moe_act },
-    { "fake_process_group_no_flex", TINY, NULL, NULL, fake_flex },
-    { NULL, TINY, NULL, NULL, fake_alltoall },
-    { "profile_needs_train_iters", TINY, NULL, NULL, profile_short },
-    { "profile_needs_train_iters", TINY, NULL, NULL, profile_at_end },
-    { NULL, TINY, NULL, NULL, profile_one_past },
-    { NULL, TINY, NULL, NULL, profile_long },
+      graph_full_core_attn, NULL },
+    { NULL, TINY " warm", NULL, NULL, graph_attn_moe_act, NULL },
+    { "low_precision_needs_te", TINY, NULL, NOTE, fp8, NULL },
+    { NULL, TINY, NULL, NULL, fp8, NULL },
+    { "low_precision_needs_te", TINY, NULL, NOTE, nvfp4, NULL },
+    { "low_precision_needs_te", TINY, NULL, NOTE, mxfp8, NULL },
+    { "fp4_needs_te_2_7", TINY, NULL, "\"2.6\"", nvfp4, NULL },
+    { NULL, TINY, NULL, "\"2.7\"", nvfp4, NULL },
+    { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_moe_act, NULL },
+    { "fp8_delayed_no_moe_act_layernorm_recompute", TINY, NULL, NULL, fp8_delayed_layernorm, NULL },
+    { NULL, TINY, NULL, NULL, fp8_layernorm, NULL },
+    { "fp8_recompute_needs_te_2_6", TINY, NULL, "\"2.5\"", fp8_moe_act, NULL },
+    { NULL, TINY, NULL, "\"2.6\"", fp8_moe_act, NULL },
+    { "fake_process_group_no_flex", TINY, NULL, NULL, fake_flex, NULL },
+    { NULL, TINY, NULL, NULL, fake_alltoall, NULL },
+    { "profile_needs_train_iters", TINY, NULL, NULL, profile_short, NULL },
+    { "profile_needs_train_iters", TINY, NULL, NULL, profile_at_end, NULL },
+    { NULL, TINY, NULL, NULL, profile_one_past, NULL },
+    { NULL, TINY, NULL, NULL, profile_long, NULL },
+    { "lr_warmup_below_decay", TINY, NULL, NULL, none, warmup_past_decay },
+    { "lr_warmup_below_decay", TINY, NULL, NULL, none, warmup_past_run },
+    { NULL, TINY, NULL, NULL, none, warmup_before_decay },
+    { "min_lr_at_most_lr", TINY, NULL, NULL, none, min_lr_above },
+    { NULL, TINY, NULL, NULL, none, min_lr_equal },
+    { "deepep_sms_even", TINY, NULL, NULL, deepep_odd, NULL },
+    { NULL, TINY, NULL, NULL, deepep_even, NULL },
+    { NULL, TINY, NULL, NULL, hybridep_odd, NULL },
 };
 
 /* Each case: the rule it names is the first one broken, or none is. */
@@ -298,6 +337,8 @@ static void each_rule_refuses_its_case(void **state)
         struct moe_run r;
 
         load(c->file, c->dialect, c->te, &s);
+        if (c->state)
+            c->state(&s);
         moe_run_from_baseline(&r, &s, 8);
         c->tweak(&r);
         got = moe_megatron_refusal(&s, &r, why, sizeof(why));
@@ -381,6 +422,9 @@ static const struct cite_token tokens[] = {
     { "fake_process_group_no_flex", false,
       "Fake process group is not supported with flex token dispatcher" },
     { "profile_needs_train_iters", true, "iteration == args.profile_step_end" },
+    { "lr_warmup_below_decay", true, "self.lr_warmup_steps < self.lr_decay_steps" },
+    { "min_lr_at_most_lr", true, "self.max_lr >= self.min_lr" },
+    { "deepep_sms_even", true, "Buffer.set_num_sms(num_sms)" },
     { "layers%pp", false, "divisible by the pipeline-model-parallel size" },
     { "world=tp*cp*dp*pp", false, "is not divisible by total_model_size" },
     { "heads%tp", false, "num_attention_heads ({self" },

@@ -37,7 +37,7 @@ static const char base[] =
     "  container:\n    image: \"@image@\"\n    mounts: \"@mounts@\"\n"
     "    workdir: \"@workdir@\"\n"
     "  launcher:\n    command: \"@command@\"\n"
-    "workload:\n  gbs: 512\n  data: \"@data@\"\n"
+    "workload:\n  gbs: 512\n  data: \"@data@\"\n  tokenizer: \"@tokenizer@\"\n"
     "software:\n  megatron: core-0.16\n  transformer_engine: \"@te@\"\n"
     "baseline:\n  pipeline_layout: \"@layout@\"\n";
 
@@ -72,6 +72,7 @@ static const struct field fields[] = {
     { "cluster.launcher.command", "@command@", "python p.py", "python ", ".py", 'p',
       MOE_STUDY_STR_MAX, false },
     { "workload.data", "@data@", "/d_text_document", "/", "", 'd', MOE_STUDY_STR_MAX, false },
+    { "workload.tokenizer", "@tokenizer@", "org/tok", "", "", 'k', MOE_STUDY_STR_MAX, false },
     { "software.transformer_engine", "@te@", "2.9", "2.", "", '9', MOE_STUDY_STR_MAX, false },
     { "baseline.pipeline_layout", "@layout@", "", "E", "L", 't', 0, true },
 };
