@@ -85,7 +85,7 @@ static int read_run(const char *study, struct moe_fit_row *row, struct moe_error
     char *rc = moe_study_result(study, "fit", row->id, MOE_RESULT_RC);
     char *path = moe_study_result(study, "fit", row->id, MOE_RESULT_LOG);
     struct moe_log log;
-    struct stat st;
+    struct stat st, rc_st;
     int ok;
 
     if (!rc || !path) {
@@ -95,12 +95,16 @@ static int read_run(const char *study, struct moe_fit_row *row, struct moe_error
         return -1;
     }
     row->rc = read_rc(rc);
-    free(rc);
     if (stat(path, &st) != 0) {
         row->flags |= MOE_FIT_NOT_RUN;
+        free(rc);
         free(path);
         return 0;
     }
+    if (row->rc >= 0 && stat(rc, &rc_st) == 0 &&
+        rc_st.st_mtime + MOE_FIT_STALE_RC_SLACK_S < st.st_mtime)
+        row->flags |= MOE_FIT_STALE_RC;
+    free(rc);
     moe_log_init(&log);
     if (!S_ISREG(st.st_mode))
         moe_error_at(err, path, 0, 0, "log: not a regular file");
@@ -205,6 +209,12 @@ const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t
     if (f & MOE_FIT_NOT_RUN)
         /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "not run (no log)");
+    else if (f & MOE_FIT_STALE_RC)
+        /* before failed: the exit status is another attempt's, not this log's.
+         * A verdict for people (buf: the caller's): cut, it still says it */
+        snprintf(buf, len, "stale: " MOE_STUDY_RESULTS "/fit/%s" MOE_RESULT_RC " is older than "
+                 MOE_STUDY_RESULTS "/fit/%s" MOE_RESULT_LOG " (a later attempt rewrote the log "
+                 "and did not finish)", row->id, row->id);
     else if (f & MOE_FIT_FAILED)
         /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "failed%s%s", row->error[0] ? ": " : "", row->error);
@@ -232,7 +242,7 @@ const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t
 double moe_fit_report_ratio(const struct moe_fit_report *r, const struct moe_fit_row **from)
 {
     const unsigned untrusted = MOE_FIT_NOT_RUN | MOE_FIT_FAILED | MOE_FIT_NO_EVIDENCE |
-                               MOE_FIT_UNFILLED | MOE_FIT_COLLAPSED;
+                               MOE_FIT_UNFILLED | MOE_FIT_COLLAPSED | MOE_FIT_STALE_RC;
     double best = 0;
 
     if (from)

@@ -27,7 +27,14 @@ enum moe_fit_flag {
     MOE_FIT_UNFILLED = 1u << 3,    /* mode observe: collectives left as torch left them */
     MOE_FIT_COLLAPSED = 1u << 4,   /* routing collapsed or non-finite tokens */
     MOE_FIT_OFF = 1u << 5,         /* |error| > MOE_FIT_ERROR_FLAG_PCT */
+    MOE_FIT_STALE_RC = 1u << 6,    /* the .rc is older than the log (issue 42) */
 };
+
+/* A job writes its .rc after its log is whole, so an .rc older than its
+ * log belongs to an earlier attempt, and the log to a later one that did
+ * not finish.  A checkout or copy writes both within moments, in either
+ * order: only a gap beyond this many seconds counts. */
+#define MOE_FIT_STALE_RC_SLACK_S 2
 
 struct moe_fit_row {
     char id[72];

@@ -9,7 +9,8 @@ issue 25 (steptime-before.tsv, frozen: the landed model at 1c57971) and
 now, the error, the rank of the published grid among `moeflow layouts`
 for that model, GPU count and precision, and whether the row was fitted
 on (calibrate) or is out of sample (check: the 26.02 B200/GB200/GB300
-rows; report: token-dropping H100 rows and warming-up 2xH200 windows);
+rows and the 25.09 B200/GB200 token-drop rows; report: token-dropping
+H100 rows and warming-up 2xH200 windows);
 then the memory model's peak for the row's grid, beside the measured one
 where a run logged it (Megatron's largest "max allocated" of the steady
 1-GPU runs, tests/gpu/steady-1gpu.tsv) and, for a published grid (which

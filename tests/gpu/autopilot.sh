@@ -31,6 +31,8 @@ prefix() { [ "$STUDY" = tiny-1gpu.yaml ] && echo "$1" || echo "${STUDY%.yaml}-$1
 declare -A FIRST_ID=([core-0.19]=7000 [bridge-pin]=8000)
 declare -A TARBALL=([core-0.19]=megatron-lm-core_v0.19.0 [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "autopilot: $*" >&2; exit 1; }
+# shellcheck source=tests/gpu/gpu-lock.sh
+. "$here/gpu-lock.sh"
 
 # moeflow travels with the shared libraries it was linked with (the GPU
 # machine has none of them; each needs no glibc newer than 2.34), and so
@@ -116,6 +118,7 @@ run() {
     local out=$1 d=$2 w=$RUN_DIR as=() p
     p=$(prefix "$d")
     [ -n "${TARBALL[$d]+x}" ] || die "dialect '$d': one of $DIALECTS"
+    gpu_timed_lock "autopilot.sh run $d"
     mkdir -p "$out" /tmp/mlm
     [ -d "/tmp/mlm/${TARBALL[$d]}" ] || tar -xJf "$here/_work/megatron/${TARBALL[$d]}.tar.xz" -C /tmp/mlm
     # Megatron builds its dataset helpers in its own tree on first use

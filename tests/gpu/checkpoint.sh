@@ -4,8 +4,9 @@
 # validation.checkpoint: true, in core-0.19 and bridge-pin; its validate
 # stage as generated (the baseline, then the checkpoint candidate: an
 # uninterrupted run saving at step 45 and a resumed run from that step, two
-# srun steps of one job) run through standin/, the two dialects side by
-# side on the one GPU (nothing here is a step time).  The checkpoint
+# srun steps of one job) run through standin/, one dialect after the other
+# with the GPU locked (tests/gpu/gpu-lock.sh): the verdict compares losses,
+# but moeflow report reads the logs' step times too.  The checkpoint
 # folders stay on the GPU machine: the job records their size.
 #
 #   checkpoint.sh study DIALECT             print the study (tests/cli reads it)
@@ -24,6 +25,8 @@ DIALECTS="core-0.19 bridge-pin"
 declare -A FIRST_ID=([core-0.19]=5000 [bridge-pin]=6000)
 declare -A TARBALL=([core-0.19]=megatron-lm-core_v0.19.0 [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "checkpoint: $*" >&2; exit 1; }
+# shellcheck source=tests/gpu/gpu-lock.sh
+. "$here/gpu-lock.sh"
 
 # The tiny study on one GPU (EP 1), smaller still (2 layers, hidden 256,
 # sequence 256, GBS 2) so that both dialects fit in a few minutes; the
@@ -78,7 +81,8 @@ train() {
 }
 
 run() {
-    local out=$1 d pids=()
+    local out=$1 d
+    gpu_timed_lock "checkpoint.sh run"
     mkdir -p "$out" /tmp/mlm "$work/bin"
     for d in $DIALECTS; do
         [ -d "/tmp/mlm/${TARBALL[$d]}" ] ||
@@ -88,10 +92,9 @@ run() {
     export PATH=$work/bin:$PATH
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$work/gpus.csv" || true
     for d in $DIALECTS; do
-        timeout -k 5 "${CHECKPOINT_BUDGET_S:-230}" bash "$0" train "$d" &
-        pids+=($!)
+        timeout -k 5 "${CHECKPOINT_BUDGET_S:-230}" bash "$0" train "$d" ||
+            echo "checkpoint: $d ended $?" >&2
     done
-    for d in "${pids[@]}"; do wait "$d" || echo "checkpoint: a dialect ended $?" >&2; done
     # the logs, the records and the scripts; not the checkpoints themselves
     tar -C "$work" --exclude=megatron --exclude=bin --exclude=pretrain_gpt.py \
         --exclude=.standin --exclude='results/validate/checkpoint' -czf "$out/checkpoint.tar.gz" .
@@ -132,7 +135,7 @@ print("\t".join([d, c["verdict"], c["reason"] or "-"] + [f(k) for k in (
 case "${1:-}" in
     study) study "${2:?dialect}" ;;
     prepare) prepare "${2:?build dir}" ;;
-    train) train "${2:?dialect}" ;;
+    train) gpu_timed_lock "checkpoint.sh train ${2:-}"; train "${2:?dialect}" ;;
     run) run "${2:?out dir}" ;;
     collect) collect "${2:?archive}" "${3:?build dir}" ;;
     *) sed -n '2,18p' "$0"; exit 2 ;;

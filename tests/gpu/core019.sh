@@ -7,6 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 TARBALL=megatron-lm-core_v0.19.0
 die() { echo "$NAME: $*" >&2; exit 1; }
+# shellcheck source=tests/gpu/gpu-lock.sh
+. "$here/gpu-lock.sh"
 
 # prepare_work BUILD_DIR: a fresh _work folder with the tarball beside it;
 # prints the build's moeflow.

@@ -22,6 +22,8 @@ work=$here/_work/graphs
 DIALECTS="core-0.19 bridge-pin"
 declare -A TARBALL=([core-0.19]=megatron-lm-core_v0.19.0 [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "cuda-graphs: $*" >&2; exit 1; }
+# shellcheck source=tests/gpu/gpu-lock.sh
+. "$here/gpu-lock.sh"
 
 prepare() {
     local moeflow=$1/gen/moeflow d
@@ -52,6 +54,7 @@ run_variant() {
 run() {
     local out=$1 d dir name args
     shift
+    gpu_timed_lock "cuda-graphs.sh run"
     # shellcheck disable=SC2086 # a list of words
     [ $# -gt 0 ] || set -- $DIALECTS
     mkdir -p "$out"

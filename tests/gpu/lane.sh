@@ -31,6 +31,8 @@ declare -A FIRST_ID=([core-0.16]=3000 [core-0.19]=1000 [bridge-pin]=2000)
 declare -A TARBALL=([core-0.16]=megatron-lm-core_v0.16.0 [core-0.19]=megatron-lm-core_v0.19.0
                     [bridge-pin]=megatron-lm-2a75ac12)
 die() { echo "lane: $*" >&2; exit 1; }
+# shellcheck source=tests/gpu/gpu-lock.sh
+. "$here/gpu-lock.sh"
 
 # The tiny study as a container without TE or Apex runs it: the PyTorch
 # profiler (no Nsight Systems there) and every layout of 2 GPUs in scale.
@@ -95,6 +97,7 @@ steady_prepare() {
 
 steady() {
     local out=$1 d dir
+    gpu_timed_lock "lane.sh steady"
     machine_setup "$out"
     export PATH=$here/standin:$PATH PYTHONUNBUFFERED=1
     for d in $LANE_DIALECTS; do
@@ -157,6 +160,11 @@ train_dialect() {
 
 run() {
     local out=$1 d vpid left deadline
+    # The lane's screening windows are step times (results.tsv): two
+    # dialects side by side would each time the other's kernels too.
+    [ "${LANE_PARALLEL:-0}" = 0 ] ||
+        die "LANE_PARALLEL=$LANE_PARALLEL: the dialects' step times would share the GPUs; refused (issue 42: they train one after the other)"
+    gpu_timed_lock "lane.sh run"
     deadline=$(( SECONDS + ${LANE_TRAIN_BUDGET_S:-100000} ))
     machine_setup "$out"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$work/lane/gpus.csv" || true
@@ -166,21 +174,13 @@ run() {
         python3 "$here/validate_args.py" "$work/validate" /tmp/mlm > "$work/validate.tsv" \
         2> "$work/validate.err" &
     vpid=$!
-    # LANE_PARALLEL=1 trains the dialects side by side on the same GPUs:
-    # faster, but their step times then share the machine.
-    local trains=()
+    # One dialect after the other: the GPUs are this run's alone.
     for d in $LANE_DIALECTS; do
         left=$(( deadline - SECONDS ))
         [ "$left" -gt 30 ] || { echo "lane: no time left for $d" >&2; continue; }
-        if [ "${LANE_PARALLEL:-0}" = 1 ]; then
-            timeout -k 5 "$left" bash "$0" train "$d" &
-            trains+=($!)
-        else
-            timeout -k 5 "$left" bash "$0" train "$d" ||
-                echo "lane: $d: stopped after $(( SECONDS ))s (exit $?)" >&2
-        fi
+        timeout -k 5 "$left" bash "$0" train "$d" ||
+            echo "lane: $d: stopped after $(( SECONDS ))s (exit $?)" >&2
     done
-    for d in "${trains[@]}"; do wait "$d" || echo "lane: a parallel train exited $?" >&2; done
     wait "$vpid" || echo "lane: validate_args.py exited $?" >&2
     tar -C "$work" --exclude=pretrain_gpt.py -czf "$out/lane.tar.gz" lane validate.tsv validate.err
 }
@@ -230,7 +230,7 @@ case "${1:-}" in
     study) lane_study "${2:?dialect}" ;;
     prepare) prepare "${2:?build dir}" ;;
     run) run "${2:?out dir}" ;;
-    train) train_dialect "${2:?dialect}" ;;
+    train) gpu_timed_lock "lane.sh train ${2:-}"; train_dialect "${2:?dialect}" ;;
     collect) collect "${2:?archive}" "${3:?build dir}" ;;
     validate) validate_only "${2:?out dir}" ;;
     validate-collect) validate_collect "${2:?archive}" ;;

@@ -36,6 +36,7 @@ stage() {
 
 run() {
     local out=$1 dir
+    gpu_timed_lock "multi-gpu.sh run"
     unpack_megatron "$out"
     make -s -C "/tmp/mlm/$TARBALL/megatron/core/datasets" > /dev/null
     for dir in "$work"/x*/; do

@@ -38,6 +38,7 @@ prepare() {
 
 run() {
     local out=$1 dir
+    gpu_timed_lock "steady-1gpu.sh run"
     unpack_megatron "$out"
     for dir in "$work"/s*/; do
         dir=${dir%/}

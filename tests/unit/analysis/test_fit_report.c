@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/fit_evidence.h"
@@ -154,6 +157,47 @@ static void study_rows(void **state)
     moe_fit_report_free(&r);
 }
 
+/* An .rc older than its log is another attempt's (issue 42): the row is
+ * flagged stale, naming both files, and no longer counts for the ratio.
+ * The copy's own moments between files are within the slack. */
+static void stale_rc(void **state)
+{
+    char dir[] = "/tmp/moeflow-fitstale-XXXXXX", cmd[4400], path[256], verdict[400];
+    const char *id = "1111111111111111111111111111111111111111111111111111111111111111";
+    struct moe_fit_report r;
+    struct moe_error e;
+    struct stat st;
+    struct timespec ts[2];
+    const struct moe_fit_row *w;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof(cmd), "cp -R '%s/.' '%s'", srcpath("tests/data/fit-report/study"), dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/results/fit/%s.log", dir, id);
+    assert_int_equal(stat(path, &st), 0);
+    ts[0] = ts[1] = st.st_mtim;
+    ts[0].tv_sec -= 3600, ts[1].tv_sec -= 3600; /* the first attempt, an hour earlier */
+    snprintf(path, sizeof(path), "%s/results/fit/%s.rc", dir, id);
+    assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+    moe_error_clear(&e);
+    if (moe_fit_report_load(dir, &r, &e) < 0)
+        fail_msg("%s", e.text);
+    w = row_of(&r, '1');
+    assert_true(w->flags & MOE_FIT_STALE_RC);
+    assert_int_equal(w->rc, 0);
+    snprintf(cmd, sizeof(cmd), "stale: results/fit/%s.rc is older than results/fit/%s.log", id,
+             id);
+    assert_non_null(strstr(moe_fit_row_verdict(w, verdict, sizeof(verdict)), cmd));
+    assert_false(row_of(&r, '3')->flags & MOE_FIT_STALE_RC);
+    assert_false(row_of(&r, '4')->flags & MOE_FIT_STALE_RC);
+    /* the only sound run was row 1: nothing left to scale by */
+    assert_true(moe_fit_report_ratio(&r, &w) == 0);
+    moe_fit_report_free(&r);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A manifest whose id could name another file is refused. */
 static void bad_id(void **state)
 {
@@ -181,7 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(evidence_line),  cmocka_unit_test(evidence_refusals),
         cmocka_unit_test(log_exception),  cmocka_unit_test(study_rows),
-        cmocka_unit_test(bad_id),
+        cmocka_unit_test(bad_id),         cmocka_unit_test(stale_rc),
     };
     return MOE_RUN_TESTS(tests);
 }
