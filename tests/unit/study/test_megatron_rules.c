@@ -289,7 +289,7 @@ static const struct rule_case cases[] = {
     { "cuda_graph_capture_in_window", TINY, NULL, NULL, graph_router, NULL },
     { "full_iteration_capture_in_window", TINY " droppad", NULL, NOTE, graph_full, NULL },
     { NULL, TINY " warm droppad", NULL, NOTE, graph_full, NULL },
-    { NULL, TINY " warm droppad", "core-0.16", NULL, graph_full }, /* 0.16 trains MoE with TE only */
+    { NULL, TINY " warm droppad", "core-0.16", NULL, graph_full, NULL }, /* 0.16 trains MoE with TE only */
     /* no TE needed, full recompute allowed (a full-iteration graph) */
     { NULL, TINY " warm droppad", NULL, NOTE, graph_full_recompute, NULL },
     { "full_iteration_needs_drop_and_pad", TINY " warm", NULL, NOTE, graph_full, NULL },
