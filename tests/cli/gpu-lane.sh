@@ -51,9 +51,10 @@ for d in core-0.19 bridge-pin; do
     "$M" gen --templates "$S/templates" "$out/regen/tiny-$d.yaml" -o "$out/regen/$d" > /dev/null 2>&1 ||
         echo "gen refused the lane's $d study" | diag
 done
-# the studies lane.sh prepare hands validate_args (the example studies and
-# the one that sets every cluster key)
-for f in "$S"/etc/studies/*.yaml "$S/tests/data/studies/every-cluster-key.yaml"; do
+# the studies lane.sh prepare hands validate_args (the example studies,
+# the one that sets every cluster key, and the graphed 1-GPU study)
+for f in "$S"/etc/studies/*.yaml "$S/tests/data/studies/every-cluster-key.yaml" \
+         "$S/tests/gpu/cuda-graphs/graphs-full-1gpu.yaml"; do
     for d in core-0.16 core-0.19 bridge-pin; do
         n=$(basename "$f" .yaml)-$d
         sed "s/^  megatron: .*/  megatron: $d/" "$f" > "$out/examples/$n.yaml"

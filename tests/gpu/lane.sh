@@ -61,7 +61,10 @@ prepare() {
     done
     # the example studies, and one that sets every cluster key (issue 40):
     # its extra Megatron arguments and environment reach validate_args too
-    for study in "$top"/etc/studies/*.yaml "$top/tests/data/studies/every-cluster-key.yaml"; do
+    # and the graphed 1-GPU study (issue 41): its full-iteration graph's
+    # flags in each dialect that trains MoE without TE
+    for study in "$top"/etc/studies/*.yaml "$top/tests/data/studies/every-cluster-key.yaml" \
+                 "$here/cuda-graphs/graphs-full-1gpu.yaml"; do
         for d in $ALL_DIALECTS; do
             local name
             name=$(basename "$study" .yaml)-$d
