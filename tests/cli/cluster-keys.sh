@@ -42,11 +42,16 @@ ok "exclusive: true: scale, profile, retune and validate take whole nodes, fit a
 
 # cluster.env: every candidate's env=() holds each variable, the value with
 # a blank, a quote and a $ single-quoted, and bash reads it back as written
+# every candidate the manifest lists (23 on this tiny study since issue
+# 41: its 2 warm-up steps end before a CUDA graph's capture, so its graph
+# candidates are skipped)
+n_cand=$(python3 -c 'import json; m = json.load(open("g/manifest.json"))
+print(sum(len(s["candidates"]) for s in m["stages"]))')
 n_env=$(grep -c 'env=(' g/*.sbatch | awk -F: '{s += $2} END {print s}')
 n_val=$(grep -hc "'WANDB_MODE=off line'\\\\''s \$HOME'" g/*.sbatch | awk '{s += $1} END {print s}')
-ok "every env=() array ($n_env) holds WANDB_MODE single-quoted" test "$n_env" -eq 26 -a "$n_val" -eq 26
+ok "every env=() array ($n_env) holds WANDB_MODE single-quoted" test "$n_env" -eq "$n_cand" -a "$n_val" -eq "$n_cand" -a "$n_cand" -ge 20
 ok "... and NCCL_DEBUG, HF_HUB_OFFLINE and UCX_TLS" \
-    test "$(grep -h 'env=(' g/*.sbatch | grep -c 'HF_HUB_OFFLINE=1 NCCL_DEBUG=WARN .*UCX_TLS=rc,sm,self')" -eq 26
+    test "$(grep -h 'env=(' g/*.sbatch | grep -c 'HF_HUB_OFFLINE=1 NCCL_DEBUG=WARN .*UCX_TLS=rc,sm,self')" -eq "$n_cand"
 line=$(grep -m1 'env=(' g/scale.sbatch)
 # shellcheck disable=SC2034 # env is the array the line defines
 HOME=/nowhere bash -c "$line"'; for e in "${env[@]}"; do printf "%s\n" "$e"; done' > env.read
@@ -54,7 +59,7 @@ ok "bash reads the value back as data, never expanded" grep -qxF "WANDB_MODE=off
 
 # cluster.launcher.extra_args: the last words of every argv
 ok "every candidate's argv ends in the extra args" test \
-    "$(grep -h 'args=(' g/*.sbatch | grep -c -- '--log-timers-to-tensorboard --seed 1234)$')" -eq 26
+    "$(grep -h 'args=(' g/*.sbatch | grep -c -- '--log-timers-to-tensorboard --seed 1234)$')" -eq "$n_cand"
 
 # the contract: each run's declared contract holds env and extra_args
 python3 -c '
@@ -66,7 +71,7 @@ print(sum(1 for s in m["stages"] for k in s["candidates"]
           if k["contract"]["environment"].get("env", {}).get("UCX_TLS") == "rc,sm,self"
           and k["contract"]["workload"].get("extra_args") == ["--log-timers-to-tensorboard", "--seed", "1234"]))
 ' > sealed.n
-ok "every run's contract holds environment.env and workload.extra_args" test "$(cat sealed.n)" -eq 26
+ok "every run's contract holds environment.env and workload.extra_args" test "$(cat sealed.n)" -eq "$n_cand"
 "$M" contract show a.json > show.out 2>&1
 ok "contract show lists each env value" has show.out \
     "^  environment\\.env\\.WANDB_MODE +declared +\"off line's \\\$HOME\"$"
