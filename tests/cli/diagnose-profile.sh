@@ -63,7 +63,7 @@ ok "--json: bottleneck, measured figures, sources" test "$(json "$out/lane.json"
     "('host', 0.3586, 0.3207, 0.0, 0.6414, 0, ['results/profile/torch_profile/rank-0.json.gz', 'results/profile/torch_profile/rank-1.json.gz'], [4, 5])"
 ok "--json: every retune axis is a candidate or skipped with a reason" test "$(json "$out/lane.json" \
     '(len(d["retune_candidates"]), len(d["skipped_axes"]), all(s["reason"] and s["variable"] for s in d["skipped_axes"]))')" = \
-    "(3, 8, True)"
+    "(3, 9, True)"
 
 # The fit stage measured this layout's peak: the headroom is known.
 fit=$(awk -F'\t' '$1 == "fit" && $4 == "recompute" && $5 == "none" {print $3; exit}' "$out/lane/candidates.tsv")
