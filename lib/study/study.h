@@ -160,15 +160,6 @@ struct moe_baseline {
  * each implementation captures: megatron_rules.c, the capture rules. */
 #define MOE_GRAPH_CAPTURE_STEP 4
 
-/* cuda_graph_modules: [full_iteration]: Megatron's graph of the whole
- * forward-backward step (core 0.16's --cuda-graph-scope full_iteration,
- * core 0.19's --cuda-graph-impl full_iteration) rather than TE's graphs of
- * modules; alone in the list (study.c). */
-static inline bool moe_graphs_full_iteration(const struct moe_baseline *b)
-{
-    return b->cuda_graph_modules.n == 1 && strcmp(b->cuda_graph_modules.v[0], "full_iteration") == 0;
-}
-
 /* workload.lr_schedule: Megatron's --lr-decay-style values moeflow emits
  * (study_schema.c says why WSD is not one). */
 extern const char *const moe_lr_schedule_names[];

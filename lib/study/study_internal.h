@@ -2,6 +2,8 @@
 #ifndef MOEFLOW_STUDY_STUDY_INTERNAL_H
 #define MOEFLOW_STUDY_STUDY_INTERNAL_H
 
+#include <string.h>
+
 #include "study/study.h"
 
 /* Megatron's --transformer-impl transformer_engine, or local without TE. */
@@ -33,5 +35,14 @@ const char *moe_profiler_name(enum moe_profiler p);
 const char *moe_router_score_name(enum moe_router_score r);
 const char *moe_attention_name(enum moe_attention_kind a);
 bool moe_precision_is_fp8(enum moe_precision p);
+
+/* cuda_graph_modules: [full_iteration]: Megatron's graph of the whole
+ * forward-backward step (core 0.16's --cuda-graph-scope full_iteration,
+ * core 0.19's --cuda-graph-impl full_iteration) rather than TE's graphs of
+ * modules; alone in the list (study.c). */
+static inline bool moe_graphs_full_iteration(const struct moe_baseline *b)
+{
+    return b->cuda_graph_modules.n == 1 && strcmp(b->cuda_graph_modules.v[0], "full_iteration") == 0;
+}
 
 #endif

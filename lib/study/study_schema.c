@@ -38,7 +38,7 @@
 static const char *const optimizers[] = { "adam", "sgd", NULL };
 /* Megatron's CUDA-graph module names (its --recompute-modules names are
  * fit/memory.h's, which the memory model reads), and its full_iteration
- * scope, the whole step in one graph (study.h moe_graphs_full_iteration). */
+ * scope, the whole step in one graph (study_internal.h moe_graphs_full_iteration). */
 static const char *const graph_modules[] = { "attn", "mlp", "moe", "moe_router",
                                              "moe_preprocess", "full_iteration", NULL };
 
