@@ -32,7 +32,7 @@ ok "--max-array-size=auto reads MaxArraySize from the cluster" \
     has "$WORK/auto/manifest.json" '"max_array_size": 1001'
 
 OUTDIR=$WORK/tiny
-# Arrays of at most 4 tasks: retune (13 candidates) runs as 4 chunks with offsets.
+# Arrays of at most 4 tasks: retune (10 candidates) runs as 3 chunks with offsets.
 MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates "$MOEFLOW_BIN" gen "$STUDY" -o "$OUTDIR" \
     --max-array-size 4 2>&1 | diag
 ok "moeflow gen writes the study directory" test -x "$OUTDIR/submit.sh"
@@ -65,7 +65,7 @@ tap_ok "$([ "$n_fit" -eq 5 ] && echo 0 || echo 1)" "all 5 fit candidates ran (go
 bad=$(cat "$OUTDIR"/results/{fit,scale,retune}/*.rc 2> /dev/null | grep -cv '^0$')
 tap_ok "$([ "$bad" -eq 0 ] && echo 0 || echo 1)" "every fit, scale and retune run exited 0"
 n_retune=$(ls "$OUTDIR"/results/retune/*.rc 2> /dev/null | wc -l)
-tap_ok "$([ "$n_retune" -eq 13 ] && echo 0 || echo 1)" "all 13 retune candidates ran (got $n_retune)"
+tap_ok "$([ "$n_retune" -eq 10 ] && echo 0 || echo 1)" "all 10 retune candidates ran (got $n_retune)"
 rc=0
 for f in "$OUTDIR"/results/{fit,scale,retune}/*.log; do
     id=$(basename "$f" .log)
@@ -80,8 +80,8 @@ ok "validate recorded the report window 41..50" has "$OUTDIR/results/validate/wi
 "$MOEFLOW_BIN" report "$OUTDIR" --stage retune > "$WORK/report.out" 2> "$WORK/report.err"
 tap_ok $? "moeflow report STUDY --stage retune"
 diag < "$WORK/report.out"
-ok "... a row per candidate (13) and the reference" \
-    test "$(grep -cE '^(baseline|[a-z_]+=)' "$WORK/report.out")" = 14
+ok "... a row per candidate (10) and the reference" \
+    test "$(grep -cE '^(baseline|[a-z_]+=)' "$WORK/report.out")" = 11
 ok "... EP overlap (10% faster in the double) is a win" has "$WORK/report.out" '^ep_overlap=true .* win$'
 ok "... recompute (4% slower) is a loss" has "$WORK/report.out" '^recompute_modules=\["moe_act"\] .* loss$'
 "$MOEFLOW_BIN" report "$OUTDIR" > "$WORK/validate.out" 2>&1
@@ -133,7 +133,7 @@ ok "... validate.sbatch is an array of 4 of the 8, the rest at offset 4" \
     sh -c "grep -q '^#SBATCH --array=0-3%' '$OUTDIR/validate.sbatch' &&
            grep -q 'sbatch --array=0-3%[0-9]* --export=ALL,MOEFLOW_INDEX_OFFSET=4 validate.sbatch' '$OUTDIR/validate.sbatch'"
 ok "... the other stages' rows are unchanged" \
-    test "$(grep -c '^retune	' "$OUTDIR/candidates.tsv")" = 13
+    test "$(grep -c '^retune	' "$OUTDIR/candidates.tsv")" = 10
 val=$(cd "$OUTDIR" && PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH" as_user sbatch --parsable validate.sbatch 2> "$WORK/val-submit.err") &&
     val2=$(cd "$OUTDIR" && PATH="$MOEFLOW_SRCDIR/tests/doubles/bin:$PATH" as_user sbatch --parsable --array=0-3 --export=ALL,MOEFLOW_INDEX_OFFSET=4 validate.sbatch 2>> "$WORK/val-submit.err")
 tap_ok $? "the validate arrays are accepted at sbatch (every run: baseline, winner, declared combination or declared profiling twin)"
@@ -163,7 +163,7 @@ ok "... saying it needs --moe-study" has "$WORK/nostudy.out" 'needs --moe-study=
 (cd "$WORK" && as_user sbatch --moe-study="$OUTDIR" --moe-stage=retune plain.sh) > "$WORK/nocand.out" 2>&1
 tap_ok $(( $? == 0 )) "a retune of the study outside an array, without --moe-candidate, is refused at sbatch"
 ok "... saying how many candidates and what to do" \
-    has "$WORK/nocand.out" 'has 13 candidates: submit the stage.s job array \(sbatch retune.sbatch\) or name one'
+    has "$WORK/nocand.out" 'has 10 candidates: submit the stage.s job array \(sbatch retune.sbatch\) or name one'
 ok "no job was created by either" test "$(squeue -h -o %i | wc -l)" = "$n_jobs"
 (cd "$WORK" && as_user sbatch --test-only --moe-study="$OUTDIR" --moe-stage=retune --array=0-1 plain.sh) \
     > "$WORK/array.out" 2>&1

@@ -78,15 +78,21 @@ last=$(grep -Eo 'validate: job [0-9]+' "$WORK/submit.err" | grep -Eo '[0-9]+$')
 wait_job "$last" 300
 tap_ok $? "the validate job ($last) left the queue"
 
+# every candidate the manifest lists (23 since issue 41: the tiny study's
+# 2 warm-up steps end before a CUDA graph's capture, so its graph
+# candidates are skipped)
+ncand=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))
+print(sum(len(s["candidates"]) for s in m["stages"]))' "$OUT/manifest.json")
 n=$(cat "$OUT"/results/*/*.rc 2> /dev/null | grep -c '^0$')
-tap_ok $(( n != 26 )) "all 26 runs exited 0 (got $n)"
-[ "$n" = 26 ] || { tail -n 20 "$OUT"/logs/* | diag; }
+tap_ok $(( n != ncand || ncand < 20 )) "all $ncand runs exited 0 (got $n)"
+[ "$n" = "$ncand" ] || { tail -n 20 "$OUT"/logs/* | diag; }
 ok "the contract stage froze the baseline itself" test -f "$OUT/contract/frozen.json"
 "$MOEFLOW_BIN" contract verify "$OUT" > "$WORK/verify.out" 2>&1
 ok "the frozen contract is intact" has "$WORK/verify.out" "^$OUT: intact, sha256 "
 ok "the capture measured the environment inside the container" test -s "$OUT/contract/measured.json"
 nruns=$(ls -d "$OUT"/runs/*/ 2> /dev/null | wc -l)
-tap_ok $(( nruns < 25 )) "every run is sealed under runs/ ($nruns)"
+# the contract stage's run is the frozen contract itself
+tap_ok $(( nruns < ncand - 1 )) "every run is sealed under runs/ ($nruns)"
 run=$(dirname "$(grep -l '"ep_overlap":true' "$OUT"/runs/*/contract.json | head -1)")
 "$MOEFLOW_BIN" contract verify "$run" > "$WORK/verify-run.out" 2>&1
 ok "the EP-overlap run is allowed by the retune rule, as with the plugin" \

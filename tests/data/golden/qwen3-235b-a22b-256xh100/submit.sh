@@ -9,9 +9,16 @@ cd "$(dirname "$0")"
 # The scripts carry the moeflow plugin's --moe-* options, which an sbatch
 # without the plugin refuses ("unrecognized option"): say why, before
 # submitting anything (no sbatch at all fails below, naming the stage).
-if command -v sbatch > /dev/null && ! sbatch --help 2>/dev/null | grep -q -e '--moe-stage'; then
-    echo "submit.sh: this cluster's sbatch does not know --moe-stage: the moeflow SPANK plugin (spank_moeflow.so) is not loaded here. Either ask the cluster's admin to install it (spank_moeflow(8)), or set cluster.plugin: none in the study and run moeflow gen again: its scripts then check the measurement contract themselves (moeflow-study(5), PLUGIN)." >&2
-    exit 1
+# Its help is read whole first: grep -q in a pipe stops reading at the
+# match, and under pipefail sbatch's SIGPIPE then read as "not loaded".
+if command -v sbatch > /dev/null; then
+    help=$(sbatch --help 2>/dev/null || true)
+    case $help in
+    *--moe-stage*) ;;
+    *)
+        echo "submit.sh: this cluster's sbatch does not know --moe-stage: the moeflow SPANK plugin (spank_moeflow.so) is not loaded here. Either ask the cluster's admin to install it (spank_moeflow(8)), or set cluster.plugin: none in the study and run moeflow gen again: its scripts then check the measurement contract themselves (moeflow-study(5), PLUGIN)." >&2
+        exit 1 ;;
+    esac
 fi
 mkdir -p logs results
 
