@@ -251,6 +251,8 @@ static const char *srcpath(const char *rel)
     return buf;
 }
 
+/* The paths are single-quoted in each command: a checkout's path may hold
+ * a blank. */
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void sh(const char *fmt, ...)
@@ -296,18 +298,18 @@ static void profile_evidence(void **state)
     struct moe_error e;
 
     (void)state;
-    sh("mkdir -p %s/results/profile/torch_profile %s/results/fit", dir, dir);
+    sh("mkdir -p '%s/results/profile/torch_profile' '%s/results/fit'", dir, dir);
     write_study(dir);
     moe_error_clear(&e);
     assert_int_equal(moe_profile_evidence_load(dir, &pe, &e), -1);
     assert_non_null(strstr(e.text, "has the profile stage run?"));
-    sh("touch %s/results/profile/profile-3-rank0.nsys-rep", dir);
+    sh("touch '%s/results/profile/profile-3-rank0.nsys-rep'", dir);
     assert_int_equal(moe_profile_evidence_load(dir, &pe, &e), -1);
     assert_non_null(strstr(e.text, "1 Nsight Systems report without the SQLite export"));
     assert_non_null(strstr(e.text, "nsys export --type sqlite --output "));
     assert_non_null(strstr(e.text, "profile-3-rank0.sqlite "));
-    sh("rm %s/results/profile/profile-3-rank0.nsys-rep", dir);
-    sh("cp %s %s/results/profile/torch_profile/",
+    sh("rm '%s/results/profile/profile-3-rank0.nsys-rep'", dir);
+    sh("cp '%s' '%s/results/profile/torch_profile/'",
        srcpath("tests/data/gpu/traces/core-0.19/rank-0.json.gz"), dir);
     assert_int_equal(moe_profile_evidence_load(dir, &pe, &e), 0);
     assert_int_equal(pe.first, 4);
@@ -324,8 +326,8 @@ static void profile_evidence(void **state)
                         "profile baseline 111111111111");
     moe_profile_evidence_free(&pe);
     sh("echo '[Rank 0] (after 1 iterations) memory (MB) | allocated: 1.0 | max allocated: "
-       "1300.50 | reserved: 2.0 | max reserved: 2.0' > %s/results/fit/%s.log", dir, FIT_ID);
-    sh("echo 0 > %s/results/fit/%s.rc", dir, FIT_ID);
+       "1300.50 | reserved: 2.0 | max reserved: 2.0' > '%s/results/fit/%s.log'", dir, FIT_ID);
+    sh("echo 0 > '%s/results/fit/%s.rc'", dir, FIT_ID);
     assert_int_equal(moe_profile_evidence_load(dir, &pe, &e), 0);
     assert_true(pe.fit_measured_mib == 1300.5);
     assert_true(json_number_value(json_object_get(pe.run, "peak_max_allocated_mib")) == 1300.5);
