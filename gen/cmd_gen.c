@@ -174,7 +174,7 @@ static const struct moe_opt gen_opts[] = {
       "retune only what targets it (memory, communication,\n"
       "host, compute), as 'moeflow diagnose' reports it", .set = set_for },
     { "contention", required_argument, 'C', "PCT",
-      "how much slower (%) the profile's compute kernels ran\n"
+      "how much slower (%%) the profile's compute kernels ran\n"
       "beside communication than alone (moeflow report's\n"
       "contention); under 5 the retune axis dispatcher_sms is\n"
       "skipped, from 5 it is screened (default: unknown,\n"
