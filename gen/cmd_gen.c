@@ -15,6 +15,7 @@
 #include <slurm/slurm.h>
 
 #include "cli.h"
+#include "fit_evidence.h"
 #include "options.h"
 #include "core/layout_name.h"
 #include "core/manifest.h"
@@ -475,7 +476,11 @@ static int fit_memory_ratio(const char *dir, struct moe_study *study)
                              "directory written by moeflow gen (no " MOE_STUDY_MANIFEST ")\n", dir);
     if (moe_fit_report_load(dir, &r, &err) < 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
-    ratio = moe_fit_report_ratio(&r, &from);
+    from = moe_gen_take_fit_evidence(study, &r);
+    ratio = from ? study->fit_memory_ratio : 0;
+    if (study->fit_static_shapes < 0)
+        fprintf(stderr, "moeflow gen: retune stage: shapes %s: full_iteration CUDA graphs are "
+                "skipped\n", study->fit_shapes_why);
     if (ratio > 0)
         fprintf(stderr, "moeflow gen: scale stage: usable memory divided by %.3f, the measured/"
                 "predicted peak of fit candidate %s (rank %d) in %s\n", ratio, from->label,
@@ -485,7 +490,6 @@ static int fit_memory_ratio(const char *dir, struct moe_study *study)
         return moe_cli_error(MOE_EXIT_INVALID_INPUT, "moeflow gen: --fit-memory-from '%s': no "
                              "fit run there can be trusted yet (see moeflow report %s --stage "
                              "fit)\n", dir, dir);
-    study->fit_memory_ratio = ratio;
     return MOE_CLI_RUN;
 }
 
@@ -607,14 +611,12 @@ static int adopt_decisions(struct gen_args *a, const struct moe_study *study,
 static void fit_ratio_of(const char *dir, struct moe_study *study)
 {
     struct moe_fit_report r;
-    const struct moe_fit_row *from;
     struct moe_error err;
 
     moe_error_clear(&err);
     if (moe_fit_report_load(dir, &r, &err) < 0)
         return;
-    if (moe_fit_report_ratio(&r, &from) > 0)
-        study->fit_memory_ratio = moe_fit_report_ratio(&r, &from);
+    moe_gen_take_fit_evidence(study, &r);
     moe_fit_report_free(&r);
 }
 
@@ -667,6 +669,8 @@ static int gen(struct gen_args *a, const char *path)
         rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     else if (!a->winners && !a->rebuild && (rc = moe_study_baseline_fit(&study, &err)) != 0)
         rc = moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
+    else if (a->rebuild && moe_study_baseline_shapes(&study, &err) != 0)
+        rc = moe_cli_fail(&err, MOE_EXIT_INFEASIBLE);
     else if ((rc = choose_scripts(&study, a)) != 0)
         ; /* choose_scripts said why */
     else {

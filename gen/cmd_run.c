@@ -26,6 +26,7 @@
 #include "run_wait.h"
 #include "run_winners.h"
 #include "analysis/fit_report.h"
+#include "fit_evidence.h"
 #include "core/json_build.h"
 #include "core/manifest.h"
 #include "core/stage.h"
@@ -367,7 +368,6 @@ static int baseline_fits(const struct run_ctx *c)
     char *yaml = moe_path_join(c->dir, "study.yaml");
     struct moe_study s;
     struct moe_fit_report r;
-    const struct moe_fit_row *from;
     struct moe_error err;
     int rc;
 
@@ -381,10 +381,7 @@ static int baseline_fits(const struct run_ctx *c)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     }
     if (moe_fit_report_load(c->dir, &r, &err) == 0) {
-        double ratio = moe_fit_report_ratio(&r, &from);
-
-        if (ratio > 0)
-            s.fit_memory_ratio = ratio;
+        moe_gen_take_fit_evidence(&s, &r);
         moe_fit_report_free(&r);
     }
     moe_error_clear(&err);

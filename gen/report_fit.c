@@ -46,6 +46,8 @@ static void print_table(const struct moe_fit_report *r, const char *study)
 {
     const struct moe_fit_row *from;
     double ratio = moe_fit_report_ratio(r, &from);
+    enum moe_fit_shapes shapes;
+    char why[400];
 
     printf("study %s, stage fit: %zu candidates, each one GPU standing in for a rank of %d "
            "(Megatron's fake process group)\n", r->study, r->n, r->n ? r->rows[0].world : 0);
@@ -82,6 +84,11 @@ static void print_table(const struct moe_fit_report *r, const char *study)
         printf("measured/predicted at most %.3f (%s, rank %d): moeflow gen --fit-memory-from "
                "%s scales the scale stage's memory filter by it\n", ratio, from->label,
                from->rank, study);
+    shapes = moe_fit_report_shapes(r, &from);
+    printf("static shapes (measured, which a full-iteration CUDA graph needs): %s%s\n",
+           moe_fit_shapes_text(shapes, from, why, sizeof(why)),
+           shapes == MOE_FIT_SHAPES_VARY ? "; moeflow gen --fit-memory-from skips full_iteration "
+                                           "and refuses a baseline that has it" : "");
 }
 
 int moe_report_fit(const char *study, const char *shown, bool json)

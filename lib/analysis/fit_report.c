@@ -50,6 +50,7 @@ static void describe_candidate(const struct moe_candidate *c, struct moe_fit_row
 {
     struct moe_layout l;
     char *text = moe_value_text(c->value);
+    const char *routing;
 
     /* a message: the label people read; a long value is shown cut */
     snprintf(row->label, sizeof(row->label), "%s=%s", c->variable ? c->variable : "?",
@@ -60,6 +61,10 @@ static void describe_candidate(const struct moe_candidate *c, struct moe_fit_row
     row->ep = l.ep, row->etp = l.etp;
     row->rank = c->rank > 0 ? c->rank : 0, row->world = c->world_size;
     recompute_text(c->contract, row->recompute, sizeof(row->recompute));
+    routing = json_string_value(
+        json_object_get(json_object_get(c->contract, MOE_CONTRACT_SEMANTICS), "routing"));
+    /* a routing class is one short word: a longer one (not moeflow's) shows cut */
+    snprintf(row->routing, sizeof(row->routing), "%s", routing ? routing : "?");
     row->predicted_mib = c->predicted_mib;
 }
 
@@ -141,6 +146,8 @@ static void flag_row(struct moe_fit_row *row)
         row->flags |= MOE_FIT_COLLAPSED;
     if (fabs(e) > MOE_FIT_ERROR_FLAG_PCT)
         row->flags |= MOE_FIT_OFF;
+    if (moe_fit_row_shapes_vary(row))
+        row->flags |= MOE_FIT_SHAPES_MOVED;
 }
 
 int moe_fit_report_load(const char *study, struct moe_fit_report *r, struct moe_error *err)
@@ -236,6 +243,14 @@ const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t
     else
         /* a verdict for people (buf: the caller's): cut, it still says it */
         snprintf(buf, len, "ok");
+    if (f & MOE_FIT_SHAPES_MOVED) {
+        size_t used = strlen(buf);
+
+        /* its memory figure stands; the shapes are another matter.  A
+         * verdict for people (buf: the caller's): cut, it still says it */
+        snprintf(buf + used, len - used, "; shapes not static: %ld to %ld rows per dispatch "
+                 "under drop-and-pad", row->ev.rows_min, row->ev.rows_max);
+    }
     return buf;
 }
 
@@ -315,6 +330,7 @@ static json_t *row_json(struct moe_jb *b, const struct moe_fit_row *row)
                "modeled: moeflow's memory model for the rank the run stands in for");
     moe_jb_num_opt(b, j, "error_pct", moe_fit_row_error_pct(row));
     moe_jb_set(b, j, "routing", evidence_json(b, &row->ev));
+    moe_jb_set(b, j, "routing_class", moe_report_text_json(row->routing));
     moe_jb_set(b, j, "error", moe_report_text_json(row->error));
     /* a verdict is a sentence; one cut short still says it */
     moe_jb_set(b, j, "verdict",
@@ -324,10 +340,18 @@ static json_t *row_json(struct moe_jb *b, const struct moe_fit_row *row)
 
 json_t *moe_fit_report_json(const struct moe_fit_report *r, struct moe_error *err)
 {
-    json_t *j = json_object(), *rows = json_array();
+    json_t *j = json_object(), *rows = json_array(), *shapes = json_object();
+    const struct moe_fit_row *from;
+    enum moe_fit_shapes st = moe_fit_report_shapes(r, &from);
+    static const char *const names[] = { "unknown", "static", "not static" };
+    char text[400];
     struct moe_jb b;
 
     moe_jb_init(&b, err);
+    moe_jb_str(&b, shapes, "verdict", names[st]);
+    moe_jb_set(&b, shapes, "why",
+               moe_report_text_json(moe_fit_shapes_text(st, from, text, sizeof(text))));
+    moe_jb_set(&b, shapes, "candidate", from ? json_string(from->id) : json_null());
     for (size_t i = 0; i < r->n; i++)
         moe_jb_append(&b, rows, row_json(&b, &r->rows[i]));
     /* a row's failure is named "[i].key": the rows are "candidates" */
@@ -337,5 +361,6 @@ json_t *moe_fit_report_json(const struct moe_fit_report *r, struct moe_error *er
     moe_jb_num(&b, j, "flag_error_pct", MOE_FIT_ERROR_FLAG_PCT);
     moe_jb_num(&b, j, "collapse_ratio", MOE_FIT_COLLAPSE_RATIO);
     moe_jb_set(&b, j, "candidates", rows);
+    moe_jb_set(&b, j, "static_shapes", moe_jb_done(&b, shapes));
     return moe_jb_done(&b, j);
 }

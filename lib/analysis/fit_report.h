@@ -7,6 +7,7 @@
 #ifndef MOEFLOW_FIT_REPORT_H
 #define MOEFLOW_FIT_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -28,6 +29,7 @@ enum moe_fit_flag {
     MOE_FIT_COLLAPSED = 1u << 4,   /* routing collapsed or non-finite tokens */
     MOE_FIT_OFF = 1u << 5,         /* |error| > MOE_FIT_ERROR_FLAG_PCT */
     MOE_FIT_STALE_RC = 1u << 6,    /* the .rc is older than the log (issue 42) */
+    MOE_FIT_SHAPES_MOVED = 1u << 7, /* drop-and-pad, yet the rows per dispatch varied */
 };
 
 /* A job writes its .rc after its log is whole, so an .rc older than its
@@ -40,6 +42,7 @@ struct moe_fit_row {
     char id[72];
     char label[200];       /* variable=value */
     char recompute[160];   /* none, full, or the selective modules */
+    char routing[16];      /* the contract's semantics.routing: dropless, drop-and-pad, ... */
     int rank, world;
     int tp, cp, pp, vpp, ep, etp;
     double measured_mib;   /* NAN: none */
@@ -70,6 +73,21 @@ const char *moe_fit_row_verdict(const struct moe_fit_row *row, char *buf, size_t
  * --fit-memory-from` scales the scale stage's memory filter by it. */
 double moe_fit_report_ratio(const struct moe_fit_report *r, const struct moe_fit_row **from);
 
+/* Static shapes, which a full-iteration CUDA graph needs (issue 41), as
+ * the fit stage's runs show them: drop-and-pad pads every expert's input to
+ * its capacity, so each all-to-all dispatch of a sound run receives the
+ * same rows.  STATIC: every such run with a dispatch did; VARY: one did
+ * not (*from names it); UNKNOWN: no such run (EP 1, dropless, not run,
+ * untrusted). */
+enum moe_fit_shapes { MOE_FIT_SHAPES_UNKNOWN, MOE_FIT_SHAPES_STATIC, MOE_FIT_SHAPES_VARY };
+/* One row: a sound drop-and-pad run whose dispatches received different
+ * rows (the flag MOE_FIT_SHAPES_MOVED). */
+bool moe_fit_row_shapes_vary(const struct moe_fit_row *row);
+enum moe_fit_shapes moe_fit_report_shapes(const struct moe_fit_report *r,
+                                          const struct moe_fit_row **from);
+/* The same in words, for the report's last lines and gen's skip reasons. */
+const char *moe_fit_shapes_text(enum moe_fit_shapes s, const struct moe_fit_row *from, char *buf,
+                                size_t len);
 /* The fit stage's report.json; NULL with err (may be NULL) naming the key
  * when a value could not be made (out of memory), never a row or key left
  * out. */

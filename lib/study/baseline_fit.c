@@ -6,7 +6,21 @@
 #include "study/baseline_fit.h"
 #include "study/study_fit.h"
 #include "study/study_fit_internal.h"
+#include "study/study_internal.h"
 #include "study/study_schema.h"
+
+/* A full-iteration graph of a baseline whose fit runs saw the rows per
+ * dispatch move would replay one captured shape for all of them
+ * (analysis/fit_shapes.c). */
+int moe_study_baseline_shapes(const struct moe_study *s, struct moe_error *err)
+{
+    if (!moe_graphs_full_iteration(&s->baseline) || s->fit_static_shapes >= 0)
+        return 0;
+    moe_error_at(err, s->path, 0, 0, MOE_SK_BASELINE ".cuda_graph_modules: full_iteration needs "
+                 "static shapes, and they are %s: route drop-and-pad with padding to capacity, "
+                 "or graph a smaller scope", s->fit_shapes_why);
+    return 1;
+}
 
 int moe_study_baseline_fit(const struct moe_study *s, struct moe_error *err)
 {
@@ -26,7 +40,7 @@ int moe_study_baseline_fit(const struct moe_study *s, struct moe_error *err)
         moe_fit_layout(&s->model, &l, &s->workload, &t, &c, &f, err) < 0)
         return -1;
     if (f.fits)
-        return 0;
+        return moe_study_baseline_shapes(s, err);
     if (moe_fit_where(&s->model, &s->workload, &t, &c, s->cluster.gpus_per_node, &wh, err) < 0)
         return -1;
     /* the text stays within MOE_ERROR_TEXT_MAX: the two clauses are the long part */

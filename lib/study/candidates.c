@@ -711,7 +711,9 @@ static void retune_precision(struct plan_ctx *c, const struct moe_run *base)
 /* Smallest scope first: the router, then MoE preprocessing, then attention,
  * then the whole step (full_iteration), which Megatron's rules allow only
  * with static shapes: emit() skips it, naming the rule, for dropless
- * routing or the allgather dispatcher (megatron_rules.c). */
+ * routing or the allgather dispatcher (megatron_rules.c), and so does this
+ * when the fit stage's drop-and-pad runs saw the rows per dispatch move
+ * (analysis/fit_shapes.c: the measured evidence beats the rule's promise). */
 static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
 {
     static const char *const chain[] = { "moe_router", "moe_preprocess", "attn" };
@@ -733,7 +735,12 @@ static void retune_graphs(struct plan_ctx *c, const struct moe_run *base)
     struct moe_run full = *base;
     full.cfg.cuda_graph_modules.n = 1;
     full.cfg.cuda_graph_modules.v[0] = "full_iteration";
-    retune_emit(c, &full, MOE_RETUNE_CUDA_GRAPH, module_list(c, &full.cfg.cuda_graph_modules));
+    if (c->s->fit_static_shapes < 0)
+        skip(c, var(MOE_RETUNE_CUDA_GRAPH), module_list(c, &full.cfg.cuda_graph_modules),
+             "shapes %s (the fit stage's routing evidence)", c->s->fit_shapes_why);
+    else
+        retune_emit(c, &full, MOE_RETUNE_CUDA_GRAPH,
+                    module_list(c, &full.cfg.cuda_graph_modules));
 }
 
 static void retune_mbs(struct plan_ctx *c, const struct moe_run *base)

@@ -222,6 +222,11 @@ struct moe_study {
 #define MOE_CONTENTION_MIN_PCT 5.0  /* moeflow's threshold, not Megatron's (candidates.c) */
     double fit_memory_ratio;      /* not from the file: `moeflow gen --fit-memory-from`'s
                                      measured/predicted peak of a fit stage (0: none) */
+    /* not from the file: static shapes as that fit stage's drop-and-pad runs
+     * showed them (analysis/fit_report.h's moe_fit_report_shapes): 1 static,
+     * -1 not static, 0 unknown; fit_shapes_why says it in words */
+    int fit_static_shapes;
+    char fit_shapes_why[400];
     /* not from the file: the layouts of moeflow run's next scale round (gen
      * --rebuild reads them from the study's last scale decision), run instead
      * of the scale_top_k ranked first */

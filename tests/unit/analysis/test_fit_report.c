@@ -151,6 +151,11 @@ static void study_rows(void **state)
     assert_int_equal(w->flags, MOE_FIT_NOT_RUN);
     assert_int_equal(w->rc, -1);
 
+    /* dropless: its rows move by design and say nothing of static shapes */
+    assert_string_equal(row_of(&r, '1')->routing, "dropless");
+    assert_int_equal(moe_fit_report_shapes(&r, &w), MOE_FIT_SHAPES_UNKNOWN);
+    assert_null(w);
+
     /* only the sound run counts: 8703.19 / 8843.7 */
     assert_true(fabs(moe_fit_report_ratio(&r, &w) - 8703.19 / 8843.7) < 1e-6);
     assert_int_equal(w->id[0], '1');
@@ -198,6 +203,61 @@ static void stale_rc(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static struct moe_fit_row shaped(const char *label, const char *routing, long lo, long hi,
+                                  long calls, unsigned flags)
+{
+    struct moe_fit_row row = { .rank = 0, .rc = 0, .flags = flags };
+
+    snprintf(row.label, sizeof(row.label), "%s", label);
+    snprintf(row.routing, sizeof(row.routing), "%s", routing);
+    snprintf(row.ev.mode, sizeof(row.ev.mode), "fill");
+    row.ev.seen = true;
+    row.ev.dispatch_calls = calls;
+    row.ev.rows_min = lo, row.ev.rows_max = hi;
+    return row;
+}
+
+/* Static shapes (issue 41): only a sound drop-and-pad run that dispatched
+ * speaks for them; one that saw its rows move decides, and names itself. */
+static void static_shapes(void **state)
+{
+    struct moe_fit_row rows[5];
+    struct moe_fit_report r = { .rows = rows, .n = 0 };
+    const struct moe_fit_row *from;
+    char text[400];
+
+    (void)state;
+    rows[r.n++] = shaped("baseline=baseline", "dropless", 3000, 5200, 32, 0);
+    rows[r.n++] = shaped("ep=1", "drop-and-pad", 0, 0, 0, 0);           /* no dispatch */
+    rows[r.n++] = shaped("mbs=2", "drop-and-pad", 900, 4096, 32, MOE_FIT_FAILED);
+    assert_int_equal(moe_fit_report_shapes(&r, &from), MOE_FIT_SHAPES_UNKNOWN);
+    assert_null(from);
+    assert_non_null(strstr(moe_fit_shapes_text(MOE_FIT_SHAPES_UNKNOWN, from, text,
+                                               sizeof(text)), "unknown"));
+
+    rows[r.n++] = shaped("ep=2", "drop-and-pad", 4096, 4096, 24, 0);
+    assert_int_equal(moe_fit_report_shapes(&r, &from), MOE_FIT_SHAPES_STATIC);
+    assert_ptr_equal(from, &rows[3]);
+    assert_string_equal(moe_fit_shapes_text(MOE_FIT_SHAPES_STATIC, from, text, sizeof(text)),
+                        "static: every drop-and-pad run received the same rows on each "
+                        "all-to-all dispatch (4096 rows, 24 dispatches of fit candidate ep=2)");
+    assert_false(moe_fit_row_shapes_vary(&rows[0])); /* dropless */
+    assert_false(moe_fit_row_shapes_vary(&rows[2])); /* failed */
+
+    rows[r.n++] = shaped("ep=4", "drop-and-pad", 3968, 4096, 24, 0);
+    assert_true(moe_fit_row_shapes_vary(&rows[4]));
+    assert_int_equal(moe_fit_report_shapes(&r, &from), MOE_FIT_SHAPES_VARY);
+    assert_ptr_equal(from, &rows[4]);
+    assert_string_equal(moe_fit_shapes_text(MOE_FIT_SHAPES_VARY, from, text, sizeof(text)),
+                        "not static: fit candidate ep=4 (rank 0), drop-and-pad, received 3968 "
+                        "to 4096 rows per all-to-all dispatch in 24 dispatches");
+    /* the row's verdict keeps its memory verdict and adds the shapes */
+    rows[4].flags = MOE_FIT_SHAPES_MOVED;
+    assert_string_equal(moe_fit_row_verdict(&rows[4], text, sizeof(text)),
+                        "ok; shapes not static: 3968 to 4096 rows per dispatch under "
+                        "drop-and-pad");
+}
+
 /* A manifest whose id could name another file is refused. */
 static void bad_id(void **state)
 {
@@ -226,6 +286,7 @@ int main(void)
         cmocka_unit_test(evidence_line),  cmocka_unit_test(evidence_refusals),
         cmocka_unit_test(log_exception),  cmocka_unit_test(study_rows),
         cmocka_unit_test(bad_id),         cmocka_unit_test(stale_rc),
+        cmocka_unit_test(static_shapes),
     };
     return MOE_RUN_TESTS(tests);
 }
