@@ -85,7 +85,7 @@ static void print_table(const struct moe_fit_report *r, const char *study)
                "%s scales the scale stage's memory filter by it\n", ratio, from->label,
                from->rank, study);
     shapes = moe_fit_report_shapes(r, &from);
-    printf("static shapes (measured, which a full-iteration CUDA graph needs): %s%s\n",
+    printf("static shapes (measured; a full-iteration CUDA graph needs them): %s%s\n",
            moe_fit_shapes_text(shapes, from, why, sizeof(why)),
            shapes == MOE_FIT_SHAPES_VARY ? "; moeflow gen --fit-memory-from skips full_iteration "
                                            "and refuses a baseline that has it" : "");

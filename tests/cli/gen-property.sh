@@ -14,9 +14,17 @@
 #     commands (first on an empty PATH) that log their arguments, with the
 #     value masked, and the log equals the one for a plain value.
 # Runs the real moeflow gen; the random strings are the same every run.
+# In the sanitizer build only gen itself runs for each value (refused naming
+# the field, or written): ASan and UBSan watch the C code that reads and
+# writes the value, while the checks of the scripts are shell code on bytes
+# the plain build's run of this test has checked already (gen writes the
+# same bytes in both builds), and took most of the sanitizer phase's time
+# (issue 40: the test command within 30 minutes on 2 cores).
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 M=$MOEFLOW_BIN
 T=$MOEFLOW_SRCDIR/templates
+gen_only= how=
+grep -q __asan_init "$M" && gen_only=1 how=" (the sanitizer build: gen only)"
 tmp=$(mktemp -d /tmp/mfgp.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export LC_ALL=C
@@ -336,6 +344,7 @@ check_value() {
         echo "refused without naming $* (exit $rc):"; cat "$tmp/gen.out"; return 1
     fi
     if has_control "$val"; then echo "accepted a control character in $*"; return 1; fi
+    [ -n "$gen_only" ] && return 0
     static_ok "$out" || return 1
     [ "$group" = together ] || sbatch_same "$1" "$val" "$out" || return 1
     [ "$group" = together ] && { sbatch_same "" "" "$out" || return 1; }
@@ -360,7 +369,7 @@ check_all() {  # check_all GROUP DESCRIPTION FIELD...: one TAP point over every 
         fi
     done
     [ $failed -eq 0 ] || head -40 "$tmp/why" | diag
-    tap_ok $failed "$desc: ${#values[@]} values, $accepted written as plain data, $refused refused naming the field"
+    tap_ok $failed "$desc: ${#values[@]} values, $accepted written as plain data, $refused refused naming the field$how"
 }
 
 for f in "${each[@]}"; do
@@ -381,11 +390,16 @@ for val in "${values[@]}"; do
         if [ $rc -eq 1 ] && grep -q '^moeflow: -o: ' "$tmp/gen.out"; then refused=$((refused + 1)); continue; fi
         { echo "-o $(printf '%q' "$d"): exit $rc"; cat "$tmp/gen.out"; } >> "$tmp/why"; failed=$((failed + 1)); continue
     fi
-    if has_control "$d" || ! { static_ok "$tmp/o/$d" && sbatch_same -o "" "$tmp/o/$d"; } >> "$tmp/why" 2>&1; then
+    if has_control "$d" || { [ -z "$gen_only" ] &&
+        ! { static_ok "$tmp/o/$d" && sbatch_same -o "" "$tmp/o/$d"; } >> "$tmp/why" 2>&1; }; then
         echo "... for -o $(printf '%q' "$d")" >> "$tmp/why"; failed=$((failed + 1)); continue
     fi
     accepted=$((accepted + 1))
 done
 [ $failed -eq 0 ] || head -40 "$tmp/why" | diag
-tap_ok $failed "-o: $accepted paths written (--moe-study read back exactly), $refused refused naming -o"
+if [ -n "$gen_only" ]; then
+    tap_ok $failed "-o: $accepted paths written, $refused refused naming -o$how"
+else
+    tap_ok $failed "-o: $accepted paths written (--moe-study read back exactly), $refused refused naming -o"
+fi
 tap_done
