@@ -23,6 +23,7 @@
 #include "analysis/report.h"
 #include "analysis/report_runs.h"
 #include "analysis/study_report.h"
+#include "study/study.h"
 
 struct diagnose_args {
     const char *run, *stage;
@@ -305,6 +306,41 @@ static json_t *candidates_json(struct moe_jb *b, enum moe_bottleneck bn)
     return moe_jb_done(b, list);
 }
 
+/* The profile's contention, measured, and what gen --contention makes of
+ * it for the dispatcher SM counts (lib/study/candidates.c). */
+static const char *contention_use(double pct)
+{
+    if (isnan(pct))
+        return "unknown: retune screens dispatcher_sms with the whole catalogue";
+    return pct < MOE_CONTENTION_MIN_PCT ? "under the threshold: retune skips dispatcher_sms"
+                                        : "at or over the threshold: retune screens dispatcher_sms";
+}
+
+static json_t *contention_json(struct moe_jb *b, const struct moe_profile_evidence *pe)
+{
+    json_t *c = json_object();
+
+    moe_jb_str(b, c, "source", "measured, trace: compute kernels beside communication "
+               "against the same kernels alone");
+    num_or_null(b, c, "slowdown_pct", pe->contention_pct);
+    moe_jb_num(b, c, "threshold_pct", MOE_CONTENTION_MIN_PCT);
+    moe_jb_str(b, c, "dispatcher_sms", contention_use(pe->contention_pct));
+    return moe_jb_done(b, c);
+}
+
+static void print_contention(const struct moe_profile_evidence *pe)
+{
+    if (!pe)
+        return;
+    if (isnan(pe->contention_pct))
+        printf("  contention (measured, trace): no compute kernel ran both alone and beside "
+               "communication; %s\n", contention_use(pe->contention_pct));
+    else
+        printf("  contention (measured, trace): compute kernels %.1f%% slower beside "
+               "communication than alone (threshold %.0f%%): %s\n", pe->contention_pct,
+               MOE_CONTENTION_MIN_PCT, contention_use(pe->contention_pct));
+}
+
 /* The diagnosis as --json prints it; -1 with err (naming the key) when a
  * value could not be made: never a document missing a key. */
 static int print_json(const json_t *run, const struct moe_diagnosis *d, const struct evidence *ev,
@@ -324,6 +360,8 @@ static int print_json(const json_t *run, const struct moe_diagnosis *d, const st
     moe_jb_set(&b, j, "thresholds", thresholds_json(&b));
     moe_jb_str_opt(&b, j, "measured_from", ev->what);
     moe_jb_set(&b, j, "sources", ev->pe ? json_incref(ev->pe->sources) : json_array());
+    if (ev->pe)
+        moe_jb_set(&b, j, "contention", contention_json(&b, ev->pe));
     if (ev->pe)
         moe_jb_set(&b, j, "profiled_steps",
                    moe_jb_pack(&b, "[I,I]", (json_int_t)ev->pe->first, (json_int_t)ev->pe->last));
@@ -435,6 +473,7 @@ static int print_diagnosis(const json_t *run, const struct moe_diagnosis *d,
            moe_text_visible(json_string_value(json_object_get(run, "name")), shown, sizeof(shown)),
            moe_bottleneck_name(d->bottleneck), d->reason);
     print_measured(d, ev);
+    print_contention(ev->pe);
     print_memory(ev);
     printf("retune candidates (moeflow gen --stage retune --for %s):\n",
            moe_bottleneck_name(d->bottleneck));

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,12 +71,15 @@ static int scale_round(struct run_ctx *c)
     return r >= 1 && r <= MOE_LOOP_SCALE_ROUNDS ? (int)r : 1;
 }
 
-/* gen --rebuild DIR --stage from [--for b]: the later stages written from
- * the trail, and the manifest read again. */
-static int rebuild(struct run_ctx *c, enum moe_stage from, const char *bottleneck)
+/* gen --rebuild DIR --stage from [--for b] [--contention PCT]: the later
+ * stages written from the trail, and the manifest read again.  contention:
+ * the profile's, measured, or NAN. */
+static int rebuild(struct run_ctx *c, enum moe_stage from, const char *bottleneck,
+                   double contention)
 {
-    char *yaml = moe_path_join(c->dir, "study.yaml"), stage[16];
-    char *argv[] = { NULL, "gen", yaml, "--stage", stage, "--rebuild", c->dir, NULL, NULL, NULL };
+    char *yaml = moe_path_join(c->dir, "study.yaml"), stage[16], pct[32];
+    char *argv[12] = { NULL, "gen", yaml, "--stage", stage, "--rebuild", c->dir, NULL };
+    int n = 7;
     struct moe_error err;
     int rc;
 
@@ -84,8 +88,14 @@ static int rebuild(struct run_ctx *c, enum moe_stage from, const char *bottlenec
     /* fits: a stage's name is at most 8 bytes (core/stage.h) */
     snprintf(stage, sizeof(stage), "%s", moe_stage_name(from));
     if (bottleneck) {
-        argv[7] = "--for";
-        argv[8] = (char *)bottleneck;
+        argv[n++] = "--for";
+        argv[n++] = (char *)bottleneck;
+    }
+    if (isfinite(contention)) {
+        /* a number of at most a few digits: %.17g round-trips it */
+        snprintf(pct, sizeof(pct), "%.17g", contention);
+        argv[n++] = "--contention";
+        argv[n++] = pct;
     }
     rc = run_self("gen", argv);
     free(yaml);
@@ -125,7 +135,7 @@ static int after_fit(struct run_ctx *c)
     if ((rc = moe_loop_decide_fit(c->dir, &o, &err)) != 0)
         return moe_cli_fail(&err, rc > 0 ? MOE_EXIT_INFEASIBLE : MOE_EXIT_INVALID_INPUT);
     said("fit", &o);
-    if ((rc = rebuild(c, MOE_STAGE_SCALE, NULL)) != MOE_EXIT_OK)
+    if ((rc = rebuild(c, MOE_STAGE_SCALE, NULL, NAN)) != MOE_EXIT_OK)
         return rc;
     return mark(c, "fit", "rebuilt");
 }
@@ -147,7 +157,7 @@ static int after_scale(struct run_ctx *c)
     if (moe_loop_decide_scale(c->dir, round, &o, &err) != 0)
         return moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);
     said("scale", &o);
-    if ((rc = rebuild(c, o.next_round ? MOE_STAGE_SCALE : MOE_STAGE_PROFILE, NULL)) !=
+    if ((rc = rebuild(c, o.next_round ? MOE_STAGE_SCALE : MOE_STAGE_PROFILE, NULL, NAN)) !=
         MOE_EXIT_OK)
         return rc;
     if (o.next_round) {
@@ -199,6 +209,14 @@ static json_t *diagnosis(struct run_ctx *c)
     return NULL;
 }
 
+/* The diagnosis's measured contention (%), or NAN: gen --contention. */
+static double contention_of(const json_t *d)
+{
+    const json_t *v = json_object_get(json_object_get(d, "contention"), "slowdown_pct");
+
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 static int after_profile(struct run_ctx *c)
 {
     struct moe_loop_outcome o;
@@ -220,7 +238,7 @@ static int after_profile(struct run_ctx *c)
             said("profile", &o);
             b = json_string_value(json_object_get(d, "bottleneck"));
         }
-        if (rc == 0 && (rc = rebuild(c, MOE_STAGE_RETUNE, b)) == MOE_EXIT_OK)
+        if (rc == 0 && (rc = rebuild(c, MOE_STAGE_RETUNE, b, contention_of(d))) == MOE_EXIT_OK)
             rc = mark(c, "profile", "rebuilt");
         else if (rc != 0)
             rc = moe_cli_fail(&err, MOE_EXIT_INVALID_INPUT);

@@ -169,6 +169,8 @@ static int load_traces(const char *study, struct moe_profile_evidence *e, struct
     }
     if (rc == 0 && !(e->sources = sources_of(&b, study, &side.overlap)))
         rc = -1;
+    if (rc == 0)
+        e->contention_pct = moe_profile_side_contention_pct(&side);
     moe_profile_side_free(&side);
     free(dir);
     return rc;
@@ -268,7 +270,7 @@ int moe_profile_evidence_load(const char *study, struct moe_profile_evidence *e,
     int rc = -1;
 
     memset(e, 0, sizeof(*e));
-    e->fit_measured_mib = e->fit_predicted_mib = NAN;
+    e->fit_measured_mib = e->fit_predicted_mib = e->contention_pct = NAN;
     if (moe_manifest_load(study, &m, err) < 0)
         return -1;
     if ((c = profile_baseline(&m, err)) && profiled_steps(&m, c, &e->first, &e->last, err) == 0 &&

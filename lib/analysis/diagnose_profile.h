@@ -26,6 +26,11 @@ struct moe_profile_evidence {
     json_t *sources;      /* the trace files read, as paths */
     json_t *run;          /* what moe_diagnose reads: name, fit's peak, recompute */
     double capacity_mib;  /* the contract's declared GPU memory; 0 when it has none */
+    /* Measured contention (profile_pair_internal.h): how much slower the
+     * compute kernels ran beside communication than alone, %; NAN when no
+     * kernel name ran both ways.  moeflow run passes it to gen --contention,
+     * which decides whether retune screens the dispatcher SM counts. */
+    double contention_pct;
     /* The fit run of the same layout and recompute; fit_id[0] == 0: none. */
     char fit_id[72], fit_label[200], fit_verdict[200];
     double fit_measured_mib;  /* from its log; NAN: not measured */

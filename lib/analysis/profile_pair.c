@@ -311,6 +311,15 @@ static void contention_cost(const struct moe_profile_side *s, int64_t *extra, in
     *extra = *concurrent - *alone;
 }
 
+double moe_profile_side_contention_pct(const struct moe_profile_side *s)
+{
+    int64_t extra, concurrent, alone;
+    size_t names;
+
+    contention_cost(s, &extra, &concurrent, &alone, &names);
+    return names && alone > 0 ? 100.0 * ((double)concurrent / (double)alone - 1.0) : NAN;
+}
+
 static int by_time_desc(const void *pa, const void *pb)
 {
     const struct moe_kernel_timing *a = pa, *b = pb;

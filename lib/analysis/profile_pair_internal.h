@@ -29,6 +29,11 @@ int moe_profile_side_load(struct moe_profile_side *s, const char *dir, long firs
 json_t *moe_profile_side_json(struct moe_jb *b, const struct moe_profile_side *s, long steps,
                               size_t top);
 
+/* How much slower (%) the compute kernels that ran both alone and beside
+ * communication ran beside it, over the names that ran both ways; NAN
+ * when no name did (nothing measured, which is not 0). */
+double moe_profile_side_contention_pct(const struct moe_profile_side *s);
+
 /* A winner's side against the baseline's: both sides, the differences, and
  * the compute kernels both ran (the winner's top by time), each with its
  * mean duration in both. */

@@ -58,14 +58,16 @@ int moe_loop_decide_profile(const char *study, const json_t *diagnosis,
         return -1;
     moe_jb_init(&jb, err);
     /* the diagnosis's parts may be absent (null); ev is taken, made or not */
-    doc = moe_jb_pack(&jb, "{s:s, s:i, s:s, s:s, s:{s:s, s:O?}, s:O?, s:O?, s:O?, s:O?, s:o}", "stage",
+    doc = moe_jb_pack(&jb, "{s:s, s:i, s:s, s:s, s:{s:s, s:O?}, s:O?, s:O?, s:O?, s:O?, s:O?, s:o}",
+                    "stage",
                     "profile", "round", 1, "rule", "retune-targets-bottleneck", "question",
                     "which retune axes run?", "chose", "bottleneck", b, "why",
                     json_object_get(diagnosis, "reason"), "measured",
                     json_object_get(diagnosis, "measured"), "sources",
                     json_object_get(diagnosis, "sources"), "retune_axes",
                     json_object_get(diagnosis, "retune_candidates"), "ruled_out",
-                    json_object_get(diagnosis, "skipped_axes"), "evidence", ev);
+                    json_object_get(diagnosis, "skipped_axes"), "contention",
+                    json_object_get(diagnosis, "contention"), "evidence", ev);
     if (!doc)
         moe_jb_within(&jb, MOE_STUDY_DECISIONS "/profile");
     rc = doc ? moe_loop_record(study, doc, out, err) : -1;

@@ -9,7 +9,7 @@ M=$MOEFLOW_BIN
 S=$MOEFLOW_SRCDIR
 export MOEFLOW_TEMPLATE_DIR=$S/templates
 out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
-tap_plan 19
+tap_plan 23
 
 # A study of the tiny model under the PyTorch profiler over steps $1.
 study() {  # study DIR "[FIRST, LAST]"
@@ -61,6 +61,8 @@ ok "--json: bottleneck, measured figures, sources" test "$(json "$out/lane.json"
       d["measured"]["hidden_comm_pct"], round(d["measured"]["idle_fraction"], 4), d["measured"]["straggler_rank"],
       d["sources"], d["profiled_steps"])')" = \
     "('host', 0.3586, 0.3207, 0.0, 0.6414, 0, ['results/profile/torch_profile/rank-0.json.gz', 'results/profile/torch_profile/rank-1.json.gz'], [4, 5])"
+ok "no compute kernel of the lane ran beside communication: contention null, not 0" test "$(json "$out/lane.json" \
+    '(d["contention"]["slowdown_pct"], d["contention"]["dispatcher_sms"].split(":")[0])')" = "(None, 'unknown')"
 ok "--json: every retune axis is a candidate or skipped with a reason" test "$(json "$out/lane.json" \
     '(len(d["retune_candidates"]), len(d["skipped_axes"]), all(s["reason"] and s["variable"] for s in d["skipped_axes"]))')" = \
     "(3, 9, True)"
@@ -93,6 +95,41 @@ cp "$S"/tests/data/traces/real-a2a-gemm-2xh200-rank[01].json.gz "$out/gemm/resul
 ok "GEMMs hiding most of the all-to-all: compute, exposed 8.4%, busy 98.4%, even ranks" test "$(json "$out/gemm.json" \
     '(d["bottleneck"], round(d["measured"]["exposed_comm_fraction"], 3), round(d["measured"]["gpu_busy_fraction"], 3),
       d["measured"]["straggler"])')" = "('compute', 0.084, 0.984, False)"
+# Contention computed apart from moeflow, from the same JSON: per rank the
+# NCCL kernels' union within the ProfilerStep#2..#3 GPU markers; a compute
+# kernel is concurrent when it overlaps it; over the names run both ways,
+# concurrent time against what their alone mean gives.
+python3 - "$S"/tests/data/traces/real-a2a-gemm-2xh200-rank[01].json.gz > "$out/contention" <<'PY'
+import gzip, json, sys
+runs = {}
+for path in sys.argv[1:]:
+    ev = json.load(gzip.open(path))["traceEvents"]
+    marks = [e for e in ev if e.get("cat") == "gpu_user_annotation"
+             and e.get("name", "").startswith("ProfilerStep#") and 2 <= int(e["name"][13:]) <= 3]
+    lo, hi = min(e["ts"] for e in marks), max(e["ts"] + e["dur"] for e in marks)
+    ks = [e for e in ev if e.get("cat") == "kernel" and e["ts"] < hi and e["ts"] + e["dur"] > lo]
+    union = []
+    for a, b in sorted((max(e["ts"], lo), min(e["ts"] + e["dur"], hi)) for e in ks if "nccl" in e["name"].lower()):
+        if union and a <= union[-1][1]:
+            union[-1][1] = max(union[-1][1], b)
+        else:
+            union.append([a, b])
+    for e in ks:
+        if "nccl" not in e["name"].lower():
+            c = any(e["ts"] < y and e["ts"] + e["dur"] > x for x, y in union)
+            runs.setdefault((e["name"], c), []).append(e["dur"])
+both = [n for n, c in runs if c and (n, False) in runs]
+conc = sum(sum(runs[n, True]) for n in both)
+alone = sum(sum(runs[n, False]) / len(runs[n, False]) * len(runs[n, True]) for n in both)
+print("%.2f" % (100 * (conc / alone - 1)))
+PY
+ok "contention: the GEMMs ran $(cat "$out/contention")% slower beside the all-to-all, as computed apart from moeflow" \
+    test "$(json "$out/gemm.json" '"%.2f" % d["contention"]["slowdown_pct"]')" = "$(cat "$out/contention")"
+ok "... over the 5% threshold: retune would screen the dispatcher SM counts" test "$(json "$out/gemm.json" \
+    'd["contention"]["dispatcher_sms"]')" = "at or over the threshold: retune screens dispatcher_sms"
+"$M" diagnose "$out/gemm" --stage profile > "$out/gemm.txt" 2>&1
+ok "... and the text says it, measured" has "$out/gemm.txt" \
+    "^  contention \(measured, trace\): compute kernels $(printf '%.1f' "$(cat "$out/contention")")% slower beside communication than alone \(threshold 5%\)"
 ok "... and says the communication axes are under the 10% threshold" test "$(json "$out/gemm.json" \
     '[s["reason"] for s in d["skipped_axes"] if s["variable"] == "dispatcher"][0]')" = \
     "targets communication; the profile shows exposed communication 8.4% of GPU time, under the 10% threshold"

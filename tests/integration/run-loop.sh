@@ -11,7 +11,7 @@
 require_root
 [ -x "$MOEFLOW_BIN" ] || skip_all "moeflow not built"
 
-tap_plan 38
+tap_plan 39
 cluster_up loop --nodes 1
 U=slurmtest
 id $U > /dev/null 2>&1 || useradd -m $U
@@ -160,6 +160,11 @@ ok "profile: a sealed decision names the host bottleneck with its measured busy 
     test "$(jq_ "$PROF" 'd["chose"]["bottleneck"] + " %.3f" % d["measured"]["gpu_busy_fraction"]')" = "host 0.359"
 ok "... and lists every axis retune skips, with why" \
     test "$(jq_ "$PROF" 'all(a["reason"] for a in d["ruled_out"]) and len(d["ruled_out"]) >= 5')" = True
+# no compute kernel of these traces runs beside communication (diagnose-
+# profile.sh measures one that does): nothing to hand gen --contention
+contention=$(jq_ "$PROF" 'd["contention"]["slowdown_pct"]')
+ok "... and the contention it measured: none (null, not 0), so the rebuild passes no --contention" \
+    sh -c "test '$contention' = None && grep -q -- '^--- moeflow gen .* --rebuild .* --for host\$' '$WORK/host.out'"
 # Megatron's host remedies are graphs, GC and a larger micro-batch; the
 # tiny study's 2 warm-up steps end before a graph's capture (step 4), so
 # issue 41's capture rule skips the graph candidates, naming it

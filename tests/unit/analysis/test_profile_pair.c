@@ -96,6 +96,8 @@ static void contention_on_real_gemms(void **state)
     assert_int_equal(k->concurrent_ns, 1927718);
     assert_int_equal(s.kernel_ns, 6241680);
     assert_int_equal(s.compute_kernel_ns, 4521515);
+    /* the figure moeflow run hands to gen --contention */
+    assert_true(fabs(moe_profile_side_contention_pct(&s) - 23.8672011) < 1e-6);
     j = moe_profile_side_json(jb(), &s, 3, 10);
     c = json_object_get(j, "contention");
     assert_string_equal(json_string_value(json_object_get(j, "source")), "measured");
@@ -132,6 +134,7 @@ static void no_overlap_no_contention(void **state)
     /* Python: 651119070 ns of kernels, 70111856 ns of them compute */
     assert_int_equal(s.kernel_ns, 651119070);
     assert_int_equal(s.compute_kernel_ns, 70111856);
+    assert_true(isnan(moe_profile_side_contention_pct(&s)));
     j = moe_profile_side_json(jb(), &s, 2, 5);
     c = json_object_get(j, "contention");
     assert_true(json_is_null(json_object_get(c, "slowdown_pct")));
