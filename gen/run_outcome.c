@@ -86,7 +86,21 @@ static bool fit_ran_out_of_memory(const struct run_ctx *c, const struct run_stag
     return oom;
 }
 
-/* Candidate k's exit status: -1 when it has none or it is not a number. */
+/* Whether candidate k has an exit status of this attempt: an .rc, not
+ * older than its log (an earlier attempt's, while a later one runs or was
+ * cut short: moe_study_result_rc_stale). */
+static bool has_exit_status(const struct run_ctx *c, const struct run_stage_plan *p, size_t k)
+{
+    char *path = rc_path(c, p, p->ms->cands[k].id);
+    bool has = path && access(path, F_OK) == 0 &&
+               !moe_study_result_rc_stale(c->dir, p->name, p->ms->cands[k].id);
+
+    free(path);
+    return has;
+}
+
+/* Candidate k's exit status: -1 when it has none (has_exit_status) or it
+ * is not a number. */
 static long exit_status(const struct run_ctx *c, const struct run_stage_plan *p, size_t k)
 {
     char *path = rc_path(c, p, p->ms->cands[k].id), *text = NULL, *end;
@@ -94,7 +108,7 @@ static long exit_status(const struct run_ctx *c, const struct run_stage_plan *p,
     long rc = -1;
 
     moe_error_clear(&err);
-    if (path && access(path, F_OK) == 0)
+    if (path && has_exit_status(c, p, k))
         text = moe_read_file(path, "exit status", NULL, &err);
     free(path);
     if (!text)
@@ -116,7 +130,6 @@ size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_pla
     for (size_t k = 0; k < p->ms->n; k++) {
         const char *id = p->ms->cands[k].id;
         long rc = exit_status(c, p, k);
-        char *path;
 
         if (rc == 0) {
             (*done)++;
@@ -128,9 +141,7 @@ size_t run_failed_candidates(const struct run_ctx *c, const struct run_stage_pla
             moe_jb_append(b, ids, json_string(id));
             bad++;
         } else {
-            path = rc_path(c, p, id);
-            bad += path && access(path, F_OK) == 0;
-            free(path);
+            bad += has_exit_status(c, p, k);
         }
     }
     return bad;

@@ -305,14 +305,15 @@ static long long recorded_bytes(const char *study, const char *id)
     return n;
 }
 
-/* A job without its exit status (results/validate/<id>.rc) is running or
- * was cut short: what its logs show so far is missing evidence, never a
- * failure of the checkpoint. */
+/* A job without its exit status (results/validate/<id>.rc), or with an
+ * earlier attempt's (older than its log: moe_study_result_rc_stale), is
+ * running or was cut short: what its logs show so far is missing evidence,
+ * never a failure of the checkpoint. */
 static void unfinished(const char *study, const char *id, struct moe_ckpt_verdict *v)
 {
     char *rc, was[sizeof(v->reason)];
     struct stat st;
-    bool ended;
+    bool ended, stale;
 
     if (v->outcome != MOE_CKPT_FAIL)
         return;
@@ -320,14 +321,15 @@ static void unfinished(const char *study, const char *id, struct moe_ckpt_verdic
     rc = moe_study_result(study, "validate", id, MOE_RESULT_RC);
     ended = !rc || lstat(rc, &st) == 0;
     free(rc);
-    if (ended)
+    stale = ended && moe_study_result_rc_stale(study, "validate", id);
+    if (ended && !stale)
         return;
     memcpy(was, v->reason, sizeof(was));
     v->outcome = MOE_CKPT_MISSING;
     /* id and was are cut (%.64s, %.300s) to fit reason */
     snprintf(v->reason, sizeof(v->reason), "the job has no exit status yet (" MOE_STUDY_RESULTS
-             "/validate/%.64s" MOE_RESULT_RC
-             "): it is running or was cut short; so far: %.300s", id, was);
+             "/validate/%.64s" MOE_RESULT_RC "%s): it is running or was cut short; so far: %.300s",
+             id, stale ? " is older than its log: an earlier attempt's" : "", was);
 }
 
 /* The whole evidence of study's checkpoint candidate c: its logs

@@ -90,7 +90,7 @@ static int read_run(const char *study, struct moe_fit_row *row, struct moe_error
     char *rc = moe_study_result(study, "fit", row->id, MOE_RESULT_RC);
     char *path = moe_study_result(study, "fit", row->id, MOE_RESULT_LOG);
     struct moe_log log;
-    struct stat st, rc_st;
+    struct stat st;
     int ok;
 
     if (!rc || !path) {
@@ -106,8 +106,7 @@ static int read_run(const char *study, struct moe_fit_row *row, struct moe_error
         free(path);
         return 0;
     }
-    if (row->rc >= 0 && stat(rc, &rc_st) == 0 &&
-        rc_st.st_mtime + MOE_FIT_STALE_RC_SLACK_S < st.st_mtime)
+    if (row->rc >= 0 && moe_study_result_rc_stale(study, "fit", row->id))
         row->flags |= MOE_FIT_STALE_RC;
     free(rc);
     moe_log_init(&log);

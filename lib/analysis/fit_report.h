@@ -32,11 +32,6 @@ enum moe_fit_flag {
     MOE_FIT_SHAPES_MOVED = 1u << 7, /* drop-and-pad, yet the rows per dispatch varied */
 };
 
-/* A job writes its .rc after its log is whole, so an .rc older than its
- * log belongs to an earlier attempt, and the log to a later one that did
- * not finish.  A checkout or copy writes both within moments, in either
- * order: only a gap beyond this many seconds counts. */
-#define MOE_FIT_STALE_RC_SLACK_S 2
 
 struct moe_fit_row {
     char id[72];

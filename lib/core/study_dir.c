@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "core/json_build.h"
 #include "core/strbuf.h"
@@ -15,6 +16,19 @@ char *moe_study_result(const char *study, const char *stage, const char *id,
     return moe_strdup_printf("%s%s" MOE_STUDY_RESULTS "/%s%s%s%s", study ? study : "",
                              study ? "/" : "", stage, id ? "/" : "", id ? id : "",
                              id && suffix ? suffix : "");
+}
+
+bool moe_study_result_rc_stale(const char *study, const char *stage, const char *id)
+{
+    char *rc = moe_study_result(study, stage, id, MOE_RESULT_RC);
+    char *log = moe_study_result(study, stage, id, MOE_RESULT_LOG);
+    struct stat rc_st, log_st;
+    bool stale = rc && log && stat(rc, &rc_st) == 0 && stat(log, &log_st) == 0 &&
+                 rc_st.st_mtime + MOE_RESULT_STALE_RC_SLACK_S < log_st.st_mtime;
+
+    free(rc);
+    free(log);
+    return stale;
 }
 
 json_t *moe_study_dir_template(const char *stage)

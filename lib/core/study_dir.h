@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 /* What moeflow gen writes at the top. */
@@ -59,6 +61,16 @@
  * memory. */
 char *moe_study_result(const char *study, const char *stage, const char *id,
                        const char *suffix);
+
+/* A job writes its .rc after its log is whole, so an .rc older than its log
+ * belongs to an earlier attempt, and the log to a later one that is running
+ * or was cut short (issue 42).  A checkout or copy writes both within
+ * moments, in either order: only a gap beyond this many seconds counts. */
+#define MOE_RESULT_STALE_RC_SLACK_S 2
+
+/* Whether study's results/STAGE/ID.rc is stale so; false when either file
+ * is missing, or out of memory. */
+bool moe_study_result_rc_stale(const char *study, const char *stage, const char *id);
 
 /* What the job script templates of stage (NULL: submit.sh and the like)
  * spell through the renderer instead of by hand: {{layout.results}},

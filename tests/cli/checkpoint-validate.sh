@@ -16,7 +16,7 @@ command -v flock > /dev/null || skip_all "flock not installed (util-linux)"
 M=$MOEFLOW_BIN
 export MOEFLOW_TEMPLATE_DIR=$MOEFLOW_SRCDIR/templates
 T=$(mktemp -d /tmp/mfck.XXXXXX) && trap 'rm -rf "$T"' EXIT
-tap_plan 55
+tap_plan 56
 
 declare -A DUMP=([core-0.19]=argparse-core_v0.19.0.txt [bridge-pin]=argparse-bridge-pin-2a75ac12.txt)
 
@@ -136,6 +136,13 @@ sed 's/\(iteration \+48\/.*lm loss: \)[0-9.E+-]*/\19.990000E+00/' "$T/resumed.lo
 ok "... and what a job without its exit status shows so far is missing evidence" \
     has "$T/running.txt" 'missing evidence: the job has no exit status yet .*so far: step 48: loss'
 mv "$T/rc" "$S/results/validate/$id.rc"
+# An earlier attempt's exit status, older than the log a later attempt is
+# writing (issue 42): that attempt has none yet.
+touch -d '1 hour ago' "$S/results/validate/$id.rc"
+"$M" report "$S" --stage validate > "$T/stale.txt" 2>&1
+ok "an exit status older than the log is an earlier attempt's: missing evidence, not a failure" \
+    has "$T/stale.txt" "missing evidence: the job has no exit status yet \\(results/validate/$id.rc is older than its log: an earlier attempt's\\)"
+touch "$S/results/validate/$id.rc"
 
 # A manifest edited to save elsewhere: report reads no folder it names.
 python3 - "$S/manifest.json" <<'PY'

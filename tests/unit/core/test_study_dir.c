@@ -3,8 +3,13 @@
  * script templates render are the ones the C side reads. */
 #include "config.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/study_dir.h"
 #include "unit.h"
@@ -49,11 +54,56 @@ static void template_names_match(void **state)
     json_decref(top);
 }
 
+static void touch_at(const char *path, time_t when)
+{
+    struct timespec ts[2] = { { .tv_sec = when }, { .tv_sec = when } };
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* An .rc older than its log by more than the slack is an earlier
+ * attempt's; within it (a copy's moments), or missing either file, not. */
+static void stale_rc(void **state)
+{
+    char dir[] = "/tmp/moeflow-stale-XXXXXX", path[128];
+    time_t now = time(NULL);
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/results", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/results/fit", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_false(moe_study_result_rc_stale(dir, "fit", "a")); /* neither */
+    snprintf(path, sizeof(path), "%s/results/fit/a.log", dir);
+    touch_at(path, now);
+    assert_false(moe_study_result_rc_stale(dir, "fit", "a")); /* no .rc */
+    snprintf(path, sizeof(path), "%s/results/fit/a.rc", dir);
+    touch_at(path, now - MOE_RESULT_STALE_RC_SLACK_S);
+    assert_false(moe_study_result_rc_stale(dir, "fit", "a")); /* within the slack */
+    touch_at(path, now - MOE_RESULT_STALE_RC_SLACK_S - 1);
+    assert_true(moe_study_result_rc_stale(dir, "fit", "a"));
+    touch_at(path, now + 60); /* written after the log: this attempt's */
+    assert_false(moe_study_result_rc_stale(dir, "fit", "a"));
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/results/fit/a.log", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/results/fit", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/results", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(result_paths),
         cmocka_unit_test(template_names_match),
+        cmocka_unit_test(stale_rc),
     };
     return MOE_RUN_TESTS(tests);
 }
