@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "analysis/fit_report.h"
+#include "analysis/fit_report_internal.h"
 #include "analysis/megatron_log.h"
 #include "analysis/report_internal.h"
 #include "core/json_build.h"

@@ -75,9 +75,6 @@ double moe_fit_report_ratio(const struct moe_fit_report *r, const struct moe_fit
  * not (*from names it); UNKNOWN: no such run (EP 1, dropless, not run,
  * untrusted). */
 enum moe_fit_shapes { MOE_FIT_SHAPES_UNKNOWN, MOE_FIT_SHAPES_STATIC, MOE_FIT_SHAPES_VARY };
-/* One row: a sound drop-and-pad run whose dispatches received different
- * rows (the flag MOE_FIT_SHAPES_MOVED). */
-bool moe_fit_row_shapes_vary(const struct moe_fit_row *row);
 enum moe_fit_shapes moe_fit_report_shapes(const struct moe_fit_report *r,
                                           const struct moe_fit_row **from);
 /* The same in words, for the report's last lines and gen's skip reasons. */

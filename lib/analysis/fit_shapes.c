@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/fit_report.h"
+#include "analysis/fit_report_internal.h"
 
 /* What a run's evidence can say about shapes: only a sound, filled
  * drop-and-pad run that made an all-to-all dispatch. */

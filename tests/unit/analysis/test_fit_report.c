@@ -16,6 +16,7 @@
 #include "analysis/fit_evidence.h"
 #include "analysis/fit_evidence_internal.h"
 #include "analysis/fit_report.h"
+#include "analysis/fit_report_internal.h"
 #include "analysis/megatron_log.h"
 #include "analysis/megatron_log_internal.h"
 #include "unit.h"
