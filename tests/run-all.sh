@@ -43,7 +43,7 @@ nice -n 19 sh -c 'mkdir -p "$1/_build-san" && cd "$1/_build-san" &&
     { [ -f Makefile ] || ../configure --enable-werror --enable-sanitizers; } &&
     make -j2 && make -j2 check TESTS=' sh "$top" > "$top/build-san.log" 2>&1 &
 san=$!
-(cd "$top/_build" && make -j2 check)
+(cd "$top/_build" && make -j2 check-all)
 
 wait "$san"
 san_rc=$?
