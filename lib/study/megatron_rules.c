@@ -318,6 +318,15 @@ static bool deepep_odd_sms(const struct moe_study *s, const struct moe_run *r)
     return r->cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP && r->cfg.dispatcher_sms % 2;
 }
 
+/* moeflow's drop-and-pad pads every expert's input to its capacity
+ * (--moe-pad-expert-input-to-capacity, megatron_args.c), which DeepEP's
+ * flex dispatcher refuses; HybridEP takes it. */
+static bool deepep_padded(const struct moe_study *s, const struct moe_run *r)
+{
+    return r->cfg.dispatcher == MOE_DISPATCH_FLEX_DEEPEP &&
+           s->workload.routing == MOE_ROUTING_DROP_AND_PAD;
+}
+
 static bool profile_past_train_iters(const struct moe_study *s, const struct moe_run *r)
 {
     return r->profile && r->train_iters < s->measure.profile_last + 1;
@@ -460,6 +469,11 @@ static const struct moe_megatron_rule rules[] = {
       "Megatron's set_deepep_num_sms passes on",
       { A2A "260", A2A "262", A2A "262" },
       deepep_odd_sms },
+    { "deepep_no_pad_to_capacity",
+      "the flex dispatcher's DeepEP backend does not support padding each expert's input to "
+      "its capacity, which drop-and-pad routing does (--moe-pad-expert-input-to-capacity)",
+      { TC "1078", TC "1604", TC "1662" },
+      deepep_padded },
     { "profile_needs_train_iters",
       "the profiler stops at --profile-step-end, which training must reach",
       { "megatron/training/training.py:2285", "megatron/training/training.py:3197",

@@ -183,6 +183,17 @@ static void hybridep_odd(struct moe_run *r)
     r->cfg.dispatcher = MOE_DISPATCH_FLEX_HYBRIDEP;
     r->cfg.dispatcher_sms = 23;
 }
+static void hybridep_even(struct moe_run *r)
+{
+    r->cfg.dispatcher = MOE_DISPATCH_FLEX_HYBRIDEP;
+    r->cfg.dispatcher_sms = 24;
+}
+/* The study routes drop-and-pad (and pads to capacity, as moeflow does). */
+static void drop_and_pad(struct moe_study *s)
+{
+    s->workload.routing = MOE_ROUTING_DROP_AND_PAD;
+    s->workload.capacity_factor = 1.0;
+}
 /* A cosine schedule from 3e-4 as a study states it; the reader refuses a
  * warm-up past the decay, so these states are set here, not loaded. */
 static void cosine(struct moe_study *s, int warmup, int decay, double min_lr)
@@ -323,6 +334,9 @@ static const struct rule_case cases[] = {
     { "deepep_sms_even", TINY, NULL, NULL, deepep_odd, NULL },
     { NULL, TINY, NULL, NULL, deepep_even, NULL },
     { NULL, TINY, NULL, NULL, hybridep_odd, NULL },
+    { "deepep_no_pad_to_capacity", TINY, NULL, NULL, deepep_even, drop_and_pad },
+    { NULL, TINY, NULL, NULL, hybridep_even, drop_and_pad },
+    { NULL, TINY, NULL, NULL, deepep_even, NULL },
 };
 
 /* Each case: the rule it names is the first one broken, or none is. */
@@ -425,6 +439,8 @@ static const struct cite_token tokens[] = {
     { "lr_warmup_below_decay", true, "self.lr_warmup_steps < self.lr_decay_steps" },
     { "min_lr_at_most_lr", true, "self.max_lr >= self.min_lr" },
     { "deepep_sms_even", true, "Buffer.set_num_sms(num_sms)" },
+    { "deepep_no_pad_to_capacity", false,
+      "Flex token dispatcher with deepep backend does not support" },
     { "layers%pp", false, "divisible by the pipeline-model-parallel size" },
     { "world=tp*cp*dp*pp", false, "is not divisible by total_model_size" },
     { "heads%tp", false, "num_attention_heads ({self" },
