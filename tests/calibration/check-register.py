@@ -6,7 +6,10 @@ say why on stderr when one fails.
   check-register.py history SRCDIR      each pre-registered row's git history
   check-register.py claims SRCDIR FIT   every claim rendered from figures.py is
                                         in its file; no other figure there
-FIT is a file holding `moeflow fit`'s output (the "@fit" claims).
+FIT is a file holding `moeflow fit`'s output (the "@fit" claims).  The
+claims mode scans the files claims.tsv and figures-allowed.tsv name and
+every README.md under tests/gpu/ (but _work/), whether or not it has a
+claim, so a README's new percentage fails until it is rendered or allowed.
 """
 import csv, os, re, subprocess, sys
 
@@ -100,7 +103,7 @@ elif mode == "claims":
         check=True).stdout.splitlines())
 
     def fold(text):
-        text = text.replace("\\-", "-").replace("\\(mu", "x").replace("**", "")
+        text = text.replace("\\-", "-").replace("\u2212", "-").replace("\\(mu", "x").replace("**", "")
         text = re.sub(r"\\f[BIRP]", "", text)
         return re.sub(r"\s+", " ", text)
 
@@ -120,7 +123,12 @@ elif mode == "claims":
               if l.strip() and not l.startswith("#")]
     allowed = [l.rstrip("\n").split("\t") for l in open(os.path.join(CAL, "figures-allowed.tsv"))
                if l.strip() and not l.startswith("#")]
-    files = sorted({c[0] for c in claims} | {a[0] for a in allowed})
+    # every README under tests/gpu/ is scanned, whether or not it has a claim
+    readmes = set()
+    for d, dirs, names in os.walk(os.path.join(SRC, "tests/gpu")):
+        dirs[:] = [x for x in dirs if x != "_work"]
+        readmes |= {os.path.relpath(os.path.join(d, "README.md"), SRC)} if "README.md" in names else set()
+    files = sorted({c[0] for c in claims} | {a[0] for a in allowed} | readmes)
     for f in files:
         text = region(f)
         for c in (c for c in claims if c[0] == f):

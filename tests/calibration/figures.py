@@ -8,12 +8,16 @@ was measured, which rows a fit has used), TABLE (default: the committed
 tests/calibration/steptime-table.tsv: today's predictions), and the fit
 matrix (tests/gpu/fit-matrix.tsv: today's memory model against each fit
 run; tests/data/gpu/fit-matrix.tar.xz: the manifests gen wrote when the
-runs were made, whose predicted_mib is the model as it stood then).
+runs were made, whose predicted_mib is the model as it stood then), and
+for the GPU READMEs: tests/gpu/steady-1gpu.tsv and steady-1gpu-repeat.tsv
+(the runs made twice), tests/gpu/results.tsv (the 2xH200 lane's memory),
+tests/gpu/autopilot/run-*.txt (the closed loop's transcripts) and
+tests/data/gpu/cuda-graphs-*.tar.xz (the CUDA-graph pool).
 tests/cli/accuracy-register.sh renders tests/calibration/claims.tsv with
 these and fails when a document says anything else, so no range in a man
 page, NEWS, a README or `moeflow fit` is typed by hand.
 """
-import csv, io, json, os, sys, tarfile
+import csv, glob, io, json, os, re, sys, tarfile
 
 SRC = sys.argv[1]
 TABLE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(SRC, "tests/calibration/steptime-table.tsv")
@@ -78,6 +82,12 @@ for r in reg:
         out[k + ".err"] = table[r["id"]]["err%"] + "%"
     if r["predicted"] != "-":
         out[k + ".prereg_err"] = pct(err(float(r["predicted"]), float(r["measured"])))
+# The same errors unsigned, as prose says them ("the model 56% short"):
+# ".abs" one decimal, ".abs0" whole percent.
+for k in [k for k in out if k.endswith((".err", ".prereg_err"))]:
+    x = abs(float(out[k].rstrip("%")))
+    out[k + ".abs"] = "%.1f%%" % x
+    out[k + ".abs0"] = "%.0f%%" % x
 
 # Pre-registered rows: how they did when they were predicted.
 pre = [r for r in reg if r["predicted"] != "-" and r["measured"] != "-"]
@@ -112,6 +122,87 @@ out["steptime.h200.calibration.inband.range"] = span([x for x in h if abs(x) <= 
 e = [err(float(t["model_peak_gib"]), float(t["measured_peak_gib"])) for t in table.values()
      if t["measured_peak_gib"] != "-"]
 out["memory.steady.maxabs"] = "%.1f%%" % max(abs(x) for x in e)
+
+# s7-s10 (the MoE module recomputed): the memory model against each one's
+# max allocated.
+e = [err(float(table[i]["model_peak_gib"]), float(table[i]["measured_peak_gib"])) for i in table
+     if i.split("-")[0] in ("s7", "s8", "s9", "s10")]
+out["memory.moe-recompute.maxabs"] = "%.1f%%" % max(abs(x) for x in e)
+# s14-s17 (the host cost per expert, fitted on them): today's range.
+out["steptime.s14-s17.range"] = span([float(table[i]["err%"]) for i in table
+                                      if i.split("-")[0] in ("s14", "s15", "s16", "s17")])
+
+# --- the steady runs that ran twice (tests/gpu/steady-1gpu-repeat.tsv) ---
+first = {r["study"]: r for r in tsv(os.path.join(SRC, "tests/gpu/steady-1gpu.tsv"))}
+for r in tsv(os.path.join(SRC, "tests/gpu/steady-1gpu-repeat.tsv")):
+    i, t = r["study"], table[r["study"]]
+    a, b = float(first[i]["median_ms"]), float(r["median_ms"])
+    k = "repeat." + i
+    out[k + ".first"] = first[i]["median_ms"]
+    out[k + ".repeat"] = r["median_ms"]
+    out[k + ".change"] = pct(err(b, a))  # one measured run against the other
+    out[k + ".predicted"] = t["predicted"]
+    if t["repeat"] != r["median_ms"]:
+        sys.exit("figures.py: %s: repeat %s in the table, %s measured" % (i, t["repeat"], r["median_ms"]))
+    # the table's errors (its predictions unrounded), as the table prints them
+    out[k + ".err"] = t["err%"] + "%"
+    out[k + ".repeat_err"] = t["repeat_err%"] + "%"
+    lo, hi = sorted(abs(float(x)) for x in (t["err%"], t["repeat_err%"]))
+    out[k + ".abs0.span"] = "%.0f-%.0f%%" % (lo, hi)
+
+# --- the 2xH200 lane's committed runs (tests/gpu/results.tsv) -----------
+# The memory model as the lane's manifests had it, against Megatron's max
+# allocated; ".bound": the whole percent above the largest error.
+e = [err(float(r["predicted_mib"]), float(r["peak_mib"])) for r in tsv(os.path.join(SRC, "tests/gpu/results.tsv"))
+     if r["peak_mib"] != "-" and r["predicted_mib"] != "-"]
+out["lane.memory.rows"] = str(len(e))
+out["lane.memory.bound"] = "%d%%" % (int(max(abs(x) for x in e)) + 1)
+
+# --- the closed loop's transcripts (tests/gpu/autopilot/run-*.txt) -------
+# moeflow report's fit table (measured_MiB, predicted_MiB) and the scale
+# stage's step-model correction, as the loop printed them.
+for path in sorted(glob.glob(os.path.join(SRC, "tests/gpu/autopilot/run-*.txt"))):
+    name = os.path.basename(path)[4:-4]
+    text = open(path).read()
+    fit = re.search(r"--stage fit\n.*?\ncandidate .*?\n(.*?)\nmeasured:", text, re.S)
+    if fit:
+        e = []
+        for line in fit.group(1).splitlines():
+            f = line.split()
+            e.append(err(float(f[10]), float(f[9])))
+        out["autopilot.%s.fit.maxabs" % name] = "%.1f%%" % max(abs(x) for x in e)
+    m = re.search(r"worst error (\d+%) -> (\d+%)", text)
+    if m:
+        out["autopilot.%s.scale.worst.before" % name] = m.group(1)
+        out["autopilot.%s.scale.worst.after" % name] = m.group(2)
+
+# --- the CUDA-graph lane (tests/data/gpu/cuda-graphs-*.tar.xz) -----------
+# The graph pool that the lane study's fit.json (moeflow fit --json, as gen
+# wrote it) models, against what the allocator reserved across the capture:
+# max_reserved at the end of the log less after step 3 (memwrap.py's
+# MOEFLOW_STEPMEM lines), as tests/cli/graph-memory.sh reads them.
+def reserve(text):
+    a = b = None
+    for line in text.splitlines():
+        if line.startswith("MOEFLOW_STEPMEM"):
+            f = line.split()
+            m = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+            if f[1] == "it=3":
+                a = float(m["max_reserved"])
+            b = float(m["max_reserved"])
+    return (b - a) / 2 ** 20
+
+
+with tarfile.open(os.path.join(SRC, "tests/data/gpu/cuda-graphs-lane.tar.xz")) as tar:
+    model = json.load(tar.extractfile("study/fit.json"))["memory"]["ours_gib"]["graphs"] * 1024
+    got = {"lane": reserve(tar.extractfile("run/train.log").read().decode())}
+for d in ("core-0.19", "bridge-pin"):
+    with tarfile.open(os.path.join(SRC, "tests/data/gpu/cuda-graphs-%s.tar.xz" % d)) as tar:
+        got[d] = reserve(tar.extractfile("./droppad-full/train.log").read().decode())
+out["graphs.modeled_mib"] = "%.1f" % model
+for d, v in got.items():
+    out["graphs.%s.measured_mib" % d] = "%.0f" % v
+    out["graphs.%s.err" % d] = pct(err(model, v))
 
 # --- the fit matrix ------------------------------------------------------
 fm = tsv(os.path.join(SRC, "tests/gpu/fit-matrix.tsv"))

@@ -4,9 +4,10 @@
 # commit pre-registered its prediction and with what value, which commit
 # measured it, how it ran (GPU alone or shared, dialect, call) and which
 # fit has used it since.  Every accuracy figure the project prints (man
-# ACCURACY, NEWS, the GPU READMEs, `moeflow fit`'s confidence line) is
-# rendered from it by tests/calibration/figures.py (claims.tsv); a figure
-# typed by hand that is neither a claim nor on figures-allowed.tsv fails.
+# ACCURACY, NEWS, every README.md under tests/gpu/, `moeflow fit`'s
+# confidence line) is rendered from it and the committed GPU data by
+# tests/calibration/figures.py (claims.tsv); a figure typed by hand that is
+# neither a claim nor on figures-allowed.tsv fails.
 . "$MOEFLOW_SRCDIR/tests/integration/lib.sh"
 tap_plan 4
 cal=$MOEFLOW_SRCDIR/tests/calibration
@@ -26,5 +27,5 @@ rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
 tap_ok $? "moeflow fit prints (exit $rc)"
 python3 "$cal/check-register.py" claims "$MOEFLOW_SRCDIR" "$fit_out" 2>&1 | sed 's/^/# /'
-tap_ok "${PIPESTATUS[0]}" "every accuracy figure in man ACCURACY, NEWS, the GPU READMEs and fit's confidence line is derived from the register"
+tap_ok "${PIPESTATUS[0]}" "every accuracy figure in man ACCURACY, NEWS, every README under tests/gpu/ and fit's confidence line is derived from the register"
 rm -f "$fit_out"
