@@ -141,7 +141,7 @@ ok "the study's decisions are listed in order" \
 # retune must target host overhead and list every other axis as skipped.
 cat > "$WORK/trainer-host" <<TRAINER
 #!/bin/bash
-export FAKE_MEGATRON_TRACE=$MOEFLOW_SRCDIR/tests/data/gpu/traces/core-0.19/rank-%r.json.gz
+export FAKE_MEGATRON_TRACE="$MOEFLOW_SRCDIR/tests/data/gpu/traces/core-0.19/rank-%r.json.gz"
 exec "$MOEFLOW_SRCDIR/tests/doubles/fake-megatron" "$MOEFLOW_SRCDIR/tests/data/megatron/argparse-core_v0.19.0.txt" "\$@"
 TRAINER
 chmod 0755 "$WORK/trainer-host"
