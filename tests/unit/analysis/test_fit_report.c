@@ -218,8 +218,9 @@ static struct moe_fit_row shaped(const char *label, const char *routing, long lo
     return row;
 }
 
-/* Static shapes (issue 41): only a sound drop-and-pad run that dispatched
- * speaks for them; one that saw its rows move decides, and names itself. */
+/* Static shapes (issue 41, lib/analysis/fit_shapes.c): only a sound
+ * drop-and-pad run that dispatched speaks for them; one that saw its rows
+ * move decides, and names itself. */
 static void static_shapes(void **state)
 {
     struct moe_fit_row rows[5];
