@@ -85,6 +85,32 @@ done | sort -rn | head -n "${MOEFLOW_SLOWEST:-12}" | awk -F'\t' '
     NR == 1 { print "slowest tests (wall seconds, start to end):" }
     { printf "  %5d  %s\n", $1, $2 }'
 
+# Every failure by name, with the diagnostics its test printed around it,
+# last before the count: CI shows the end of this output, and a failure
+# named there needs no second run to be found.  At most 8 diagnostic lines
+# each, and 20 failures.
+find "$builddir" -name '*.trs' 2>/dev/null | sort | while read -r trs; do
+    log=${trs%.trs}.log
+    grep -qE '^:test-result: (FAIL|XPASS|ERROR)' "$trs" 2>/dev/null || continue
+    rel=${trs#"$builddir"/}
+    build=${rel%%/*}
+    [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
+    [ -f "$log" ] || { printf 'failed in %s: %s (no log)\n' "$build" "${rel%.trs}"; continue; }
+    awk -v build="$build" '
+        /^#/ {
+            if (after) { if (shown++ < 8) print "    " $0 }
+            else { before[nd % 8] = $0; nd++ }
+            next
+        }
+        /^(FAIL|XPASS|ERROR): / {
+            printf "failed in %s: %s\n", build, $0
+            for (i = (nd > 8 ? nd - 8 : 0); i < nd; i++) print "    " before[i % 8]
+            nd = 0; shown = 0; after = 1; next
+        }
+        /^not ok/ { next }
+        { nd = 0; after = 0 }' "$log"
+done | awk '/^failed in / && ++n > 20 { exit } { print }'
+
 find "$builddir" -name '*.trs' -exec cat {} + 2>/dev/null |
 awk -v extra="$extra_failed" -v must="$must_run_skipped" '
     /^:test-result: (PASS|XFAIL)/ { passed++ }
