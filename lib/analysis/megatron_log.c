@@ -383,6 +383,23 @@ static const char *skip_rank_prefix(const char *line)
     return (p[0] == ':' && p[1] == ' ') ? p + 2 : line;
 }
 
+/* srun forwards each rank's lines as they come, so another rank's iteration
+ * or memory record can land inside rank 0's argument dump (Megatron's
+ * barrier makes that rare; a busy node or a rank that does not wait makes
+ * it happen).  Such a record is the run's, not an argument: no dump line
+ * reads "iteration N/ M |" or "[Rank R] (after K iterations) memory". */
+static bool other_rank_record(const char *line, const char *end)
+{
+    long iter, total, after;
+    int rank;
+    double unit;
+    const char *p = next_iteration(line, end, &iter, &total);
+
+    if (p && strchr(p, '|'))
+        return true;
+    return next_memory(line, end, &rank, &after, &unit) != NULL;
+}
+
 static int in_args_state(struct moe_log *log, const char *line)
 {
     if (strstr(line, "-- arguments --")) {
@@ -494,7 +511,7 @@ static int feed(struct moe_log *log, const char *line, int lineno)
     log->lines++;
     if (in_args_state(log, line))
         return 0;
-    if (log->in_args && !dump_ended(log, line, lineno))
+    if (log->in_args && !other_rank_record(line, end) && !dump_ended(log, line, lineno))
         return add_arg(log, skip_rank_prefix(line));
     theoretical(log, line);
     step_time(log, line, lineno);

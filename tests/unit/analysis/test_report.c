@@ -279,6 +279,37 @@ static void bridge_step_time_and_prefixed_dump(void **state)
     moe_log_free(&log);
 }
 
+/* Another rank's records forwarded by srun in the middle of rank 0's
+ * argument dump (a loaded node, in the README walkthrough's run): they are
+ * the run's iteration and memory, and the dump goes on around them. */
+static void records_inside_the_dump(void **state)
+{
+    static const char *lines[] = {
+        "------------------------ arguments ------------------------",
+        "  micro_batch_size ................................ 1",
+        " [2026-12-03 14:20:01] iteration        3/      10 | consumed samples:           24 | "
+        "elapsed time per iteration (ms): 995.1 | lm loss: 1.097000E+01 |",
+        "1: [Rank 1] (after 1 iterations) memory (MB) | allocated: 635.12 | max allocated: "
+        "1592.68 | reserved: 1756.00 | max reserved: 1756.00",
+        "  train_iters ..................................... 10",
+        "-------------------- end of arguments ---------------------",
+    };
+    struct moe_log log;
+
+    (void)state;
+    moe_log_init(&log);
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        assert_int_equal(moe_log_feed_line(&log, lines[i], (int)i + 1), 0);
+    assert_int_equal(log.nargs, 2);
+    assert_string_equal(moe_log_arg(&log, "micro_batch_size"), "1");
+    assert_string_equal(moe_log_arg(&log, "train_iters"), "10");
+    assert_int_equal(log.niters, 1);
+    assert_int_equal(log.iters[0].iter, 3);
+    NEAR(log.iters[0].step_ms, 995.1);
+    assert_int_equal(log.nmems, 1);
+    moe_log_free(&log);
+}
+
 /* A Bridge iteration line with no time of its own: "Step Time : 2.34s"
  * gives it, in seconds (2340 ms, not 2.34).  Where the iteration line has
  * its own time and throughput, the Step Time line does not replace them. */
@@ -576,6 +607,7 @@ int main(void)
         cmocka_unit_test(bridge_memory_lines),     cmocka_unit_test(prefixes_glue_and_bad_loss),
         cmocka_unit_test(bridge_step_time_and_prefixed_dump),
         cmocka_unit_test(bridge_step_time_only),
+        cmocka_unit_test(records_inside_the_dump),
         cmocka_unit_test(ab_verdicts),             cmocka_unit_test(mismatches_are_flagged),
         cmocka_unit_test(rendered_outputs),
         cmocka_unit_test(corrupt_numbers_are_warnings),
