@@ -59,6 +59,9 @@ void steptime_print(FILE *out, const struct moe_perf *p, const struct moe_layout
         fprintf(out, ", + %.0f us per local expert", p->host_expert_us);
     if (p->host_etp_us > 0 && l->etp > 1)
         fprintf(out, ", + %.0f us for the ETP%d token gather", p->host_etp_us, l->etp);
+    if (st->dropless_host_skipped)
+        fprintf(out, ", - %.0f us per MoE layer (drop-and-pad: no token counts to read)",
+                p->host_dropless_us);
     fputc('\n', out);
     if (p->sync_from_streams)
         fprintf(out, "  sync stalls  %10.1f ms  host waits for token counts once per MoE layer "

@@ -54,6 +54,20 @@
 #define HOST_US_LOCAL_EXPERT 840.0
 #define HOST_US_LOCAL_ETP 4600.0
 #define HOST_STEP_US_LOCAL 0.0
+/* Of HOST_US_LOCAL, what each MoE layer's dropless dispatcher costs the
+ * host: it sums the routing map per expert, copies the counts to the host
+ * on a side stream and waits for them (core 0.19 token_dispatcher.py:536-
+ * 599), and SequentialMLP splits the tokens by the counts it read
+ * (experts.py:1352).  Drop-and-pad knows every count from the capacity:
+ * the dispatcher's preprocess fills CPU tensors and returns (token_
+ * dispatcher.py:511-534), so none of it runs.  Fitted on the four drop-
+ * and-pad runs on one H200 (tests/gpu/steady-1gpu.tsv, s22-s25: 797, 342,
+ * 808 and 2085 ms, first predicted 49% to 74% too slow with this term 0,
+ * tests/calibration/register.tsv), by least squares on the log errors of
+ * the four: 7.17 ms per MoE layer and microbatch, each within -9% to +7%.
+ * Each row alone gives 6.1 to 8.4 ms (8, 8, 16 and 32 experts: no trend
+ * with the experts), so the term is per layer. */
+#define HOST_US_LOCAL_DROPLESS 7170.0
 /* Stalls at synchronisation points, per MoE layer and microbatch.  Each
  * dispatcher reads token counts to the host once per MoE layer's forward,
  * and the host waits for the GPU there (Megatron-LM core 0.19,
@@ -115,6 +129,7 @@ int moe_perf_defaults(enum moe_gpu gpu, enum moe_impl impl, struct moe_perf *out
         .host_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL : HOST_US_TE,
         .host_expert_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL_EXPERT : 0,
         .host_etp_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL_ETP : 0,
+        .host_dropless_us = impl == MOE_IMPL_LOCAL ? HOST_US_LOCAL_DROPLESS : 0,
         .route_ns = (impl == MOE_IMPL_LOCAL ? ROUTE_KB_LOCAL : ROUTE_KB_TE) / r->hbm_tbps,
         .sync_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_US_TE,
         .sync_expert_us = impl == MOE_IMPL_LOCAL ? 0 : SYNC_EXPERT_US_TE,

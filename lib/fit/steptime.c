@@ -166,6 +166,8 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
     c->experts_host = 1e-3 * st->moe_layers * p->host_expert_us * local_experts(m, l);
     c->host = c->experts_host + 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
                                         st->moe_layers * (l->etp > 1 ? p->host_etp_us : 0));
+    if (!dispatcher_syncs(w))
+        c->host -= 1e-3 * st->moe_layers * p->host_dropless_us;
     c->sync = p->sync_from_streams ? 0 :
               1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
     /* without the syncs the launches the GPU idled for join the host
@@ -464,6 +466,7 @@ void moe_step_time_cached(const struct moe_model *m, const struct moe_layout *l,
             layers = stages[i].dense_layers + stages[i].moe_layers;
     out->microbatches = (int)mbs;
     out->ep_overlapped = moe_ep_overlap_applies(l, t, p);
+    out->dropless_host_skipped = !dispatcher_syncs(w) && p->host_dropless_us > 0;
     out->compute_ms = mbs * c.compute;
     out->route_ms = mbs * c.route;
     out->scores_ms = mbs * c.scores;

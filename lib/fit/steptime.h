@@ -26,6 +26,9 @@ struct moe_perf {
                                  GEMM the experts run one after the other */
     double host_etp_us;       /* more per MoE layer with ETP > 1: the dispatcher's
                                  gather/reduce-scatter of tokens with host-read splits */
+    double host_dropless_us;  /* of host_us, what a MoE layer's dropless dispatcher
+                                 spends counting tokens per expert and reading the
+                                 counts to the host: drop-and-pad skips it */
     double route_ns;          /* GPU time per routed token copy and MoE layer: router,
                                  permute, unpermute, forward + backward */
     double score_ps;          /* GPU time per attention score (batch x heads x s x s)
@@ -73,6 +76,7 @@ struct moe_step {
     double tflops_per_gpu;/* model TFLOP/s per GPU at step_ms */
     int microbatches;     /* per pipeline, per step */
     bool ep_overlapped;   /* ep_ms is what the EP overlap leaves (steptime_internal.h) */
+    bool dropless_host_skipped; /* drop-and-pad: host_dropless_us left out per MoE layer */
 };
 
 /* Predicts one step.  l->dp and l->edp must be set; params_dense and
