@@ -80,6 +80,8 @@ for r in reg:
             out[k + ".err"] = pct(err(float(t["model_peak_gib"]), float(t["measured_peak_gib"])))
     elif r["id"] in table:
         out[k + ".err"] = table[r["id"]]["err%"] + "%"
+    if r["measured"] != "-":
+        out[k + ".measured"] = r["measured"]
     if r["predicted"] != "-":
         out[k + ".prereg_err"] = pct(err(float(r["predicted"]), float(r["measured"])))
 # The same errors unsigned, as prose says them ("the model 56% short"):
@@ -98,6 +100,13 @@ for q in ("step_ms", "peak_gib"):
         out["prereg.%s.range" % q] = span(e)
         out["prereg.%s.within" % q] = str(sum(abs(x) <= LIMIT for x in e))
         out["prereg.%s.maxabs" % q] = "%.1f%%" % max(abs(x) for x in e)
+# ... and by the commit that pre-registered them, one set of predictions.
+for c in sorted({r["prereg_commit"] for r in pre}):
+    e = [err(float(r["predicted"]), float(r["measured"])) for r in pre
+         if r["prereg_commit"] == c and r["quantity"] == "step_ms"]
+    if e:
+        out["prereg.commit.%s.step_ms.rows" % c] = str(len(e))
+        out["prereg.commit.%s.step_ms.within" % c] = str(sum(abs(x) <= LIMIT for x in e))
 held = [r for r in pre if r["class"] == "held-out" and r["quantity"] == "step_ms"]
 out["heldout.step_ms.ids"] = ", ".join(r["id"].split("-")[0] for r in held)
 e = [float(table[r["id"]]["err%"]) for r in held]
