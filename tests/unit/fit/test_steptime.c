@@ -5,7 +5,8 @@
  * overlap runs only where Megatron allows it, all-reduce without the distributed optimizer costs two
  * reduce-scatters, a strided group that spans more than an NVLink domain
  * runs at the NICs' rate, and small grouped GEMMs run below the full rate;
- * drop-and-pad has no sync stall; the local implementation's attention
+ * drop-and-pad has no sync stall (and, with the local implementation, no
+ * dropless token counting on the host); the local implementation's attention
  * scores grow with the square of the sequence; the enumerator's per-grid
  * cache changes nothing.
  * Relations between two predictions, not pinned figures: the calibration
@@ -246,6 +247,35 @@ static void drop_and_pad_has_no_sync_stall(void **state)
     assert_true(drop2.compute_ms > drop.compute_ms * (1 + 1e-6));
 }
 
+/* With the local implementation drop-and-pad also skips the dropless
+ * dispatcher's token counting on the host: the host stream is shorter by
+ * host_dropless_us per MoE layer and microbatch, the GPU's work is the
+ * same, and the printed terms say so.  TE's host carries no such term. */
+static void local_drop_and_pad_skips_the_dropless_host_work(void **state)
+{
+    struct setup s;
+    struct moe_step dropless, drop;
+    struct moe_pp_stage st[MOE_PP_BUSY_MAX];
+
+    (void)state;
+    base(&s);
+    s.w.routing = MOE_ROUTING_DROP_AND_PAD, s.w.capacity_factor = 1.0;
+    assert_false(step(&s).dropless_host_skipped); /* TE: the term is 0 */
+    assert_int_equal(moe_perf_defaults(MOE_GPU_H100, MOE_IMPL_LOCAL, &s.p), 0);
+    s.p.overlap_grad_reduce = s.p.overlap_param_gather = false;
+    assert_true(s.p.host_dropless_us > 0);
+    drop = step(&s);
+    s.w.routing = MOE_ROUTING_DROPLESS;
+    dropless = step(&s);
+    assert_int_equal(moe_memory_busy_stages(&s.m, &s.l, st), 1); /* PP 1: one stage */
+    assert_true(st[0].moe_layers > 0);
+    assert_true(drop.dropless_host_skipped);
+    assert_false(dropless.dropless_host_skipped);
+    assert_near(dropless.host_stream_ms - drop.host_stream_ms,
+                1e-3 * s.p.host_dropless_us * st[0].moe_layers * drop.microbatches);
+    assert_near(dropless.gpu_stream_ms, drop.gpu_stream_ms);
+}
+
 /* The local implementation materialises the attention scores: their term
  * grows with the square of the sequence, splits over TP, grows with full
  * recompute, and is absent with TE's fused attention. */
@@ -377,6 +407,7 @@ int main(void)
         cmocka_unit_test(strided_group_leaves_nvlink),
         cmocka_unit_test(small_expert_gemms_run_slower),
         cmocka_unit_test(drop_and_pad_has_no_sync_stall),
+        cmocka_unit_test(local_drop_and_pad_skips_the_dropless_host_work),
         cmocka_unit_test(local_attention_scores_grow_with_the_square),
         cmocka_unit_test(local_host_grows_per_local_expert),
         cmocka_unit_test(local_sync_stall_follows_the_streams),
