@@ -66,7 +66,9 @@
  * tests/calibration/register.tsv), by least squares on the log errors of
  * the four: 7.17 ms per MoE layer and microbatch, each within -9% to +7%.
  * Each row alone gives 6.1 to 8.4 ms (8, 8, 16 and 32 experts: no trend
- * with the experts), so the term is per layer. */
+ * with the experts), so the term is per layer.  Held out since: s26-s28
+ * (register.tsv); s28, with 4 experts, saved 3.4 ms, so fewer experts may
+ * save less. */
 #define HOST_US_LOCAL_DROPLESS 7170.0
 /* Stalls at synchronisation points, per MoE layer and microbatch.  Each
  * dispatcher reads token counts to the host once per MoE layer's forward,

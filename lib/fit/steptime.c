@@ -166,8 +166,9 @@ static void stage_compute(const struct moe_model *m, const struct moe_layout *l,
     c->experts_host = 1e-3 * st->moe_layers * p->host_expert_us * local_experts(m, l);
     c->host = c->experts_host + 1e-3 * (p->host_us * (st->dense_layers + st->moe_layers) +
                                         st->moe_layers * (l->etp > 1 ? p->host_etp_us : 0));
-    if (!dispatcher_syncs(w))
-        c->host -= 1e-3 * st->moe_layers * p->host_dropless_us;
+    if (!dispatcher_syncs(w)) /* a share of host_us: never more than it (a study sets both) */
+        c->host -= 1e-3 * st->moe_layers *
+                   (p->host_dropless_us < p->host_us ? p->host_dropless_us : p->host_us);
     c->sync = p->sync_from_streams ? 0 :
               1e-3 * st->moe_layers * (p->sync_us + p->sync_expert_us * local_experts(m, l));
     /* without the syncs the launches the GPU idled for join the host

@@ -274,6 +274,13 @@ static void local_drop_and_pad_skips_the_dropless_host_work(void **state)
     assert_near(dropless.host_stream_ms - drop.host_stream_ms,
                 1e-3 * s.p.host_dropless_us * st[0].moe_layers * drop.microbatches);
     assert_near(dropless.gpu_stream_ms, drop.gpu_stream_ms);
+    /* a study's host_us below the term: the layer's host time goes, no more */
+    s.p.host_us = s.p.host_dropless_us / 2;
+    dropless = step(&s);
+    s.w.routing = MOE_ROUTING_DROP_AND_PAD;
+    drop = step(&s);
+    assert_near(dropless.host_stream_ms - drop.host_stream_ms,
+                1e-3 * s.p.host_us * st[0].moe_layers * drop.microbatches);
 }
 
 /* The local implementation materialises the attention scores: their term
