@@ -311,13 +311,20 @@ static void contention_cost(const struct moe_profile_side *s, int64_t *extra, in
     *extra = *concurrent - *alone;
 }
 
+/* How much slower concurrent is than alone (%); NAN without an alone
+ * figure to hold it against. */
+static double slowdown(int64_t concurrent, int64_t alone)
+{
+    return alone > 0 ? 100.0 * ((double)concurrent / (double)alone - 1.0) : NAN;
+}
+
 double moe_profile_side_contention_pct(const struct moe_profile_side *s)
 {
     int64_t extra, concurrent, alone;
     size_t names;
 
     contention_cost(s, &extra, &concurrent, &alone, &names);
-    return names && alone > 0 ? 100.0 * ((double)concurrent / (double)alone - 1.0) : NAN;
+    return names ? slowdown(concurrent, alone) : NAN;
 }
 
 static int by_time_desc(const void *pa, const void *pb)
@@ -344,14 +351,10 @@ static struct moe_kernel_timing *ranked(const struct moe_profile_side *s)
     return r;
 }
 
-/* obj[key] = how much slower concurrent is than alone (%), null without
- * an alone figure to hold it against. */
+/* obj["slowdown_pct"] = slowdown(), null where it is NAN. */
 static void slowdown_pct(struct moe_jb *b, json_t *obj, int64_t concurrent, int64_t alone)
 {
-    if (alone > 0)
-        moe_jb_num(b, obj, "slowdown_pct", 100.0 * ((double)concurrent / (double)alone - 1.0));
-    else
-        moe_jb_set(b, obj, "slowdown_pct", json_null());
+    moe_jb_num_opt(b, obj, "slowdown_pct", slowdown(concurrent, alone));
 }
 
 static json_t *kernel_json(struct moe_jb *b, const struct moe_kernel_timing *k)
