@@ -17,6 +17,15 @@ extra_failed=${2:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 skips=$here/skips.tsv
 
+# The build folder a .trs file is in: the first folder under DIR when DIR
+# is the source tree (its _build, _build-san), else DIR itself.
+build_of() (
+    rel=${1#"$builddir"/}
+    build=${rel%%/*}
+    [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
+    echo "$build"
+)
+
 # The lines of one kind (SKIP, XFAIL) in the logs beside the .trs files, as
 # "build<TAB>test<TAB>details" (details: "N - description # SKIP reason",
 # or "- reason" for a script that skipped as a whole).
@@ -24,11 +33,9 @@ result_lines() {
     find "$builddir" -name '*.trs' 2>/dev/null | sort | while read -r trs; do
         log=${trs%.trs}.log
         [ -f "$log" ] || continue
-        rel=${trs#"$builddir"/}
-        build=${rel%%/*}
-        # DIR is the source tree (its _build, _build-san) or a build folder
-        [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
-        grep -E "^$1: " "$log" | sed -e "s/^$1: //" | while read -r test details; do
+        found=$(grep -E "^$1: " "$log") || continue
+        build=$(build_of "$trs")
+        printf '%s\n' "$found" | sed -e "s/^$1: //" | while read -r test details; do
             printf '%s\t%s\t%s\n' "$build" "$test" "$details"
         done
     done
@@ -92,9 +99,7 @@ done | sort -rn | head -n "${MOEFLOW_SLOWEST:-12}" | awk -F'\t' '
 find "$builddir" -name '*.trs' 2>/dev/null | sort | while read -r trs; do
     log=${trs%.trs}.log
     grep -qE '^:test-result: (FAIL|XPASS|ERROR)' "$trs" 2>/dev/null || continue
-    rel=${trs#"$builddir"/}
-    build=${rel%%/*}
-    [ -f "$builddir/$build/config.status" ] || build=$(basename "$(cd "$builddir" && pwd)")
+    build=$(build_of "$trs") rel=${trs#"$builddir"/}
     [ -f "$log" ] || { printf 'failed in %s: %s (no log)\n' "$build" "${rel%.trs}"; continue; }
     awk -v build="$build" '
         /^#/ {
