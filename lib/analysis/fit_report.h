@@ -32,7 +32,6 @@ enum moe_fit_flag {
     MOE_FIT_SHAPES_MOVED = 1u << 7, /* drop-and-pad, yet the rows per dispatch varied */
 };
 
-
 struct moe_fit_row {
     char id[72];
     char label[200];       /* variable=value */

@@ -8,9 +8,8 @@
 #ifndef MOEFLOW_STUDY_DIR_H
 #define MOEFLOW_STUDY_DIR_H
 
-#include <stddef.h>
-
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <jansson.h>
 
